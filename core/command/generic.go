@@ -1,0 +1,601 @@
+// Metadata transcribed from Redis 7.0.15 (src/commands/*.json as served by
+// COMMAND INFO and COMMAND DOCS). golden_test.go compares every entry with a
+// live redis-server, so edits that drift from Redis fail there.
+
+package command
+
+// genericCommands returns fresh entries for the generic family.
+func genericCommands() []*Command {
+	return []*Command{
+		{
+			Name:     "del",
+			Arity:    -2,
+			Flags:    FlagWrite,
+			FirstKey: 1, LastKey: -1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@slow"},
+			Tips:          []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Delete a key",
+			Complexity:    "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRM | KeyDelete,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0, Flags: ArgMultiple},
+			},
+		},
+		{
+			Name:     "unlink",
+			Arity:    -2,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: -1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Tips:          []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Group:         "generic",
+			Since:         "4.0.0",
+			Summary:       "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.",
+			Complexity:    "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRM | KeyDelete,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0, Flags: ArgMultiple},
+			},
+		},
+		{
+			Name:     "exists",
+			Arity:    -2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: -1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Tips:          []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Determine if a key exists",
+			Complexity:    "O(N) where N is the number of keys to check.",
+			History: []History{
+				{"3.0.3", "Accepts multiple `key` arguments."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0, Flags: ArgMultiple},
+			},
+		},
+		{
+			Name:     "type",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Determine the type stored at key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "touch",
+			Arity:    -2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: -1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Tips:          []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Group:         "generic",
+			Since:         "3.2.1",
+			Summary:       "Alters the last access time of a key(s). Returns the number of existing keys specified.",
+			Complexity:    "O(N) where N is the number of keys that will be touched.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0, Flags: ArgMultiple},
+			},
+		},
+		{
+			Name:     "rename",
+			Arity:    3,
+			Flags:    FlagWrite,
+			FirstKey: 1, LastKey: 2, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@slow"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Rename a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyDelete,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+				{
+					Flags:       KeyOW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "newkey", Type: ArgKey, KeySpecIndex: 1},
+			},
+		},
+		{
+			Name:     "renamenx",
+			Arity:    3,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 2, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Rename a key, only if the new key does not exist",
+			Complexity:    "O(1)",
+			History: []History{
+				{"3.2.0", "The command no longer returns an error when source and destination names are the same."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyDelete,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+				{
+					Flags:       KeyOW | KeyInsert,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "newkey", Type: ArgKey, KeySpecIndex: 1},
+			},
+		},
+		{
+			Name:     "copy",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: 2, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@slow"},
+			Group:         "generic",
+			Since:         "6.2.0",
+			Summary:       "Copy a key",
+			Complexity:    "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+				{
+					Flags:       KeyOW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "source", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "destination", Type: ArgKey, KeySpecIndex: 1},
+				{Name: "destination-db", Type: ArgInteger, Token: "DB", Flags: ArgOptional},
+				{Name: "replace", Type: ArgPureToken, Token: "REPLACE", Flags: ArgOptional},
+			},
+		},
+		{
+			Name:          "keys",
+			Arity:         2,
+			Flags:         FlagReadonly,
+			ACLCategories: []string{"@keyspace", "@read", "@slow", "@dangerous"},
+			Tips:          []string{"request_policy:all_shards", "nondeterministic_output_order"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Find all keys matching the given pattern",
+			Complexity:    "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+			Args: []Arg{
+				{Name: "pattern", Type: ArgPattern},
+			},
+		},
+		{
+			Name:          "scan",
+			Arity:         -2,
+			Flags:         FlagReadonly,
+			ACLCategories: []string{"@keyspace", "@read", "@slow"},
+			Tips:          []string{"nondeterministic_output", "request_policy:special"},
+			Group:         "generic",
+			Since:         "2.8.0",
+			Summary:       "Incrementally iterate the keys space",
+			Complexity:    "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+			History: []History{
+				{"6.0.0", "Added the `TYPE` subcommand."},
+			},
+			Args: []Arg{
+				{Name: "cursor", Type: ArgInteger},
+				{Name: "pattern", Type: ArgPattern, Token: "MATCH", Flags: ArgOptional},
+				{Name: "count", Type: ArgInteger, Token: "COUNT", Flags: ArgOptional},
+				{Name: "type", Type: ArgString, Token: "TYPE", Since: "6.0.0", Flags: ArgOptional},
+			},
+		},
+		{
+			Name:          "randomkey",
+			Arity:         1,
+			Flags:         FlagReadonly,
+			ACLCategories: []string{"@keyspace", "@read", "@slow"},
+			Tips:          []string{"request_policy:all_shards", "nondeterministic_output"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Return a random key from the keyspace",
+			Complexity:    "O(1)",
+		},
+		{
+			Name:     "expire",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Set a key's time to live in seconds",
+			Complexity:    "O(1)",
+			History: []History{
+				{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "seconds", Type: ArgInteger},
+				{Name: "condition", Type: ArgOneOf, Since: "7.0.0", Flags: ArgOptional, Args: []Arg{
+					{Name: "nx", Type: ArgPureToken, Token: "NX"},
+					{Name: "xx", Type: ArgPureToken, Token: "XX"},
+					{Name: "gt", Type: ArgPureToken, Token: "GT"},
+					{Name: "lt", Type: ArgPureToken, Token: "LT"},
+				}},
+			},
+		},
+		{
+			Name:     "pexpire",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Group:         "generic",
+			Since:         "2.6.0",
+			Summary:       "Set a key's time to live in milliseconds",
+			Complexity:    "O(1)",
+			History: []History{
+				{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "milliseconds", Type: ArgInteger},
+				{Name: "condition", Type: ArgOneOf, Since: "7.0.0", Flags: ArgOptional, Args: []Arg{
+					{Name: "nx", Type: ArgPureToken, Token: "NX"},
+					{Name: "xx", Type: ArgPureToken, Token: "XX"},
+					{Name: "gt", Type: ArgPureToken, Token: "GT"},
+					{Name: "lt", Type: ArgPureToken, Token: "LT"},
+				}},
+			},
+		},
+		{
+			Name:     "expireat",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Group:         "generic",
+			Since:         "1.2.0",
+			Summary:       "Set the expiration for a key as a UNIX timestamp",
+			Complexity:    "O(1)",
+			History: []History{
+				{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "unix-time-seconds", Type: ArgUnixTime},
+				{Name: "condition", Type: ArgOneOf, Since: "7.0.0", Flags: ArgOptional, Args: []Arg{
+					{Name: "nx", Type: ArgPureToken, Token: "NX"},
+					{Name: "xx", Type: ArgPureToken, Token: "XX"},
+					{Name: "gt", Type: ArgPureToken, Token: "GT"},
+					{Name: "lt", Type: ArgPureToken, Token: "LT"},
+				}},
+			},
+		},
+		{
+			Name:     "pexpireat",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Group:         "generic",
+			Since:         "2.6.0",
+			Summary:       "Set the expiration for a key as a UNIX timestamp specified in milliseconds",
+			Complexity:    "O(1)",
+			History: []History{
+				{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "unix-time-milliseconds", Type: ArgUnixTime},
+				{Name: "condition", Type: ArgOneOf, Since: "7.0.0", Flags: ArgOptional, Args: []Arg{
+					{Name: "nx", Type: ArgPureToken, Token: "NX"},
+					{Name: "xx", Type: ArgPureToken, Token: "XX"},
+					{Name: "gt", Type: ArgPureToken, Token: "GT"},
+					{Name: "lt", Type: ArgPureToken, Token: "LT"},
+				}},
+			},
+		},
+		{
+			Name:     "ttl",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Tips:          []string{"nondeterministic_output"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Get the time to live for a key in seconds",
+			Complexity:    "O(1)",
+			History: []History{
+				{"2.8.0", "Added the -2 reply."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "pttl",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Tips:          []string{"nondeterministic_output"},
+			Group:         "generic",
+			Since:         "2.6.0",
+			Summary:       "Get the time to live for a key in milliseconds",
+			Complexity:    "O(1)",
+			History: []History{
+				{"2.8.0", "Added the -2 reply."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "expiretime",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Group:         "generic",
+			Since:         "7.0.0",
+			Summary:       "Get the expiration Unix timestamp for a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "pexpiretime",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@read", "@fast"},
+			Group:         "generic",
+			Since:         "7.0.0",
+			Summary:       "Get the expiration Unix timestamp for a key in milliseconds",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "persist",
+			Arity:    2,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@fast"},
+			Group:         "generic",
+			Since:         "2.2.0",
+			Summary:       "Remove the expiration from a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:          "object",
+			Arity:         -2,
+			Flags:         0,
+			ACLCategories: []string{"@slow"},
+			Group:         "generic",
+			Since:         "2.2.3",
+			Summary:       "A container for object introspection commands",
+			Complexity:    "Depends on subcommand.",
+			Subcommands: []*Command{
+				{
+					Name:     "encoding",
+					Arity:    3,
+					Flags:    FlagReadonly,
+					FirstKey: 2, LastKey: 2, Step: 1,
+					ACLCategories: []string{"@keyspace", "@read", "@slow"},
+					Tips:          []string{"nondeterministic_output"},
+					Group:         "generic",
+					Since:         "2.2.3",
+					Summary:       "Inspect the internal encoding of a Redis object",
+					Complexity:    "O(1)",
+					KeySpecs: []KeySpec{
+						{
+							Flags:       KeyRO,
+							BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+							FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+						},
+					},
+					Args: []Arg{
+						{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					},
+				},
+				{
+					Name:     "freq",
+					Arity:    3,
+					Flags:    FlagReadonly,
+					FirstKey: 2, LastKey: 2, Step: 1,
+					ACLCategories: []string{"@keyspace", "@read", "@slow"},
+					Tips:          []string{"nondeterministic_output"},
+					Group:         "generic",
+					Since:         "4.0.0",
+					Summary:       "Get the logarithmic access frequency counter of a Redis object",
+					Complexity:    "O(1)",
+					KeySpecs: []KeySpec{
+						{
+							Flags:       KeyRO,
+							BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+							FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+						},
+					},
+					Args: []Arg{
+						{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					},
+				},
+				{
+					Name:          "help",
+					Arity:         2,
+					Flags:         FlagLoading | FlagStale,
+					ACLCategories: []string{"@keyspace", "@slow"},
+					Group:         "generic",
+					Since:         "6.2.0",
+					Summary:       "Show helpful text about the different subcommands",
+					Complexity:    "O(1)",
+				},
+				{
+					Name:     "idletime",
+					Arity:    3,
+					Flags:    FlagReadonly,
+					FirstKey: 2, LastKey: 2, Step: 1,
+					ACLCategories: []string{"@keyspace", "@read", "@slow"},
+					Tips:          []string{"nondeterministic_output"},
+					Group:         "generic",
+					Since:         "2.2.3",
+					Summary:       "Get the time since a Redis object was last accessed",
+					Complexity:    "O(1)",
+					KeySpecs: []KeySpec{
+						{
+							Flags:       KeyRO,
+							BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+							FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+						},
+					},
+					Args: []Arg{
+						{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					},
+				},
+				{
+					Name:     "refcount",
+					Arity:    3,
+					Flags:    FlagReadonly,
+					FirstKey: 2, LastKey: 2, Step: 1,
+					ACLCategories: []string{"@keyspace", "@read", "@slow"},
+					Tips:          []string{"nondeterministic_output"},
+					Group:         "generic",
+					Since:         "2.2.3",
+					Summary:       "Get the number of references to the value of the key",
+					Complexity:    "O(1)",
+					KeySpecs: []KeySpec{
+						{
+							Flags:       KeyRO,
+							BeginSearch: BeginSearch{Type: BeginIndex, Index: 2},
+							FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+						},
+					},
+					Args: []Arg{
+						{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					},
+				},
+			},
+		},
+	}
+}

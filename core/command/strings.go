@@ -1,0 +1,511 @@
+// Metadata transcribed from Redis 7.0.15 (src/commands/*.json as served by
+// COMMAND INFO and COMMAND DOCS). golden_test.go compares every entry with a
+// live redis-server, so edits that drift from Redis fail there.
+
+package command
+
+// stringsCommands returns fresh entries for the strings family.
+func stringsCommands() []*Command {
+	return []*Command{
+		{
+			Name:     "get",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@read", "@string", "@fast"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Get the value of a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "set",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@slow"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Set the string value of a key",
+			Complexity:    "O(1)",
+			History: []History{
+				{"2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."},
+				{"6.0.0", "Added the `KEEPTTL` option."},
+				{"6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."},
+				{"7.0.0", "Allowed the `NX` and `GET` options to be used together."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Notes:       "RW and ACCESS due to the optional `GET` argument",
+					Flags:       KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "value", Type: ArgString},
+				{Name: "condition", Type: ArgOneOf, Since: "2.6.12", Flags: ArgOptional, Args: []Arg{
+					{Name: "nx", Type: ArgPureToken, Token: "NX"},
+					{Name: "xx", Type: ArgPureToken, Token: "XX"},
+				}},
+				{Name: "get", Type: ArgPureToken, Token: "GET", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "expiration", Type: ArgOneOf, Flags: ArgOptional, Args: []Arg{
+					{Name: "seconds", Type: ArgInteger, Token: "EX", Since: "2.6.12"},
+					{Name: "milliseconds", Type: ArgInteger, Token: "PX", Since: "2.6.12"},
+					{Name: "unix-time-seconds", Type: ArgUnixTime, Token: "EXAT", Since: "6.2.0"},
+					{Name: "unix-time-milliseconds", Type: ArgUnixTime, Token: "PXAT", Since: "6.2.0"},
+					{Name: "keepttl", Type: ArgPureToken, Token: "KEEPTTL", Since: "6.0.0"},
+				}},
+			},
+		},
+		{
+			Name:     "setnx",
+			Arity:    3,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Set the value of a key, only if the key does not exist",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyOW | KeyInsert,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "value", Type: ArgString},
+			},
+		},
+		{
+			Name:     "setex",
+			Arity:    4,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@slow"},
+			Group:         "string",
+			Since:         "2.0.0",
+			Summary:       "Set the value and expiration of a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyOW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "seconds", Type: ArgInteger},
+				{Name: "value", Type: ArgString},
+			},
+		},
+		{
+			Name:     "psetex",
+			Arity:    4,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@slow"},
+			Group:         "string",
+			Since:         "2.6.0",
+			Summary:       "Set the value and expiration in milliseconds of a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyOW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "milliseconds", Type: ArgInteger},
+				{Name: "value", Type: ArgString},
+			},
+		},
+		{
+			Name:     "getset",
+			Arity:    3,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories:   []string{"@write", "@string", "@fast"},
+			Group:           "string",
+			Since:           "1.0.0",
+			Summary:         "Set the string value of a key and return its old value",
+			Complexity:      "O(1)",
+			DocFlags:        DocDeprecated,
+			DeprecatedSince: "6.2.0",
+			ReplacedBy:      "`SET` with the `!GET` argument",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "value", Type: ArgString},
+			},
+		},
+		{
+			Name:     "getdel",
+			Arity:    2,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "6.2.0",
+			Summary:       "Get the value of a key and delete the key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyDelete,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "getex",
+			Arity:    -2,
+			Flags:    FlagWrite | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "6.2.0",
+			Summary:       "Get the value of a key and optionally set its expiration",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Notes:       "RW and UPDATE because it changes the TTL",
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "expiration", Type: ArgOneOf, Flags: ArgOptional, Args: []Arg{
+					{Name: "seconds", Type: ArgInteger, Token: "EX"},
+					{Name: "milliseconds", Type: ArgInteger, Token: "PX"},
+					{Name: "unix-time-seconds", Type: ArgUnixTime, Token: "EXAT"},
+					{Name: "unix-time-milliseconds", Type: ArgUnixTime, Token: "PXAT"},
+					{Name: "persist", Type: ArgPureToken, Token: "PERSIST"},
+				}},
+			},
+		},
+		{
+			Name:     "mget",
+			Arity:    -2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: -1, Step: 1,
+			ACLCategories: []string{"@read", "@string", "@fast"},
+			Tips:          []string{"request_policy:multi_shard"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Get the values of all the given keys",
+			Complexity:    "O(N) where N is the number of keys to retrieve.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0, Flags: ArgMultiple},
+			},
+		},
+		{
+			Name:     "mset",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: -1, Step: 2,
+			ACLCategories: []string{"@write", "@string", "@slow"},
+			Tips:          []string{"request_policy:multi_shard", "response_policy:all_succeeded"},
+			Group:         "string",
+			Since:         "1.0.1",
+			Summary:       "Set multiple keys to multiple values",
+			Complexity:    "O(N) where N is the number of keys to set.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyOW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 2, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key_value", Type: ArgBlock, Flags: ArgMultiple, Args: []Arg{
+					{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					{Name: "value", Type: ArgString},
+				}},
+			},
+		},
+		{
+			Name:     "msetnx",
+			Arity:    -3,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: -1, Step: 2,
+			ACLCategories: []string{"@write", "@string", "@slow"},
+			Tips:          []string{"request_policy:multi_shard", "response_policy:agg_min"},
+			Group:         "string",
+			Since:         "1.0.1",
+			Summary:       "Set multiple keys to multiple values, only if none of the keys exist",
+			Complexity:    "O(N) where N is the number of keys to set.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyOW | KeyInsert,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 2, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key_value", Type: ArgBlock, Flags: ArgMultiple, Args: []Arg{
+					{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					{Name: "value", Type: ArgString},
+				}},
+			},
+		},
+		{
+			Name:     "incr",
+			Arity:    2,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Increment the integer value of a key by one",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "decr",
+			Arity:    2,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Decrement the integer value of a key by one",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "incrby",
+			Arity:    3,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Increment the integer value of a key by the given amount",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "increment", Type: ArgInteger},
+			},
+		},
+		{
+			Name:     "decrby",
+			Arity:    3,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "1.0.0",
+			Summary:       "Decrement the integer value of a key by the given number",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "decrement", Type: ArgInteger},
+			},
+		},
+		{
+			Name:     "incrbyfloat",
+			Arity:    3,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "2.6.0",
+			Summary:       "Increment the float value of a key by the given amount",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "increment", Type: ArgDouble},
+			},
+		},
+		{
+			Name:     "append",
+			Arity:    3,
+			Flags:    FlagWrite | FlagDenyOOM | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@fast"},
+			Group:         "string",
+			Since:         "2.0.0",
+			Summary:       "Append a value to a key",
+			Complexity:    "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyInsert,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "value", Type: ArgString},
+			},
+		},
+		{
+			Name:     "strlen",
+			Arity:    2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@read", "@string", "@fast"},
+			Group:         "string",
+			Since:         "2.2.0",
+			Summary:       "Get the length of the value stored in a key",
+			Complexity:    "O(1)",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+			},
+		},
+		{
+			Name:     "getrange",
+			Arity:    4,
+			Flags:    FlagReadonly,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@read", "@string", "@slow"},
+			Group:         "string",
+			Since:         "2.4.0",
+			Summary:       "Get a substring of the string stored at a key",
+			Complexity:    "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "start", Type: ArgInteger},
+				{Name: "end", Type: ArgInteger},
+			},
+		},
+		{
+			Name:     "setrange",
+			Arity:    4,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@string", "@slow"},
+			Group:         "string",
+			Since:         "2.2.0",
+			Summary:       "Overwrite part of a string at key starting at the specified offset",
+			Complexity:    "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "offset", Type: ArgInteger},
+				{Name: "value", Type: ArgString},
+			},
+		},
+		{
+			Name:     "substr",
+			Arity:    4,
+			Flags:    FlagReadonly,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories:   []string{"@read", "@string", "@slow"},
+			Group:           "string",
+			Since:           "1.0.0",
+			Summary:         "Get a substring of the string stored at a key",
+			Complexity:      "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+			DocFlags:        DocDeprecated,
+			DeprecatedSince: "2.0.0",
+			ReplacedBy:      "`GETRANGE`",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "start", Type: ArgInteger},
+				{Name: "end", Type: ArgInteger},
+			},
+		},
+	}
+}
