@@ -1,0 +1,170 @@
+package netloop
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// client is one connection's state. Fields without "atomic" in their type are
+// owned by the connection's event loop (see the package doc).
+type client struct {
+	noCopy noCopy
+
+	srv  *Server
+	conn gnet.Conn
+	id   int64
+	addr string // remote ip:port
+	lad  string // local ip:port
+	fd   int
+
+	parser resp.Parser
+	argv   [][]byte
+	out    []byte    // replies of this loop turn, written once at its end
+	ctx    shard.Ctx // DB, RESP3 and scratch for inline execution
+	batch  shard.Batch
+	// pending: the batch is queued and this connection waits for it.
+	pending bool
+	// open: the batch is being filled during this turn and not yet submitted.
+	open       bool
+	authed     bool
+	closeAfter bool // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
+	paused     bool // parsing stopped by output back-pressure
+
+	// Counters this loop adds up per turn and publishes with one store each.
+	commands int64
+	netIn    int64
+	netOut   int64
+
+	// Read by other goroutines (CLIENT LIST/INFO/KILL, idle timeout).
+	created         time.Time
+	lastInteraction atomic.Int64 // unix ms
+	lastCmd         atomic.Pointer[string]
+	db              atomic.Int32
+	resp3           atomic.Bool
+	name            atomic.Pointer[string]
+	libName         atomic.Pointer[string]
+	libVer          atomic.Pointer[string]
+	killed          atomic.Bool
+	pubCommands     atomic.Int64
+	pubNetIn        atomic.Int64
+	pubNetOut       atomic.Int64
+	qbuf            atomic.Int64
+	obl             atomic.Int64
+}
+
+// noCopy makes `go vet` flag copies of a client.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// BatchDone is called by the goroutine that executed the client's batch; it
+// only wakes the client's loop, which picks the replies up in OnTraffic.
+func (c *client) BatchDone() { _ = c.conn.Wake(nil) }
+
+func (c *client) stringField(p *atomic.Pointer[string]) string {
+	if s := p.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// publish makes this turn's counters visible to readers on other goroutines.
+func (c *client) publish(now int64) {
+	c.lastInteraction.Store(now)
+	c.pubCommands.Store(c.commands)
+	c.pubNetIn.Store(c.netIn)
+	c.pubNetOut.Store(c.netOut)
+}
+
+// ---- registry ----------------------------------------------------------------
+
+func (s *Server) register(c *client) {
+	s.registryMu.Lock()
+	s.registry[c.id] = c
+	s.registryMu.Unlock()
+}
+
+func (s *Server) unregister(c *client) {
+	s.registryMu.Lock()
+	delete(s.registry, c.id)
+	s.registryMu.Unlock()
+	s.pausedMu.Lock()
+	delete(s.paused, c)
+	s.pausedMu.Unlock()
+	s.stats.commands.Add(c.commands)
+	s.stats.netIn.Add(c.netIn)
+	s.stats.netOut.Add(c.netOut)
+}
+
+// clients returns a snapshot of the connected clients, ordered by id.
+func (s *Server) clients() []*client {
+	s.registryMu.Lock()
+	out := make([]*client, 0, len(s.registry))
+	for _, c := range s.registry {
+		out = append(out, c)
+	}
+	s.registryMu.Unlock()
+	sortClients(out)
+	return out
+}
+
+func sortClients(cs []*client) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].id < cs[j-1].id; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+func (s *Server) totalCommands() int64 {
+	n := s.stats.commands.Load()
+	s.registryMu.Lock()
+	for _, c := range s.registry {
+		n += c.pubCommands.Load()
+	}
+	s.registryMu.Unlock()
+	return n
+}
+
+func (s *Server) totalNet() (in, out int64) {
+	in, out = s.stats.netIn.Load(), s.stats.netOut.Load()
+	s.registryMu.Lock()
+	for _, c := range s.registry {
+		in += c.pubNetIn.Load()
+		out += c.pubNetOut.Load()
+	}
+	s.registryMu.Unlock()
+	return in, out
+}
+
+// ---- back-pressure and timeouts (ticker goroutine) ---------------------------
+
+func (s *Server) pause(c *client) {
+	s.pausedMu.Lock()
+	s.paused[c] = struct{}{}
+	s.pausedMu.Unlock()
+}
+
+func (s *Server) resumePaused() {
+	s.pausedMu.Lock()
+	for c := range s.paused {
+		_ = c.conn.Wake(nil) // the loop re-checks the outbound buffer
+	}
+	s.pausedMu.Unlock()
+}
+
+func (s *Server) closeIdle() {
+	limit := time.Now().Add(-s.cfg.IdleTimeout).UnixMilli()
+	for _, c := range s.clients() {
+		if c.lastInteraction.Load() < limit {
+			c.killed.Store(true)
+			_ = c.conn.Wake(nil)
+		}
+	}
+}

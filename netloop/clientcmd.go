@@ -1,0 +1,328 @@
+package netloop
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+const errClientName = "ERR Client names cannot contain spaces, newlines or special characters."
+
+// validClientName follows Redis' validateClientAttr: printable ASCII without spaces.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *client) setName(b []byte) {
+	if len(b) == 0 {
+		c.name.Store(nil)
+		return
+	}
+	n := string(b)
+	c.name.Store(&n)
+}
+
+var clientHelp = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CACHING (YES|NO)",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"    * ID <client-id>",
+	"      Kill connections by client id.",
+	"    * MAXAGE <maxage>",
+	"      Kill connections older than the specified age.",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"SETINFO <option> <value>",
+	"    Set client meta attr. Options are:",
+	"    * LIB-NAME: the client lib name.",
+	"    * LIB-VER: the client lib version.",
+	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+	"    Unblock the specified blocked client.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
+	"TRACKINGINFO",
+	"    Report tracking status for the current connection.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect current client connection from eviction.",
+	"HELP",
+	"    Print this help.",
+}
+
+func (s *Server) cmdClient(c *client, args [][]byte) {
+	sub := s.table.LookupSub(s.table.Lookup(args[0]), args[1])
+	if sub == nil {
+		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], "CLIENT")
+		return
+	}
+	if !sub.CheckArity(len(args)) {
+		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], "CLIENT")
+		return
+	}
+	switch sub.Name {
+	case "id":
+		c.out = resp.AppendInt(c.out, c.id)
+	case "getname":
+		if n := c.name.Load(); n != nil {
+			c.out = resp.AppendBulkString(c.out, *n)
+		} else {
+			c.out = resp.AppendNull(c.out, c.ctx.RESP3)
+		}
+	case "setname":
+		if !validClientName(args[2]) {
+			c.out = resp.AppendError(c.out, errClientName)
+			return
+		}
+		c.setName(args[2])
+		c.out = append(c.out, resp.OK...)
+	case "setinfo":
+		var target = &c.libName
+		switch {
+		case equalFold(args[2], "lib-name"):
+		case equalFold(args[2], "lib-ver"):
+			target = &c.libVer
+		default:
+			c.out = resp.AppendError(c.out, "ERR Unrecognized option '"+sanitize(args[2])+"'")
+			return
+		}
+		if !validClientName(args[3]) {
+			c.out = resp.AppendError(c.out, "ERR "+strings.ToLower(string(args[2]))+" cannot contain spaces, newlines or special characters.")
+			return
+		}
+		v := string(args[3])
+		target.Store(&v)
+		c.out = append(c.out, resp.OK...)
+	case "no-evict":
+		if !equalFold(args[2], "on") && !equalFold(args[2], "off") {
+			c.out = append(c.out, resp.ErrSyntax...)
+			return
+		}
+		c.out = append(c.out, resp.OK...) // no eviction of clients exists; accepted as Redis does
+	case "info":
+		c.out = appendText(c.out, s.clientLine(c, time.Now()), c.ctx.RESP3)
+	case "list":
+		s.clientList(c, args[2:])
+	case "kill":
+		s.clientKill(c, args[2:])
+	case "help":
+		c.out = resp.AppendArrayHeader(c.out, len(clientHelp))
+		for _, l := range clientHelp {
+			c.out = resp.AppendSimpleString(c.out, l)
+		}
+	default:
+		c.out = resp.AppendError(c.out, "ERR CLIENT "+strings.ToUpper(sub.Name)+" is not supported by svcdb yet")
+	}
+}
+
+// clientLine formats one client as CLIENT LIST does (Redis 7.2 fields). Only
+// atomics of other loops' clients are read.
+func (s *Server) clientLine(c *client, now time.Time) string {
+	var b strings.Builder
+	idle := (now.UnixMilli() - c.lastInteraction.Load()) / 1000
+	cmd := "NULL"
+	if p := c.lastCmd.Load(); p != nil {
+		cmd = *p
+	}
+	resp := 2
+	if c.resp3.Load() {
+		resp = 3
+	}
+	b.WriteString("id=" + strconv.FormatInt(c.id, 10))
+	b.WriteString(" addr=" + c.addr)
+	b.WriteString(" laddr=" + c.lad)
+	b.WriteString(" fd=" + strconv.Itoa(c.fd))
+	b.WriteString(" name=" + c.stringField(&c.name))
+	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
+	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
+	b.WriteString(" flags=N db=" + strconv.Itoa(int(c.db.Load())))
+	b.WriteString(" sub=0 psub=0 ssub=0 multi=-1")
+	b.WriteString(" qbuf=" + strconv.FormatInt(c.qbuf.Load(), 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
+	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(c.obl.Load(), 10))
+	b.WriteString(" tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
+	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (s *Server) clientList(c *client, opts [][]byte) {
+	var ids map[int64]bool
+	for i := 0; i < len(opts); i++ {
+		switch {
+		case equalFold(opts[i], "type") && i+1 < len(opts):
+			t := opts[i+1]
+			i++
+			if !(equalFold(t, "normal") || equalFold(t, "master") || equalFold(t, "replica") || equalFold(t, "slave") || equalFold(t, "pubsub")) {
+				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(t)+"'")
+				return
+			}
+			if !equalFold(t, "normal") {
+				ids = map[int64]bool{} // no replicas or subscribers yet: nothing matches
+			}
+		case equalFold(opts[i], "id") && i+1 < len(opts):
+			ids = map[int64]bool{}
+			for i++; i < len(opts); i++ {
+				id, err := strconv.ParseInt(string(opts[i]), 10, 64)
+				if err != nil || id <= 0 {
+					c.out = resp.AppendError(c.out, "ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.out = append(c.out, resp.ErrSyntax...)
+			return
+		}
+	}
+	now := time.Now()
+	var b strings.Builder
+	for _, cl := range s.clients() {
+		if ids != nil && !ids[cl.id] {
+			continue
+		}
+		b.WriteString(s.clientLine(cl, now))
+	}
+	c.out = appendText(c.out, b.String(), c.ctx.RESP3)
+}
+
+// clientKill serves both forms: CLIENT KILL ip:port (reply OK or an error) and
+// CLIENT KILL <filter> <value> ... (reply the number killed).
+func (s *Server) clientKill(c *client, opts [][]byte) {
+	if len(opts) == 1 {
+		for _, cl := range s.clients() {
+			if cl.addr == string(opts[0]) {
+				s.kill(c, cl)
+				c.out = append(c.out, resp.OK...)
+				return
+			}
+		}
+		c.out = resp.AppendError(c.out, "ERR No such client")
+		return
+	}
+	if len(opts)%2 != 0 {
+		c.out = append(c.out, resp.ErrSyntax...)
+		return
+	}
+	var (
+		id            int64
+		addr, laddr   string
+		user          string
+		hasUser       bool
+		skipMe        = true
+		maxAge        int64
+		typeMatchNone bool
+	)
+	for i := 0; i < len(opts); i += 2 {
+		k, v := opts[i], opts[i+1]
+		switch {
+		case equalFold(k, "id"):
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil || n <= 0 {
+				c.out = resp.AppendError(c.out, "ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case equalFold(k, "addr"):
+			addr = string(v)
+		case equalFold(k, "laddr"):
+			laddr = string(v)
+		case equalFold(k, "user"):
+			user, hasUser = string(v), true
+		case equalFold(k, "skipme"):
+			switch {
+			case equalFold(v, "yes"):
+				skipMe = true
+			case equalFold(v, "no"):
+				skipMe = false
+			default:
+				c.out = append(c.out, resp.ErrSyntax...)
+				return
+			}
+		case equalFold(k, "maxage"):
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil || n <= 0 {
+				c.out = append(c.out, resp.ErrSyntax...)
+				return
+			}
+			maxAge = n
+		case equalFold(k, "type"):
+			switch {
+			case equalFold(v, "normal"):
+			case equalFold(v, "master"), equalFold(v, "replica"), equalFold(v, "slave"), equalFold(v, "pubsub"):
+				typeMatchNone = true
+			default:
+				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(v)+"'")
+				return
+			}
+		default:
+			c.out = append(c.out, resp.ErrSyntax...)
+			return
+		}
+	}
+	killed := int64(0)
+	now := time.Now()
+	for _, cl := range s.clients() {
+		switch {
+		case typeMatchNone,
+			id != 0 && cl.id != id,
+			addr != "" && cl.addr != addr,
+			laddr != "" && cl.lad != laddr,
+			hasUser && user != "default",
+			maxAge != 0 && int64(now.Sub(cl.created)/time.Second) < maxAge,
+			skipMe && cl == c:
+			continue
+		}
+		s.kill(c, cl)
+		killed++
+	}
+	c.out = resp.AppendInt(c.out, killed)
+}
+
+// kill closes cl: itself after this turn's replies, another client through
+// its own loop.
+func (s *Server) kill(c, cl *client) {
+	if cl == c {
+		c.closeAfter = true
+		return
+	}
+	cl.killed.Store(true)
+	_ = cl.conn.Wake(nil)
+}

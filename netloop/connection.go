@@ -1,0 +1,244 @@
+package netloop
+
+import (
+	"crypto/subtle"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// local runs a command that is not the shards' business: connection state and
+// server-wide commands. It runs on the client's loop.
+func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
+	switch cmd.Name {
+	case "ping":
+		if len(args) == 1 {
+			c.out = append(c.out, resp.PONG...)
+		} else {
+			c.out = resp.AppendBulk(c.out, args[1])
+		}
+	case "echo":
+		c.out = resp.AppendBulk(c.out, args[1])
+	case "quit":
+		c.out = append(c.out, resp.OK...)
+		c.closeAfter = true
+	case "reset":
+		c.ctx.DB = 0
+		c.db.Store(0)
+		c.setRESP3(false)
+		c.authed = s.cfg.RequirePass == ""
+		c.out = append(c.out, "+RESET\r\n"...)
+	case "select":
+		s.cmdSelect(c, args)
+	case "auth":
+		s.cmdAuth(c, args)
+	case "hello":
+		s.cmdHello(c, args)
+	case "client":
+		s.cmdClient(c, args)
+	case "command":
+		c.out = s.table.Reply(c.out, args, c.ctx.RESP3)
+	case "info":
+		c.out = appendText(c.out, s.info(args[1:]), c.ctx.RESP3)
+	case "config":
+		s.cmdConfig(c, args)
+	case "time":
+		now := time.Now()
+		c.out = resp.AppendArrayHeader(c.out, 2)
+		c.out = resp.AppendBulkInt(c.out, now.Unix())
+		c.out = resp.AppendBulkInt(c.out, int64(now.Nanosecond()/1000))
+	case "shutdown":
+		s.cmdShutdown(c, args)
+	default:
+		c.out = resp.AppendError(c.out, "ERR command '"+cmd.FullName+"' is known but not implemented by svcdb yet")
+	}
+}
+
+func (c *client) setRESP3(on bool) {
+	c.ctx.RESP3 = on
+	c.resp3.Store(on)
+}
+
+// appendText replies with a block of text: a bulk string in RESP2, a verbatim
+// "txt" string in RESP3, as Redis does for INFO and CLIENT LIST.
+func appendText(dst []byte, text string, resp3 bool) []byte {
+	return resp.AppendVerbatim(dst, "txt", []byte(text), resp3)
+}
+
+func (s *Server) cmdSelect(c *client, args [][]byte) {
+	n, err := strconv.Atoi(string(args[1]))
+	if err != nil || strings.HasPrefix(string(args[1]), "+") {
+		c.out = append(c.out, resp.ErrNotInteger...)
+		return
+	}
+	if n < 0 || n >= shard.NumDatabases {
+		c.out = resp.AppendError(c.out, "ERR DB index is out of range")
+		return
+	}
+	c.ctx.DB = n
+	c.db.Store(int32(n))
+	c.out = append(c.out, resp.OK...)
+}
+
+const (
+	errWrongPass    = "WRONGPASS invalid username-password pair or user is disabled."
+	errAuthNoPass   = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	errHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errBadProto     = "NOPROTO unsupported protocol version"
+	errProtoVersion = "ERR Protocol version is not an integer or out of range"
+)
+
+// checkPassword reports whether user/pass authenticate as the default user.
+func (s *Server) checkPassword(user, pass []byte) bool {
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
+}
+
+func (s *Server) cmdAuth(c *client, args [][]byte) {
+	var user, pass []byte
+	switch len(args) {
+	case 2:
+		pass = args[1]
+		if s.cfg.RequirePass == "" {
+			c.out = resp.AppendError(c.out, errAuthNoPass)
+			return
+		}
+	case 3:
+		user, pass = args[1], args[2]
+	default:
+		c.out = append(c.out, resp.ErrSyntax...)
+		return
+	}
+	if s.cfg.RequirePass == "" && string(user) == "default" {
+		c.authed = true // the default user has no password: any password works, as Redis' nopass
+		c.out = append(c.out, resp.OK...)
+		return
+	}
+	if !s.checkPassword(user, pass) {
+		c.out = resp.AppendError(c.out, errWrongPass)
+		return
+	}
+	c.authed = true
+	c.out = append(c.out, resp.OK...)
+}
+
+func (s *Server) cmdHello(c *client, args [][]byte) {
+	proto := 2
+	if c.ctx.RESP3 {
+		proto = 3
+	}
+	if len(args) >= 2 {
+		v, err := strconv.ParseInt(string(args[1]), 10, 64)
+		if err != nil {
+			c.out = resp.AppendError(c.out, errProtoVersion)
+			return
+		}
+		if v < 2 || v > 3 {
+			c.out = resp.AppendError(c.out, errBadProto)
+			return
+		}
+		proto = int(v)
+	}
+	var user, pass, name []byte
+	hasAuth, hasName := false, false
+	for i := 2; i < len(args); i++ {
+		more := len(args) - i - 1
+		switch {
+		case equalFold(args[i], "auth") && more >= 2:
+			user, pass = args[i+1], args[i+2]
+			hasAuth = true
+			i += 2
+		case equalFold(args[i], "setname") && more >= 1:
+			name = args[i+1]
+			hasName = true
+			i++
+		default:
+			c.out = resp.AppendError(c.out, "ERR Syntax error in HELLO option '"+sanitize(args[i])+"'")
+			return
+		}
+	}
+	if hasAuth {
+		if !s.checkPassword(user, pass) && !(s.cfg.RequirePass == "" && string(user) == "default") {
+			c.out = resp.AppendError(c.out, errWrongPass)
+			return
+		}
+		c.authed = true
+	}
+	if !c.authed {
+		c.out = resp.AppendError(c.out, errHelloNoAuth)
+		return
+	}
+	if hasName {
+		if !validClientName(name) {
+			c.out = resp.AppendError(c.out, errClientName)
+			return
+		}
+		c.setName(name)
+	}
+	c.setRESP3(proto == 3)
+	r3 := c.ctx.RESP3
+	c.out = resp.AppendMapHeader(c.out, 7, r3)
+	c.out = resp.AppendBulkString(c.out, "server")
+	c.out = resp.AppendBulkString(c.out, "redis")
+	c.out = resp.AppendBulkString(c.out, "version")
+	c.out = resp.AppendBulkString(c.out, RedisVersion)
+	c.out = resp.AppendBulkString(c.out, "proto")
+	c.out = resp.AppendInt(c.out, int64(proto))
+	c.out = resp.AppendBulkString(c.out, "id")
+	c.out = resp.AppendInt(c.out, c.id)
+	c.out = resp.AppendBulkString(c.out, "mode")
+	c.out = resp.AppendBulkString(c.out, "standalone")
+	c.out = resp.AppendBulkString(c.out, "role")
+	c.out = resp.AppendBulkString(c.out, "master")
+	c.out = resp.AppendBulkString(c.out, "modules")
+	c.out = resp.AppendArrayHeader(c.out, 0)
+}
+
+func (s *Server) cmdShutdown(c *client, args [][]byte) {
+	for _, a := range args[1:] {
+		if !(equalFold(a, "nosave") || equalFold(a, "save") || equalFold(a, "now") || equalFold(a, "force") || equalFold(a, "abort")) {
+			c.out = append(c.out, resp.ErrSyntax...)
+			return
+		}
+		if equalFold(a, "abort") {
+			c.out = resp.AppendError(c.out, "ERR No shutdown in progress.")
+			return
+		}
+	}
+	s.log.Warn("user requested shutdown", "client", c.addr, "id", c.id)
+	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
+	c.closeAfter = true // Redis sends no reply: the connection closes with the server
+}
+
+// equalFold reports whether b equals the lower-case ASCII word w, ignoring case.
+func equalFold(b []byte, w string) bool {
+	if len(b) != len(w) {
+		return false
+	}
+	for i := range len(b) {
+		ch := b[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sanitize makes client bytes safe inside a one-line error reply.
+func sanitize(b []byte) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, string(b))
+}

@@ -1,0 +1,34 @@
+// Package netloop is svcdb's network side: gnet event loops (one per CPU the
+// process may use, reuse-port on Linux) that read RESP, keep per-connection
+// state, run connection and server commands, route keyed commands to their
+// shards, and write replies in request order.
+//
+// # Threading
+//
+// Each connection belongs to one event loop. Everything on a client that is not
+// an atomic (parser, reply buffer, batch, argument slices) is touched only by
+// that loop: in OnOpen, OnTraffic and OnClose. Other goroutines (another loop
+// running CLIENT LIST or KILL, a shard completing a batch) only read atomics,
+// call the goroutine-safe gnet.Conn.Wake or Close, or set atomic flags.
+//
+// # Ordering
+//
+// A connection has at most one batch in flight. A keyed command runs inline on
+// the loop when its shard's token is free (the common case); otherwise it and
+// the following commands for the same shard are copied into the connection's
+// batch and queued, and the connection stops parsing until the shard hands the
+// batch back. So one client's commands execute in the order sent, as in Redis,
+// and replies go out in that order, flushed once per loop turn.
+//
+// # Back-pressure
+//
+// The in-flight cap is the batch size; the output cap stops parsing while more
+// than OutputSoftLimit bytes wait in the socket's outbound buffer, and a
+// resume ticker wakes the connection when it has drained. Nothing is dropped.
+//
+// # What it must never do
+//
+// Execute keyspace commands outside a shard's ownership, write to a socket
+// from a goroutine other than its loop, or allocate per command on the
+// GET/SET/INCR path in steady state.
+package netloop

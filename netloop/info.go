@@ -1,0 +1,243 @@
+package netloop
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svcdb/svcdb/core/glob"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// infoSections lists INFO's sections in Redis' order, with whether a plain
+// INFO (default) includes them.
+var infoSections = []struct {
+	name    string
+	dflt    bool
+	section func(s *Server, b *strings.Builder)
+}{
+	{"server", true, (*Server).infoServer},
+	{"clients", true, (*Server).infoClients},
+	{"memory", true, (*Server).infoMemory},
+	{"stats", true, (*Server).infoStats},
+	{"cpu", true, (*Server).infoCPU},
+	{"keyspace", true, (*Server).infoKeyspace},
+	{"svc", true, (*Server).infoSvc},
+}
+
+// info builds INFO's text for the requested sections (none: default; "all";
+// "everything"; or section names, case-insensitive).
+func (s *Server) info(args [][]byte) string {
+	want := map[string]bool{}
+	all, dflt := false, len(args) == 0
+	for _, a := range args {
+		n := strings.ToLower(string(a))
+		switch n {
+		case "all", "everything":
+			all = true
+		case "default":
+			dflt = true
+		default:
+			want[n] = true
+		}
+	}
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !(all || want[sec.name] || (dflt && sec.dflt)) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		title := strings.ToUpper(sec.name[:1]) + sec.name[1:]
+		if sec.name == "cpu" {
+			title = "CPU"
+		}
+		b.WriteString("# " + title + "\r\n")
+		sec.section(s, &b)
+	}
+	return b.String()
+}
+
+func field(b *strings.Builder, k string, v any) {
+	fmt.Fprintf(b, "%s:%v\r\n", k, v)
+}
+
+func (s *Server) infoServer(b *strings.Builder) {
+	up := time.Since(s.started)
+	exe, _ := os.Executable()
+	field(b, "redis_version", RedisVersion)
+	field(b, "svc_version", s.cfg.Version)
+	field(b, "redis_mode", "standalone")
+	field(b, "os", runtime.GOOS+" "+runtime.GOARCH)
+	field(b, "arch_bits", 64)
+	field(b, "multiplexing_api", "epoll")
+	field(b, "go_version", runtime.Version())
+	field(b, "process_id", os.Getpid())
+	field(b, "run_id", s.runID)
+	field(b, "tcp_port", s.port)
+	field(b, "server_time_usec", time.Now().UnixMicro())
+	field(b, "uptime_in_seconds", int64(up.Seconds()))
+	field(b, "uptime_in_days", int64(up.Hours()/24))
+	field(b, "hz", 10)
+	field(b, "configured_hz", 10)
+	field(b, "executable", exe)
+	field(b, "config_file", s.cfg.ConfigFile)
+	field(b, "io_threads_active", 0)
+}
+
+func (s *Server) infoClients(b *strings.Builder) {
+	field(b, "connected_clients", s.connected.Load())
+	field(b, "cluster_connections", 0)
+	field(b, "maxclients", s.cfg.MaxClients)
+	field(b, "blocked_clients", 0)
+	field(b, "tracking_clients", 0)
+	field(b, "clients_in_timeout_table", 0)
+}
+
+func (s *Server) infoMemory(b *strings.Builder) {
+	var used int64
+	for _, sn := range s.rt.Snapshots() {
+		used += sn.MemoryUsed
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	field(b, "used_memory", used)
+	field(b, "used_memory_human", humanBytes(used))
+	field(b, "used_memory_rss", ms.Sys)
+	field(b, "used_memory_rss_human", humanBytes(int64(ms.Sys)))
+	field(b, "used_memory_heap", ms.HeapAlloc)
+	field(b, "maxmemory", 0)
+	field(b, "maxmemory_human", "0B")
+	field(b, "maxmemory_policy", "noeviction")
+	field(b, "mem_allocator", "go")
+}
+
+func humanBytes(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"B", "K", "M", "G", "T"} {
+		if f < 1024 || u == "T" {
+			if u == "B" {
+				return fmt.Sprintf("%dB", n)
+			}
+			return fmt.Sprintf("%.2f%s", f, u)
+		}
+		f /= 1024
+	}
+	return ""
+}
+
+func (s *Server) infoStats(b *strings.Builder) {
+	var expired, hits, misses int64
+	for _, sn := range s.rt.Snapshots() {
+		expired += sn.Expired
+		hits += sn.Hits
+		misses += sn.Misses
+	}
+	in, out := s.totalNet()
+	field(b, "total_connections_received", s.stats.connectionsReceived.Load())
+	field(b, "total_commands_processed", s.totalCommands())
+	field(b, "instantaneous_ops_per_sec", s.stats.opsSampler.rate())
+	field(b, "total_net_input_bytes", in)
+	field(b, "total_net_output_bytes", out)
+	field(b, "rejected_connections", s.stats.rejected.Load())
+	field(b, "expired_keys", expired)
+	field(b, "evicted_keys", 0)
+	field(b, "keyspace_hits", hits)
+	field(b, "keyspace_misses", misses)
+	field(b, "pubsub_channels", 0)
+	field(b, "pubsub_patterns", 0)
+	field(b, "total_protocol_errors", s.stats.protocolErrors.Load())
+}
+
+func (s *Server) infoCPU(b *strings.Builder) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	tv := func(t syscall.Timeval) string { return fmt.Sprintf("%d.%06d", t.Sec, t.Usec) }
+	field(b, "used_cpu_sys", tv(ru.Stime))
+	field(b, "used_cpu_user", tv(ru.Utime))
+}
+
+func (s *Server) infoKeyspace(b *strings.Builder) {
+	var keys, expires [shard.NumDatabases]int64
+	for _, sn := range s.rt.Snapshots() {
+		for i := range keys {
+			keys[i] += sn.Keys[i]
+			expires[i] += sn.Expires[i]
+		}
+	}
+	for i := range keys {
+		if keys[i] > 0 {
+			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, keys[i], expires[i])
+		}
+	}
+}
+
+func (s *Server) infoSvc(b *strings.Builder) {
+	field(b, "svc_shards", s.rt.NumShards())
+	field(b, "svc_event_loops", s.cfg.EventLoops)
+	field(b, "svc_drain_strategy", s.rt.Strategy())
+	var depth int
+	var batches int64
+	for _, sn := range s.rt.Snapshots() {
+		depth += sn.QueueDepth
+		batches += sn.Batches
+	}
+	field(b, "svc_shard_queue_depth", depth)
+	field(b, "svc_shard_batches_queued_total", batches)
+}
+
+// ---- CONFIG ------------------------------------------------------------------
+
+// configValues are the parameters CONFIG GET answers until the parameter
+// registry (issue 3) replaces this list: what load tools and clients ask for
+// at connect time, with their real values.
+func (s *Server) configValues() [][2]string {
+	return [][2]string{
+		{"bind", s.cfg.Bind},
+		{"port", fmt.Sprint(s.port)},
+		{"databases", fmt.Sprint(shard.NumDatabases)},
+		{"maxclients", fmt.Sprint(s.cfg.MaxClients)},
+		{"timeout", fmt.Sprint(int64(s.cfg.IdleTimeout / time.Second))},
+		{"save", ""},
+		{"appendonly", "no"},
+		{"maxmemory", "0"},
+		{"maxmemory-policy", "noeviction"},
+		{"proto-max-bulk-len", fmt.Sprint(shard.MaxStringLen)},
+		{"requirepass", s.cfg.RequirePass},
+	}
+}
+
+func (s *Server) cmdConfig(c *client, args [][]byte) {
+	sub := s.table.LookupSub(s.table.Lookup(args[0]), args[1])
+	if sub == nil || !sub.CheckArity(len(args)) {
+		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], "CONFIG")
+		return
+	}
+	switch sub.Name {
+	case "get":
+		var pairs [][2]string
+		seen := map[string]bool{}
+		for _, p := range args[2:] {
+			for _, kv := range s.configValues() {
+				if !seen[kv[0]] && glob.Match(p, []byte(kv[0]), true) {
+					seen[kv[0]] = true
+					pairs = append(pairs, kv)
+				}
+			}
+		}
+		c.out = resp.AppendMapHeader(c.out, len(pairs), c.ctx.RESP3)
+		for _, kv := range pairs {
+			c.out = resp.AppendBulkString(c.out, kv[0])
+			c.out = resp.AppendBulkString(c.out, kv[1])
+		}
+	case "resetstat":
+		c.out = append(c.out, resp.OK...)
+	default:
+		c.out = resp.AppendError(c.out, "ERR CONFIG "+strings.ToUpper(sub.Name)+" is not supported by svcdb yet")
+	}
+}

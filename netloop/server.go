@@ -1,0 +1,281 @@
+package netloop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// Config is what the network side needs. Zero values mean the documented default.
+type Config struct {
+	Bind        string        // listen address; default 127.0.0.1
+	Port        int           // TCP port; 0 picks a free one (see Server.Addr)
+	EventLoops  int           // default: runtime.GOMAXPROCS(0), the CPUs the process may use
+	MaxClients  int           // default 10000, as Redis
+	RequirePass string        // empty: no AUTH needed
+	IdleTimeout time.Duration // close clients idle this long; 0 = never (Redis' timeout 0)
+	// OutputSoftLimit pauses parsing while this many reply bytes wait to be
+	// written to one client; default 1 MiB.
+	OutputSoftLimit int
+	// QueryBufferLimit closes a client whose unparsed input exceeds it, as
+	// Redis' client-query-buffer-limit; default 1 GiB.
+	QueryBufferLimit int
+	// MaxBatch caps the commands queued in one batch (the in-flight cap);
+	// default 128.
+	MaxBatch    int
+	ProtoLimits resp.Limits
+	Version     string // svcdb's version, for INFO
+	ConfigFile  string // for INFO server
+	Logger      *slog.Logger
+	Lifecycle   *lifecycle.Tracker
+}
+
+func (c *Config) setDefaults() {
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1"
+	}
+	if c.EventLoops <= 0 {
+		c.EventLoops = runtime.GOMAXPROCS(0)
+	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = 10000
+	}
+	if c.OutputSoftLimit <= 0 {
+		c.OutputSoftLimit = 1 << 20
+	}
+	if c.QueryBufferLimit <= 0 {
+		c.QueryBufferLimit = 1 << 30
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 128
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Lifecycle == nil {
+		c.Lifecycle = new(lifecycle.Tracker)
+	}
+}
+
+// RedisVersion is the Redis version svcdb is compatible with; HELLO and INFO
+// report it as redis_version so clients enable the features they expect.
+const RedisVersion = "7.0.15"
+
+// Server runs the event loops.
+type Server struct {
+	gnet.BuiltinEventEngine
+
+	cfg   Config
+	table *command.Table
+	rt    *shard.Runtime
+	log   *slog.Logger
+	life  *lifecycle.Tracker
+
+	engine  gnet.Engine
+	addr    string
+	port    int
+	started time.Time
+	runID   string
+	booted  chan struct{}
+	stopped chan struct{}
+	runErr  error
+
+	nextID    atomic.Int64
+	connected atomic.Int64
+
+	registryMu sync.Mutex
+	registry   map[int64]*client
+
+	pausedMu sync.Mutex
+	paused   map[*client]struct{}
+
+	stats serverStats
+
+	shutdownOnce sync.Once
+	shutdownReq  chan struct{}
+}
+
+// serverStats are totals that outlive connections: a closing client adds its
+// counters here; live clients' counters are summed at read time.
+type serverStats struct {
+	connectionsReceived atomic.Int64
+	rejected            atomic.Int64
+	commands            atomic.Int64
+	netIn               atomic.Int64
+	netOut              atomic.Int64
+	protocolErrors      atomic.Int64
+	opsSampler          opsSampler
+}
+
+// New builds a server over an existing shard runtime.
+func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
+	cfg.setDefaults()
+	id := make([]byte, 20)
+	_, _ = rand.Read(id)
+	return &Server{
+		cfg:         cfg,
+		table:       table,
+		rt:          rt,
+		log:         cfg.Logger,
+		life:        cfg.Lifecycle,
+		runID:       hex.EncodeToString(id),
+		booted:      make(chan struct{}),
+		stopped:     make(chan struct{}),
+		registry:    make(map[int64]*client),
+		paused:      make(map[*client]struct{}),
+		shutdownReq: make(chan struct{}),
+	}
+}
+
+// Start listens and runs the loops in the background; it returns once the
+// port accepts connections, or with the error that stopped it.
+func (s *Server) Start() error {
+	port := s.cfg.Port
+	if port == 0 {
+		// Every loop binds its own reuse-port socket, so port 0 would give each
+		// a different port: pick one free port first.
+		ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, "0"))
+		if err != nil {
+			return err
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+	}
+	s.port = port
+	s.addr = net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
+	s.started = time.Now()
+	go func() {
+		defer close(s.stopped)
+		s.runErr = gnet.Run(s, "tcp://"+s.addr,
+			gnet.WithMulticore(true),
+			gnet.WithNumEventLoop(s.cfg.EventLoops),
+			gnet.WithReusePort(runtime.GOOS == "linux"),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithReadBufferCap(64<<10),
+			gnet.WithLogger(gnetLogger{s.log}),
+			gnet.WithTicker(true),
+		)
+	}()
+	select {
+	case <-s.booted:
+		s.life.Set(lifecycle.Ready)
+		return nil
+	case <-s.stopped:
+		if s.runErr == nil {
+			s.runErr = errors.New("netloop: engine stopped during start-up")
+		}
+		return fmt.Errorf("listen on %s: %w", s.addr, s.runErr)
+	}
+}
+
+// Addr is the address the server listens on (host:port).
+func (s *Server) Addr() string { return s.addr }
+
+// Port is the TCP port the server listens on.
+func (s *Server) Port() int { return s.port }
+
+// ShutdownRequested is closed when a client sends SHUTDOWN.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdownReq }
+
+// Stop stops accepting, lets in-flight commands finish and their replies go
+// out, then closes every connection.
+func (s *Server) Stop(ctx context.Context) error {
+	s.life.Set(lifecycle.ShuttingDown)
+	var err error
+	select {
+	case <-s.booted:
+		err = s.engine.Stop(ctx)
+	default:
+	}
+	select {
+	case <-s.stopped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return err
+}
+
+// OnBoot records the engine so Stop can reach it.
+func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
+	s.engine = eng
+	close(s.booted)
+	return gnet.None
+}
+
+// OnTick runs on one loop's ticker goroutine: idle timeouts, resuming paused
+// clients and the ops/sec sampler.
+func (s *Server) OnTick() (time.Duration, gnet.Action) {
+	s.stats.opsSampler.sample(s.totalCommands())
+	s.resumePaused()
+	if s.cfg.IdleTimeout > 0 {
+		s.closeIdle()
+	}
+	return 100 * time.Millisecond, gnet.None
+}
+
+// gnetLogger routes gnet's own log lines into slog.
+type gnetLogger struct{ l *slog.Logger }
+
+func (g gnetLogger) Debugf(f string, a ...any) { g.l.Debug(fmt.Sprintf(f, a...), "component", "gnet") }
+func (g gnetLogger) Infof(f string, a ...any)  { g.l.Info(fmt.Sprintf(f, a...), "component", "gnet") }
+func (g gnetLogger) Warnf(f string, a ...any)  { g.l.Warn(fmt.Sprintf(f, a...), "component", "gnet") }
+func (g gnetLogger) Errorf(f string, a ...any) { g.l.Error(fmt.Sprintf(f, a...), "component", "gnet") }
+func (g gnetLogger) Fatalf(f string, a ...any) {
+	g.l.Error(fmt.Sprintf(f, a...), "component", "gnet")
+	os.Exit(1)
+}
+
+// opsSampler computes instantaneous_ops_per_sec as Redis does: the average of
+// the last 16 samples of the per-second rate, sampled every 100 ms.
+type opsSampler struct {
+	mu      sync.Mutex
+	lastT   time.Time
+	lastN   int64
+	samples [16]float64
+	idx     int
+}
+
+func (o *opsSampler) sample(total int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	if !o.lastT.IsZero() {
+		dt := now.Sub(o.lastT).Seconds()
+		if dt > 0 {
+			o.samples[o.idx%len(o.samples)] = float64(total-o.lastN) / dt
+			o.idx++
+		}
+	}
+	o.lastT, o.lastN = now, total
+}
+
+func (o *opsSampler) rate() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := min(o.idx, len(o.samples))
+	if n == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range o.samples[:n] {
+		sum += v
+	}
+	return int64(sum / float64(n))
+}

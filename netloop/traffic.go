@@ -1,0 +1,233 @@
+package netloop
+
+import (
+	"errors"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard"
+)
+
+var errMaxClients = []byte("-ERR max number of clients reached\r\n")
+
+// OnOpen admits a connection or refuses it past maxclients, as Redis does:
+// the error line is written, then the connection is closed and counted.
+func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	s.stats.connectionsReceived.Add(1)
+	if s.connected.Add(1) > int64(s.cfg.MaxClients) || s.life.Load() == lifecycle.ShuttingDown {
+		s.connected.Add(-1)
+		s.stats.rejected.Add(1)
+		gc.SetContext(nil)
+		return errMaxClients, gnet.Close
+	}
+	c := &client{
+		srv:     s,
+		conn:    gc,
+		id:      s.nextID.Add(1),
+		fd:      gc.Fd(),
+		created: time.Now(),
+		authed:  s.cfg.RequirePass == "",
+	}
+	if a := gc.RemoteAddr(); a != nil {
+		c.addr = a.String()
+	}
+	if a := gc.LocalAddr(); a != nil {
+		c.lad = a.String()
+	}
+	c.parser.Limits = s.cfg.ProtoLimits
+	c.ctx.Bind(s.rt)
+	c.batch.Owner = c
+	c.batch.Ctx.Bind(s.rt)
+	c.lastInteraction.Store(c.created.UnixMilli())
+	gc.SetContext(c)
+	s.register(c)
+	return nil, gnet.None
+}
+
+// OnClose forgets the connection.
+func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
+	c, ok := gc.Context().(*client)
+	if !ok || c == nil {
+		return gnet.None
+	}
+	s.connected.Add(-1)
+	s.unregister(c)
+	return gnet.None
+}
+
+// OnTraffic runs on the connection's loop when bytes arrive or the connection
+// is woken (its batch completed, it was killed, or back-pressure eased).
+func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
+	c := gc.Context().(*client)
+	if c.killed.Load() {
+		return gnet.Close
+	}
+	if c.pending {
+		if !c.batch.Done() {
+			return gnet.None // woken early; the batch's completion wakes us again
+		}
+		c.out = append(c.out, c.batch.Out...)
+		c.commands += int64(c.batch.Len())
+		c.pending = false
+	}
+	if c.paused {
+		if gc.OutboundBuffered() > s.cfg.OutputSoftLimit/2 {
+			return gnet.None
+		}
+		c.paused = false
+		s.pausedMu.Lock()
+		delete(s.paused, c)
+		s.pausedMu.Unlock()
+	}
+	now := time.Now().UnixMilli()
+	c.ctx.Now = now
+	buf, _ := gc.Peek(-1)
+	off := 0
+	for off < len(buf) && !c.pending && !c.closeAfter {
+		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
+		if err != nil {
+			return s.protocolError(c, err)
+		}
+		if n == 0 {
+			if c.open {
+				break // submit below, then come back for the rest
+			}
+			if len(buf)-off > s.cfg.QueryBufferLimit {
+				s.log.Warn("closing client that reached max query buffer length", "id", c.id, "addr", c.addr, "qbuf", len(buf)-off)
+				return gnet.Close
+			}
+			break
+		}
+		c.argv = args
+		if len(args) == 0 {
+			off += n
+			continue
+		}
+		if !s.process(c, args) {
+			break // the command belongs to a different shard than the open batch
+		}
+		off += n
+		if len(c.out) > s.cfg.OutputSoftLimit {
+			s.flush(c)
+			if gc.OutboundBuffered() > s.cfg.OutputSoftLimit {
+				c.paused = true
+				s.pause(c)
+				break
+			}
+		}
+	}
+	c.netIn += int64(off)
+	_, _ = gc.Discard(off)
+	if c.open {
+		c.open = false
+		c.pending = true
+		s.rt.Submit(&c.batch)
+	}
+	s.flush(c)
+	c.qbuf.Store(int64(gc.InboundBuffered()))
+	c.publish(now)
+	if c.closeAfter {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+func (s *Server) flush(c *client) {
+	if len(c.out) == 0 {
+		return
+	}
+	c.netOut += int64(len(c.out))
+	_, _ = c.conn.Write(c.out)
+	if cap(c.out) > 64<<10 && len(c.out) < cap(c.out)/4 {
+		c.out = nil // a burst's buffer is not kept for an idle connection
+	} else {
+		c.out = c.out[:0]
+	}
+	c.obl.Store(int64(c.conn.OutboundBuffered()))
+}
+
+// protocolError replies with Redis' text and closes the connection, as Redis does.
+func (s *Server) protocolError(c *client, err error) gnet.Action {
+	s.stats.protocolErrors.Add(1)
+	if c.open {
+		// Commands accepted before the bad input still run and answer first;
+		// while a batch is open nothing else was appended to c.out.
+		c.open = false
+		c.pending = true
+		s.rt.Submit(&c.batch)
+		for !c.batch.Done() {
+			time.Sleep(10 * time.Microsecond)
+		}
+		c.out = append(c.out, c.batch.Out...)
+	}
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		c.out = pe.AppendReply(c.out)
+		s.log.Debug("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error())
+	} else {
+		c.out = resp.AppendError(c.out, "ERR Protocol error: "+err.Error())
+	}
+	s.flush(c)
+	return gnet.Close
+}
+
+// process runs or queues one command. It reports false, without consuming the
+// command, when a batch is open for another shard: the batch goes first.
+func (s *Server) process(c *client, args [][]byte) bool {
+	cmd := s.table.Lookup(args[0])
+	if c.open {
+		// Only commands for the open batch's shard may join it.
+		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch {
+			return false
+		}
+		idx, where := s.rt.Route(cmd, args)
+		if where != shard.OneShard || idx != c.batch.TargetShard() {
+			return false
+		}
+		c.batch.Add(cmd, args)
+		c.lastCmd.Store(&cmd.FullName)
+		return true
+	}
+	c.commands++
+	if cmd == nil {
+		c.out = resp.AppendErrUnknownCommand(c.out, args[0], args[1:])
+		return true
+	}
+	c.lastCmd.Store(&cmd.FullName)
+	if !c.authed && cmd.Flags&command.FlagNoAuth == 0 {
+		c.out = append(c.out, resp.ErrNoAuth...)
+		return true
+	}
+	if !cmd.CheckArity(len(args)) {
+		c.out = resp.AppendErrWrongArity(c.out, args[0])
+		return true
+	}
+	idx, where := s.rt.Route(cmd, args)
+	switch where {
+	case shard.OneShard:
+		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
+		if s.rt.TryExec(idx, &c.ctx) {
+			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
+			return true
+		}
+		c.ctx.Out, c.ctx.Args = nil, nil
+		c.commands-- // counted when the batch completes
+		b := &c.batch
+		b.Reset()
+		b.Target(idx)
+		b.Ctx.DB, b.Ctx.RESP3 = c.ctx.DB, c.ctx.RESP3
+		b.Add(cmd, args)
+		c.open = true
+	case shard.Coordinated:
+		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
+		s.rt.ExecMulti(&c.ctx)
+		c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
+	default:
+		s.local(c, cmd, args)
+	}
+	return true
+}

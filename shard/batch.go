@@ -1,0 +1,77 @@
+package shard
+
+import (
+	"sync/atomic"
+
+	"github.com/svcdb/svcdb/core/command"
+)
+
+// Completer is told when a queued batch has been executed. It is called by the
+// goroutine that executed the batch, after Done turned true, so it must only
+// wake the batch's owner (netloop wakes the connection's event loop) and must
+// not touch the batch, which its owner may already be reusing.
+type Completer interface {
+	BatchDone()
+}
+
+// Batch carries consecutive commands of one connection that target one shard
+// across goroutines: the producer copies their arguments into the batch's own
+// slab (the read buffer they came from does not outlive the event-loop turn),
+// the executor appends their replies to Out, and Done turns true when Out is
+// complete. A connection keeps one Batch and reuses it, so the contended path
+// allocates nothing in steady state either.
+type Batch struct {
+	Owner Completer
+	Ctx   Ctx // DB, RESP3 and client fields the commands run with; Args/Out are set per command
+
+	shard int
+	cmds  []queuedCommand
+	argv  [][]byte
+	slab  []byte
+
+	// Out holds the replies, in order, once Done reports true.
+	Out  []byte
+	done atomic.Bool
+}
+
+type queuedCommand struct {
+	cmd      *command.Command
+	argStart int // index into argv
+	argEnd   int
+}
+
+// Reset empties b for reuse by its owner.
+func (b *Batch) Reset() {
+	b.cmds = b.cmds[:0]
+	b.argv = b.argv[:0]
+	b.slab = b.slab[:0]
+	b.Out = b.Out[:0]
+	b.done.Store(false)
+}
+
+// Add copies one command's arguments into the batch. Until seal runs, argv
+// holds the caller's slices only as length carriers.
+func (b *Batch) Add(cmd *command.Command, args [][]byte) {
+	b.cmds = append(b.cmds, queuedCommand{cmd: cmd, argStart: len(b.argv), argEnd: len(b.argv) + len(args)})
+	for _, a := range args {
+		b.slab = append(b.slab, a...)
+		b.argv = append(b.argv, a)
+	}
+}
+
+// Len is the number of commands in b.
+func (b *Batch) Len() int { return len(b.cmds) }
+
+// seal points every argument at the batch's slab. It runs after the last Add,
+// before the batch crosses to another goroutine.
+func (b *Batch) seal() {
+	off := 0
+	for i, a := range b.argv {
+		n := len(a)
+		b.argv[i] = b.slab[off : off+n : off+n]
+		off += n
+	}
+}
+
+// Done reports whether b's replies are complete. Only the owner calls it.
+func (b *Batch) Done() bool { return b.done.Load() }

@@ -1,0 +1,478 @@
+package shard
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/svcdb/svcdb/core/glob"
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+func cmdDel(c *Ctx) {
+	var n int64
+	for _, key := range c.Args[1:] {
+		d := c.db(key)
+		if o := d.lookup(key, c.Now); o != nil {
+			d.remove(o)
+			n++
+		}
+	}
+	c.int(n)
+}
+
+// cmdExists serves EXISTS and TOUCH: both count the keys that exist, a key
+// named twice counting twice.
+func cmdExists(c *Ctx) {
+	var n int64
+	for _, key := range c.Args[1:] {
+		if c.db(key).lookup(key, c.Now) != nil {
+			n++
+		}
+	}
+	c.int(n)
+}
+
+func cmdType(c *Ctx) {
+	key := c.Args[1]
+	o := c.db(key).lookup(key, c.Now)
+	if o == nil {
+		c.simple("none")
+		return
+	}
+	c.simple(o.kind.String())
+}
+
+func cmdRename(c *Ctx)   { c.rename(false) }
+func cmdRenameNX(c *Ctx) { c.rename(true) }
+
+func (c *Ctx) rename(nx bool) {
+	src, dst := c.Args[1], c.Args[2]
+	sd, dd := c.db(src), c.db(dst)
+	o := sd.lookup(src, c.Now)
+	if o == nil {
+		c.err("ERR no such key")
+		return
+	}
+	if string(src) == string(dst) {
+		if nx {
+			c.int(0)
+		} else {
+			c.ok()
+		}
+		return
+	}
+	if old := dd.lookup(dst, c.Now); old != nil {
+		if nx {
+			c.int(0)
+			return
+		}
+		dd.remove(old)
+	}
+	val, kind, at := o.str, o.kind, o.expireAt
+	o.str = nil // the value moves; keep remove from accounting it twice
+	sd.memory.Add(-int64(cap(val)))
+	sd.remove(o)
+	n := dd.insert(dst, kind)
+	n.str = val
+	dd.memory.Add(int64(cap(val)))
+	dd.setExpire(n, at)
+	if nx {
+		c.int(1)
+	} else {
+		c.ok()
+	}
+}
+
+func cmdCopy(c *Ctx) {
+	src, dst := c.Args[1], c.Args[2]
+	dstDB := c.DB
+	replace := false
+	for i := 3; i < len(c.Args); i++ {
+		switch {
+		case equalFold(c.Args[i], "replace"):
+			replace = true
+		case equalFold(c.Args[i], "db") && i+1 < len(c.Args):
+			i++
+			n, ok := parseInt(c.Args[i])
+			if !ok {
+				c.notInteger()
+				return
+			}
+			if n < 0 || n >= NumDatabases {
+				c.err("ERR DB index is out of range")
+				return
+			}
+			dstDB = int(n)
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	if string(src) == string(dst) && dstDB == c.DB {
+		c.err("ERR source and destination objects are the same")
+		return
+	}
+	sd := c.db(src)
+	saved := c.DB
+	c.DB = dstDB
+	dd := c.db(dst)
+	c.DB = saved
+	o := sd.lookup(src, c.Now)
+	if o == nil {
+		c.int(0)
+		return
+	}
+	if old := dd.lookup(dst, c.Now); old != nil {
+		if !replace {
+			c.int(0)
+			return
+		}
+		dd.remove(old)
+	}
+	n := dd.insert(dst, o.kind)
+	dd.setString(n, o.str)
+	dd.setExpire(n, o.expireAt)
+	c.int(1)
+}
+
+// expire flags, as Redis' parseExtendedExpireArgumentsOrReply.
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+func cmdExpire(c *Ctx)    { c.expire(1000, false) }
+func cmdPExpire(c *Ctx)   { c.expire(1, false) }
+func cmdExpireAt(c *Ctx)  { c.expire(1000, true) }
+func cmdPExpireAt(c *Ctx) { c.expire(1, true) }
+
+func (c *Ctx) expire(unit int64, absolute bool) {
+	key := c.Args[1]
+	flags := 0
+	for _, a := range c.Args[3:] {
+		switch {
+		case equalFold(a, "nx"):
+			flags |= expireNX
+		case equalFold(a, "xx"):
+			flags |= expireXX
+		case equalFold(a, "gt"):
+			flags |= expireGT
+		case equalFold(a, "lt"):
+			flags |= expireLT
+		default:
+			c.Out = append(c.Out, "-ERR Unsupported option "...)
+			c.Out = appendSanitized(c.Out, a)
+			c.Out = append(c.Out, "\r\n"...)
+			return
+		}
+	}
+	if flags&expireNX != 0 && flags&(expireXX|expireGT|expireLT) != 0 {
+		c.err("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if flags&expireGT != 0 && flags&expireLT != 0 {
+		c.err("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := parseInt(c.Args[2])
+	if !ok {
+		c.notInteger()
+		return
+	}
+	if unit == 1000 {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.errInvalidExpire()
+			return
+		}
+		when *= 1000
+	}
+	base := int64(0)
+	if !absolute {
+		base = c.Now
+	}
+	if when > math.MaxInt64-base {
+		c.errInvalidExpire()
+		return
+	}
+	when += base
+	d := c.db(key)
+	o := d.lookup(key, c.Now)
+	if o == nil {
+		c.int(0)
+		return
+	}
+	if flags != 0 {
+		cur := o.expireAt // 0: no expiry, which GT/LT treat as infinite
+		if (flags&expireNX != 0 && cur != 0) ||
+			(flags&expireXX != 0 && cur == 0) ||
+			(flags&expireGT != 0 && (cur == 0 || when <= cur)) ||
+			(flags&expireLT != 0 && cur != 0 && when >= cur) {
+			c.int(0)
+			return
+		}
+	}
+	if when <= c.Now {
+		d.remove(o)
+		d.expired.Add(1)
+	} else {
+		d.setExpire(o, when)
+	}
+	c.int(1)
+}
+
+// appendSanitized appends client bytes to an error line, replacing CR and LF
+// so the reply stays one line.
+func appendSanitized(dst, b []byte) []byte {
+	for _, ch := range b {
+		if ch == '\r' || ch == '\n' {
+			ch = ' '
+		}
+		dst = append(dst, ch)
+	}
+	return dst
+}
+
+func cmdTTL(c *Ctx)         { c.ttl(false, false) }
+func cmdPTTL(c *Ctx)        { c.ttl(true, false) }
+func cmdExpireTime(c *Ctx)  { c.ttl(false, true) }
+func cmdPExpireTime(c *Ctx) { c.ttl(true, true) }
+
+func (c *Ctx) ttl(ms, absolute bool) {
+	key := c.Args[1]
+	o := c.db(key).lookup(key, c.Now)
+	switch {
+	case o == nil:
+		c.int(-2)
+	case o.expireAt == 0:
+		c.int(-1)
+	default:
+		t := o.expireAt
+		if !absolute {
+			t = max(t-c.Now, 0)
+		}
+		if !ms {
+			t = (t + 500) / 1000
+		}
+		c.int(t)
+	}
+}
+
+func cmdPersist(c *Ctx) {
+	key := c.Args[1]
+	d := c.db(key)
+	o := d.lookup(key, c.Now)
+	if o == nil || o.expireAt == 0 {
+		c.int(0)
+		return
+	}
+	d.setExpire(o, 0)
+	c.int(1)
+}
+
+// ---- keyspace-wide commands (run holding every shard) ------------------------
+
+// eachDB calls fn with the selected database of every shard the command holds.
+func (c *Ctx) eachDB(fn func(d *DB)) {
+	if c.single != nil {
+		fn(c.single.dbs[c.DB])
+		return
+	}
+	for _, s := range c.rt.shards {
+		fn(s.dbs[c.DB])
+	}
+}
+
+func cmdDBSize(c *Ctx) {
+	var n int64
+	c.eachDB(func(d *DB) { n += int64(len(d.index)) })
+	c.int(n)
+}
+
+func cmdKeys(c *Ctx) {
+	pattern := c.Args[1]
+	all := len(pattern) == 1 && pattern[0] == '*'
+	// The count is not known up front; reserve the header and patch it after.
+	var keys [][]byte
+	c.eachDB(func(d *DB) {
+		for k, pos := range d.index {
+			o := d.slot(pos)
+			if o.expireAt != 0 && o.expireAt <= c.Now {
+				continue
+			}
+			if all || glob.Match(pattern, []byte(k), false) {
+				keys = append(keys, []byte(k))
+			}
+		}
+	})
+	c.array(len(keys))
+	for _, k := range keys {
+		c.bulk(k)
+	}
+}
+
+func cmdRandomKey(c *Ctx) {
+	var total int64
+	c.eachDB(func(d *DB) { total += int64(len(d.index)) })
+	for total > 0 {
+		// Pick a shard weighted by its key count, then a key within it.
+		pick := rand.Int64N(total)
+		var chosen *DB
+		c.eachDB(func(d *DB) {
+			if chosen == nil {
+				if pick < int64(len(d.index)) {
+					chosen = d
+				} else {
+					pick -= int64(len(d.index))
+				}
+			}
+		})
+		if chosen == nil {
+			break
+		}
+		if o := chosen.randomLive(c.Now); o != nil {
+			c.bulkString(o.key)
+			return
+		}
+		total = 0
+		c.eachDB(func(d *DB) { total += int64(len(d.index)) })
+	}
+	c.null()
+}
+
+func cmdFlushDB(c *Ctx) {
+	if !c.flushArgs() {
+		return
+	}
+	c.eachDB(func(d *DB) { d.flush() })
+	c.ok()
+}
+
+func cmdFlushAll(c *Ctx) {
+	if !c.flushArgs() {
+		return
+	}
+	for _, s := range c.shardsHeld() {
+		for _, d := range s.dbs {
+			d.flush()
+		}
+	}
+	c.ok()
+}
+
+func (c *Ctx) shardsHeld() []*Shard {
+	if c.single != nil {
+		return []*Shard{c.single}
+	}
+	return c.rt.shards
+}
+
+// flushArgs accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both flush at
+// once here: freeing is the garbage collector's work either way).
+func (c *Ctx) flushArgs() bool {
+	if len(c.Args) == 1 {
+		return true
+	}
+	if len(c.Args) == 2 && (equalFold(c.Args[1], "async") || equalFold(c.Args[1], "sync")) {
+		return true
+	}
+	c.syntaxErr()
+	return false
+}
+
+// ---- SCAN -------------------------------------------------------------------
+
+// A SCAN cursor names a shard and a slot position within it:
+// cursor = position<<8 | shard. Cursor 0 starts at shard 0; when a shard is
+// done the cursor moves to the next shard's position 0, and after the last
+// shard it is 0 again. Slot positions never move while a key lives, so a key
+// present for the whole iteration is returned (at least once), as in Redis.
+const scanShardBits = 8
+
+func (rt *Runtime) parseScanCursor(b []byte) (shard int, pos uint64, err error) {
+	v, perr := strconv.ParseUint(string(b), 10, 64)
+	if perr != nil {
+		return 0, 0, perr
+	}
+	shard = int(v & (1<<scanShardBits - 1))
+	if shard >= len(rt.shards) {
+		return 0, 0, strconv.ErrRange
+	}
+	return shard, v >> scanShardBits, nil
+}
+
+func cmdScan(c *Ctx) {
+	shard, pos, err := c.rt.parseScanCursor(c.Args[1])
+	if err != nil {
+		c.err("ERR invalid cursor")
+		return
+	}
+	var pattern, typ []byte
+	count := int64(10)
+	for i := 2; i < len(c.Args); i += 2 {
+		if i+1 >= len(c.Args) {
+			c.syntaxErr()
+			return
+		}
+		a, v := c.Args[i], c.Args[i+1]
+		switch {
+		case equalFold(a, "count"):
+			n, ok := parseInt(v)
+			if !ok {
+				c.notInteger()
+				return
+			}
+			if n < 1 {
+				c.syntaxErr()
+				return
+			}
+			count = n
+		case equalFold(a, "match"):
+			pattern = v
+			if len(v) == 1 && v[0] == '*' {
+				pattern = nil
+			}
+		case equalFold(a, "type"):
+			typ = v
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	s := c.rt.shards[shard]
+	d := s.dbs[c.DB]
+	var keys []string
+	visited := int64(0)
+	for ; pos < uint64(d.used) && visited < count; pos++ {
+		o := d.slot(uint32(pos))
+		if o.kind == kindNone {
+			continue
+		}
+		visited++
+		if o.expireAt != 0 && o.expireAt <= c.Now {
+			continue
+		}
+		if typ != nil && !equalFold(typ, o.kind.String()) {
+			continue
+		}
+		if pattern != nil && !glob.Match(pattern, []byte(o.key), false) {
+			continue
+		}
+		keys = append(keys, o.key)
+	}
+	next := pos<<scanShardBits | uint64(shard)
+	if pos >= uint64(d.used) {
+		next = uint64(shard + 1)
+		if shard+1 >= len(c.rt.shards) {
+			next = 0
+		}
+	}
+	c.array(2)
+	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
+	c.array(len(keys))
+	for _, k := range keys {
+		c.bulkString(k)
+	}
+}

@@ -1,0 +1,282 @@
+package shard
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// Kind is the type of a value, as TYPE reports it.
+type Kind uint8
+
+const (
+	kindNone Kind = iota // an empty slot
+	KindString
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindString:
+		return "string"
+	}
+	return "none"
+}
+
+// object is one key and its value. Objects live in fixed-size chunks that never
+// move, so an *object stays valid until the key is deleted; it must not outlive
+// the command handler that looked it up.
+type object struct {
+	key      string // shares its bytes with the index map's key
+	str      []byte // KindString: the value
+	expireAt int64  // unix milliseconds; 0 = no expiry
+	volIdx   int32  // position in DB.volatile, -1 when expireAt == 0
+	kind     Kind
+}
+
+const chunkBits = 10
+const chunkSize = 1 << chunkBits
+
+// DB is one numbered database inside one shard. Keys are found through index
+// and stored in slots, a chunked array whose positions never change while a key
+// lives: SCAN walks slot positions, so a key present for a whole scan is always
+// returned, and RANDOMKEY and the expiry sampler pick random slots in O(1).
+//
+// Invariants (kept by insert/remove/setExpire):
+//   - index[k] == i  ⇔  slot(i).kind != kindNone && slot(i).key == k
+//   - free holds exactly the empty slot positions below len(slots)*chunkSize that were used
+//   - volatile[o.volIdx] == position of o  ⇔  o.expireAt != 0
+type DB struct {
+	index    map[string]uint32
+	chunks   []*[chunkSize]object
+	used     uint32   // slot positions handed out so far
+	free     []uint32 // emptied positions, reused before growing
+	volatile []uint32 // positions of keys with an expiry
+
+	// Published for readers outside the shard (INFO keyspace, metrics).
+	keys    atomic.Int64
+	expires atomic.Int64
+	// Counters owned by the shard, published atomically.
+	expired atomic.Int64
+	hits    atomic.Int64 // keyspace_hits: reads that found their key
+	misses  atomic.Int64 // keyspace_misses
+	memory  atomic.Int64 // approximate bytes held by keys and values
+}
+
+// objectOverhead approximates the bytes a key costs beyond its key and value
+// bytes: the map entry, the slot and the string headers.
+const objectOverhead = 80
+
+func newDB() *DB {
+	return &DB{index: make(map[string]uint32)}
+}
+
+func (d *DB) slot(pos uint32) *object {
+	return &d.chunks[pos>>chunkBits][pos&(chunkSize-1)]
+}
+
+// find returns the object for key without looking at its expiry.
+func (d *DB) find(key []byte) (*object, uint32) {
+	pos, ok := d.index[string(key)]
+	if !ok {
+		return nil, 0
+	}
+	return d.slot(pos), pos
+}
+
+// lookup returns the live object for key, deleting it first if it has expired
+// (lazy expiry, as Redis' expireIfNeeded).
+func (d *DB) lookup(key []byte, now int64) *object {
+	o, pos := d.find(key)
+	if o == nil {
+		return nil
+	}
+	if o.expireAt != 0 && o.expireAt <= now {
+		d.removeAt(o, pos)
+		d.expired.Add(1)
+		return nil
+	}
+	return o
+}
+
+// insert adds key with an empty value of kind and returns it.
+// REQUIRES: key is not present.
+func (d *DB) insert(key []byte, kind Kind) *object {
+	var pos uint32
+	if n := len(d.free); n > 0 {
+		pos = d.free[n-1]
+		d.free = d.free[:n-1]
+	} else {
+		pos = d.used
+		if pos>>chunkBits >= uint32(len(d.chunks)) {
+			d.chunks = append(d.chunks, new([chunkSize]object))
+		}
+		d.used++
+	}
+	k := string(key)
+	d.index[k] = pos
+	o := d.slot(pos)
+	*o = object{key: k, kind: kind, volIdx: -1}
+	d.keys.Store(int64(len(d.index)))
+	d.memory.Add(int64(len(k) + objectOverhead))
+	return o
+}
+
+// remove deletes o from the database.
+func (d *DB) remove(o *object) {
+	d.removeAt(o, d.index[o.key])
+}
+
+func (d *DB) removeAt(o *object, pos uint32) {
+	if o.expireAt != 0 {
+		d.clearExpire(o)
+	}
+	delete(d.index, o.key)
+	d.memory.Add(-int64(len(o.key) + objectOverhead + cap(o.str)))
+	*o = object{volIdx: -1}
+	d.free = append(d.free, pos)
+	d.keys.Store(int64(len(d.index)))
+	if len(d.index) == 0 {
+		d.reset() // give the memory back once the database is empty
+	}
+}
+
+func (d *DB) reset() {
+	clear(d.index)
+	d.chunks = nil
+	d.used = 0
+	d.free = nil
+	d.volatile = nil
+	d.keys.Store(0)
+	d.expires.Store(0)
+	d.memory.Store(0)
+}
+
+// flush deletes every key and returns how many there were.
+func (d *DB) flush() int {
+	n := len(d.index)
+	d.index = make(map[string]uint32)
+	d.reset()
+	return n
+}
+
+// setExpire gives o an expiry (unix ms, > 0), or removes it when at == 0.
+func (d *DB) setExpire(o *object, at int64) {
+	if at == 0 {
+		if o.expireAt != 0 {
+			d.clearExpire(o)
+		}
+		return
+	}
+	if o.expireAt == 0 {
+		o.volIdx = int32(len(d.volatile))
+		d.volatile = append(d.volatile, d.index[o.key])
+		d.expires.Store(int64(len(d.volatile)))
+	}
+	o.expireAt = at
+}
+
+func (d *DB) clearExpire(o *object) {
+	i := o.volIdx
+	last := len(d.volatile) - 1
+	if int(i) != last {
+		moved := d.volatile[last]
+		d.volatile[i] = moved
+		d.slot(moved).volIdx = i
+	}
+	d.volatile = d.volatile[:last]
+	o.expireAt = 0
+	o.volIdx = -1
+	d.expires.Store(int64(len(d.volatile)))
+}
+
+// setString stores val as o's string value, reusing o's buffer when it fits so
+// that overwriting a key with a value of similar size allocates nothing.
+func (d *DB) setString(o *object, val []byte) {
+	old := cap(o.str)
+	if cap(o.str) >= len(val) && cap(o.str) <= 2*len(val)+16 {
+		o.str = append(o.str[:0], val...)
+	} else {
+		o.str = append(make([]byte, 0, len(val)), val...)
+	}
+	o.kind = KindString
+	d.memory.Add(int64(cap(o.str) - old))
+}
+
+// dropValue empties o's value before it is given a value of another kind.
+func (d *DB) dropValue(o *object) {
+	d.memory.Add(-int64(cap(o.str)))
+	o.str = nil
+	o.kind = kindNone
+}
+
+// accountResize records that o.str's capacity changed from old.
+func (d *DB) accountResize(o *object, old int) {
+	d.memory.Add(int64(cap(o.str) - old))
+}
+
+// randomLive returns a random live key's object, or nil if the database is
+// empty. Expired keys found on the way are deleted.
+func (d *DB) randomLive(now int64) *object {
+	for tries := 0; len(d.index) > 0 && tries < 100; tries++ {
+		o := d.randomSlot()
+		if o == nil {
+			continue
+		}
+		if o.expireAt != 0 && o.expireAt <= now {
+			d.remove(o)
+			d.expired.Add(1)
+			continue
+		}
+		return o
+	}
+	// Sparse slots: fall back to the map's random iteration start.
+	for k, pos := range d.index {
+		_ = k
+		o := d.slot(pos)
+		if o.expireAt != 0 && o.expireAt <= now {
+			continue
+		}
+		return o
+	}
+	return nil
+}
+
+func (d *DB) randomSlot() *object {
+	if d.used == 0 {
+		return nil
+	}
+	o := d.slot(uint32(rand.IntN(int(d.used))))
+	if o.kind == kindNone {
+		return nil
+	}
+	return o
+}
+
+// expireCycle samples keys with an expiry and deletes the expired ones, as
+// Redis' activeExpireCycle: 20 samples a round, another round while more than a
+// quarter of the sample had expired, until the deadline (unix ns). It returns
+// how many keys it deleted.
+func (d *DB) expireCycle(now int64, deadline int64) int {
+	deleted := 0
+	for len(d.volatile) > 0 {
+		sample := min(20, len(d.volatile))
+		expired := 0
+		for range sample {
+			if len(d.volatile) == 0 {
+				break
+			}
+			pos := d.volatile[rand.IntN(len(d.volatile))]
+			o := d.slot(pos)
+			if o.expireAt <= now {
+				d.removeAt(o, pos)
+				expired++
+			}
+		}
+		deleted += expired
+		if expired*4 <= sample || time.Now().UnixNano() > deadline {
+			break
+		}
+	}
+	d.expired.Add(int64(deleted))
+	return deleted
+}

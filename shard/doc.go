@@ -1,0 +1,32 @@
+// Package shard owns the keyspace: N shards, each holding its part of the keys
+// (xxhash of the key, or of its {hash tag}, picks the shard), the commands that
+// read and write them, and key expiry.
+//
+// # Ownership
+//
+// Only whoever currently holds a shard's drain token touches that shard's data:
+// its databases, its expiry index and its plain counters. Nothing else may read
+// or write them; everything else sends a Batch through the shard's bounded queue
+// or takes the token through the Runtime. No mutex guards keyspace data, and a
+// *DB or *object pointer never leaves a command handler.
+//
+// # Who drains a shard
+//
+// The Runtime hides the drain strategy (see Strategy): either the event loop that
+// produced a command takes the token and executes it inline (run-to-completion),
+// or each shard has its own goroutine that drains its queue (dedicated). Either
+// way the queue is the contract: a producer that cannot take the token pushes a
+// Batch, and whoever holds the token drains the queue before letting go.
+//
+// # Multi-shard commands
+//
+// A command whose keys live on several shards takes the tokens of all of them in
+// ascending shard order, runs, then releases them, so it is atomic as in Redis
+// and cannot deadlock: a token holder never waits for a lower-numbered token, and
+// queued batches never need a second token.
+//
+// # What it must never do
+//
+// Know about sockets, connections or HTTP; block while holding a token; allocate
+// per command on the GET/SET/INCR path in steady state.
+package shard

@@ -1,0 +1,196 @@
+package shard
+
+import (
+	"fmt"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// Ctx is one command's execution context. The producer fills DB, RESP3, Now,
+// Cmd and Args (borrowed: valid only during the call) and Out (the reply is
+// appended to it); handlers read keys through db.
+type Ctx struct {
+	DB    int   // selected database, 0..NumDatabases-1
+	RESP3 bool  // the connection speaks RESP3 (HELLO 3)
+	Now   int64 // unix milliseconds, read once per batch
+	Cmd   *command.Command
+	Args  [][]byte
+	Out   []byte
+
+	rt     *Runtime
+	single *Shard // the shard held, when the command runs on exactly one
+}
+
+// Bind attaches c to rt; a producer calls it once per context it keeps.
+func (c *Ctx) Bind(rt *Runtime) { c.rt = rt }
+
+// db returns the database that owns key in the selected database number.
+// REQUIRES: the caller holds the token of the shard that owns key.
+func (c *Ctx) db(key []byte) *DB {
+	if c.single != nil {
+		return c.single.dbs[c.DB]
+	}
+	return c.rt.shards[c.rt.ShardOf(key)].dbs[c.DB]
+}
+
+type handler func(c *Ctx)
+
+// routeKind says which shards a command needs.
+type routeKind uint8
+
+const (
+	routeNone routeKind = iota // not executed by shards
+	routeKeys                  // the shards of its keys (legacy key positions)
+	routeAll                   // every shard (keyspace-wide commands)
+	routeScan                  // one shard, chosen by the SCAN cursor
+)
+
+type route struct {
+	kind routeKind
+}
+
+// Where says how a producer must run a command.
+type Where uint8
+
+const (
+	NotShard    Where = iota // a connection or server command; not ours
+	OneShard                 // TryExec, or queue a Batch for that shard
+	Coordinated              // ExecMulti
+)
+
+// Route tells the producer where cmd with args runs. args must already have
+// passed the arity check.
+func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
+	r := rt.routes[cmd.ID]
+	switch r.kind {
+	case routeKeys:
+		first := rt.ShardOf(args[cmd.FirstKey])
+		last := cmd.LastKey
+		if last < 0 {
+			last = len(args) + last
+		}
+		for i := cmd.FirstKey + cmd.Step; i <= last && cmd.Step > 0; i += cmd.Step {
+			if rt.ShardOf(args[i]) != first {
+				return 0, Coordinated
+			}
+		}
+		return first, OneShard
+	case routeAll:
+		if len(rt.shards) == 1 {
+			return 0, OneShard
+		}
+		return 0, Coordinated
+	case routeScan:
+		shard, _, err := rt.parseScanCursor(args[1])
+		if err != nil {
+			return 0, OneShard // the handler replies with the error
+		}
+		return shard, OneShard
+	}
+	return 0, NotShard
+}
+
+func (rt *Runtime) keyShards(cmd *command.Command, args [][]byte, set *shardSet) {
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	for i := cmd.FirstKey; i <= last && i < len(args); i += max(cmd.Step, 1) {
+		set.add(rt.ShardOf(args[i]))
+	}
+}
+
+// handlers maps command names (as in the command table) to their handler and
+// route. The Runtime resolves them to command IDs once, at construction.
+func handlerTable() map[string]struct {
+	h handler
+	r routeKind
+} {
+	type entry = struct {
+		h handler
+		r routeKind
+	}
+	t := map[string]entry{}
+	add := func(name string, h handler, r routeKind) { t[name] = entry{h, r} }
+	// strings
+	add("get", cmdGet, routeKeys)
+	add("set", cmdSet, routeKeys)
+	add("setnx", cmdSetNX, routeKeys)
+	add("setex", cmdSetEX, routeKeys)
+	add("psetex", cmdPSetEX, routeKeys)
+	add("getset", cmdGetSet, routeKeys)
+	add("getdel", cmdGetDel, routeKeys)
+	add("getex", cmdGetEx, routeKeys)
+	add("mget", cmdMGet, routeKeys)
+	add("mset", cmdMSet, routeKeys)
+	add("msetnx", cmdMSetNX, routeKeys)
+	add("incr", cmdIncr, routeKeys)
+	add("decr", cmdDecr, routeKeys)
+	add("incrby", cmdIncrBy, routeKeys)
+	add("decrby", cmdDecrBy, routeKeys)
+	add("incrbyfloat", cmdIncrByFloat, routeKeys)
+	add("append", cmdAppend, routeKeys)
+	add("strlen", cmdStrlen, routeKeys)
+	add("getrange", cmdGetRange, routeKeys)
+	add("substr", cmdGetRange, routeKeys)
+	add("setrange", cmdSetRange, routeKeys)
+	// generic
+	add("del", cmdDel, routeKeys)
+	add("unlink", cmdDel, routeKeys)
+	add("exists", cmdExists, routeKeys)
+	add("touch", cmdExists, routeKeys)
+	add("type", cmdType, routeKeys)
+	add("rename", cmdRename, routeKeys)
+	add("renamenx", cmdRenameNX, routeKeys)
+	add("copy", cmdCopy, routeKeys)
+	add("expire", cmdExpire, routeKeys)
+	add("pexpire", cmdPExpire, routeKeys)
+	add("expireat", cmdExpireAt, routeKeys)
+	add("pexpireat", cmdPExpireAt, routeKeys)
+	add("ttl", cmdTTL, routeKeys)
+	add("pttl", cmdPTTL, routeKeys)
+	add("expiretime", cmdExpireTime, routeKeys)
+	add("pexpiretime", cmdPExpireTime, routeKeys)
+	add("persist", cmdPersist, routeKeys)
+	add("keys", cmdKeys, routeAll)
+	add("scan", cmdScan, routeScan)
+	add("randomkey", cmdRandomKey, routeAll)
+	add("dbsize", cmdDBSize, routeAll)
+	add("flushdb", cmdFlushDB, routeAll)
+	add("flushall", cmdFlushAll, routeAll)
+	return t
+}
+
+func (rt *Runtime) register() error {
+	rt.handlers = make([]handler, rt.table.Len())
+	rt.routes = make([]route, rt.table.Len())
+	for name, e := range handlerTable() {
+		cmd := rt.table.Lookup([]byte(name))
+		if cmd == nil {
+			return fmt.Errorf("shard: handler for %q has no command table entry", name)
+		}
+		if e.r == routeKeys && cmd.FirstKey <= 0 {
+			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
+		}
+		rt.handlers[cmd.ID] = e.h
+		rt.routes[cmd.ID] = route{kind: e.r}
+	}
+	return nil
+}
+
+// ---- reply helpers ---------------------------------------------------------
+
+func (c *Ctx) ok()                 { c.Out = append(c.Out, resp.OK...) }
+func (c *Ctx) raw(b []byte)        { c.Out = append(c.Out, b...) }
+func (c *Ctx) int(n int64)         { c.Out = resp.AppendInt(c.Out, n) }
+func (c *Ctx) bulk(b []byte)       { c.Out = resp.AppendBulk(c.Out, b) }
+func (c *Ctx) null()               { c.Out = resp.AppendNull(c.Out, c.RESP3) }
+func (c *Ctx) nullArray()          { c.Out = resp.AppendNullArray(c.Out, c.RESP3) }
+func (c *Ctx) array(n int)         { c.Out = resp.AppendArrayHeader(c.Out, n) }
+func (c *Ctx) err(msg string)      { c.Out = resp.AppendError(c.Out, msg) }
+func (c *Ctx) simple(s string)     { c.Out = resp.AppendSimpleString(c.Out, s) }
+func (c *Ctx) wrongType()          { c.Out = append(c.Out, resp.ErrWrongType...) }
+func (c *Ctx) syntaxErr()          { c.Out = append(c.Out, resp.ErrSyntax...) }
+func (c *Ctx) notInteger()         { c.Out = append(c.Out, resp.ErrNotInteger...) }
+func (c *Ctx) bulkString(s string) { c.Out = resp.AppendBulkString(c.Out, s) }

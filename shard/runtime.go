@@ -1,0 +1,379 @@
+package shard
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/svcdb/svcdb/core/command"
+)
+
+// Strategy says who executes a shard's queued batches.
+type Strategy uint8
+
+const (
+	// RunToCompletion: the event loop that produces a command takes the shard's
+	// token and executes it inline; a loop that finds the token taken queues its
+	// batch, and the holder drains the queue before letting go. No cross-thread
+	// wake-up when shards are not contended.
+	RunToCompletion Strategy = iota
+	// Dedicated: every shard has its own goroutine that drains its queue;
+	// producers always queue and wake it once per burst.
+	Dedicated
+)
+
+func (s Strategy) String() string {
+	if s == Dedicated {
+		return "dedicated"
+	}
+	return "run-to-completion"
+}
+
+// ParseStrategy reads a strategy name as String writes it.
+func ParseStrategy(name string) (Strategy, error) {
+	switch name {
+	case "run-to-completion", "rtc", "":
+		return RunToCompletion, nil
+	case "dedicated":
+		return Dedicated, nil
+	}
+	return 0, fmt.Errorf("unknown drain strategy %q; want run-to-completion or dedicated", name)
+}
+
+// MaxShards bounds the shard count so a multi-key command can name its shards
+// in a fixed-size bit set.
+const MaxShards = 256
+
+// Config sizes a Runtime.
+type Config struct {
+	Shards   int      // number of shards, 1..MaxShards
+	QueueCap int      // batches each shard queue holds; default 1024
+	Strategy Strategy // who drains the queues
+	// ActiveExpireEvery is the period of the active expiry cycle (Redis: 1/hz =
+	// 100ms); 0 means 100ms.
+	ActiveExpireEvery time.Duration
+	// OnPanic is told about a command handler that panicked (the client gets an
+	// error reply and the server stays up). May be nil.
+	OnPanic func(cmd string, recovered any, stack []byte)
+}
+
+// Runtime owns the shards and hides the drain strategy.
+type Runtime struct {
+	shards   []*Shard
+	strategy Strategy
+	table    *command.Table
+	handlers []handler // by command ID; nil for commands not executed by shards
+	routes   []route   // by command ID
+	onPanic  func(string, any, []byte)
+	panics   int64
+
+	expireEvery time.Duration
+	stop        chan struct{}
+	wg          sync.WaitGroup
+}
+
+// New builds the shards. Call Start to begin background work.
+func New(cfg Config, table *command.Table) (*Runtime, error) {
+	if cfg.Shards < 1 || cfg.Shards > MaxShards {
+		return nil, fmt.Errorf("shards: got %d; want 1..%d", cfg.Shards, MaxShards)
+	}
+	if cfg.QueueCap <= 0 {
+		cfg.QueueCap = 1024
+	}
+	if cfg.ActiveExpireEvery <= 0 {
+		cfg.ActiveExpireEvery = 100 * time.Millisecond
+	}
+	rt := &Runtime{
+		strategy:    cfg.Strategy,
+		table:       table,
+		onPanic:     cfg.OnPanic,
+		expireEvery: cfg.ActiveExpireEvery,
+		stop:        make(chan struct{}),
+	}
+	for i := range cfg.Shards {
+		rt.shards = append(rt.shards, newShard(i, cfg.QueueCap))
+	}
+	if err := rt.register(); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// Start launches the active expiry cycle and, for Dedicated, the shard goroutines.
+func (rt *Runtime) Start() {
+	if rt.strategy == Dedicated {
+		for _, s := range rt.shards {
+			rt.wg.Add(1)
+			go rt.serve(s)
+		}
+	}
+	rt.wg.Add(1)
+	go rt.expireLoop()
+}
+
+// Close stops background work. Batches still queued are drained first.
+func (rt *Runtime) Close() {
+	close(rt.stop)
+	rt.wg.Wait()
+	for _, s := range rt.shards {
+		rt.acquire(s)
+		rt.drain(s)
+		s.token.Store(0)
+	}
+}
+
+// NumShards is the number of shards.
+func (rt *Runtime) NumShards() int { return len(rt.shards) }
+
+// Strategy reports the drain strategy in use.
+func (rt *Runtime) Strategy() Strategy { return rt.strategy }
+
+// ShardOf returns the shard that owns key: xxhash of the key, or of the part
+// between the first '{' and the next '}' when that part is not empty (Redis
+// Cluster's hash tag rule), so keys sharing a tag live on one shard.
+func (rt *Runtime) ShardOf(key []byte) int {
+	return int(xxhash.Sum64(hashTag(key)) % uint64(len(rt.shards)))
+}
+
+func hashTag(key []byte) []byte {
+	for i, c := range key {
+		if c == '{' {
+			for j := i + 1; j < len(key); j++ {
+				if key[j] == '}' {
+					if j > i+1 {
+						return key[i+1 : j]
+					}
+					return key
+				}
+			}
+			return key
+		}
+	}
+	return key
+}
+
+// Snapshots reads every shard's published counters.
+func (rt *Runtime) Snapshots() []Snapshot {
+	out := make([]Snapshot, len(rt.shards))
+	for i, s := range rt.shards {
+		out[i] = s.Snapshot()
+	}
+	return out
+}
+
+// ---- token handling -------------------------------------------------------
+
+// acquire takes s's token, waiting for the current holder. Holders never wait
+// while holding a token except for higher-numbered ones (ExecMulti), and queued
+// batches never need a second token, so this cannot deadlock.
+func (rt *Runtime) acquire(s *Shard) {
+	for i := 0; !s.tryAcquire(); i++ {
+		if i > 30 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// release lets go of s's token after draining what is queued. A producer that
+// published a batch while the token was held relies on the re-check below.
+func (rt *Runtime) release(s *Shard) {
+	if rt.strategy == Dedicated {
+		s.token.Store(0)
+		if s.queue.ready() {
+			s.signal()
+		}
+		return
+	}
+	for {
+		rt.drain(s)
+		s.token.Store(0)
+		if !s.queue.ready() || !s.tryAcquire() {
+			return
+		}
+	}
+}
+
+func (s *Shard) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// serve is a Dedicated shard's goroutine.
+func (rt *Runtime) serve(s *Shard) {
+	defer rt.wg.Done()
+	for {
+		select {
+		case <-s.wake:
+		case <-rt.stop:
+			return
+		}
+		for {
+			rt.acquire(s)
+			rt.drain(s)
+			s.token.Store(0)
+			if !s.queue.ready() {
+				break
+			}
+		}
+	}
+}
+
+// drain executes every published batch in s's queue.
+// REQUIRES: the caller holds s's token.
+func (rt *Runtime) drain(s *Shard) {
+	for b := s.queue.pop(); b != nil; b = s.queue.pop() {
+		s.stats.batches.Add(1)
+		rt.execBatch(s, b)
+	}
+}
+
+func (rt *Runtime) execBatch(s *Shard, b *Batch) {
+	c := &b.Ctx
+	c.Now = time.Now().UnixMilli()
+	c.Out = b.Out
+	for _, q := range b.cmds {
+		c.Cmd = q.cmd
+		c.Args = b.argv[q.argStart:q.argEnd]
+		rt.exec(s, c)
+	}
+	b.Out = c.Out
+	c.Args = nil
+	owner := b.Owner
+	b.done.Store(true) // from here on the owner may reuse b
+	owner.BatchDone()
+}
+
+// ---- the producer's side --------------------------------------------------
+
+// TryExec runs c's command on shard idx now if its token is free and the
+// strategy allows it, appending the reply to c.Out. It reports false when the
+// command must be queued instead (see NewBatch / Submit).
+func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
+	if rt.strategy == Dedicated {
+		return false
+	}
+	s := rt.shards[idx]
+	if !s.tryAcquire() {
+		return false
+	}
+	rt.exec(s, c)
+	rt.release(s)
+	return true
+}
+
+// Submit queues b for its shard (set with Target). The owner is told through
+// b.Owner.BatchDone when b.Done. Submit waits while the queue is full: that is
+// the back-pressure that stops the producing connection, never a drop.
+func (rt *Runtime) Submit(b *Batch) {
+	b.seal()
+	s := rt.shards[b.shard]
+	for i := 0; !s.queue.push(b); i++ {
+		// Full: help drain if we can, else let the holder make progress.
+		if rt.strategy == RunToCompletion && s.tryAcquire() {
+			rt.release(s)
+		} else if i > 30 {
+			runtime.Gosched()
+		}
+	}
+	if rt.strategy == Dedicated {
+		s.signal()
+		return
+	}
+	if s.tryAcquire() {
+		rt.release(s)
+	}
+}
+
+// Target sets the shard b's commands go to. Call before the first Add.
+func (b *Batch) Target(shard int) { b.shard = shard }
+
+// TargetShard is the shard set with Target.
+func (b *Batch) TargetShard() int { return b.shard }
+
+// ExecMulti runs c's command holding every shard it involves (all shards for
+// keyspace-wide commands, else the shards of its keys), taken in ascending
+// order, so the command is atomic across shards.
+func (rt *Runtime) ExecMulti(c *Ctx) {
+	var set shardSet
+	if rt.routes[c.Cmd.ID].kind == routeAll {
+		set.all(len(rt.shards))
+	} else {
+		rt.keyShards(c.Cmd, c.Args, &set)
+	}
+	for i := range len(rt.shards) {
+		if set.has(i) {
+			rt.acquire(rt.shards[i])
+		}
+	}
+	c.single = nil
+	rt.run(c)
+	for i := len(rt.shards) - 1; i >= 0; i-- {
+		if set.has(i) {
+			rt.release(rt.shards[i])
+		}
+	}
+}
+
+type shardSet [MaxShards / 64]uint64
+
+func (s *shardSet) add(i int)      { s[i>>6] |= 1 << (i & 63) }
+func (s *shardSet) has(i int) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+func (s *shardSet) all(n int) {
+	for i := range n {
+		s.add(i)
+	}
+}
+
+// exec runs one command on shard s. REQUIRES: the caller holds s's token.
+func (rt *Runtime) exec(s *Shard, c *Ctx) {
+	c.single = s
+	rt.run(c)
+	s.stats.commands.Add(1)
+}
+
+// run calls the handler; a panic becomes an error reply so one bad command
+// cannot take the server down (OnPanic records it: a panic is always a bug).
+func (rt *Runtime) run(c *Ctx) {
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 16<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			c.Out = append(c.Out, "-ERR internal error while executing the command\r\n"...)
+			if rt.onPanic != nil {
+				rt.onPanic(c.Cmd.FullName, r, buf)
+			}
+		}
+	}()
+	rt.handlers[c.Cmd.ID](c)
+}
+
+// ---- active expiry ---------------------------------------------------------
+
+func (rt *Runtime) expireLoop() {
+	defer rt.wg.Done()
+	t := time.NewTicker(rt.expireEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-rt.stop:
+			return
+		case <-t.C:
+		}
+		for _, s := range rt.shards {
+			rt.acquire(s)
+			// A quarter of the period, shared by the shards, as Redis' slow cycle
+			// (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) bounds its own.
+			now := time.Now()
+			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
+			for _, d := range s.dbs {
+				d.expireCycle(now.UnixMilli(), deadline)
+			}
+			rt.release(s)
+		}
+	}
+}

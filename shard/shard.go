@@ -1,0 +1,70 @@
+package shard
+
+import (
+	"sync/atomic"
+)
+
+// NumDatabases is the number of SELECTable databases, as Redis' default.
+const NumDatabases = 16
+
+// Shard is one part of the keyspace with its queue and drain token.
+type Shard struct {
+	id    int
+	token atomic.Int32 // 1 while someone executes this shard
+	queue *queue
+	wake  chan struct{} // Dedicated strategy: wakes the shard's goroutine
+
+	// Owned by the token holder.
+	dbs [NumDatabases]*DB
+
+	stats shardStats
+}
+
+// shardStats are written by the token holder only and read atomically by
+// anyone; padding keeps shards' counters off each other's cache lines.
+type shardStats struct {
+	_        [64]byte
+	commands atomic.Int64
+	batches  atomic.Int64 // batches drained from the queue
+	_        [32]byte
+}
+
+func newShard(id, queueCap int) *Shard {
+	s := &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1)}
+	for i := range s.dbs {
+		s.dbs[i] = newDB()
+	}
+	return s
+}
+
+func (s *Shard) tryAcquire() bool { return s.token.CompareAndSwap(0, 1) }
+
+// Snapshot is what a reader outside the shard may see of it.
+type Snapshot struct {
+	ID         int
+	Keys       [NumDatabases]int64
+	Expires    [NumDatabases]int64
+	Expired    int64
+	MemoryUsed int64
+	Commands   int64
+	Hits       int64
+	Misses     int64
+	QueueDepth int
+	Batches    int64
+}
+
+// Snapshot reads the shard's published counters without taking its token.
+func (s *Shard) Snapshot() Snapshot {
+	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth()}
+	for i, d := range s.dbs {
+		sn.Keys[i] = d.keys.Load()
+		sn.Expires[i] = d.expires.Load()
+		sn.Expired += d.expired.Load()
+		sn.MemoryUsed += d.memory.Load()
+		sn.Hits += d.hits.Load()
+		sn.Misses += d.misses.Load()
+	}
+	sn.Commands = s.stats.commands.Load()
+	sn.Batches = s.stats.batches.Load()
+	return sn
+}
