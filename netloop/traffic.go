@@ -24,28 +24,35 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		gc.SetContext(nil)
 		return errMaxClients, gnet.Close
 	}
-	c := &client{
-		srv:     s,
-		conn:    gc,
-		id:      s.nextID.Add(1),
-		fd:      gc.Fd(),
-		created: time.Now(),
-		authed:  s.cfg.RequirePass == "",
-	}
+	c := s.newClient(gc)
+	c.fd = gc.Fd()
 	if a := gc.RemoteAddr(); a != nil {
 		c.addr = a.String()
 	}
 	if a := gc.LocalAddr(); a != nil {
 		c.lad = a.String()
 	}
+	gc.SetContext(c)
+	s.register(c)
+	return nil, gnet.None
+}
+
+// newClient builds a client's state; gc may be nil in benchmarks that drive
+// consume directly.
+func (s *Server) newClient(gc gnet.Conn) *client {
+	c := &client{
+		srv:     s,
+		conn:    gc,
+		id:      s.nextID.Add(1),
+		created: time.Now(),
+		authed:  s.cfg.RequirePass == "",
+	}
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
 	c.batch.Owner = c
 	c.batch.Ctx.Bind(s.rt)
 	c.lastInteraction.Store(c.created.UnixMilli())
-	gc.SetContext(c)
-	s.register(c)
-	return nil, gnet.None
+	return c
 }
 
 // OnClose forgets the connection.
@@ -86,39 +93,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	now := time.Now().UnixMilli()
 	c.ctx.Now = now
 	buf, _ := gc.Peek(-1)
-	off := 0
-	for off < len(buf) && !c.pending && !c.closeAfter {
-		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
-		if err != nil {
-			return s.protocolError(c, err)
-		}
-		if n == 0 {
-			if c.open {
-				break // submit below, then come back for the rest
-			}
-			if len(buf)-off > s.cfg.QueryBufferLimit {
-				s.log.Warn("closing client that reached max query buffer length", "id", c.id, "addr", c.addr, "qbuf", len(buf)-off)
-				return gnet.Close
-			}
-			break
-		}
-		c.argv = args
-		if len(args) == 0 {
-			off += n
-			continue
-		}
-		if !s.process(c, args) {
-			break // the command belongs to a different shard than the open batch
-		}
-		off += n
-		if len(c.out) > s.cfg.OutputSoftLimit {
-			s.flush(c)
-			if gc.OutboundBuffered() > s.cfg.OutputSoftLimit {
-				c.paused = true
-				s.pause(c)
-				break
-			}
-		}
+	off, closeNow := s.consume(c, buf)
+	if closeNow {
+		return gnet.Close
 	}
 	c.netIn += int64(off)
 	_, _ = gc.Discard(off)
@@ -136,6 +113,47 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
+// consume parses and runs the complete commands at the front of buf, stopping
+// early when a batch is queued, the client must close, or output back-pressure
+// pauses it. It returns how many bytes it consumed, and closeNow when the
+// connection must be closed at once (protocol error or query buffer limit).
+// It is the whole per-command path (parse, lookup, route, execute, encode) and
+// runs on the client's loop.
+func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
+	for off < len(buf) && !c.pending && !c.closeAfter {
+		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
+		if err != nil {
+			s.protocolError(c, err)
+			return off, true
+		}
+		if n == 0 {
+			if !c.open && len(buf)-off > s.cfg.QueryBufferLimit {
+				s.log.Warn("closing client that reached max query buffer length", "id", c.id, "addr", c.addr, "qbuf", len(buf)-off)
+				return off, true
+			}
+			break
+		}
+		c.argv = args
+		if len(args) == 0 {
+			off += n
+			continue
+		}
+		if !s.process(c, args) {
+			break // the command belongs to a different shard than the open batch
+		}
+		off += n
+		if len(c.out) > s.cfg.OutputSoftLimit {
+			s.flush(c)
+			if c.conn.OutboundBuffered() > s.cfg.OutputSoftLimit {
+				c.paused = true
+				s.pause(c)
+				break
+			}
+		}
+	}
+	return off, false
+}
+
 func (s *Server) flush(c *client) {
 	if len(c.out) == 0 {
 		return
@@ -150,8 +168,9 @@ func (s *Server) flush(c *client) {
 	c.obl.Store(int64(c.conn.OutboundBuffered()))
 }
 
-// protocolError replies with Redis' text and closes the connection, as Redis does.
-func (s *Server) protocolError(c *client, err error) gnet.Action {
+// protocolError replies with Redis' text; the caller closes the connection,
+// as Redis does.
+func (s *Server) protocolError(c *client, err error) {
 	s.stats.protocolErrors.Add(1)
 	if c.open {
 		// Commands accepted before the bad input still run and answer first;
@@ -172,7 +191,6 @@ func (s *Server) protocolError(c *client, err error) gnet.Action {
 		c.out = resp.AppendError(c.out, "ERR Protocol error: "+err.Error())
 	}
 	s.flush(c)
-	return gnet.Close
 }
 
 // process runs or queues one command. It reports false, without consuming the

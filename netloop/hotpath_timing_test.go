@@ -1,0 +1,106 @@
+package netloop
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// hotPath is the per-command path without the socket: parse → command lookup →
+// route → shard token → execute → encode, exactly as OnTraffic runs it.
+type hotPath struct {
+	srv *Server
+	c   *client
+	rt  *shard.Runtime
+}
+
+func newHotPath(tb testing.TB) *hotPath {
+	tb.Helper()
+	table := command.New()
+	rt, err := shard.New(shard.Config{Shards: 16}, table)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := New(Config{}, table, rt)
+	c := srv.newClient(nil)
+	c.ctx.Now = time.Now().UnixMilli()
+	return &hotPath{srv: srv, c: c, rt: rt}
+}
+
+// run feeds one buffer of pipelined commands and returns the replies.
+func (h *hotPath) run(tb testing.TB, in []byte) []byte {
+	h.c.out = h.c.out[:0]
+	off, closeNow := h.srv.consume(h.c, in)
+	if closeNow || off != len(in) || h.c.pending {
+		tb.Fatalf("consume: off=%d of %d closeNow=%v pending=%v out=%q", off, len(in), closeNow, h.c.pending, h.c.out)
+	}
+	return h.c.out
+}
+
+func mb(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
+}
+
+var hotCommands = []struct {
+	name string
+	in   string
+	want string
+}{
+	{"GET", mb("GET", "key:000042"), "$10\r\nvalue:0042\r\n"},
+	{"SET", mb("SET", "key:000042", "value:0042"), "+OK\r\n"},
+	{"INCR", mb("INCR", "counter:7"), ""},
+}
+
+// TestHotPathAllocs asserts what BenchmarkHotPath reports: steady-state GET,
+// SET and INCR allocate nothing, one command at a time and pipelined.
+func TestHotPathAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates; BenchmarkHotPath and this test run without -race in make test")
+	}
+	h := newHotPath(t)
+	h.run(t, []byte(mb("SET", "key:000042", "value:0042")))
+	for _, hc := range hotCommands {
+		in := []byte(hc.in)
+		pipelined := []byte(strings.Repeat(hc.in, 16))
+		for _, buf := range [][]byte{in, pipelined} {
+			h.run(t, buf) // warm: buffers grow once
+			if n := testing.AllocsPerRun(1000, func() { h.run(t, buf) }); n != 0 {
+				t.Errorf("%s (%d bytes): %v allocs per run; want 0", hc.name, len(buf), n)
+			}
+		}
+		if hc.want != "" {
+			if got := string(h.run(t, in)); got != hc.want {
+				t.Errorf("%s reply %q; want %q", hc.name, got, hc.want)
+			}
+		}
+	}
+}
+
+func BenchmarkHotPath(b *testing.B) {
+	for _, hc := range hotCommands {
+		for _, depth := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/pipeline=%d", hc.name, depth), func(b *testing.B) {
+				h := newHotPath(b)
+				h.run(b, []byte(mb("SET", "key:000042", "value:0042")))
+				buf := []byte(strings.Repeat(hc.in, depth))
+				h.run(b, buf)
+				b.ReportAllocs()
+				b.SetBytes(int64(len(buf)))
+				b.ResetTimer()
+				for range b.N {
+					h.run(b, buf)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*depth), "ns/cmd")
+			})
+		}
+	}
+}

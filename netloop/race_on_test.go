@@ -1,0 +1,5 @@
+//go:build race
+
+package netloop
+
+const raceEnabled = true
