@@ -49,6 +49,10 @@ func startServer(t testing.TB, opts ...serverOpt) *testServer {
 	for _, o := range opts {
 		o(&nc, &sc)
 	}
+	nc.OnPanic = func(r any) {
+		ts.panics.Add(1)
+		t.Errorf("BUG: loop-side panic: %v", r)
+	}
 	sc.OnPanic = func(cmd string, r any, stack []byte) {
 		ts.panics.Add(1)
 		t.Errorf("BUG: handler for %s panicked: %v\n%s", cmd, r, stack)

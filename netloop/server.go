@@ -45,6 +45,9 @@ type Config struct {
 	ConfigFile  string // for INFO server
 	Logger      *slog.Logger
 	Lifecycle   *lifecycle.Tracker
+	// OnPanic is told about a panic in loop-side code (always a bug; the
+	// connection is closed and the server keeps running). May be nil.
+	OnPanic func(recovered any)
 }
 
 func (c *Config) setDefaults() {
@@ -121,6 +124,7 @@ type serverStats struct {
 	netIn               atomic.Int64
 	netOut              atomic.Int64
 	protocolErrors      atomic.Int64
+	panics              atomic.Int64
 	opsSampler          opsSampler
 }
 

@@ -2,6 +2,8 @@ package netloop
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -37,6 +39,24 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	return nil, gnet.None
 }
 
+// recoverConn turns a panic in loop-side code into the end of that one
+// connection, logged as the bug it is, instead of the end of the server.
+// Shard handlers recover on their own (shard.Runtime.run).
+func (s *Server) recoverConn(c *client, action *gnet.Action) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	s.stats.panics.Add(1)
+	buf := make([]byte, 16<<10)
+	buf = buf[:runtime.Stack(buf, false)]
+	s.log.Error("BUG: panic while serving a client; closing it", "id", c.id, "addr", c.addr, "panic", fmt.Sprint(r), "stack", string(buf))
+	if s.cfg.OnPanic != nil {
+		s.cfg.OnPanic(r)
+	}
+	*action = gnet.Close
+}
+
 // newClient builds a client's state; gc may be nil in benchmarks that drive
 // consume directly.
 func (s *Server) newClient(gc gnet.Conn) *client {
@@ -68,8 +88,9 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 
 // OnTraffic runs on the connection's loop when bytes arrive or the connection
 // is woken (its batch completed, it was killed, or back-pressure eased).
-func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
+func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	c := gc.Context().(*client)
+	defer s.recoverConn(c, &action)
 	if c.killed.Load() {
 		return gnet.Close
 	}

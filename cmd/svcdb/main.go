@@ -55,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.port, "port", 6379, "TCP port to listen on (0 picks a free port and prints it)")
 	fs.StringVar(&o.bind, "bind", "127.0.0.1", "address to listen on")
 	fs.IntVar(&o.shards, "shards", DefaultShards, fmt.Sprintf("number of keyspace shards (1..%d)", shard.MaxShards))
-	fs.IntVar(&o.eventLoops, "event-loops", runtime.GOMAXPROCS(0), "number of network event loops (default: the CPUs this process may use)")
+	fs.IntVar(&o.eventLoops, "event-loops", runtime.GOMAXPROCS(0), "number of network event loops; the default is the number of CPUs this process may use")
 	fs.StringVar(&o.strategy, "drain-strategy", "run-to-completion", "who executes shard queues: run-to-completion or dedicated")
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with (empty: none)")
 	fs.IntVar(&o.maxclients, "maxclients", 10000, "maximum number of connected clients")
@@ -64,7 +64,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "svcdb %s: a Redis-protocol database server\n\nUsage: svcdb [flags]\n\nFlags:\n", version)
-		fs.PrintDefaults()
+		fs.VisitAll(func(f *flag.Flag) {
+			kind, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(stderr, "  --%s %s\n    \t%s", f.Name, kind, usage)
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+				fmt.Fprintf(stderr, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(stderr)
+		})
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

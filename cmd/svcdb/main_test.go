@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildBinary compiles cmd/svcdb once per test binary run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "svcdb")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startProcess runs the real binary on an ephemeral port and returns its
+// address (read from its "listening on" line). The process is killed at
+// cleanup if the test has not stopped it.
+func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--port", "0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	addrCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(sc.Text()); m != nil {
+				addrCh <- m[1]
+			}
+		}
+	}()
+	select {
+	case addr := <-addrCh:
+		return cmd, addr, &stderr
+	case <-time.After(10 * time.Second):
+		t.Fatalf("server did not start; stderr:\n%s", stderr.String())
+	}
+	return nil, "", nil
+}
+
+func roundTrip(t *testing.T, addr, req string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, _ := c.Read(buf)
+	return string(buf[:n])
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(15 * time.Second):
+		t.Fatal("process did not exit")
+	}
+	return -1
+}
+
+func TestBinaryLifecycle(t *testing.T) {
+	bin := buildBinary(t)
+
+	t.Run("sigterm", func(t *testing.T) {
+		cmd, addr, stderr := startProcess(t, bin, "--shards", "3", "--event-loops", "1")
+		if got := roundTrip(t, addr, "PING\r\n"); got != "+PONG\r\n" {
+			t.Fatalf("PING: %q", got)
+		}
+		if got := roundTrip(t, addr, "INFO svc\r\n"); !strings.Contains(got, "svc_shards:3") || !strings.Contains(got, "svc_event_loops:1") {
+			t.Fatalf("flags not applied: %q", got)
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, cmd); code != 0 {
+			t.Fatalf("exit code %d after SIGTERM; stderr:\n%s", code, stderr)
+		}
+	})
+
+	t.Run("shutdown command", func(t *testing.T) {
+		cmd, addr, stderr := startProcess(t, bin)
+		roundTrip(t, addr, "SHUTDOWN\r\n")
+		if code := waitExit(t, cmd); code != 0 {
+			t.Fatalf("exit code %d after SHUTDOWN; stderr:\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr.String(), "user requested shutdown") {
+			t.Fatalf("shutdown not logged:\n%s", stderr)
+		}
+	})
+
+	t.Run("help and version", func(t *testing.T) {
+		out, err := exec.Command(bin, "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--event-loops") || !strings.Contains(string(out), "--shards") {
+			t.Fatalf("--help: %v\n%s", err, out)
+		}
+		out, err = exec.Command(bin, "--version").CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "svcdb ") {
+			t.Fatalf("--version: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("bad flags exit 2", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"--no-such-flag"},
+			{"--shards", "0"},
+			{"--shards", "100000"},
+			{"--drain-strategy", "bogus"},
+			{"--port", "70000"},
+			{"stray-argument"},
+		} {
+			cmd := exec.Command(bin, args...)
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 2 {
+				t.Errorf("%v: exit %d; want 2\n%s", args, code, out)
+			}
+			if len(out) == 0 {
+				t.Errorf("%v: no message", args)
+			}
+		}
+	})
+
+	t.Run("port in use", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		port := ln.Addr().(*net.TCPAddr).Port
+		cmd := exec.Command(bin, "--port", strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:"))
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code == 0 {
+			t.Fatalf("started on busy port %d:\n%s", port, out)
+		}
+	})
+}
+
+func TestMain(m *testing.M) {
+	if _, err := exec.LookPath("go"); err != nil {
+		// The test builds the binary; make test always has go on PATH.
+		os.Stderr.WriteString("go not on PATH\n")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
