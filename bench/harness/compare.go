@@ -1,0 +1,343 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svcdb/svcdb/bench/loadgen"
+	"github.com/svcdb/svcdb/bench/proc"
+)
+
+// Side names the two servers in reports.
+const (
+	SideSvcDB = "svcdb"
+	SideRedis = "redis"
+)
+
+// Sample is one run against one server.
+type Sample struct {
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	// CPUUsPerReq is the server's CPU time during the run divided by the
+	// requests completed, in microseconds.
+	CPUUsPerReq float64 `json:"cpu_us_per_req"`
+	Requests    uint64  `json:"requests"`
+	WallSec     float64 `json:"wall_sec"`
+	ServerCPU   float64 `json:"server_cpu_sec"`
+	// ClientCPU is the client's CPU time (redis-benchmark's rusage, or this
+	// process's during a load generator run); near WallSec means the client,
+	// not the server, was the bottleneck.
+	ClientCPU float64 `json:"client_cpu_sec"`
+	Errors    uint64  `json:"errors,omitempty"`
+}
+
+// Case is one benchmark (a redis-benchmark test at a pipeline depth, or a
+// load generator workload) with its samples per server.
+type Case struct {
+	Name   string   `json:"name"`
+	Tool   string   `json:"tool"` // "redis-benchmark" or "loadgen"
+	Detail string   `json:"detail"`
+	SvcDB  []Sample `json:"svcdb"`
+	Redis  []Sample `json:"redis"`
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Started  time.Time `json:"started"`
+	Elapsed  float64   `json:"elapsed_sec"`
+	Machine  Machine   `json:"machine"`
+	Rounds   int       `json:"rounds"`
+	Pinned   bool      `json:"pinned"`
+	PinNote  string    `json:"pin_note"`
+	SvcDBCmd string    `json:"svcdb_cmd"`
+	RedisCmd string    `json:"redis_cmd"`
+	Cases    []*Case   `json:"cases"`
+}
+
+// Run performs the comparison described by cfg. Every process it starts is
+// stopped before it returns, on success, error or ctx cancellation. On error
+// it returns the partial report with what was measured so far.
+func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	rep = &Report{Started: time.Now(), Rounds: cfg.Rounds}
+	defer func() { rep.Elapsed = time.Since(rep.Started).Seconds() }()
+
+	var serverCPUs, clientCPUs string
+	if cfg.Pin {
+		if ok, why := proc.CanPin(); ok {
+			serverCPUs, clientCPUs = cfg.ServerCPUs, cfg.ClientCPUs
+			rep.Pinned = true
+			rep.PinNote = fmt.Sprintf("servers pinned to CPU %s, clients to CPU %s (taskset)", serverCPUs, clientCPUs)
+		} else {
+			rep.PinNote = "not pinned: " + why
+		}
+	} else {
+		rep.PinNote = "not pinned (--pin=false)"
+	}
+
+	workDir := cfg.WorkDir
+	if workDir == "" {
+		if workDir, err = os.MkdirTemp("", "svcbench-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(workDir)
+	}
+
+	var group proc.Group
+	defer func() {
+		if serr := group.StopAll(10 * time.Second); serr != nil && err == nil {
+			err = fmt.Errorf("stopping servers: %w", serr)
+		}
+	}()
+
+	servers := map[string]*proc.Server{}
+	for _, side := range []struct {
+		name string
+		srv  Server
+	}{{SideSvcDB, cfg.SvcDB}, {SideRedis, cfg.Redis}} {
+		dir := filepath.Join(workDir, side.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return rep, err
+		}
+		s, err := proc.StartServer(ctx, &group, proc.ServerSpec{
+			Name: side.name, Path: side.srv.Path, Args: side.srv.Args, CPUs: serverCPUs, Dir: dir,
+		}, 30*time.Second)
+		if err != nil {
+			return rep, err
+		}
+		servers[side.name] = s
+		fmt.Fprintf(progress, "started %s (pid %d) on %s: %s\n", side.name, s.Pid(), s.Addr, s.CommandLine())
+	}
+	rep.SvcDBCmd = servers[SideSvcDB].CommandLine()
+	rep.RedisCmd = servers[SideRedis].CommandLine()
+	rep.Machine = describeMachine(ctx, &cfg)
+
+	r := &runner{cfg: &cfg, progress: progress, clientCPUs: clientCPUs, servers: servers}
+	r.total = cfg.Rounds * 2 * (len(cfg.Tests)*len(cfg.Pipelines) + len(cfg.Loads))
+
+	for _, test := range cfg.Tests {
+		for _, p := range cfg.Pipelines {
+			name := fmt.Sprintf("%s -P %d", strings.ToUpper(test), p)
+			n := cfg.RequestsFor(p)
+			if cfg.TargetTime > 0 {
+				if n, err = r.calibrate(ctx, name, test, p); err != nil {
+					return rep, err
+				}
+			}
+			c := &Case{
+				Name:   name,
+				Tool:   "redis-benchmark",
+				Detail: "redis-benchmark " + strings.Join(benchArgs(0, cfg.Clients, n, cfg.KeySpace, test, p)[4:], " "),
+			}
+			rep.Cases = append(rep.Cases, c)
+			if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
+				return r.redisBenchmark(ctx, s, test, p, n)
+			}); err != nil {
+				return rep, err
+			}
+		}
+	}
+
+	if len(cfg.Loads) > 0 {
+		if clientCPUs != "" {
+			cpus, err := proc.ParseCPUList(clientCPUs)
+			if err != nil {
+				return rep, err
+			}
+			restore, err := proc.PinSelf(cpus)
+			if err != nil {
+				return rep, fmt.Errorf("pinning the load generator to CPU %s: %w", clientCPUs, err)
+			}
+			defer restore()
+		}
+		for i := range cfg.Loads {
+			lc := cfg.Loads[i]
+			c := &Case{Name: loadName(&lc), Tool: "loadgen", Detail: lc.String()}
+			rep.Cases = append(rep.Cases, c)
+			if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
+				return r.load(ctx, s, lc)
+			}); err != nil {
+				return rep, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// loadName is a short label for a workload in the table.
+func loadName(c *loadgen.Config) string {
+	return fmt.Sprintf("loadgen %v %c:%c -P %d", c.Ratio, c.SetPattern, c.GetPattern, c.Pipeline)
+}
+
+type runner struct {
+	cfg        *Config
+	progress   io.Writer
+	clientCPUs string
+	servers    map[string]*proc.Server
+	done       int
+	total      int
+}
+
+// rounds runs one case Rounds times on each server, svcdb first, alternating.
+func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, *proc.Server) (Sample, error)) error {
+	for round := 1; round <= r.cfg.Rounds; round++ {
+		for _, side := range []string{SideSvcDB, SideRedis} {
+			if err := ctx.Err(); err != nil {
+				return context.Cause(ctx)
+			}
+			s := r.servers[side]
+			rctx, cancel := context.WithTimeoutCause(ctx, r.cfg.RunTimeout,
+				fmt.Errorf("%s against %s: run timeout %v", c.Name, side, r.cfg.RunTimeout))
+			sample, err := run(rctx, s)
+			cancel()
+			if exited, werr := s.Exited(); exited {
+				return fmt.Errorf("%s exited during %s (round %d): %v; output:\n%s", side, c.Name, round, werr, s.Output())
+			}
+			if err != nil {
+				return fmt.Errorf("%s against %s, round %d: %w", c.Name, side, round, err)
+			}
+			if side == SideSvcDB {
+				c.SvcDB = append(c.SvcDB, sample)
+			} else {
+				c.Redis = append(c.Redis, sample)
+			}
+			r.done++
+			fmt.Fprintf(r.progress, "[%2d/%d] %-28s %-5s round %d/%d: %10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  cpu %6.2f us/req  (%.2f s)\n",
+				r.done, r.total, c.Name, side, round, r.cfg.Rounds,
+				sample.OpsPerSec, sample.P50Ms, sample.P99Ms, sample.CPUUsPerReq, sample.WallSec)
+		}
+	}
+	return nil
+}
+
+// calibrate runs a tenth of RequestsFor(p) against svcdb and then redis,
+// unrecorded, and returns the -n that makes a run against redis last about
+// TargetTime.
+func (r *runner) calibrate(ctx context.Context, name, test string, p int) (int, error) {
+	ncal := max(r.cfg.RequestsFor(p)/10, r.cfg.Clients*10)
+	var rps float64
+	for _, side := range []string{SideSvcDB, SideRedis} {
+		rctx, cancel := context.WithTimeoutCause(ctx, r.cfg.RunTimeout,
+			fmt.Errorf("calibrating %s against %s: run timeout %v", name, side, r.cfg.RunTimeout))
+		s, err := r.redisBenchmark(rctx, r.servers[side], test, p, ncal)
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("calibrating %s against %s: %w", name, side, err)
+		}
+		rps = s.OpsPerSec // the baseline's, as it runs last
+	}
+	n := max(twoDigits(rps*r.cfg.TargetTime.Seconds()), r.cfg.Clients*10)
+	fmt.Fprintf(r.progress, "[cal]   %-28s redis %.0f ops/s over %d requests: -n %d for %v runs\n", name, rps, ncal, n, r.cfg.TargetTime)
+	return n, nil
+}
+
+// twoDigits rounds v to two significant digits (123456 -> 120000).
+func twoDigits(v float64) int {
+	if v < 100 {
+		return int(v)
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(v))-1)
+	return int(math.Round(v/scale) * scale)
+}
+
+func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string, p, n int) (Sample, error) {
+	before, err := proc.ReadCPU(s.Pid())
+	if err != nil {
+		return Sample{}, err
+	}
+	res, err := proc.Run(ctx, proc.Spec{
+		Name: "redis-benchmark",
+		Path: r.cfg.RedisBenchmark,
+		Args: benchArgs(s.Port, r.cfg.Clients, n, r.cfg.KeySpace, test, p),
+		CPUs: r.clientCPUs,
+	})
+	if err != nil {
+		return Sample{}, err
+	}
+	after, err := proc.ReadCPU(s.Pid())
+	if err != nil {
+		return Sample{}, err
+	}
+	row, err := parseBenchCSV(res.Stdout, test)
+	if err != nil {
+		return Sample{}, err
+	}
+	cpu := after.Sub(before)
+	return Sample{
+		OpsPerSec:   row.OpsPerSec,
+		P50Ms:       row.P50Ms,
+		P99Ms:       row.P99Ms,
+		CPUUsPerReq: cpu.Seconds() * 1e6 / float64(n),
+		Requests:    uint64(n),
+		WallSec:     res.Wall.Seconds(),
+		ServerCPU:   cpu.Seconds(),
+		ClientCPU:   res.CPU.Seconds(),
+	}, nil
+}
+
+func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (Sample, error) {
+	lc.Addr = s.Addr
+	l, err := loadgen.Dial(ctx, lc)
+	if err != nil {
+		return Sample{}, err
+	}
+	defer l.Close()
+	// Read counters after the connections are up, so accept() and
+	// connection set-up are not charged to the requests.
+	before, err := proc.ReadCPU(s.Pid())
+	if err != nil {
+		return Sample{}, err
+	}
+	selfBefore := selfCPU()
+	res, err := l.Run(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
+	selfAfter := selfCPU()
+	after, err := proc.ReadCPU(s.Pid())
+	if err != nil {
+		return Sample{}, err
+	}
+	sum := res.Summary()
+	if sum.Totals.Errors > 0 {
+		return Sample{}, fmt.Errorf("%d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; "))
+	}
+	if sum.Totals.Ops == 0 {
+		return Sample{}, errors.New("no requests completed")
+	}
+	cpu := after.Sub(before)
+	return Sample{
+		OpsPerSec:   sum.Totals.OpsPerSec,
+		P50Ms:       sum.Totals.P50Ms,
+		P99Ms:       sum.Totals.P99Ms,
+		CPUUsPerReq: cpu.Seconds() * 1e6 / float64(sum.Totals.Ops),
+		Requests:    sum.Totals.Ops,
+		WallSec:     sum.DurationSec,
+		ServerCPU:   cpu.Seconds(),
+		ClientCPU:   (selfAfter - selfBefore).Seconds(),
+	}, nil
+}
+
+// selfCPU returns this process's user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,157 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svcdb/svcdb/bench/loadgen"
+)
+
+// Server is how to start one side of the comparison. The harness adds
+// "--port N --bind 127.0.0.1" in front of Args.
+type Server struct {
+	Path string
+	Args []string
+}
+
+// RedisBaselineArgs are the redis-server arguments for the baseline: no
+// persistence, in the foreground.
+var RedisBaselineArgs = []string{"--save", "", "--appendonly", "no", "--daemonize", "no"}
+
+// Tests are the redis-benchmark tests the harness knows how to run (-t).
+var Tests = []string{"set", "get", "incr", "mset"}
+
+// Config is one comparison. DefaultConfig fills everything except SvcDB.
+type Config struct {
+	// SvcDB is the server under test; Redis the baseline.
+	SvcDB, Redis Server
+	// RedisBenchmark is the redis-benchmark executable.
+	RedisBenchmark string
+
+	// Pin asks for servers on ServerCPUs and clients (redis-benchmark and
+	// the in-process load generator) on ClientCPUs. It is ignored, with a
+	// note in the report, when taskset is missing or fewer than two CPUs are
+	// usable. Pinning the load generator pins this whole process for the
+	// duration of Run.
+	Pin                    bool
+	ServerCPUs, ClientCPUs string
+
+	// Rounds is the number of runs per case and server; the report shows
+	// medians. Default 3.
+	Rounds int
+
+	// Tests and Pipelines select the redis-benchmark cases (-t, -P); either
+	// empty means no redis-benchmark runs.
+	Tests     []string
+	Pipelines []int
+	// Requests is redis-benchmark's -n at pipeline 1; at pipeline P it is
+	// Requests × min(P, 10), since pipelining multiplies throughput by
+	// roughly that much. Default 200000. With TargetTime set, a tenth of it
+	// is the size of the calibration runs instead.
+	Requests int
+	// TargetTime, when positive, sizes -n per case so a run lasts about
+	// this long: an unrecorded calibration run against each server (which
+	// also warms both up alike) measures the baseline's throughput, and -n
+	// becomes that rate × TargetTime, to two significant digits. Fixed
+	// ratios cannot do this: MSET costs ten SETs, and a VM may run at half
+	// the speed of the machine the defaults were chosen on. Default 2.5 s;
+	// 0 uses RequestsFor as is.
+	TargetTime time.Duration
+	// Clients is -c (default 50) and KeySpace is -r (default 100000).
+	Clients, KeySpace int
+
+	// Loads are the load generator workloads (Addr is filled in per server).
+	// Empty means no load generator runs.
+	Loads []loadgen.Config
+
+	// RunTimeout bounds each single run. Default 5 minutes.
+	RunTimeout time.Duration
+	// Progress receives one line per run; nil discards them.
+	Progress io.Writer
+	// WorkDir holds the servers' working directories; "" means a temporary
+	// directory removed at the end.
+	WorkDir string
+}
+
+// DefaultLoad is the memtier-like default workload of a comparison:
+// memtier's defaults (1:10 SET:GET, random keys over 0..10M, 32-byte values,
+// 4 threads × 50 clients, pipeline 1), bounded to 3 s instead of 10000
+// requests per client so a round takes as long as a redis-benchmark run.
+func DefaultLoad() loadgen.Config {
+	c := loadgen.DefaultConfig()
+	c.TestTime = 3 * time.Second
+	return c
+}
+
+// DefaultConfig returns the defaults described on each field.
+func DefaultConfig() Config {
+	return Config{
+		Redis:          Server{Path: "/usr/bin/redis-server", Args: slices.Clone(RedisBaselineArgs)},
+		RedisBenchmark: "/usr/bin/redis-benchmark",
+		Pin:            true,
+		ServerCPUs:     "0",
+		ClientCPUs:     "1",
+		Rounds:         3,
+		Tests:          slices.Clone(Tests),
+		Pipelines:      []int{1, 16},
+		Requests:       200_000,
+		TargetTime:     2500 * time.Millisecond,
+		Clients:        50,
+		KeySpace:       100_000,
+		Loads:          []loadgen.Config{DefaultLoad()},
+		RunTimeout:     5 * time.Minute,
+	}
+}
+
+// RequestsFor returns redis-benchmark's -n at pipeline p.
+func (c *Config) RequestsFor(p int) int { return c.Requests * min(max(p, 1), 10) }
+
+// Validate checks c and returns every problem found.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.SvcDB.Path == "" || c.Redis.Path == "" {
+		errs = append(errs, errors.New("both servers need a path"))
+	}
+	if c.Rounds < 1 {
+		errs = append(errs, fmt.Errorf("rounds %d: want >= 1", c.Rounds))
+	}
+	for _, t := range c.Tests {
+		if !slices.Contains(Tests, t) {
+			errs = append(errs, fmt.Errorf("test %q: want one of %s", t, strings.Join(Tests, ", ")))
+		}
+	}
+	for _, p := range c.Pipelines {
+		if p < 1 {
+			errs = append(errs, fmt.Errorf("pipeline %d: want >= 1", p))
+		}
+	}
+	if len(c.Tests) > 0 && len(c.Pipelines) > 0 {
+		if c.RedisBenchmark == "" {
+			errs = append(errs, errors.New("no redis-benchmark path"))
+		}
+		if c.Requests < 1 || c.Clients < 1 || c.KeySpace < 1 {
+			errs = append(errs, fmt.Errorf("requests %d, clients %d, keyspace %d: want >= 1 each", c.Requests, c.Clients, c.KeySpace))
+		}
+	}
+	for i := range c.Loads {
+		l := c.Loads[i]
+		l.Addr = "127.0.0.1:1" // filled in per server
+		if err := l.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("load workload %d: %w", i+1, err))
+		}
+	}
+	if len(c.Loads) == 0 && (len(c.Tests) == 0 || len(c.Pipelines) == 0) {
+		errs = append(errs, errors.New("nothing to run: no redis-benchmark tests and no load workloads"))
+	}
+	if c.TargetTime < 0 {
+		errs = append(errs, fmt.Errorf("target time %v: want >= 0", c.TargetTime))
+	}
+	if c.RunTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("run timeout %v: want > 0", c.RunTimeout))
+	}
+	return errors.Join(errs...)
+}

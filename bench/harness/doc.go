@@ -1,0 +1,29 @@
+// Package harness runs svcdb and redis-server side by side and reports how
+// they compare: throughput, p50/p99 latency and server CPU time per request.
+//
+// It owns the comparison procedure:
+//   - start both servers on free 127.0.0.1 ports, in temporary directories,
+//     pinned to the server CPU (taskset) when the machine has two or more
+//     usable CPUs, with the clients pinned to another CPU;
+//   - for each redis-benchmark (test, pipeline) pair and each workload of
+//     our own load generator (bench/loadgen), run every round against svcdb
+//     and then redis-server, alternating, so drift (thermal, noisy
+//     neighbours) hits both alike;
+//   - size redis-benchmark's -n per case from an unrecorded calibration run
+//     on each server (which also warms both up), so every run lasts about
+//     TargetTime whatever the command's cost or the machine's speed;
+//   - read each server's CPU time from /proc before and after each run
+//     (bench/proc) and divide by the requests completed;
+//   - report medians per server and svcdb/redis ratios as a text table,
+//     Markdown (for docs/performance.md) or JSON, with a description of the
+//     machine and the exact commands.
+//
+// The harness does not care which binary plays "svcdb": any server that takes
+// "--port N --bind 127.0.0.1" and speaks RESP will do (its tests use a
+// second redis-server).
+//
+// It must never: be imported by the server (nothing under bench/ may be),
+// define flags (cmd/svcbench does), or leave a process running: every
+// process it starts belongs to a proc.Group stopped before Run returns,
+// including on error and cancellation.
+package harness

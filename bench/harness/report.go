@@ -1,0 +1,237 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Median returns the per-field medians of samples (each field on its own, so
+// the result need not be one of the runs). The median of an even count is
+// the mean of the middle two.
+func Median(samples []Sample) Sample {
+	field := func(get func(Sample) float64) float64 {
+		if len(samples) == 0 {
+			return 0
+		}
+		v := make([]float64, len(samples))
+		for i, s := range samples {
+			v[i] = get(s)
+		}
+		slices.Sort(v)
+		m := len(v) / 2
+		if len(v)%2 == 0 {
+			return (v[m-1] + v[m]) / 2
+		}
+		return v[m]
+	}
+	return Sample{
+		OpsPerSec:   field(func(s Sample) float64 { return s.OpsPerSec }),
+		P50Ms:       field(func(s Sample) float64 { return s.P50Ms }),
+		P99Ms:       field(func(s Sample) float64 { return s.P99Ms }),
+		CPUUsPerReq: field(func(s Sample) float64 { return s.CPUUsPerReq }),
+		Requests:    uint64(field(func(s Sample) float64 { return float64(s.Requests) })),
+		WallSec:     field(func(s Sample) float64 { return s.WallSec }),
+		ServerCPU:   field(func(s Sample) float64 { return s.ServerCPU }),
+		ClientCPU:   field(func(s Sample) float64 { return s.ClientCPU }),
+	}
+}
+
+// Row is one case reduced to medians and svcdb/redis ratios.
+type Row struct {
+	Case         *Case
+	SvcDB, Redis Sample
+	// Ratios svcdb/redis: above 1 is better for svcdb in OpsRatio, worse in
+	// the others. NaN-free: 0 when the redis value is 0.
+	OpsRatio, P50Ratio, P99Ratio, CPURatio float64
+	// Spread is the larger of the two servers' (max-min)/median of ops/s
+	// over the rounds: a ratio closer to 1 than this is within noise.
+	Spread float64
+	// ClientBound is set when a client used over 90% of a CPU during the
+	// median run: the ratio then understates the faster server.
+	ClientBound bool
+}
+
+// spread returns (max-min)/median of the samples' ops/s.
+func spread(samples []Sample, median float64) float64 {
+	if len(samples) < 2 || median == 0 {
+		return 0
+	}
+	lo, hi := samples[0].OpsPerSec, samples[0].OpsPerSec
+	for _, s := range samples[1:] {
+		lo, hi = min(lo, s.OpsPerSec), max(hi, s.OpsPerSec)
+	}
+	return (hi - lo) / median
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// Rows computes the table rows.
+func (r *Report) Rows() []Row {
+	rows := make([]Row, 0, len(r.Cases))
+	for _, c := range r.Cases {
+		s, q := Median(c.SvcDB), Median(c.Redis)
+		row := Row{
+			Case: c, SvcDB: s, Redis: q,
+			OpsRatio: ratio(s.OpsPerSec, q.OpsPerSec),
+			P50Ratio: ratio(s.P50Ms, q.P50Ms),
+			P99Ratio: ratio(s.P99Ms, q.P99Ms),
+			CPURatio: ratio(s.CPUUsPerReq, q.CPUUsPerReq),
+		}
+		row.Spread = max(spread(c.SvcDB, s.OpsPerSec), spread(c.Redis, q.OpsPerSec))
+		for _, m := range []Sample{s, q} {
+			if m.WallSec > 0 && m.ClientCPU/m.WallSec > 0.9 {
+				row.ClientBound = true
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func (r *Report) machineLine() string {
+	m := r.Machine
+	s := fmt.Sprintf("%s, %d CPUs (%d usable), %s, %s", m.CPUModel, m.OnlineCPUs, m.UsableCPUs, m.Kernel, m.GoVersion)
+	if m.SvcDBGoVersion != "" && m.SvcDBGoVersion != m.GoVersion {
+		s += " (svcdb built with " + m.SvcDBGoVersion + ")"
+	}
+	s += ", redis-server " + m.RedisVersion
+	if m.RedisBenchmarkVersion != "" {
+		s += ", " + m.RedisBenchmarkVersion
+	}
+	return s
+}
+
+const legend = "ops/s: higher is better; p50, p99 (latency, ms) and cpu us/req (server CPU time per request): lower is better.\n" +
+	"spread: (max-min)/median of ops/s over the rounds, the larger of the two servers; an ops ratio closer to 1 than that is noise."
+
+var tableHeader = []string{
+	"case",
+	"svcdb ops/s", "redis ops/s", "ratio", "spread",
+	"svcdb p50 ms", "redis p50 ms", "ratio",
+	"svcdb p99 ms", "redis p99 ms", "ratio",
+	"svcdb cpu us/req", "redis cpu us/req", "ratio",
+}
+
+func (row *Row) cells() []string {
+	mark := ""
+	if row.ClientBound {
+		mark = " *"
+	}
+	spreadCell := "-" // one round: no spread to show
+	if len(row.Case.SvcDB) > 1 || len(row.Case.Redis) > 1 {
+		spreadCell = fmt.Sprintf("%.0f%%", 100*row.Spread)
+	}
+	return []string{
+		row.Case.Name + mark,
+		fmt.Sprintf("%.0f", row.SvcDB.OpsPerSec), fmt.Sprintf("%.0f", row.Redis.OpsPerSec), fmt.Sprintf("%.2f", row.OpsRatio), spreadCell,
+		fmt.Sprintf("%.3f", row.SvcDB.P50Ms), fmt.Sprintf("%.3f", row.Redis.P50Ms), fmt.Sprintf("%.2f", row.P50Ratio),
+		fmt.Sprintf("%.3f", row.SvcDB.P99Ms), fmt.Sprintf("%.3f", row.Redis.P99Ms), fmt.Sprintf("%.2f", row.P99Ratio),
+		fmt.Sprintf("%.2f", row.SvcDB.CPUUsPerReq), fmt.Sprintf("%.2f", row.Redis.CPUUsPerReq), fmt.Sprintf("%.2f", row.CPURatio),
+	}
+}
+
+// WriteTable prints the comparison as an aligned text table.
+func (r *Report) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("svcdb vs redis-server: medians of %d round(s), ratio = svcdb/redis\n", r.Rounds)
+	ew.printf("machine: %s\n", r.machineLine())
+	ew.printf("pinning: %s\n", r.PinNote)
+	ew.printf("svcdb:   %s\n", r.SvcDBCmd)
+	ew.printf("redis:   %s\n\n", r.RedisCmd)
+	if ew.err != nil {
+		return ew.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(tableHeader, "\t")+"\t")
+	rows := r.Rows()
+	anyBound := false
+	for i := range rows {
+		fmt.Fprintln(tw, strings.Join(rows[i].cells(), "\t")+"\t")
+		anyBound = anyBound || rows[i].ClientBound
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if anyBound {
+		ew.printf("* a client used > 90%% of its CPU: the run measured the client as much as the server\n")
+	}
+	ew.printf("%s\n", legend)
+	return ew.err
+}
+
+// WriteMarkdown writes the comparison as a Markdown section for
+// docs/performance.md: machine, commands, the median table, and every run.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("## svcdb vs redis-server\n\n")
+	ew.printf("Measured %s with `svcbench compare`; medians of %d round(s) per server, runs interleaved (svcdb, redis, svcdb, ...). ",
+		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Rounds)
+	ew.printf("Ratios are svcdb/redis.\n\n")
+	ew.printf("- Machine: %s\n", r.machineLine())
+	ew.printf("- Pinning: %s\n", r.PinNote)
+	ew.printf("- svcdb: `%s`\n", r.SvcDBCmd)
+	ew.printf("- redis: `%s`\n", r.RedisCmd)
+	ew.printf("- CPU us/req: the server's CPU time (sum of its threads' /proc schedstat) during the run divided by the requests completed.\n")
+	ew.printf("- %s\n\n", strings.ReplaceAll(legend, "\n", "\n- "))
+	ew.printf("| %s |\n", strings.Join(tableHeader, " | "))
+	ew.printf("|---%s|\n", strings.Repeat("|--:", len(tableHeader)-1))
+	rows := r.Rows()
+	for i := range rows {
+		cells := rows[i].cells()
+		cells[0] = strings.ReplaceAll(cells[0], "|", `\|`)
+		ew.printf("| %s |\n", strings.Join(cells, " | "))
+	}
+	for i := range rows {
+		if rows[i].ClientBound {
+			ew.printf("\n\\* a client used > 90%% of its CPU: the run measured the client as much as the server.\n")
+			break
+		}
+	}
+	ew.printf("\n<details><summary>All runs</summary>\n\n")
+	ew.printf("| case | server | round | ops/s | p50 ms | p99 ms | cpu us/req | requests | wall s | server cpu s | client cpu s |\n")
+	ew.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, c := range r.Cases {
+		for _, side := range []struct {
+			name    string
+			samples []Sample
+		}{{SideSvcDB, c.SvcDB}, {SideRedis, c.Redis}} {
+			for i, s := range side.samples {
+				ew.printf("| %s | %s | %d | %.0f | %.3f | %.3f | %.2f | %d | %.2f | %.3f | %.3f |\n",
+					c.Name, side.name, i+1, s.OpsPerSec, s.P50Ms, s.P99Ms, s.CPUUsPerReq, s.Requests, s.WallSec, s.ServerCPU, s.ClientCPU)
+			}
+		}
+	}
+	ew.printf("\nCases:\n\n")
+	for _, c := range r.Cases {
+		ew.printf("- %s: `%s`\n", c.Name, c.Detail)
+	}
+	ew.printf("\n</details>\n")
+	return ew.err
+}
+
+// WriteJSON writes the whole report, every run included.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

@@ -1,0 +1,14 @@
+// Command svcbench benchmarks svcdb against redis-server.
+//
+//	svcbench compare [flags]   start svcdb and redis-server, run redis-benchmark
+//	                           and the load generator against both, interleaved,
+//	                           and print medians and svcdb/redis ratios
+//	svcbench load [flags]      memtier-like load against one server
+//
+// It owns the command line only: it parses flags into harness.Config and
+// loadgen.Config values and wires bench/harness and bench/loadgen together.
+// Logic that a test could exercise belongs in those packages, not here.
+// Like everything under bench/, it must never be imported by the server.
+//
+// Run "svcbench <command> -h" for the flags.
+package main

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svcdb/svcdb/bench/harness"
+	"github.com/svcdb/svcdb/bench/loadgen"
+	"github.com/svcdb/svcdb/bench/proc"
+)
+
+const usage = `usage: svcbench <command> [flags]
+
+commands:
+  compare   start svcdb and redis-server, run redis-benchmark and the load
+            generator against both (interleaved), print medians and ratios
+  load      run a memtier-like workload against one server
+
+run "svcbench <command> -h" for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	// The first Ctrl-C cancels the run, which stops every process it started
+	// and prints what was measured; a second one kills svcbench outright
+	// (its children then die of PR_SET_PDEATHSIG).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	var err error
+	switch args[0] {
+	case "compare":
+		err = compare(ctx, args[1:], stdout, stderr)
+	case "load":
+		err = load(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "svcbench: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "svcbench %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// errUsage marks flag errors (already printed by the flag package).
+var errUsage = errors.New("usage error")
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected arguments: %q\n", fs.Args())
+		return errUsage
+	}
+	return nil
+}
+
+// loadFlags binds memtier_benchmark's flag names to c, using c's current
+// values as defaults. withServer adds -s/--server and -p/--port (the compare
+// command fills the address itself).
+func loadFlags(fs *flag.FlagSet, c *loadgen.Config, withServer bool, host *string, port *int) {
+	if withServer {
+		fs.StringVar(host, "server", "127.0.0.1", "server `host`")
+		fs.StringVar(host, "s", "127.0.0.1", "short for --server")
+		fs.IntVar(port, "port", 6379, "server `port`")
+		fs.IntVar(port, "p", 6379, "short for --port")
+	}
+	fs.Var(ratioFlag{&c.Ratio}, "ratio", "`SET:GET` ratio")
+	fs.Var(&patternFlag{c}, "key-pattern", "`SET:GET` key patterns: R (random), S (sequential), G (gaussian), P (parallel slices)")
+	fs.Uint64Var(&c.KeyMin, "key-minimum", c.KeyMin, "smallest key number")
+	fs.Uint64Var(&c.KeyMax, "key-maximum", c.KeyMax, "largest key number")
+	fs.StringVar(&c.KeyPrefix, "key-prefix", c.KeyPrefix, "key name prefix")
+	fs.Float64Var(&c.KeyMedian, "key-median", c.KeyMedian, "gaussian median (0: middle of the range)")
+	fs.Float64Var(&c.KeyStddev, "key-stddev", c.KeyStddev, "gaussian standard deviation (0: a sixth of the range)")
+	fs.IntVar(&c.DataSize, "data-size", c.DataSize, "SET value size in `bytes`")
+	fs.IntVar(&c.DataSize, "d", c.DataSize, "short for --data-size")
+	fs.IntVar(&c.Pipeline, "pipeline", c.Pipeline, "requests in flight per connection")
+	fs.IntVar(&c.Clients, "clients", c.Clients, "connections per thread")
+	fs.IntVar(&c.Clients, "c", c.Clients, "short for --clients")
+	fs.IntVar(&c.Threads, "threads", c.Threads, "threads (multiplies connections)")
+	fs.IntVar(&c.Threads, "t", c.Threads, "short for --threads")
+	fs.IntVar(&c.Requests, "requests", c.Requests, "requests per connection (ignored with --test-time)")
+	fs.IntVar(&c.Requests, "n", c.Requests, "short for --requests")
+	fs.Var((*secondsFlag)(&c.TestTime), "test-time", "run for this many `seconds` (fractions allowed) instead of --requests")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed (connection i uses seed+i)")
+}
+
+func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("svcbench load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := loadgen.DefaultConfig()
+	var (
+		host    string
+		port    int
+		jsonOut bool
+	)
+	loadFlags(fs, &cfg, true, &host, &port)
+	fs.BoolVar(&jsonOut, "json", false, "print the summary as JSON instead of the table")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: svcbench load [flags]\n\nmemtier_benchmark-like load against one Redis-protocol server (flag names as memtier's).\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+	res, err := loadgen.RunOnce(ctx, cfg)
+	if res != nil {
+		if jsonOut {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if jerr := enc.Encode(res.Summary()); jerr != nil && err == nil {
+				err = jerr
+			}
+		} else if werr := res.WriteReport(stdout); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err == nil && res.Total().Errors > 0 {
+		err = fmt.Errorf("%d error replies", res.Total().Errors)
+	}
+	return err
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " | ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("svcbench compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := harness.DefaultConfig()
+	var (
+		svcdbArgs, redisArgs   string
+		tests, pipelines       string
+		loads                  stringList
+		markdownFile, jsonFile string
+		quiet                  bool
+	)
+	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (any server taking --port N --bind ADDR)")
+	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted (e.g. \"--shards 4 --event-loops 1\")")
+	fs.StringVar(&cfg.Redis.Path, "redis", cfg.Redis.Path, "baseline redis-server")
+	fs.StringVar(&redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
+	fs.StringVar(&cfg.RedisBenchmark, "redis-benchmark", cfg.RedisBenchmark, "redis-benchmark executable")
+	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin servers and clients to separate CPUs with taskset (if >= 2 CPUs)")
+	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
+	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the clients when pinning")
+	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "runs per case and server (medians are reported)")
+	fs.StringVar(&tests, "tests", strings.Join(cfg.Tests, ","), "redis-benchmark tests (set,get,incr,mset), or none")
+	fs.StringVar(&pipelines, "pipelines", "1,16", "redis-benchmark pipeline depths (-P)")
+	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
+	fs.DurationVar(&cfg.TargetTime, "target-time", cfg.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "redis-benchmark -c")
+	fs.IntVar(&cfg.KeySpace, "keyspace", cfg.KeySpace, "redis-benchmark -r")
+	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults for 3 s)")
+	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "limit for a single run")
+	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
+	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
+	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: svcbench compare [flags]\n\nStart svcdb and redis-server, benchmark both the same way, interleaved, and print medians and svcdb/redis ratios.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+
+	var err error
+	if cfg.SvcDB.Args, err = proc.SplitArgs(svcdbArgs); err != nil {
+		return fmt.Errorf("--svcdb-args: %w", err)
+	}
+	if cfg.Redis.Args, err = proc.SplitArgs(redisArgs); err != nil {
+		return fmt.Errorf("--redis-args: %w", err)
+	}
+	cfg.Tests = nil
+	if tests != "none" && tests != "" {
+		cfg.Tests = strings.Split(strings.ToLower(tests), ",")
+	}
+	if cfg.Pipelines, err = parseInts(pipelines); err != nil {
+		return fmt.Errorf("--pipelines: %w", err)
+	}
+	if cfg.Loads, err = parseLoads(loads); err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfg.SvcDB.Path); err != nil {
+		return fmt.Errorf("--svcdb %s: %w (build it with `go build -o bin/svcdb ./cmd/svcdb`, or point --svcdb at any Redis-protocol server)", cfg.SvcDB.Path, err)
+	}
+	if !quiet {
+		cfg.Progress = stderr
+	}
+
+	rep, err := harness.Run(ctx, cfg)
+	if rep != nil && len(rep.Cases) > 0 {
+		if err != nil {
+			fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
+		}
+		if werr := writeReports(rep, stdout, markdownFile, jsonFile); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func writeReports(rep *harness.Report, stdout io.Writer, markdownFile, jsonFile string) error {
+	fmt.Fprintln(stdout)
+	if err := rep.WriteTable(stdout); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{markdownFile, rep.WriteMarkdown}, {jsonFile, rep.WriteJSON}} {
+		if f.name == "" {
+			continue
+		}
+		if err := writeFile(f.name, f.write); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", f.name)
+	}
+	return nil
+}
+
+func writeFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseLoads turns each --load value into a workload, starting from the
+// compare command's default workload.
+func parseLoads(loads []string) ([]loadgen.Config, error) {
+	if len(loads) == 0 {
+		return []loadgen.Config{harness.DefaultLoad()}, nil
+	}
+	var out []loadgen.Config
+	for _, l := range loads {
+		if strings.TrimSpace(l) == "none" {
+			continue
+		}
+		args, err := proc.SplitArgs(l)
+		if err != nil {
+			return nil, fmt.Errorf("--load %q: %w", l, err)
+		}
+		c := harness.DefaultLoad()
+		fs := flag.NewFlagSet("--load", flag.ContinueOnError)
+		var sb strings.Builder
+		fs.SetOutput(&sb)
+		loadFlags(fs, &c, false, nil, nil)
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("--load %q: %v", l, strings.TrimSpace(firstLine(sb.String(), err)))
+		}
+		if fs.NArg() > 0 {
+			return nil, fmt.Errorf("--load %q: unexpected arguments %q", l, fs.Args())
+		}
+		// A workload given with --requests and no --test-time is request-bound.
+		if requestsSet(fs) && !flagSet(fs, "test-time") {
+			c.TestTime = 0
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func firstLine(s string, err error) string {
+	if l, _, _ := strings.Cut(s, "\n"); l != "" {
+		return l
+	}
+	return err.Error()
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func requestsSet(fs *flag.FlagSet) bool { return flagSet(fs, "requests") || flagSet(fs, "n") }
+
+// ratioFlag parses "SET:GET" into a Ratio. (A named Ratio type cannot be
+// the flag.Value: Ratio has a field called Set.)
+type ratioFlag struct{ r *loadgen.Ratio }
+
+func (f ratioFlag) String() string {
+	if f.r == nil {
+		return "" // zero value, for flag's default detection
+	}
+	return f.r.String()
+}
+
+func (f ratioFlag) Set(s string) error {
+	v, err := loadgen.ParseRatio(s)
+	if err == nil {
+		*f.r = v
+	}
+	return err
+}
+
+// patternFlag parses "R:R" into a Config's two patterns.
+type patternFlag struct{ c *loadgen.Config }
+
+func (p *patternFlag) String() string {
+	if p.c == nil {
+		return ""
+	}
+	return fmt.Sprintf("%c:%c", p.c.SetPattern, p.c.GetPattern)
+}
+
+func (p *patternFlag) Set(s string) error {
+	set, get, err := loadgen.ParseKeyPattern(s)
+	if err == nil {
+		p.c.SetPattern, p.c.GetPattern = set, get
+	}
+	return err
+}
+
+// secondsFlag is a duration given in seconds, as memtier's --test-time;
+// a Go duration ("1500ms") is accepted too.
+type secondsFlag time.Duration
+
+func (d *secondsFlag) String() string {
+	return strconv.FormatFloat(time.Duration(*d).Seconds(), 'g', -1, 64)
+}
+func (d *secondsFlag) Set(s string) error {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if v < 0 || math.IsNaN(v) || v > 1e6 {
+			return fmt.Errorf("want 0..1e6 seconds")
+		}
+		*d = secondsFlag(v * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want seconds or a duration like 1500ms")
+	}
+	*d = secondsFlag(v)
+	return nil
+}
