@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -41,6 +42,7 @@ type options struct {
 	maxclients  int
 	timeout     time.Duration
 	loglevel    string
+	cpuprofile  string
 }
 
 func main() {
@@ -61,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.maxclients, "maxclients", 10000, "maximum number of connected clients")
 	fs.DurationVar(&o.timeout, "timeout", 0, "close clients idle for this long (0: never)")
 	fs.StringVar(&o.loglevel, "loglevel", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for performance work)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "svcdb %s: a Redis-protocol database server\n\nUsage: svcdb [flags]\n\nFlags:\n", version)
@@ -102,6 +105,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "svcdb: --cpuprofile: %v\n", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "svcdb: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 
 	table := command.New()
 	rt, err := shard.New(shard.Config{
