@@ -1,0 +1,54 @@
+package resp
+
+// noCopy makes go vet's copylocks check report copies of the structs that
+// embed it (fasthttp's nocopy.go). It has no runtime cost.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// maxIntLen is Redis' LONG_STR_SIZE: string2ll rejects strings this long.
+const maxIntLen = 21
+
+// parseInt is Redis' string2ll: an optional '-', then digits without
+// leading zeros ("0" alone is fine), no '+', no spaces, at most 20 bytes,
+// within int64. It reports false for anything else, including "" and "-0".
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) >= maxIntLen {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	if b[0] < '1' || b[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (1<<64-1)/10 || v*10 > 1<<64-1-d {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true // -(1<<63) wraps to itself: math.MinInt64
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
