@@ -40,8 +40,7 @@
 // AppendInfo and AppendDocs encode one element of COMMAND / COMMAND INFO /
 // COMMAND DOCS, and Reply implements the whole COMMAND command, so that its
 // behaviour lives in one place. They append RESP2 or RESP3 to a caller's
-// buffer with small private helpers (encode.go): this package may not import
-// core/resp, and these replies are cold-path. Where Redis iterates its
+// buffer with core/resp's encoders. Where Redis iterates its
 // unordered dict, we list commands in name order.
 //
 // # Concurrency

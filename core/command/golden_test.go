@@ -1,6 +1,8 @@
 package command
 
 import (
+	"github.com/svcdb/svcdb/core/resp"
+
 	"bufio"
 	"bytes"
 	"fmt"
@@ -129,9 +131,9 @@ func dialRedis(t *testing.T, addr string, resp3 bool) *redisConn {
 func (rc *redisConn) do(args [][]byte) (rv, []byte) {
 	rc.t.Helper()
 	var req []byte
-	req = appendArrayHeader(req, len(args))
+	req = resp.AppendArrayHeader(req, len(args))
 	for _, a := range args {
-		req = appendBulkBytes(req, a)
+		req = resp.AppendBulk(req, a)
 	}
 	rc.c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := rc.c.Write(req); err != nil {

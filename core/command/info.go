@@ -1,5 +1,7 @@
 package command
 
+import "github.com/svcdb/svcdb/core/resp"
+
 // AppendInfo appends c's COMMAND INFO entry to dst, in the 10-element form
 // of Redis 7.0 (addReplyCommandInfo): full name, arity, flags, first key,
 // last key, step, ACL categories, tips, key specs, subcommands. resp3
@@ -10,30 +12,30 @@ package command
 // state (module commands, renamed commands) can shape the reply.
 func (t *Table) AppendInfo(dst []byte, c *Command, resp3 bool) []byte {
 	if c == nil {
-		return appendNull(dst, resp3)
+		return resp.AppendNull(dst, resp3)
 	}
-	dst = appendArrayHeader(dst, 10)
-	dst = appendBulk(dst, c.FullName)
+	dst = resp.AppendArrayHeader(dst, 10)
+	dst = resp.AppendBulkString(dst, c.FullName)
 	dst = appendInt(dst, c.Arity)
 	dst = appendCommandFlags(dst, c.Flags, resp3)
 	dst = appendInt(dst, c.FirstKey)
 	dst = appendInt(dst, c.LastKey)
 	dst = appendInt(dst, c.Step)
 	dst = appendStatusSet(dst, c.ACLCategories, resp3)
-	dst = appendSetHeader(dst, len(c.Tips), resp3)
+	dst = resp.AppendSetHeader(dst, len(c.Tips), resp3)
 	for _, tip := range c.Tips {
-		dst = appendBulk(dst, tip)
+		dst = resp.AppendBulkString(dst, tip)
 	}
-	dst = appendSetHeader(dst, len(c.KeySpecs), resp3)
+	dst = resp.AppendSetHeader(dst, len(c.KeySpecs), resp3)
 	for i := range c.KeySpecs {
 		dst = appendKeySpec(dst, &c.KeySpecs[i], resp3)
 	}
 	// Redis replies with an empty *set* when there are no subcommands and
 	// with an array otherwise; keep the quirk, clients see it under RESP3.
 	if len(c.Subcommands) == 0 {
-		return appendSetHeader(dst, 0, resp3)
+		return resp.AppendSetHeader(dst, 0, resp3)
 	}
-	dst = appendArrayHeader(dst, len(c.Subcommands))
+	dst = resp.AppendArrayHeader(dst, len(c.Subcommands))
 	for _, s := range c.Subcommands {
 		dst = t.AppendInfo(dst, s, resp3)
 	}
@@ -47,10 +49,10 @@ func appendCommandFlags(dst []byte, f Flag, resp3 bool) []byte {
 			n++
 		}
 	}
-	dst = appendSetHeader(dst, n, resp3)
+	dst = resp.AppendSetHeader(dst, n, resp3)
 	for _, fn := range flagNames {
 		if f&fn.f != 0 {
-			dst = appendSimple(dst, fn.name)
+			dst = resp.AppendSimpleString(dst, fn.name)
 		}
 	}
 	return dst
@@ -63,10 +65,10 @@ func appendKeyFlags(dst []byte, f KeyFlag, resp3 bool) []byte {
 			n++
 		}
 	}
-	dst = appendSetHeader(dst, n, resp3)
+	dst = resp.AppendSetHeader(dst, n, resp3)
 	for _, fn := range keyFlagNames {
 		if f&fn.f != 0 {
-			dst = appendSimple(dst, fn.name)
+			dst = resp.AppendSimpleString(dst, fn.name)
 		}
 	}
 	return dst
@@ -77,66 +79,66 @@ func appendKeySpec(dst []byte, ks *KeySpec, resp3 bool) []byte {
 	if ks.Notes != "" {
 		n++
 	}
-	dst = appendMapHeader(dst, n, resp3)
+	dst = resp.AppendMapHeader(dst, n, resp3)
 	if ks.Notes != "" {
-		dst = appendBulk(dst, "notes")
-		dst = appendBulk(dst, ks.Notes)
+		dst = resp.AppendBulkString(dst, "notes")
+		dst = resp.AppendBulkString(dst, ks.Notes)
 	}
-	dst = appendBulk(dst, "flags")
+	dst = resp.AppendBulkString(dst, "flags")
 	dst = appendKeyFlags(dst, ks.Flags, resp3)
 
-	dst = appendBulk(dst, "begin_search")
-	dst = appendMapHeader(dst, 2, resp3)
-	dst = appendBulk(dst, "type")
+	dst = resp.AppendBulkString(dst, "begin_search")
+	dst = resp.AppendMapHeader(dst, 2, resp3)
+	dst = resp.AppendBulkString(dst, "type")
 	switch ks.BeginSearch.Type {
 	case BeginIndex:
-		dst = appendBulk(dst, "index")
-		dst = appendBulk(dst, "spec")
-		dst = appendMapHeader(dst, 1, resp3)
-		dst = appendBulk(dst, "index")
+		dst = resp.AppendBulkString(dst, "index")
+		dst = resp.AppendBulkString(dst, "spec")
+		dst = resp.AppendMapHeader(dst, 1, resp3)
+		dst = resp.AppendBulkString(dst, "index")
 		dst = appendInt(dst, ks.BeginSearch.Index)
 	case BeginKeyword:
-		dst = appendBulk(dst, "keyword")
-		dst = appendBulk(dst, "spec")
-		dst = appendMapHeader(dst, 2, resp3)
-		dst = appendBulk(dst, "keyword")
-		dst = appendBulk(dst, ks.BeginSearch.Keyword)
-		dst = appendBulk(dst, "startfrom")
+		dst = resp.AppendBulkString(dst, "keyword")
+		dst = resp.AppendBulkString(dst, "spec")
+		dst = resp.AppendMapHeader(dst, 2, resp3)
+		dst = resp.AppendBulkString(dst, "keyword")
+		dst = resp.AppendBulkString(dst, ks.BeginSearch.Keyword)
+		dst = resp.AppendBulkString(dst, "startfrom")
 		dst = appendInt(dst, ks.BeginSearch.StartFrom)
 	default:
-		dst = appendBulk(dst, "unknown")
-		dst = appendBulk(dst, "spec")
-		dst = appendMapHeader(dst, 0, resp3)
+		dst = resp.AppendBulkString(dst, "unknown")
+		dst = resp.AppendBulkString(dst, "spec")
+		dst = resp.AppendMapHeader(dst, 0, resp3)
 	}
 
-	dst = appendBulk(dst, "find_keys")
-	dst = appendMapHeader(dst, 2, resp3)
-	dst = appendBulk(dst, "type")
+	dst = resp.AppendBulkString(dst, "find_keys")
+	dst = resp.AppendMapHeader(dst, 2, resp3)
+	dst = resp.AppendBulkString(dst, "type")
 	switch ks.FindKeys.Type {
 	case FindRange:
-		dst = appendBulk(dst, "range")
-		dst = appendBulk(dst, "spec")
-		dst = appendMapHeader(dst, 3, resp3)
-		dst = appendBulk(dst, "lastkey")
+		dst = resp.AppendBulkString(dst, "range")
+		dst = resp.AppendBulkString(dst, "spec")
+		dst = resp.AppendMapHeader(dst, 3, resp3)
+		dst = resp.AppendBulkString(dst, "lastkey")
 		dst = appendInt(dst, ks.FindKeys.LastKey)
-		dst = appendBulk(dst, "keystep")
+		dst = resp.AppendBulkString(dst, "keystep")
 		dst = appendInt(dst, ks.FindKeys.KeyStep)
-		dst = appendBulk(dst, "limit")
+		dst = resp.AppendBulkString(dst, "limit")
 		dst = appendInt(dst, ks.FindKeys.Limit)
 	case FindKeyNum:
-		dst = appendBulk(dst, "keynum")
-		dst = appendBulk(dst, "spec")
-		dst = appendMapHeader(dst, 3, resp3)
-		dst = appendBulk(dst, "keynumidx")
+		dst = resp.AppendBulkString(dst, "keynum")
+		dst = resp.AppendBulkString(dst, "spec")
+		dst = resp.AppendMapHeader(dst, 3, resp3)
+		dst = resp.AppendBulkString(dst, "keynumidx")
 		dst = appendInt(dst, ks.FindKeys.KeyNumIdx)
-		dst = appendBulk(dst, "firstkey")
+		dst = resp.AppendBulkString(dst, "firstkey")
 		dst = appendInt(dst, ks.FindKeys.FirstKey)
-		dst = appendBulk(dst, "keystep")
+		dst = resp.AppendBulkString(dst, "keystep")
 		dst = appendInt(dst, ks.FindKeys.KeyStep)
 	default:
-		dst = appendBulk(dst, "unknown")
-		dst = appendBulk(dst, "spec")
-		dst = appendMapHeader(dst, 0, resp3)
+		dst = resp.AppendBulkString(dst, "unknown")
+		dst = resp.AppendBulkString(dst, "spec")
+		dst = resp.AppendMapHeader(dst, 0, resp3)
 	}
 	return dst
 }
@@ -151,7 +153,7 @@ func (t *Table) AppendDocs(dst []byte, c *Command, resp3 bool) []byte {
 	if c == nil {
 		return dst
 	}
-	dst = appendBulk(dst, c.FullName)
+	dst = resp.AppendBulkString(dst, c.FullName)
 	return t.appendDocMap(dst, c, resp3)
 }
 
@@ -165,45 +167,45 @@ func (t *Table) appendDocMap(dst []byte, c *Command, resp3 bool) []byte {
 			n++
 		}
 	}
-	dst = appendMapHeader(dst, n, resp3)
-	dst = appendBulk(dst, "summary")
-	dst = appendBulk(dst, c.Summary)
-	dst = appendBulk(dst, "since")
-	dst = appendBulk(dst, c.Since)
-	dst = appendBulk(dst, "group")
-	dst = appendBulk(dst, c.Group)
+	dst = resp.AppendMapHeader(dst, n, resp3)
+	dst = resp.AppendBulkString(dst, "summary")
+	dst = resp.AppendBulkString(dst, c.Summary)
+	dst = resp.AppendBulkString(dst, "since")
+	dst = resp.AppendBulkString(dst, c.Since)
+	dst = resp.AppendBulkString(dst, "group")
+	dst = resp.AppendBulkString(dst, c.Group)
 	if c.Complexity != "" {
-		dst = appendBulk(dst, "complexity")
-		dst = appendBulk(dst, c.Complexity)
+		dst = resp.AppendBulkString(dst, "complexity")
+		dst = resp.AppendBulkString(dst, c.Complexity)
 	}
 	if c.DocFlags != 0 {
-		dst = appendBulk(dst, "doc_flags")
+		dst = resp.AppendBulkString(dst, "doc_flags")
 		dst = appendBitNames(dst, uint64(c.DocFlags), docFlagNames[:], resp3)
 	}
 	if c.DeprecatedSince != "" {
-		dst = appendBulk(dst, "deprecated_since")
-		dst = appendBulk(dst, c.DeprecatedSince)
+		dst = resp.AppendBulkString(dst, "deprecated_since")
+		dst = resp.AppendBulkString(dst, c.DeprecatedSince)
 	}
 	if c.ReplacedBy != "" {
-		dst = appendBulk(dst, "replaced_by")
-		dst = appendBulk(dst, c.ReplacedBy)
+		dst = resp.AppendBulkString(dst, "replaced_by")
+		dst = resp.AppendBulkString(dst, c.ReplacedBy)
 	}
 	if len(c.History) > 0 {
-		dst = appendBulk(dst, "history")
-		dst = appendSetHeader(dst, len(c.History), resp3)
+		dst = resp.AppendBulkString(dst, "history")
+		dst = resp.AppendSetHeader(dst, len(c.History), resp3)
 		for _, h := range c.History {
-			dst = appendArrayHeader(dst, 2)
-			dst = appendBulk(dst, h.Version)
-			dst = appendBulk(dst, h.Changes)
+			dst = resp.AppendArrayHeader(dst, 2)
+			dst = resp.AppendBulkString(dst, h.Version)
+			dst = resp.AppendBulkString(dst, h.Changes)
 		}
 	}
 	if len(c.Args) > 0 {
-		dst = appendBulk(dst, "arguments")
+		dst = resp.AppendBulkString(dst, "arguments")
 		dst = appendArgs(dst, c.Args, resp3)
 	}
 	if len(c.Subcommands) > 0 {
-		dst = appendBulk(dst, "subcommands")
-		dst = appendMapHeader(dst, len(c.Subcommands), resp3)
+		dst = resp.AppendBulkString(dst, "subcommands")
+		dst = resp.AppendMapHeader(dst, len(c.Subcommands), resp3)
 		for _, s := range c.Subcommands {
 			dst = t.AppendDocs(dst, s, resp3)
 		}
@@ -220,10 +222,10 @@ func appendBitNames(dst []byte, f uint64, names []string, resp3 bool) []byte {
 			n++
 		}
 	}
-	dst = appendSetHeader(dst, n, resp3)
+	dst = resp.AppendSetHeader(dst, n, resp3)
 	for i, name := range names {
 		if f&(1<<i) != 0 {
-			dst = appendSimple(dst, name)
+			dst = resp.AppendSimpleString(dst, name)
 		}
 	}
 	return dst
@@ -233,7 +235,7 @@ func appendBitNames(dst []byte, f uint64, names []string, resp3 bool) []byte {
 // an array of maps. The key order (name, type, key_spec_index, token,
 // summary, since, deprecated_since, flags, arguments) follows Redis.
 func appendArgs(dst []byte, args []Arg, resp3 bool) []byte {
-	dst = appendArrayHeader(dst, len(args))
+	dst = resp.AppendArrayHeader(dst, len(args))
 	for i := range args {
 		a := &args[i]
 		hasSub := a.Type == ArgOneOf || a.Type == ArgBlock
@@ -246,37 +248,37 @@ func appendArgs(dst []byte, args []Arg, resp3 bool) []byte {
 				n++
 			}
 		}
-		dst = appendMapHeader(dst, n, resp3)
-		dst = appendBulk(dst, "name")
-		dst = appendBulk(dst, a.Name)
-		dst = appendBulk(dst, "type")
-		dst = appendBulk(dst, a.Type.String())
+		dst = resp.AppendMapHeader(dst, n, resp3)
+		dst = resp.AppendBulkString(dst, "name")
+		dst = resp.AppendBulkString(dst, a.Name)
+		dst = resp.AppendBulkString(dst, "type")
+		dst = resp.AppendBulkString(dst, a.Type.String())
 		if a.Type == ArgKey {
-			dst = appendBulk(dst, "key_spec_index")
+			dst = resp.AppendBulkString(dst, "key_spec_index")
 			dst = appendInt(dst, a.KeySpecIndex)
 		}
 		if a.Token != "" {
-			dst = appendBulk(dst, "token")
-			dst = appendBulk(dst, a.Token)
+			dst = resp.AppendBulkString(dst, "token")
+			dst = resp.AppendBulkString(dst, a.Token)
 		}
 		if a.Summary != "" {
-			dst = appendBulk(dst, "summary")
-			dst = appendBulk(dst, a.Summary)
+			dst = resp.AppendBulkString(dst, "summary")
+			dst = resp.AppendBulkString(dst, a.Summary)
 		}
 		if a.Since != "" {
-			dst = appendBulk(dst, "since")
-			dst = appendBulk(dst, a.Since)
+			dst = resp.AppendBulkString(dst, "since")
+			dst = resp.AppendBulkString(dst, a.Since)
 		}
 		if a.DeprecatedSince != "" {
-			dst = appendBulk(dst, "deprecated_since")
-			dst = appendBulk(dst, a.DeprecatedSince)
+			dst = resp.AppendBulkString(dst, "deprecated_since")
+			dst = resp.AppendBulkString(dst, a.DeprecatedSince)
 		}
 		if a.Flags != 0 {
-			dst = appendBulk(dst, "flags")
+			dst = resp.AppendBulkString(dst, "flags")
 			dst = appendBitNames(dst, uint64(a.Flags), argFlagNames[:], resp3)
 		}
 		if hasSub {
-			dst = appendBulk(dst, "arguments")
+			dst = resp.AppendBulkString(dst, "arguments")
 			dst = appendArgs(dst, a.Args, resp3)
 		}
 	}

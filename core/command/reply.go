@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/svcdb/svcdb/core/glob"
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // commandHelp is COMMAND HELP's reply text in Redis 7.0.15, header and
@@ -74,7 +75,7 @@ func (t *Table) Reply(dst []byte, args [][]byte, resp3 bool) []byte {
 		if len(args) == 2 {
 			return t.appendAllInfo(dst, resp3)
 		}
-		dst = appendArrayHeader(dst, len(args)-2)
+		dst = resp.AppendArrayHeader(dst, len(args)-2)
 		for _, name := range args[2:] {
 			dst = t.AppendInfo(dst, t.LookupFullName(name), resp3)
 		}
@@ -88,9 +89,9 @@ func (t *Table) Reply(dst []byte, args [][]byte, resp3 bool) []byte {
 	case "getkeysandflags":
 		return t.appendGetKeys(dst, args[2:], true, resp3)
 	case "help":
-		dst = appendArrayHeader(dst, len(commandHelp))
+		dst = resp.AppendArrayHeader(dst, len(commandHelp))
 		for _, line := range commandHelp {
-			dst = appendSimple(dst, line)
+			dst = resp.AppendSimpleString(dst, line)
 		}
 		return dst
 	}
@@ -100,7 +101,7 @@ func (t *Table) Reply(dst []byte, args [][]byte, resp3 bool) []byte {
 }
 
 func (t *Table) appendAllInfo(dst []byte, resp3 bool) []byte {
-	dst = appendArrayHeader(dst, len(t.all))
+	dst = resp.AppendArrayHeader(dst, len(t.all))
 	for _, c := range t.all {
 		dst = t.AppendInfo(dst, c, resp3)
 	}
@@ -143,7 +144,7 @@ func appendUnknownSubcommand(dst, cmd, sub []byte) []byte {
 // given order (unknown ones omitted, repeats kept, as Redis does).
 func (t *Table) appendDocsReply(dst []byte, names [][]byte, resp3 bool) []byte {
 	if len(names) == 0 {
-		dst = appendMapHeader(dst, len(t.all), resp3)
+		dst = resp.AppendMapHeader(dst, len(t.all), resp3)
 		for _, c := range t.all {
 			dst = t.AppendDocs(dst, c, resp3)
 		}
@@ -155,7 +156,7 @@ func (t *Table) appendDocsReply(dst []byte, names [][]byte, resp3 bool) []byte {
 			n++
 		}
 	}
-	dst = appendMapHeader(dst, n, resp3)
+	dst = resp.AppendMapHeader(dst, n, resp3)
 	for _, name := range names {
 		dst = t.AppendDocs(dst, t.LookupFullName(name), resp3)
 	}
@@ -204,11 +205,11 @@ func (t *Table) appendList(dst []byte, opts [][]byte) []byte {
 		case equalFold(opts[1], "pattern"):
 			f.kind = 'p'
 		default:
-			return appendError(dst, errSyntax)
+			return resp.AppendError(dst, errSyntax)
 		}
 		f.arg = opts[2]
 	default:
-		return appendError(dst, errSyntax)
+		return resp.AppendError(dst, errSyntax)
 	}
 	n := 0
 	for _, c := range t.byID {
@@ -216,11 +217,11 @@ func (t *Table) appendList(dst []byte, opts [][]byte) []byte {
 			n++
 		}
 	}
-	dst = appendArrayHeader(dst, n)
+	dst = resp.AppendArrayHeader(dst, n)
 	// byID is already "parent, then its subcommands" in name order.
 	for _, c := range t.byID {
 		if f.match(c) {
-			dst = appendBulk(dst, c.FullName)
+			dst = resp.AppendBulkString(dst, c.FullName)
 		}
 	}
 	return dst
@@ -236,11 +237,11 @@ func (t *Table) appendGetKeys(dst []byte, argv [][]byte, withFlags, resp3 bool) 
 	}
 	switch {
 	case c == nil:
-		return appendError(dst, errInvalidCommand)
+		return resp.AppendError(dst, errInvalidCommand)
 	case len(c.KeySpecs) == 0:
-		return appendError(dst, errNoKeyArguments)
+		return resp.AppendError(dst, errNoKeyArguments)
 	case !c.CheckArity(len(argv)):
-		return appendError(dst, errInvalidArgCount)
+		return resp.AppendError(dst, errInvalidArgCount)
 	}
 	var posBuf [16]int
 	var flagBuf [16]KeyFlag
@@ -259,22 +260,22 @@ func (t *Table) appendGetKeys(dst []byte, argv [][]byte, withFlags, resp3 bool) 
 	}
 	if len(pos) == 0 {
 		if c.Flags&FlagNoMandatoryKeys != 0 {
-			return appendArrayHeader(dst, 0)
+			return resp.AppendArrayHeader(dst, 0)
 		}
-		return appendError(dst, errInvalidArguments)
+		return resp.AppendError(dst, errInvalidArguments)
 	}
-	dst = appendArrayHeader(dst, len(pos))
+	dst = resp.AppendArrayHeader(dst, len(pos))
 	for i, p := range pos {
 		if !withFlags {
-			dst = appendBulkBytes(dst, argv[p])
+			dst = resp.AppendBulk(dst, argv[p])
 			continue
 		}
 		f := flags[i]
 		if f&KeyVariableFlags != 0 {
 			f = variableKeyFlags(c, argv, f)
 		}
-		dst = appendArrayHeader(dst, 2)
-		dst = appendBulkBytes(dst, argv[p])
+		dst = resp.AppendArrayHeader(dst, 2)
+		dst = resp.AppendBulk(dst, argv[p])
 		dst = appendKeyFlags(dst, f, resp3)
 	}
 	return dst
