@@ -46,6 +46,8 @@ package netloop_test
 //	                       unless the keys live on at least two shards: proves a
 //	                       hash tag script really exercises a multi-shard
 //	                       command. A no-op for Redis and for one shard.
+//	sameshard k1 k2 ...    (no reply) with svcdb, fail unless the keys all live
+//	                       on one shard (hash tags). A no-op for Redis.
 //
 // A block whose comments contain "# svcdb-only: <reason>" is skipped against
 // Redis: it documents a deliberate difference. Keep such blocks rare.
@@ -194,9 +196,9 @@ func parseGoldenScript(path, text string) (*goldenScript, error) {
 			if _, err := strconv.Atoi(args[1]); err != nil {
 				return nil, fail(b.line-1, "sleep: %v", err)
 			}
-		case "multishard":
+		case "multishard", "sameshard":
 			if len(args) < 3 || b.hasExpect {
-				return nil, fail(b.line-1, "usage: multishard key key ... (no expectation)")
+				return nil, fail(b.line-1, "usage: %s key key ... (no expectation)", args[0])
 			}
 		case "sorted":
 			if len(args) < 2 || !b.hasExpect {
@@ -402,16 +404,16 @@ func runGoldenScript(t *testing.T, tg goldenTarget, s *goldenScript) []goldenRes
 			ms, _ := strconv.Atoi(b.args[1])
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			continue
-		case "multishard":
+		case "multishard", "sameshard":
 			if tg.rt != nil && tg.rt.NumShards() > 1 {
-				first := tg.rt.ShardOf([]byte(b.args[1]))
-				spread := false
-				for _, k := range b.args[2:] {
-					spread = spread || tg.rt.ShardOf([]byte(k)) != first
+				var shards []int
+				for _, k := range b.args[1:] {
+					shards = append(shards, tg.rt.ShardOf([]byte(k)))
 				}
-				if !spread {
-					t.Errorf("%s:%d: keys %q all live on shard %d of %d; pick keys on different shards",
-						s.path, b.line, b.args[1:], first, tg.rt.NumShards())
+				one := !slices.ContainsFunc(shards, func(n int) bool { return n != shards[0] })
+				if want := strings.ToLower(b.args[0]) == "sameshard"; one != want {
+					t.Errorf("%s:%d: %s: keys %q live on shards %v of %d",
+						s.path, b.line, b.args[0], b.args[1:], shards, tg.rt.NumShards())
 				}
 			}
 			continue

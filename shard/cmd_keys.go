@@ -99,6 +99,10 @@ func cmdCopy(c *Ctx) {
 				c.notInteger()
 				return
 			}
+			if n < math.MinInt32 || n > math.MaxInt32 { // Redis' getIntFromObjectOrReply
+				c.err("ERR value is out of range, value must between -2147483648 and 2147483647")
+				return
+			}
 			if n < 0 || n >= NumDatabases {
 				c.err("ERR DB index is out of range")
 				return
@@ -223,10 +227,14 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 	c.int(1)
 }
 
-// appendSanitized appends client bytes to an error line, replacing CR and LF
-// so the reply stays one line.
+// appendSanitized appends client bytes to an error line as Redis'
+// addReplyErrorFormat("%s") does: the C string ends at a NUL, and CR and LF
+// become spaces so the reply stays one line.
 func appendSanitized(dst, b []byte) []byte {
 	for _, ch := range b {
+		if ch == 0 {
+			break
+		}
 		if ch == '\r' || ch == '\n' {
 			ch = ' '
 		}
@@ -253,8 +261,8 @@ func (c *Ctx) ttl(ms, absolute bool) {
 		if !absolute {
 			t = max(t-c.Now, 0)
 		}
-		if !ms {
-			t = (t + 500) / 1000
+		if !ms { // round to the nearest second; t+500 could overflow
+			t = t/1000 + (t%1000+500)/1000
 		}
 		c.int(t)
 	}
@@ -392,15 +400,46 @@ func (c *Ctx) flushArgs() bool {
 const scanShardBits = 8
 
 func (rt *Runtime) parseScanCursor(b []byte) (shard int, pos uint64, err error) {
-	v, perr := strconv.ParseUint(string(b), 10, 64)
-	if perr != nil {
-		return 0, 0, perr
+	v, ok := parseCursor(b)
+	if !ok {
+		return 0, 0, strconv.ErrSyntax
 	}
 	shard = int(v & (1<<scanShardBits - 1))
 	if shard >= len(rt.shards) {
 		return 0, 0, strconv.ErrRange
 	}
 	return shard, v >> scanShardBits, nil
+}
+
+// parseCursor reads a SCAN cursor as Redis' parseScanCursorOrReply does with
+// strtoul: no leading space, an optional sign ("-1" is the largest value),
+// decimal digits, nothing after them, no overflow. strtoul reads "" as 0.
+func parseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if b[0] == '+' || b[0] == '-' {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false // no digits: strtoul consumes nothing
+		}
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false // ERANGE
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 func cmdScan(c *Ctx) {

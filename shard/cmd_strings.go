@@ -2,6 +2,7 @@ package shard
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
@@ -54,7 +55,8 @@ const (
 
 // parseExpireTime turns an EX/PX/EXAT/PXAT argument into unix milliseconds,
 // replying with Redis' error when it is invalid.
-func (c *Ctx) parseExpireTime(arg []byte, seconds, absolute bool) (int64, bool) {
+func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
+	seconds, absolute := opt.seconds(), opt.absolute()
 	v, ok := parseInt(arg)
 	if !ok {
 		c.notInteger()
@@ -83,15 +85,45 @@ func (c *Ctx) errInvalidExpire() {
 	c.Out = append(c.Out, "' command\r\n"...)
 }
 
-// parseSetOptions parses SET's (or, with getex, GETEX's) options as Redis'
-// parseExtendedStringArgumentsOrReply: every option word first (a conflict or
-// unknown word is a syntax error), then the expire value.
-func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, at int64, persist bool, ok bool) {
-	var expireArg []byte
-	var seconds, absolute bool
+// expireOpt is the EX/PX/EXAT/PXAT option given to SET or GETEX.
+type expireOpt uint8
+
+const (
+	optNone expireOpt = iota
+	optEX
+	optPX
+	optEXAT
+	optPXAT
+)
+
+func (o expireOpt) seconds() bool  { return o == optEX || o == optEXAT }
+func (o expireOpt) absolute() bool { return o == optEXAT || o == optPXAT }
+
+// expireOption returns which of EX/PX/EXAT/PXAT a is, or optNone.
+func expireOption(a []byte) expireOpt {
+	switch {
+	case equalFold(a, "ex"):
+		return optEX
+	case equalFold(a, "px"):
+		return optPX
+	case equalFold(a, "exat"):
+		return optEXAT
+	case equalFold(a, "pxat"):
+		return optPXAT
+	}
+	return optNone
+}
+
+// parseSetOptions parses SET's (or, with getex, GETEX's) option words as
+// Redis' parseExtendedStringArgumentsOrReply: a conflict or an unknown word is
+// a syntax error. The same expire option may repeat (the last value counts);
+// two different ones conflict. The expire value is not checked here: the
+// caller passes expireArg to parseExpireTime when Redis does (SET at once,
+// GETEX only once the key is found).
+func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, opt expireOpt, expireArg []byte, persist bool, ok bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		switch {
+		switch e := expireOption(a); {
 		case !getex && equalFold(a, "nx") && flags&setXX == 0:
 			flags |= setNX
 		case !getex && equalFold(a, "xx") && flags&setNX == 0:
@@ -102,30 +134,30 @@ func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, at int
 			flags |= setKeepTTL
 		case getex && equalFold(a, "persist") && flags&setExpire == 0:
 			persist = true
-		case (equalFold(a, "ex") || equalFold(a, "px") || equalFold(a, "exat") || equalFold(a, "pxat")) &&
-			flags&(setKeepTTL|setExpire) == 0 && !persist && i+1 < len(args):
+		case e != optNone && (opt == optNone || opt == e) &&
+			flags&setKeepTTL == 0 && !persist && i+1 < len(args):
 			flags |= setExpire
-			seconds = a[0]|0x20 == 'e'
-			absolute = len(a) == 4
+			opt = e
 			i++
 			expireArg = args[i]
 		default:
 			c.syntaxErr()
-			return 0, 0, false, false
+			return 0, optNone, nil, false, false
 		}
 	}
-	if expireArg != nil {
-		if at, ok = c.parseExpireTime(expireArg, seconds, absolute); !ok {
-			return 0, 0, false, false
-		}
-	}
-	return flags, at, persist, true
+	return flags, opt, expireArg, persist, true
 }
 
 func cmdSet(c *Ctx) {
-	flags, at, _, ok := c.parseSetOptions(c.Args[3:], false)
+	flags, opt, expireArg, _, ok := c.parseSetOptions(c.Args[3:], false)
 	if !ok {
 		return
+	}
+	var at int64
+	if flags&setExpire != 0 {
+		if at, ok = c.parseExpireTime(expireArg, opt); !ok {
+			return
+		}
 	}
 	c.set(c.Args[1], c.Args[2], flags, at, resp.OK, nil)
 }
@@ -184,7 +216,11 @@ func cmdSetEX(c *Ctx)  { c.setex(true) }
 func cmdPSetEX(c *Ctx) { c.setex(false) }
 
 func (c *Ctx) setex(seconds bool) {
-	at, ok := c.parseExpireTime(c.Args[2], seconds, false)
+	opt := optPX
+	if seconds {
+		opt = optEX
+	}
+	at, ok := c.parseExpireTime(c.Args[2], opt)
 	if !ok {
 		return
 	}
@@ -212,7 +248,7 @@ func cmdGetDel(c *Ctx) {
 
 func cmdGetEx(c *Ctx) {
 	key := c.Args[1]
-	flags, at, persist, ok := c.parseSetOptions(c.Args[2:], true)
+	flags, opt, expireArg, persist, ok := c.parseSetOptions(c.Args[2:], true)
 	if !ok {
 		return
 	}
@@ -224,6 +260,13 @@ func cmdGetEx(c *Ctx) {
 	if o == nil {
 		c.null()
 		return
+	}
+	// As Redis, the expire value is checked only once the key is found.
+	var at int64
+	if flags&setExpire != 0 {
+		if at, ok = c.parseExpireTime(expireArg, opt); !ok {
+			return
+		}
 	}
 	c.bulk(o.str)
 	switch {
@@ -350,28 +393,38 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 	c.int(cur)
 }
 
+// cmdIncrByFloat computes as Redis does on x86-64: in C long double (80-bit
+// extended precision, emulated with a 64-bit-mantissa big.Float), printing the
+// sum with %.17Lf and trimming trailing zeros. A float64 would print
+// 0.1+0.2 as 0.30000000000000004 where Redis prints 0.3, and overflow where a
+// long double does not. Not a hot path: it allocates.
 func cmdIncrByFloat(c *Ctx) {
 	key := c.Args[1]
-	by, ok := parseFloat(c.Args[2])
-	if !ok {
-		c.Out = append(c.Out, resp.ErrNotFloat...)
-		return
-	}
 	d := c.db(key)
 	o := d.lookup(key, c.Now)
-	var cur float64
+	cur := new(big.Float).SetPrec(longDoublePrec)
 	if o != nil {
 		if o.kind != KindString {
 			c.wrongType()
 			return
 		}
-		if cur, ok = parseFloat(o.str); !ok {
+		// Redis parses the stored value first, then the increment.
+		if !parseLongDouble(cur, o.str) {
 			c.Out = append(c.Out, resp.ErrNotFloat...)
 			return
 		}
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	var by big.Float
+	if !parseLongDouble(by.SetPrec(longDoublePrec), c.Args[2]) {
+		c.Out = append(c.Out, resp.ErrNotFloat...)
+		return
+	}
+	if cur.IsInf() || by.IsInf() { // inf, or inf-inf = NaN
+		c.err("ERR increment would produce NaN or Infinity")
+		return
+	}
+	cur.Add(cur, &by)
+	if longDoubleOverflows(cur) {
 		c.err("ERR increment would produce NaN or Infinity")
 		return
 	}
@@ -379,9 +432,7 @@ func cmdIncrByFloat(c *Ctx) {
 		o = d.insert(key, KindString)
 	}
 	old := cap(o.str)
-	// Redis prints a long double with %.17Lf and trims zeros; with a float64
-	// the shortest round-tripping decimal is what matches it for real inputs.
-	o.str = strconv.AppendFloat(o.str[:0], cur, 'f', -1, 64)
+	o.str = appendLongDoubleHuman(o.str[:0], cur)
 	d.accountResize(o, old)
 	c.bulk(o.str)
 }
@@ -486,7 +537,7 @@ func cmdSetRange(c *Ctx) {
 		}
 		return
 	}
-	if offset+int64(len(val)) > MaxStringLen {
+	if offset > MaxStringLen-int64(len(val)) { // no overflow: offset+len(val)
 		c.err(errStringTooLong)
 		return
 	}
