@@ -119,7 +119,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		return gnet.Close
 	}
 	c.netIn += int64(off)
-	_, _ = gc.Discard(off)
+	if off > 0 {
+		_, _ = gc.Discard(off) // gnet's Discard(0) would drop everything buffered
+	}
 	if c.open {
 		c.open = false
 		c.pending = true
