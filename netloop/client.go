@@ -1,6 +1,8 @@
 package netloop
 
 import (
+	"cmp"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -110,16 +112,8 @@ func (s *Server) clients() []*client {
 		out = append(out, c)
 	}
 	s.registryMu.Unlock()
-	sortClients(out)
+	slices.SortFunc(out, func(a, b *client) int { return cmp.Compare(a.id, b.id) })
 	return out
-}
-
-func sortClients(cs []*client) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].id < cs[j-1].id; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
-	}
 }
 
 func (s *Server) totalCommands() int64 {
@@ -161,9 +155,10 @@ func (s *Server) resumePaused() {
 
 func (s *Server) closeIdle() {
 	limit := time.Now().Add(-s.cfg.IdleTimeout).UnixMilli()
-	for _, c := range s.clients() {
-		if c.lastInteraction.Load() < limit {
-			c.killed.Store(true)
+	s.registryMu.Lock()
+	defer s.registryMu.Unlock()
+	for _, c := range s.registry {
+		if c.lastInteraction.Load() < limit && !c.killed.Swap(true) {
 			_ = c.conn.Wake(nil)
 		}
 	}
