@@ -94,7 +94,7 @@ func cmdCopy(c *Ctx) {
 			replace = true
 		case equalFold(c.Args[i], "db") && i+1 < len(c.Args):
 			i++
-			n, ok := parseInt(c.Args[i])
+			n, ok := resp.ParseInt(c.Args[i])
 			if !ok {
 				c.notInteger()
 				return
@@ -181,7 +181,7 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 		c.err("ERR GT and LT options at the same time are not compatible")
 		return
 	}
-	when, ok := parseInt(c.Args[2])
+	when, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.notInteger()
 		return
@@ -458,7 +458,7 @@ func cmdScan(c *Ctx) {
 		a, v := c.Args[i], c.Args[i+1]
 		switch {
 		case equalFold(a, "count"):
-			n, ok := parseInt(v)
+			n, ok := resp.ParseInt(v)
 			if !ok {
 				c.notInteger()
 				return

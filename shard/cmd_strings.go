@@ -57,7 +57,7 @@ const (
 // replying with Redis' error when it is invalid.
 func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
 	seconds, absolute := opt.seconds(), opt.absolute()
-	v, ok := parseInt(arg)
+	v, ok := resp.ParseInt(arg)
 	if !ok {
 		c.notInteger()
 		return 0, false
@@ -343,7 +343,7 @@ func cmdIncr(c *Ctx) { c.incrBy(c.Args[1], 1) }
 func cmdDecr(c *Ctx) { c.incrBy(c.Args[1], -1) }
 
 func cmdIncrBy(c *Ctx) {
-	n, ok := parseInt(c.Args[2])
+	n, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.notInteger()
 		return
@@ -352,7 +352,7 @@ func cmdIncrBy(c *Ctx) {
 }
 
 func cmdDecrBy(c *Ctx) {
-	n, ok := parseInt(c.Args[2])
+	n, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.notInteger()
 		return
@@ -374,7 +374,7 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 			return
 		}
 		var ok bool
-		if cur, ok = parseInt(o.str); !ok {
+		if cur, ok = resp.ParseInt(o.str); !ok {
 			c.notInteger()
 			return
 		}
@@ -475,8 +475,8 @@ func cmdStrlen(c *Ctx) {
 }
 
 func cmdGetRange(c *Ctx) {
-	start, ok1 := parseInt(c.Args[2])
-	end, ok2 := parseInt(c.Args[3])
+	start, ok1 := resp.ParseInt(c.Args[2])
+	end, ok2 := resp.ParseInt(c.Args[3])
 	if !ok1 || !ok2 {
 		c.notInteger()
 		return
@@ -514,7 +514,7 @@ func cmdGetRange(c *Ctx) {
 
 func cmdSetRange(c *Ctx) {
 	key, val := c.Args[1], c.Args[3]
-	offset, ok := parseInt(c.Args[2])
+	offset, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.notInteger()
 		return

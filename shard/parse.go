@@ -1,51 +1,8 @@
 package shard
 
 import (
-	"math"
 	"math/big"
 )
-
-// parseInt parses b as Redis' string2ll does: optional '-', decimal digits, no
-// '+', no spaces, no leading zeros (except "0" itself), within int64.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
 
 // longDoublePrec is the mantissa width of x86-64's C long double (80-bit
 // extended precision), in which Redis computes INCRBYFLOAT.

@@ -320,7 +320,7 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 					return nil, 0, nil
 				}
 				var ok bool
-				if ll, ok = parseInt(buf[1:cr]); !ok {
+				if ll, ok = ParseInt(buf[1:cr]); !ok {
 					return p.fail(msgInvalidMbulk, buf, 0)
 				}
 			}
@@ -355,7 +355,7 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 					return p.fail(expectedDollar(c), buf, p.pos)
 				}
 				var ok bool
-				if ll, ok = parseInt(buf[p.pos+1 : cr]); !ok {
+				if ll, ok = ParseInt(buf[p.pos+1 : cr]); !ok {
 					return p.fail(msgInvalidBulk, buf, p.pos)
 				}
 			}

@@ -559,15 +559,15 @@ func TestParseInt(t *testing.T) {
 		"-9223372036854775808": -1 << 63,
 	}
 	for s, want := range valid {
-		if got, ok := parseInt([]byte(s)); !ok || got != want {
-			t.Errorf("parseInt(%q) = %d, %v; want %d", s, got, ok, want)
+		if got, ok := ParseInt([]byte(s)); !ok || got != want {
+			t.Errorf("ParseInt(%q) = %d, %v; want %d", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{"", "-", "-0", "00", "01", "+1", " 1", "1 ", "1a", "a",
 		"9223372036854775808", "-9223372036854775809", "18446744073709551616",
 		"99999999999999999999", "100000000000000000000", "0x10", "1.0", "1e3"} {
-		if got, ok := parseInt([]byte(s)); ok {
-			t.Errorf("parseInt(%q) = %d, want invalid", s, got)
+		if got, ok := ParseInt([]byte(s)); ok {
+			t.Errorf("ParseInt(%q) = %d, want invalid", s, got)
 		}
 	}
 }

@@ -87,7 +87,7 @@ func replyHeader(buf []byte, pos int) (typ byte, line, body []byte, n int64, nex
 	case '+', '-', '(':
 		return typ, line, nil, 0, next, nil
 	case ':':
-		if n, ok := parseInt(line); ok {
+		if n, ok := ParseInt(line); ok {
 			return typ, line, nil, n, next, nil
 		}
 		return typ, nil, nil, 0, 0, malformed(pos, "bad integer %q", line)
@@ -107,7 +107,7 @@ func replyHeader(buf []byte, pos int) (typ byte, line, body []byte, n int64, nex
 		}
 		return typ, line, nil, 0, next, nil
 	case '$', '=', '!':
-		n, ok := parseInt(line)
+		n, ok := ParseInt(line)
 		if !ok || n < -1 || n == -1 && typ != '$' {
 			return typ, nil, nil, 0, 0, malformed(pos, "bad length %q", line)
 		}
@@ -126,7 +126,7 @@ func replyHeader(buf []byte, pos int) (typ byte, line, body []byte, n int64, nex
 		}
 		return typ, line, buf[next:end], n, end + 2, nil
 	case '*', '%', '~', '>', '|':
-		n, ok := parseInt(line)
+		n, ok := ParseInt(line)
 		if !ok || n < -1 || n == -1 && typ != '*' {
 			return typ, nil, nil, 0, 0, malformed(pos, "bad count %q", line)
 		}

@@ -10,10 +10,11 @@ func (*noCopy) Unlock() {}
 // maxIntLen is Redis' LONG_STR_SIZE: string2ll rejects strings this long.
 const maxIntLen = 21
 
-// parseInt is Redis' string2ll: an optional '-', then digits without
+// ParseInt is Redis' string2ll, the parser behind every integer argument
+// ("value is not an integer or out of range"): an optional '-', then digits without
 // leading zeros ("0" alone is fine), no '+', no spaces, at most 20 bytes,
 // within int64. It reports false for anything else, including "" and "-0".
-func parseInt(b []byte) (int64, bool) {
+func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) >= maxIntLen {
 		return 0, false
 	}
