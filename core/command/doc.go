@@ -24,9 +24,9 @@
 // connect. golden_test.go compares every entry with a live redis-server.
 //
 // The entries live in one file per command family (connection.go,
-// strings.go, generic.go, server.go); table.go assembles them in New, an
-// explicit constructor, instead of init() filling a global, so tests and
-// servers can build independent tables.
+// strings.go, generic.go, server.go, cluster.go); table.go assembles them in
+// New, an explicit constructor, instead of init() filling a global, so tests
+// and servers can build independent tables.
 //
 // # Lookup
 //

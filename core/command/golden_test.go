@@ -320,7 +320,8 @@ func (g *golden) replies() {
 		"COMMAND HELP", "command help", "COMMAND foo", "command Foo", "COMMAND COUNT x", "COMMAND HELP x",
 		"COMMAND GETKEYS", "COMMAND GETKEYSANDFLAGS",
 		"COMMAND INFO nosuch", "COMMAND INFO get nosuch set", "COMMAND INFO get|x client| Client|SetName CONFIG|GET",
-		"COMMAND INFO client|setname|x", "COMMAND DOCS nosuch", "COMMAND DOCS get nosuch GET config|set",
+		"COMMAND INFO client|setname|x", "COMMAND INFO cluster|nosuch cluster|myshardid",
+		"COMMAND DOCS nosuch", "COMMAND DOCS get nosuch GET config|set",
 		"COMMAND LIST foo", "COMMAND LIST FILTERBY x y", "COMMAND LIST FILTERBY pattern",
 		"COMMAND LIST FILTERBY pattern x FILTERBY pattern y", "COMMAND LIST FILTERBY module foo",
 		"COMMAND LIST FILTERBY aclcat nosuch", "COMMAND LIST FILTERBY pattern *|nosuch",
@@ -336,6 +337,8 @@ func (g *golden) replies() {
 		"copy a b", "copy a b DB 1 REPLACE", "expire k 10", "expire k 10 NX", "pexpire k 10", "expireat k 10",
 		"pexpireat k 10", "ttl k", "pttl k", "expiretime k", "pexpiretime k", "persist k", "object refcount k",
 		"object idletime k", "object freq k", "object help", "dbsize", "flushdb", "time",
+		"cluster", "cluster info", "cluster nosuch", "cluster keyslot k", "cluster countkeysinslot 0",
+		"cluster getkeysinslot 0 10", "cluster addslotsrange 0 10", "cluster setslot 0 node x",
 	}
 	for _, l := range getkeys {
 		lines = append(lines, "COMMAND GETKEYS "+l, "COMMAND GETKEYSANDFLAGS "+l)
@@ -361,6 +364,8 @@ func (g *golden) lists() {
 		"COMMAND LIST FILTERBY ACLCAT keyspace", "COMMAND LIST FILTERBY aclcat STRING",
 		"COMMAND LIST FILTERBY ACLCAT connection", "COMMAND LIST FILTERBY ACLCAT fast",
 		"COMMAND LIST FILTERBY ACLCAT dangerous", "COMMAND LIST FILTERBY ACLCAT write",
+		"COMMAND LIST FILTERBY ACLCAT admin", "COMMAND LIST FILTERBY ACLCAT slow",
+		"COMMAND LIST FILTERBY PATTERN cluster|*", "COMMAND LIST FILTERBY PATTERN *-*",
 	} {
 		args := argv(l)
 		want, _ := g.rc.do(args)

@@ -21,8 +21,8 @@ type Table struct {
 }
 
 // New assembles the table from the per-family files (connection.go,
-// strings.go, generic.go, server.go). Each call builds fresh Command values,
-// so tables never share state.
+// strings.go, generic.go, server.go, cluster.go). Each call builds fresh
+// Command values, so tables never share state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
 // which makes them stable for a given set of commands.
@@ -35,6 +35,7 @@ func New() *Table {
 	cmds = append(cmds, stringsCommands()...)
 	cmds = append(cmds, genericCommands()...)
 	cmds = append(cmds, serverCommands()...)
+	cmds = append(cmds, clusterCommands()...)
 
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{

@@ -35,6 +35,11 @@ var wantNames = map[string][]string{
 	"dbsize": nil, "flushdb": nil, "flushall": nil, "time": nil, "info": nil, "shutdown": nil, "lastsave": nil,
 	"config":  {"get", "help", "resetstat", "rewrite", "set"},
 	"command": {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
+	// cluster
+	"cluster": {"addslots", "addslotsrange", "bumpepoch", "count-failure-reports", "countkeysinslot",
+		"delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info",
+		"keyslot", "links", "meet", "myid", "nodes", "replicas", "replicate", "reset", "saveconfig",
+		"set-config-epoch", "setslot", "shards", "slaves", "slots"},
 }
 
 // wantFast are the commands Redis 7.0.15 flags "fast".
@@ -118,6 +123,8 @@ func TestLookup(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"get", "get"}, {"Client|SetName", "client|setname"}, {"CONFIG|GET", "config|get"},
 		{"client", "client"}, {"client|", ""}, {"get|x", ""}, {"client|setname|x", ""}, {"|get", ""},
+		{"CLUSTER|Count-Failure-Reports", "cluster|count-failure-reports"}, {"cluster|set-config-epoch", "cluster|set-config-epoch"},
+		{"cluster|myshardid", ""},
 	} {
 		c := tab.LookupFullName([]byte(tc.in))
 		got := ""
@@ -183,6 +190,9 @@ func TestCheckArity(t *testing.T) {
 		{"client|setname", 2, false}, {"client|setname", 3, true}, {"client|setname", 4, false},
 		{"client|setinfo", 4, true}, {"client|setinfo", 3, false},
 		{"config|get", 2, false}, {"config|get", 3, true}, {"config|get", 5, true},
+		{"cluster", 1, false}, {"cluster", 2, true},
+		{"cluster|info", 2, true}, {"cluster|info", 3, false},
+		{"cluster|addslotsrange", 3, false}, {"cluster|addslotsrange", 4, true}, {"cluster|addslotsrange", 6, true},
 		{"command|getkeys", 3, false}, {"command|getkeys", 4, true},
 	} {
 		c := tab.LookupFullName([]byte(tc.cmd))
