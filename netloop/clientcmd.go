@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 )
 
@@ -88,14 +89,9 @@ var clientHelp = []string{
 	"    Print this help.",
 }
 
-func (s *Server) cmdClient(c *client, args [][]byte) {
-	sub := s.table.LookupSub(s.table.Lookup(args[0]), args[1])
+func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
+	sub := s.subcommand(c, cmd, args)
 	if sub == nil {
-		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], "CLIENT")
-		return
-	}
-	if !sub.CheckArity(len(args)) {
-		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], "CLIENT")
 		return
 	}
 	switch sub.Name {
@@ -200,8 +196,9 @@ func (s *Server) clientList(c *client, opts [][]byte) {
 		case equalFold(opts[i], "id") && i+1 < len(opts):
 			ids = map[int64]bool{}
 			for i++; i < len(opts); i++ {
-				id, err := strconv.ParseInt(string(opts[i]), 10, 64)
-				if err != nil || id <= 0 {
+				// Any integer, as Redis: ids that match no client select nothing.
+				id, ok := resp.ParseInt(opts[i])
+				if !ok {
 					c.out = resp.AppendError(c.out, "ERR Invalid client ID")
 					return
 				}
@@ -254,8 +251,8 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		k, v := opts[i], opts[i+1]
 		switch {
 		case equalFold(k, "id"):
-			n, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil || n <= 0 {
+			n, ok := resp.ParseInt(v)
+			if !ok || n <= 0 {
 				c.out = resp.AppendError(c.out, "ERR client-id should be greater than 0")
 				return
 			}
@@ -265,6 +262,10 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		case equalFold(k, "laddr"):
 			laddr = string(v)
 		case equalFold(k, "user"):
+			if string(v) != "default" { // the only ACL user there is
+				c.out = resp.AppendError(c.out, "ERR No such user '"+sanitize(v)+"'")
+				return
+			}
 			user, hasUser = string(v), true
 		case equalFold(k, "skipme"):
 			switch {

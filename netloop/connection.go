@@ -2,7 +2,6 @@ package netloop
 
 import (
 	"crypto/subtle"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +15,10 @@ import (
 func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 	switch cmd.Name {
 	case "ping":
-		if len(args) == 1 {
+		if len(args) > 2 {
+			// PING's arity is -1, but Redis' pingCommand takes one message at most.
+			c.out = resp.AppendErrWrongArity(c.out, []byte(cmd.FullName))
+		} else if len(args) == 1 {
 			c.out = append(c.out, resp.PONG...)
 		} else {
 			c.out = resp.AppendBulk(c.out, args[1])
@@ -31,6 +33,7 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.db.Store(0)
 		c.setRESP3(false)
 		c.authed = s.cfg.RequirePass == ""
+		c.name.Store(nil) // as Redis' clearClientConnectionState; lib-name/lib-ver stay
 		c.out = append(c.out, "+RESET\r\n"...)
 	case "select":
 		s.cmdSelect(c, args)
@@ -39,13 +42,18 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 	case "hello":
 		s.cmdHello(c, args)
 	case "client":
-		s.cmdClient(c, args)
+		s.cmdClient(c, cmd, args)
 	case "command":
+		if len(args) > 1 {
+			if sub := s.table.LookupSub(cmd, args[1]); sub != nil {
+				c.lastCmd.Store(&sub.FullName) // CLIENT LIST shows cmd=command|count, as Redis
+			}
+		}
 		c.out = s.table.Reply(c.out, args, c.ctx.RESP3)
 	case "info":
 		c.out = appendText(c.out, s.info(args[1:]), c.ctx.RESP3)
 	case "config":
-		s.cmdConfig(c, args)
+		s.cmdConfig(c, cmd, args)
 	case "time":
 		now := time.Now()
 		c.out = resp.AppendArrayHeader(c.out, 2)
@@ -53,9 +61,38 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.out = resp.AppendBulkInt(c.out, int64(now.Nanosecond()/1000))
 	case "shutdown":
 		s.cmdShutdown(c, args)
+	case "cluster":
+		// Standalone, as Redis without cluster-enabled: every CLUSTER
+		// subcommand (HELP included) is refused with this text. rueidis
+		// relies on it (the word CLUSTER) to fall back to a single-node client.
+		if s.subcommand(c, cmd, args) != nil {
+			c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
+		}
+	case "lastsave":
+		// Nothing is ever saved: like a Redis that has not saved since it
+		// started, report the start time.
+		c.out = resp.AppendInt(c.out, s.started.Unix())
 	default:
 		c.out = resp.AppendError(c.out, "ERR command '"+cmd.FullName+"' is known but not implemented by svcdb yet")
 	}
+}
+
+// subcommand resolves args[1] of a container command (CLIENT, CONFIG,
+// CLUSTER) as Redis' processCommand does: an unknown subcommand or a wrong
+// argument count gets Redis' error and nil is returned. CLIENT LIST then shows
+// the subcommand's full name (cmd=client|list), as Redis does.
+func (s *Server) subcommand(c *client, cmd *command.Command, args [][]byte) *command.Command {
+	sub := s.table.LookupSub(cmd, args[1])
+	if sub == nil {
+		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], cmd.Name)
+		return nil
+	}
+	c.lastCmd.Store(&sub.FullName)
+	if !sub.CheckArity(len(args)) {
+		c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
+		return nil
+	}
+	return sub
 }
 
 func (c *client) setRESP3(on bool) {
@@ -70,8 +107,8 @@ func appendText(dst []byte, text string, resp3 bool) []byte {
 }
 
 func (s *Server) cmdSelect(c *client, args [][]byte) {
-	n, err := strconv.Atoi(string(args[1]))
-	if err != nil || strings.HasPrefix(string(args[1]), "+") {
+	n, ok := resp.ParseInt(args[1])
+	if !ok {
 		c.out = append(c.out, resp.ErrNotInteger...)
 		return
 	}
@@ -79,7 +116,7 @@ func (s *Server) cmdSelect(c *client, args [][]byte) {
 		c.out = resp.AppendError(c.out, "ERR DB index is out of range")
 		return
 	}
-	c.ctx.DB = n
+	c.ctx.DB = int(n)
 	c.db.Store(int32(n))
 	c.out = append(c.out, resp.OK...)
 }
@@ -87,7 +124,7 @@ func (s *Server) cmdSelect(c *client, args [][]byte) {
 const (
 	errWrongPass    = "WRONGPASS invalid username-password pair or user is disabled."
 	errAuthNoPass   = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-	errHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 	errBadProto     = "NOPROTO unsupported protocol version"
 	errProtoVersion = "ERR Protocol version is not an integer or out of range"
 )
@@ -134,8 +171,8 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 		proto = 3
 	}
 	if len(args) >= 2 {
-		v, err := strconv.ParseInt(string(args[1]), 10, 64)
-		if err != nil {
+		v, ok := resp.ParseInt(args[1])
+		if !ok {
 			c.out = resp.AppendError(c.out, errProtoVersion)
 			return
 		}
@@ -145,17 +182,28 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 		}
 		proto = int(v)
 	}
-	var user, pass, name []byte
-	hasAuth, hasName := false, false
+	// As Redis' helloCommand: options are handled in order, AUTH authenticates
+	// and SETNAME is validated as soon as it is read, then the client must be
+	// authenticated.
+	var name []byte
+	hasName := false
 	for i := 2; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
 		case equalFold(args[i], "auth") && more >= 2:
-			user, pass = args[i+1], args[i+2]
-			hasAuth = true
+			user, pass := args[i+1], args[i+2]
+			if !s.checkPassword(user, pass) && !(s.cfg.RequirePass == "" && string(user) == "default") {
+				c.out = resp.AppendError(c.out, errWrongPass)
+				return
+			}
+			c.authed = true
 			i += 2
 		case equalFold(args[i], "setname") && more >= 1:
 			name = args[i+1]
+			if !validClientName(name) {
+				c.out = resp.AppendError(c.out, errClientName)
+				return
+			}
 			hasName = true
 			i++
 		default:
@@ -163,22 +211,11 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 			return
 		}
 	}
-	if hasAuth {
-		if !s.checkPassword(user, pass) && !(s.cfg.RequirePass == "" && string(user) == "default") {
-			c.out = resp.AppendError(c.out, errWrongPass)
-			return
-		}
-		c.authed = true
-	}
 	if !c.authed {
 		c.out = resp.AppendError(c.out, errHelloNoAuth)
 		return
 	}
 	if hasName {
-		if !validClientName(name) {
-			c.out = resp.AppendError(c.out, errClientName)
-			return
-		}
 		c.setName(name)
 	}
 	c.setRESP3(proto == 3)

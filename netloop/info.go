@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
@@ -139,7 +140,9 @@ func (s *Server) infoStats(b *strings.Builder) {
 		misses += sn.Misses
 	}
 	in, out := s.totalNet()
-	field(b, "total_connections_received", s.stats.connectionsReceived.Load())
+	// As Redis (stat_numconnections counts accepted clients only), refused
+	// connections are in rejected_connections, not here.
+	field(b, "total_connections_received", s.stats.connectionsReceived.Load()-s.stats.rejected.Load())
 	field(b, "total_commands_processed", s.totalCommands())
 	field(b, "instantaneous_ops_per_sec", s.stats.opsSampler.rate())
 	field(b, "total_net_input_bytes", in)
@@ -212,10 +215,24 @@ func (s *Server) configValues() [][2]string {
 	}
 }
 
-func (s *Server) cmdConfig(c *client, args [][]byte) {
-	sub := s.table.LookupSub(s.table.Lookup(args[0]), args[1])
-	if sub == nil || !sub.CheckArity(len(args)) {
-		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], "CONFIG")
+// configHelp is Redis 7.0's CONFIG HELP text.
+var configHelp = []string{
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"REWRITE",
+	"    Rewrite the configuration file.",
+	"HELP",
+	"    Prints this help.",
+}
+
+func (s *Server) cmdConfig(c *client, cmd *command.Command, args [][]byte) {
+	sub := s.subcommand(c, cmd, args)
+	if sub == nil {
 		return
 	}
 	switch sub.Name {
@@ -237,6 +254,17 @@ func (s *Server) cmdConfig(c *client, args [][]byte) {
 		}
 	case "resetstat":
 		c.out = append(c.out, resp.OK...)
+	case "help":
+		c.out = resp.AppendArrayHeader(c.out, len(configHelp))
+		for _, l := range configHelp {
+			c.out = resp.AppendSimpleString(c.out, l)
+		}
+	case "rewrite":
+		if s.cfg.ConfigFile == "" {
+			c.out = resp.AppendError(c.out, "ERR The server is running without a config file")
+			return
+		}
+		c.out = resp.AppendError(c.out, "ERR CONFIG REWRITE is not supported by svcdb yet")
 	default:
 		c.out = resp.AppendError(c.out, "ERR CONFIG "+strings.ToUpper(sub.Name)+" is not supported by svcdb yet")
 	}
