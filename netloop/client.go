@@ -139,18 +139,55 @@ func (s *Server) totalNet() (in, out int64) {
 
 // ---- back-pressure and timeouts (ticker goroutine) ---------------------------
 
+// pause records that c stopped parsing because its replies are not being
+// read; the resumer wakes it until its outbound buffer has drained.
 func (s *Server) pause(c *client) {
 	s.pausedMu.Lock()
 	s.paused[c] = struct{}{}
+	first := len(s.paused) == 1
 	s.pausedMu.Unlock()
+	if first {
+		select {
+		case s.resumeKick <- struct{}{}:
+		default:
+		}
+	}
 }
 
-func (s *Server) resumePaused() {
-	s.pausedMu.Lock()
-	for c := range s.paused {
-		_ = c.conn.Wake(nil) // the loop re-checks the outbound buffer
+// resumeEvery is how often paused clients are woken to re-check their
+// outbound buffer. gnet has no "drained" callback, so this poll is what lets a
+// client that reads fast again get its next replies; it runs only while some
+// client is paused.
+const resumeEvery = time.Millisecond
+
+// resumer wakes paused clients every resumeEvery while there are any. Each
+// client's own loop decides whether it may continue (OnTraffic).
+func (s *Server) resumer() {
+	t := time.NewTicker(resumeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.resumeKick:
+		case <-s.stopped:
+			return
+		}
+		for {
+			s.pausedMu.Lock()
+			n := len(s.paused)
+			for c := range s.paused {
+				_ = c.conn.Wake(nil)
+			}
+			s.pausedMu.Unlock()
+			if n == 0 {
+				break
+			}
+			select {
+			case <-t.C:
+			case <-s.stopped:
+				return
+			}
+		}
 	}
-	s.pausedMu.Unlock()
 }
 
 func (s *Server) closeIdle() {

@@ -90,10 +90,7 @@ var clientHelp = []string{
 }
 
 func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
-	sub := s.subcommand(c, cmd, args)
-	if sub == nil {
-		return
-	}
+	sub := s.subcommand(cmd, args)
 	switch sub.Name {
 	case "id":
 		c.out = resp.AppendInt(c.out, c.id)

@@ -44,11 +44,6 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 	case "client":
 		s.cmdClient(c, cmd, args)
 	case "command":
-		if len(args) > 1 {
-			if sub := s.table.LookupSub(cmd, args[1]); sub != nil {
-				c.lastCmd.Store(&sub.FullName) // CLIENT LIST shows cmd=command|count, as Redis
-			}
-		}
 		c.out = s.table.Reply(c.out, args, c.ctx.RESP3)
 	case "info":
 		c.out = appendText(c.out, s.info(args[1:]), c.ctx.RESP3)
@@ -65,9 +60,7 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		// Standalone, as Redis without cluster-enabled: every CLUSTER
 		// subcommand (HELP included) is refused with this text. rueidis
 		// relies on it (the word CLUSTER) to fall back to a single-node client.
-		if s.subcommand(c, cmd, args) != nil {
-			c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
-		}
+		c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
 	case "lastsave":
 		// Nothing is ever saved: like a Redis that has not saved since it
 		// started, report the start time.
@@ -77,22 +70,11 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 	}
 }
 
-// subcommand resolves args[1] of a container command (CLIENT, CONFIG,
-// CLUSTER) as Redis' processCommand does: an unknown subcommand or a wrong
-// argument count gets Redis' error and nil is returned. CLIENT LIST then shows
-// the subcommand's full name (cmd=client|list), as Redis does.
-func (s *Server) subcommand(c *client, cmd *command.Command, args [][]byte) *command.Command {
-	sub := s.table.LookupSub(cmd, args[1])
-	if sub == nil {
-		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], cmd.Name)
-		return nil
-	}
-	c.lastCmd.Store(&sub.FullName)
-	if !sub.CheckArity(len(args)) {
-		c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
-		return nil
-	}
-	return sub
+// subcommand returns the subcommand args[1] of a container command (CLIENT,
+// CONFIG, CLUSTER). process has already refused unknown subcommands and wrong
+// argument counts with Redis' errors, in Redis' order.
+func (s *Server) subcommand(cmd *command.Command, args [][]byte) *command.Command {
+	return s.table.LookupSub(cmd, args[1]) // process checked it exists and its arity
 }
 
 func (c *client) setRESP3(on bool) {

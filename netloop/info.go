@@ -142,7 +142,7 @@ func (s *Server) infoStats(b *strings.Builder) {
 	in, out := s.totalNet()
 	// As Redis (stat_numconnections counts accepted clients only), refused
 	// connections are in rejected_connections, not here.
-	field(b, "total_connections_received", s.stats.connectionsReceived.Load()-s.stats.rejected.Load())
+	field(b, "total_connections_received", s.stats.connectionsReceived.Load())
 	field(b, "total_commands_processed", s.totalCommands())
 	field(b, "instantaneous_ops_per_sec", s.stats.opsSampler.rate())
 	field(b, "total_net_input_bytes", in)
@@ -231,10 +231,7 @@ var configHelp = []string{
 }
 
 func (s *Server) cmdConfig(c *client, cmd *command.Command, args [][]byte) {
-	sub := s.subcommand(c, cmd, args)
-	if sub == nil {
-		return
-	}
+	sub := s.subcommand(cmd, args)
 	switch sub.Name {
 	case "get":
 		var pairs [][2]string

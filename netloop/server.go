@@ -106,8 +106,9 @@ type Server struct {
 	registryMu sync.Mutex
 	registry   map[int64]*client
 
-	pausedMu sync.Mutex
-	paused   map[*client]struct{}
+	pausedMu   sync.Mutex
+	paused     map[*client]struct{}
+	resumeKick chan struct{}
 
 	stats serverStats
 
@@ -144,6 +145,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		stopped:     make(chan struct{}),
 		registry:    make(map[int64]*client),
 		paused:      make(map[*client]struct{}),
+		resumeKick:  make(chan struct{}, 1),
 		shutdownReq: make(chan struct{}),
 	}
 }
@@ -165,6 +167,7 @@ func (s *Server) Start() error {
 	s.port = port
 	s.addr = net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
 	s.started = time.Now()
+	go s.resumer()
 	go func() {
 		defer close(s.stopped)
 		s.runErr = gnet.Run(s, "tcp://"+s.addr,
@@ -223,11 +226,10 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 	return gnet.None
 }
 
-// OnTick runs on one loop's ticker goroutine: idle timeouts, resuming paused
-// clients and the ops/sec sampler.
+// OnTick runs on one loop's ticker goroutine: idle timeouts and the ops/sec
+// sampler.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
-	s.resumePaused()
 	if s.cfg.IdleTimeout > 0 {
 		s.closeIdle()
 	}

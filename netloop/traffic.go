@@ -19,13 +19,13 @@ var errMaxClients = []byte("-ERR max number of clients reached\r\n")
 // OnOpen admits a connection or refuses it past maxclients, as Redis does:
 // the error line is written, then the connection is closed and counted.
 func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	s.stats.connectionsReceived.Add(1)
 	if s.connected.Add(1) > int64(s.cfg.MaxClients) || s.life.Load() == lifecycle.ShuttingDown {
 		s.connected.Add(-1)
 		s.stats.rejected.Add(1)
 		gc.SetContext(nil)
 		return errMaxClients, gnet.Close
 	}
+	s.stats.connectionsReceived.Add(1) // as Redis: refused connections are only in rejected
 	c := s.newClient(gc)
 	c.fd = gc.Fd()
 	if a := gc.RemoteAddr(); a != nil {
@@ -112,6 +112,13 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		s.pausedMu.Unlock()
 	}
 	now := time.Now().UnixMilli()
+	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
+		// A large request is still arriving and the parser knows its size:
+		// don't have gnet copy the whole partial request into one buffer on
+		// every read (quadratic in the request's size); wait until it is all here.
+		c.lastInteraction.Store(now)
+		return gnet.None
+	}
 	c.ctx.Now = now
 	buf, _ := gc.Peek(-1)
 	off, closeNow := s.consume(c, buf)
@@ -233,20 +240,36 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		c.lastCmd.Store(&cmd.FullName)
 		return true
 	}
-	c.commands++
+	// Redis' order of checks (processCommand): existence, arity, subcommand,
+	// then authentication. A command refused here is not counted as processed.
 	if cmd == nil {
 		c.out = resp.AppendErrUnknownCommand(c.out, args[0], args[1:])
 		return true
 	}
 	c.lastCmd.Store(&cmd.FullName)
-	if !c.authed && cmd.Flags&command.FlagNoAuth == 0 {
-		c.out = append(c.out, resp.ErrNoAuth...)
-		return true
-	}
 	if !cmd.CheckArity(len(args)) {
 		c.out = resp.AppendErrWrongArity(c.out, args[0])
 		return true
 	}
+	checked := cmd
+	if len(cmd.Subcommands) > 0 && len(args) > 1 { // COMMAND alone is valid
+		sub := s.table.LookupSub(cmd, args[1])
+		if sub == nil {
+			c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], cmd.Name)
+			return true
+		}
+		c.lastCmd.Store(&sub.FullName)
+		if !sub.CheckArity(len(args)) {
+			c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
+			return true
+		}
+		checked = sub
+	}
+	if !c.authed && checked.Flags&command.FlagNoAuth == 0 {
+		c.out = append(c.out, resp.ErrNoAuth...)
+		return true
+	}
+	c.commands++
 	idx, where := s.rt.Route(cmd, args)
 	switch where {
 	case shard.OneShard:
