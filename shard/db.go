@@ -199,7 +199,7 @@ func (d *DB) setString(o *object, val []byte) {
 		o.str = append(make([]byte, 0, len(val)), val...)
 	}
 	o.kind = KindString
-	d.memory.Add(int64(cap(o.str) - old))
+	d.accountResize(o, old)
 }
 
 // dropValue empties o's value before it is given a value of another kind.
@@ -209,9 +209,12 @@ func (d *DB) dropValue(o *object) {
 	o.kind = kindNone
 }
 
-// accountResize records that o.str's capacity changed from old.
+// accountResize records that o.str's capacity changed from old. Overwrites
+// in place (the common case) change nothing and skip the atomic add.
 func (d *DB) accountResize(o *object, old int) {
-	d.memory.Add(int64(cap(o.str) - old))
+	if delta := cap(o.str) - old; delta != 0 {
+		d.memory.Add(int64(delta))
+	}
 }
 
 // randomLive returns a random live key's object, or nil if the database is
