@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
@@ -34,8 +35,9 @@ type client struct {
 	// open: the batch is being filled during this turn and not yet submitted.
 	open       bool
 	authed     bool
-	closeAfter bool // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
-	paused     bool // parsing stopped by output back-pressure
+	closeAfter bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
+	paused     bool         // parsing stopped by output back-pressure
+	spans      []trace.Span // per-request spans of the queued batch, ended when it completes
 
 	// Counters this loop adds up per turn and publishes with one store each.
 	commands int64

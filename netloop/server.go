@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -19,7 +18,9 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/shard"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	ConfigFile  string // for INFO server
 	Logger      *slog.Logger
 	Lifecycle   *lifecycle.Tracker
+	// Tracer makes per-request spans when its per-request switch is on; nil
+	// means no tracing.
+	Tracer *tracing.Tracer
 	// OnPanic is told about a panic in loop-side code (always a bug; the
 	// connection is closed and the server keeps running). May be nil.
 	OnPanic func(recovered any)
@@ -176,7 +180,7 @@ func (s *Server) Start() error {
 			gnet.WithReusePort(runtime.GOOS == "linux"),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithReadBufferCap(64<<10),
-			gnet.WithLogger(gnetLogger{s.log}),
+			gnet.WithLogger(logging.NewGnetAdapter(s.log)),
 			gnet.WithTicker(true),
 		)
 	}()
@@ -234,18 +238,6 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 		s.closeIdle()
 	}
 	return 100 * time.Millisecond, gnet.None
-}
-
-// gnetLogger routes gnet's own log lines into slog.
-type gnetLogger struct{ l *slog.Logger }
-
-func (g gnetLogger) Debugf(f string, a ...any) { g.l.Debug(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Infof(f string, a ...any)  { g.l.Info(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Warnf(f string, a ...any)  { g.l.Warn(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Errorf(f string, a ...any) { g.l.Error(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Fatalf(f string, a ...any) {
-	g.l.Error(fmt.Sprintf(f, a...), "component", "gnet")
-	os.Exit(1)
 }
 
 // opsSampler computes instantaneous_ops_per_sec as Redis does: the average of

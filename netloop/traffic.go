@@ -1,16 +1,19 @@
 package netloop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/shard"
 )
 
@@ -101,6 +104,11 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		c.out = append(c.out, c.batch.Out...)
 		c.commands += int64(c.batch.Len())
 		c.pending = false
+		for i, sp := range c.spans {
+			s.cfg.Tracer.EndCommand(sp, "") // queued replies are not split per command
+			c.spans[i] = nil
+		}
+		c.spans = c.spans[:0]
 	}
 	if c.paused {
 		if gc.OutboundBuffered() > s.cfg.OutputSoftLimit/2 {
@@ -238,6 +246,10 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		}
 		c.batch.Add(cmd, args)
 		c.lastCmd.Store(&cmd.FullName)
+		if s.cfg.Tracer.PerRequest() {
+			_, sp := s.cfg.Tracer.StartCommand(context.Background(), cmd.FullName, c.ctx.DB, idx, c.addr)
+			c.spans = append(c.spans, sp)
+		}
 		return true
 	}
 	// Redis' order of checks (processCommand): existence, arity, subcommand,
@@ -271,12 +283,21 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	c.commands++
 	idx, where := s.rt.Route(cmd, args)
+	var span trace.Span
+	if s.cfg.Tracer.PerRequest() { // one atomic load when per-request spans are off
+		spanShard := -1
+		if where == shard.OneShard {
+			spanShard = idx
+		}
+		_, span = s.cfg.Tracer.StartCommand(context.Background(), checked.FullName, c.ctx.DB, spanShard, c.addr)
+	}
+	mark := len(c.out)
 	switch where {
 	case shard.OneShard:
 		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
 		if s.rt.TryExec(idx, &c.ctx) {
 			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
-			return true
+			break
 		}
 		c.ctx.Out, c.ctx.Args = nil, nil
 		c.commands-- // counted when the batch completes
@@ -286,12 +307,19 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		b.Ctx.DB, b.Ctx.RESP3 = c.ctx.DB, c.ctx.RESP3
 		b.Add(cmd, args)
 		c.open = true
+		if span != nil {
+			c.spans = append(c.spans, span) // ended when the batch completes
+			span = nil
+		}
 	case shard.Coordinated:
 		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
 		s.rt.ExecMulti(&c.ctx)
 		c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
 	default:
 		s.local(c, cmd, args)
+	}
+	if span != nil {
+		s.cfg.Tracer.EndCommand(span, tracing.ReplyError(c.out[mark:]))
 	}
 	return true
 }
