@@ -193,7 +193,7 @@ func (s *Server) resumer() {
 }
 
 func (s *Server) closeIdle() {
-	limit := time.Now().Add(-s.cfg.IdleTimeout).UnixMilli()
+	limit := time.Now().Add(-time.Duration(s.live.idleTimeout.Load())).UnixMilli()
 	s.registryMu.Lock()
 	defer s.registryMu.Unlock()
 	for _, c := range s.registry {

@@ -32,7 +32,7 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.ctx.DB = 0
 		c.db.Store(0)
 		c.setRESP3(false)
-		c.authed = s.cfg.RequirePass == ""
+		c.authed = s.requirePass() == ""
 		c.name.Store(nil) // as Redis' clearClientConnectionState; lib-name/lib-ver stay
 		c.out = append(c.out, "+RESET\r\n"...)
 	case "select":
@@ -116,7 +116,7 @@ func (s *Server) checkPassword(user, pass []byte) bool {
 	if user != nil && string(user) != "default" {
 		return false
 	}
-	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
+	return subtle.ConstantTimeCompare(pass, []byte(s.requirePass())) == 1
 }
 
 func (s *Server) cmdAuth(c *client, args [][]byte) {
@@ -124,7 +124,7 @@ func (s *Server) cmdAuth(c *client, args [][]byte) {
 	switch len(args) {
 	case 2:
 		pass = args[1]
-		if s.cfg.RequirePass == "" {
+		if s.requirePass() == "" {
 			c.out = resp.AppendError(c.out, errAuthNoPass)
 			return
 		}
@@ -134,7 +134,7 @@ func (s *Server) cmdAuth(c *client, args [][]byte) {
 		c.out = append(c.out, resp.ErrSyntax...)
 		return
 	}
-	if s.cfg.RequirePass == "" && string(user) == "default" {
+	if s.requirePass() == "" && string(user) == "default" {
 		c.authed = true // the default user has no password: any password works, as Redis' nopass
 		c.out = append(c.out, resp.OK...)
 		return
@@ -174,7 +174,7 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 		switch {
 		case equalFold(args[i], "auth") && more >= 2:
 			user, pass := args[i+1], args[i+2]
-			if !s.checkPassword(user, pass) && !(s.cfg.RequirePass == "" && string(user) == "default") {
+			if !s.checkPassword(user, pass) && !(s.requirePass() == "" && string(user) == "default") {
 				c.out = resp.AppendError(c.out, errWrongPass)
 				return
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
-	"github.com/svcdb/svcdb/core/glob"
+	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -94,7 +94,7 @@ func (s *Server) infoServer(b *strings.Builder) {
 func (s *Server) infoClients(b *strings.Builder) {
 	field(b, "connected_clients", s.connected.Load())
 	field(b, "cluster_connections", 0)
-	field(b, "maxclients", s.cfg.MaxClients)
+	field(b, "maxclients", s.live.maxClients.Load())
 	field(b, "blocked_clients", 0)
 	field(b, "tracking_clients", 0)
 	field(b, "clients_in_timeout_table", 0)
@@ -133,28 +133,23 @@ func humanBytes(n int64) string {
 }
 
 func (s *Server) infoStats(b *strings.Builder) {
-	var expired, hits, misses int64
-	for _, sn := range s.rt.Snapshots() {
-		expired += sn.Expired
-		hits += sn.Hits
-		misses += sn.Misses
-	}
-	in, out := s.totalNet()
+	st := s.statTotals().minus(s.stats.base.Load())
+	expired, hits, misses, in, out := st.expired, st.hits, st.misses, st.netIn, st.netOut
 	// As Redis (stat_numconnections counts accepted clients only), refused
 	// connections are in rejected_connections, not here.
-	field(b, "total_connections_received", s.stats.connectionsReceived.Load())
-	field(b, "total_commands_processed", s.totalCommands())
+	field(b, "total_connections_received", st.connections)
+	field(b, "total_commands_processed", st.commands)
 	field(b, "instantaneous_ops_per_sec", s.stats.opsSampler.rate())
 	field(b, "total_net_input_bytes", in)
 	field(b, "total_net_output_bytes", out)
-	field(b, "rejected_connections", s.stats.rejected.Load())
+	field(b, "rejected_connections", st.rejected)
 	field(b, "expired_keys", expired)
 	field(b, "evicted_keys", 0)
 	field(b, "keyspace_hits", hits)
 	field(b, "keyspace_misses", misses)
 	field(b, "pubsub_channels", 0)
 	field(b, "pubsub_patterns", 0)
-	field(b, "total_protocol_errors", s.stats.protocolErrors.Load())
+	field(b, "total_protocol_errors", st.protocolErrors)
 }
 
 func (s *Server) infoCPU(b *strings.Builder) {
@@ -196,22 +191,56 @@ func (s *Server) infoSvc(b *strings.Builder) {
 
 // ---- CONFIG ------------------------------------------------------------------
 
-// configValues are the parameters CONFIG GET answers until the parameter
-// registry (issue 3) replaces this list: what load tools and clients ask for
-// at connect time, with their real values.
-func (s *Server) configValues() [][2]string {
-	return [][2]string{
-		{"bind", s.cfg.Bind},
-		{"port", fmt.Sprint(s.port)},
-		{"databases", fmt.Sprint(shard.NumDatabases)},
-		{"maxclients", fmt.Sprint(s.cfg.MaxClients)},
-		{"timeout", fmt.Sprint(int64(s.cfg.IdleTimeout / time.Second))},
-		{"save", ""},
-		{"appendonly", "no"},
-		{"maxmemory", "0"},
-		{"maxmemory-policy", "noeviction"},
-		{"proto-max-bulk-len", fmt.Sprint(shard.MaxStringLen)},
-		{"requirepass", s.cfg.RequirePass},
+func (s *Server) cmdConfig(c *client, cmd *command.Command, args [][]byte) {
+	sub := s.subcommand(cmd, args)
+	switch sub.Name {
+	case "get":
+		patterns := make([]string, 0, len(args)-2)
+		for _, p := range args[2:] {
+			patterns = append(patterns, string(p))
+		}
+		pairs := s.params.Get(patterns)
+		c.out = resp.AppendMapHeader(c.out, len(pairs), c.ctx.RESP3)
+		for _, kv := range pairs {
+			c.out = resp.AppendBulkString(c.out, kv[0])
+			c.out = resp.AppendBulkString(c.out, kv[1])
+		}
+	case "set":
+		if len(args)%2 != 0 { // arity (-4) passed: Redis calls an unpaired value a syntax error
+			c.out = append(c.out, resp.ErrSyntax...)
+			return
+		}
+		pairs := make([][2]string, 0, (len(args)-2)/2)
+		for i := 2; i+1 < len(args); i += 2 {
+			pairs = append(pairs, [2]string{string(args[i]), string(args[i+1])})
+		}
+		if err := s.params.SetMany(pairs, config.SourceRuntime); err != nil {
+			c.out = resp.AppendError(c.out, err.Error())
+			return
+		}
+		c.out = append(c.out, resp.OK...)
+	case "resetstat":
+		s.resetStats()
+		c.out = append(c.out, resp.OK...)
+	case "help":
+		c.out = resp.AppendArrayHeader(c.out, len(configHelp))
+		for _, l := range configHelp {
+			c.out = resp.AppendSimpleString(c.out, l)
+		}
+	case "rewrite":
+		path := s.params.ConfigFile()
+		if path == "" {
+			c.out = resp.AppendError(c.out, "ERR The server is running without a config file")
+			return
+		}
+		if err := s.params.Rewrite(path); err != nil {
+			s.log.Warn("CONFIG REWRITE failed", "file", path, "err", err)
+			c.out = resp.AppendError(c.out, "ERR Rewriting config file: "+err.Error())
+			return
+		}
+		c.out = append(c.out, resp.OK...)
+	default:
+		c.out = resp.AppendError(c.out, "ERR CONFIG "+strings.ToUpper(sub.Name)+" is not supported by svcdb yet")
 	}
 }
 
@@ -230,39 +259,43 @@ var configHelp = []string{
 	"    Prints this help.",
 }
 
-func (s *Server) cmdConfig(c *client, cmd *command.Command, args [][]byte) {
-	sub := s.subcommand(cmd, args)
-	switch sub.Name {
-	case "get":
-		var pairs [][2]string
-		seen := map[string]bool{}
-		for _, p := range args[2:] {
-			for _, kv := range s.configValues() {
-				if !seen[kv[0]] && glob.Match(p, []byte(kv[0]), true) {
-					seen[kv[0]] = true
-					pairs = append(pairs, kv)
-				}
-			}
-		}
-		c.out = resp.AppendMapHeader(c.out, len(pairs), c.ctx.RESP3)
-		for _, kv := range pairs {
-			c.out = resp.AppendBulkString(c.out, kv[0])
-			c.out = resp.AppendBulkString(c.out, kv[1])
-		}
-	case "resetstat":
-		c.out = append(c.out, resp.OK...)
-	case "help":
-		c.out = resp.AppendArrayHeader(c.out, len(configHelp))
-		for _, l := range configHelp {
-			c.out = resp.AppendSimpleString(c.out, l)
-		}
-	case "rewrite":
-		if s.cfg.ConfigFile == "" {
-			c.out = resp.AppendError(c.out, "ERR The server is running without a config file")
-			return
-		}
-		c.out = resp.AppendError(c.out, "ERR CONFIG REWRITE is not supported by svcdb yet")
-	default:
-		c.out = resp.AppendError(c.out, "ERR CONFIG "+strings.ToUpper(sub.Name)+" is not supported by svcdb yet")
+// statTotals are the cumulative counters INFO stats shows. CONFIG RESETSTAT
+// records them as a baseline that INFO subtracts: the counters themselves
+// belong to loops and shards and are never written by anyone else.
+type statTotals struct {
+	commands, connections, rejected, netIn, netOut, expired, hits, misses, protocolErrors int64
+}
+
+func (s *Server) statTotals() statTotals {
+	t := statTotals{
+		commands:       s.totalCommands(),
+		connections:    s.stats.connectionsReceived.Load(),
+		rejected:       s.stats.rejected.Load(),
+		protocolErrors: s.stats.protocolErrors.Load(),
 	}
+	t.netIn, t.netOut = s.totalNet()
+	for _, sn := range s.rt.Snapshots() {
+		t.expired += sn.Expired
+		t.hits += sn.Hits
+		t.misses += sn.Misses
+	}
+	return t
+}
+
+func (t statTotals) minus(base *statTotals) statTotals {
+	if base == nil {
+		return t
+	}
+	return statTotals{
+		commands: t.commands - base.commands, connections: t.connections - base.connections,
+		rejected: t.rejected - base.rejected, netIn: t.netIn - base.netIn, netOut: t.netOut - base.netOut,
+		expired: t.expired - base.expired, hits: t.hits - base.hits, misses: t.misses - base.misses,
+		protocolErrors: t.protocolErrors - base.protocolErrors,
+	}
+}
+
+// resetStats is CONFIG RESETSTAT.
+func (s *Server) resetStats() {
+	t := s.statTotals()
+	s.stats.base.Store(&t)
 }

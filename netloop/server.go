@@ -17,6 +17,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
@@ -44,8 +45,12 @@ type Config struct {
 	ProtoLimits resp.Limits
 	Version     string // svcdb's version, for INFO
 	ConfigFile  string // for INFO server
-	Logger      *slog.Logger
-	Lifecycle   *lifecycle.Tracker
+	// Params is the parameter registry behind CONFIG GET/SET/REWRITE. When set,
+	// maxclients, timeout and requirepass come from it (and follow CONFIG SET)
+	// and the MaxClients, RequirePass and IdleTimeout fields are ignored.
+	Params    *config.Registry
+	Logger    *slog.Logger
+	Lifecycle *lifecycle.Tracker
 	// Tracer makes per-request spans when its per-request switch is on; nil
 	// means no tracing.
 	Tracer *tracing.Tracer
@@ -114,7 +119,9 @@ type Server struct {
 	paused     map[*client]struct{}
 	resumeKick chan struct{}
 
-	stats serverStats
+	stats  serverStats
+	params *config.Registry
+	live   liveParams
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{}
@@ -131,6 +138,7 @@ type serverStats struct {
 	protocolErrors      atomic.Int64
 	panics              atomic.Int64
 	opsSampler          opsSampler
+	base                atomic.Pointer[statTotals] // CONFIG RESETSTAT's baseline
 }
 
 // New builds a server over an existing shard runtime.
@@ -138,7 +146,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	cfg.setDefaults()
 	id := make([]byte, 20)
 	_, _ = rand.Read(id)
-	return &Server{
+	s := &Server{
 		cfg:         cfg,
 		table:       table,
 		rt:          rt,
@@ -152,6 +160,8 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		resumeKick:  make(chan struct{}, 1),
 		shutdownReq: make(chan struct{}),
 	}
+	s.bindParams(cfg.Params)
+	return s
 }
 
 // Start listens and runs the loops in the background; it returns once the
@@ -167,6 +177,10 @@ func (s *Server) Start() error {
 		}
 		port = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
+		// CONFIG GET port reports the port really bound.
+		if err := s.params.Set("port", strconv.Itoa(port), config.SourceFlag); err != nil {
+			return err
+		}
 	}
 	s.port = port
 	s.addr = net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
@@ -234,7 +248,7 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 // sampler.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
-	if s.cfg.IdleTimeout > 0 {
+	if s.live.idleTimeout.Load() > 0 {
 		s.closeIdle()
 	}
 	return 100 * time.Millisecond, gnet.None

@@ -22,7 +22,7 @@ var errMaxClients = []byte("-ERR max number of clients reached\r\n")
 // OnOpen admits a connection or refuses it past maxclients, as Redis does:
 // the error line is written, then the connection is closed and counted.
 func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	if s.connected.Add(1) > int64(s.cfg.MaxClients) || s.life.Load() == lifecycle.ShuttingDown {
+	if s.connected.Add(1) > s.live.maxClients.Load() || s.life.Load() == lifecycle.ShuttingDown {
 		s.connected.Add(-1)
 		s.stats.rejected.Add(1)
 		gc.SetContext(nil)
@@ -68,7 +68,7 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 		conn:    gc,
 		id:      s.nextID.Add(1),
 		created: time.Now(),
-		authed:  s.cfg.RequirePass == "",
+		authed:  s.requirePass() == "",
 	}
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
