@@ -224,7 +224,7 @@ func (s *Server) protocolError(c *client, err error) {
 	var pe *resp.ProtocolError
 	if errors.As(err, &pe) {
 		c.out = pe.AppendReply(c.out)
-		s.log.Debug("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error())
+		s.log.Debug("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error(), "input", pe.Snippet)
 	} else {
 		c.out = resp.AppendError(c.out, "ERR Protocol error: "+err.Error())
 	}

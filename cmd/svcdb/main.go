@@ -1,6 +1,8 @@
-// Command svcdb is the server: it parses flags, wires the shard runtime and the
-// event loops together, and turns signals and SHUTDOWN into a graceful stop.
-// Logic lives in the packages it wires; this file only connects them.
+// Command svcdb is the server: it parses flags, loads the configuration
+// (defaults < preset < TOML file < environment < flags), wires the shard
+// runtime, the event loops, logging and tracing together, and turns signals
+// and SHUTDOWN into a graceful stop. Logic lives in the packages it wires;
+// this file only connects them.
 package main
 
 import (
@@ -9,61 +11,64 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/logging"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/netloop"
+	"github.com/svcdb/svcdb/profiles"
 	"github.com/svcdb/svcdb/shard"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// DefaultShards is the shard count when --shards is not given. Measured on
+// The default shard count (16) lives in the parameter registry. Measured on
 // 2 cores (docs/performance.md): 1, 4 and 16 shards perform alike within
 // noise under the run-to-completion strategy; 16 keeps token contention
 // between loops rare on larger machines at no measurable cost.
-const DefaultShards = 16
-
-type options struct {
-	port        int
-	bind        string
-	shards      int
-	eventLoops  int
-	strategy    string
-	requirepass string
-	maxclients  int
-	timeout     time.Duration
-	loglevel    string
-	cpuprofile  string
-}
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// Exit codes: 0 clean stop, 1 runtime failure (e.g. the port is taken),
+// 2 bad command line or configuration.
+func run(args, environ []string, stdout, stderr io.Writer) int {
+	reg := config.New()
 	fs := flag.NewFlagSet("svcdb", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o options
-	var showVersion bool
-	fs.IntVar(&o.port, "port", 6379, "TCP port to listen on (0 picks a free port and prints it)")
-	fs.StringVar(&o.bind, "bind", "127.0.0.1", "address to listen on")
-	fs.IntVar(&o.shards, "shards", DefaultShards, fmt.Sprintf("number of keyspace shards (1..%d)", shard.MaxShards))
-	fs.IntVar(&o.eventLoops, "event-loops", runtime.GOMAXPROCS(0), "number of network event loops; the default is the number of CPUs this process may use")
-	fs.StringVar(&o.strategy, "drain-strategy", "run-to-completion", "who executes shard queues: run-to-completion or dedicated")
-	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with (empty: none)")
-	fs.IntVar(&o.maxclients, "maxclients", 10000, "maximum number of connected clients")
-	fs.DurationVar(&o.timeout, "timeout", 0, "close clients idle for this long (0: never)")
-	fs.StringVar(&o.loglevel, "loglevel", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for performance work)")
+	var (
+		cfgPath, profile, strategyName, cpuprofile string
+		generate, check, showVersion               bool
+		flagVals                                   [][2]string
+	)
+	fs.StringVar(&cfgPath, "config", "", "TOML configuration file (see --generate-config)")
+	fs.StringVar(&profile, "profile", "", "embedded preset loaded before --config: dev, production or benchmark")
+	fs.BoolVar(&generate, "generate-config", false, "print the full default configuration as TOML, one comment per key, and exit")
+	fs.BoolVar(&check, "check-config", false, "validate the configuration, print what is wrong, exit 0 (valid) or 2")
+	for _, f := range reg.Flags() {
+		name := f.Flag
+		fs.Func(name, f.Usage, func(v string) error {
+			flagVals = append(flagVals, [2]string{name, v})
+			return nil
+		})
+	}
+	fs.StringVar(&strategyName, "drain-strategy", "run-to-completion", "who executes shard queues: run-to-completion or dedicated")
+	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for performance work)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "svcdb %s: a Redis-protocol database server\n\nUsage: svcdb [flags]\n\nFlags:\n", version)
@@ -75,6 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintln(stderr)
 		})
+		fmt.Fprintln(stderr, "\nEvery parameter can also be set in the TOML file or as SVC_<TABLE>_<KEY>; see docs/configuration.md.")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -90,23 +96,105 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "svcdb %s (%s, Redis %s compatible)\n", version, runtime.Version(), netloop.RedisVersion)
 		return 0
 	}
-	strategy, err := shard.ParseStrategy(o.strategy)
+	if generate {
+		fmt.Fprint(stdout, reg.GenerateTOML())
+		return 0
+	}
+	strategy, err := shard.ParseStrategy(strategyName)
 	if err != nil {
 		fmt.Fprintf(stderr, "svcdb: --drain-strategy: %v\n", err)
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.loglevel)); err != nil {
-		fmt.Fprintf(stderr, "svcdb: --loglevel: %v\n", err)
+
+	// Configuration: defaults < preset < file < environment < flags.
+	var errs []error
+	if profile != "" {
+		data, err := profiles.FS.ReadFile(profile + ".toml")
+		if err != nil {
+			fmt.Fprintf(stderr, "svcdb: --profile %q: no such preset (dev, production, benchmark)\n", profile)
+			return 2
+		}
+		if err := reg.LoadTOML("profile "+profile, data); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, reg.LoadStartup(cfgPath, environ, flagVals)...)
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "svcdb: %v\n", e)
+	}
+	if check {
+		if len(errs) > 0 {
+			return 2
+		}
+		fmt.Fprintln(stdout, "configuration OK")
+		return 0
+	}
+	if len(errs) > 0 {
 		return 2
 	}
-	if o.eventLoops < 1 || o.port < 0 || o.port > 65535 || o.maxclients < 1 {
-		fmt.Fprintf(stderr, "svcdb: --event-loops and --maxclients must be >= 1 and --port within 0..65535\n")
+
+	// Logging and tracing first, so everything after can report.
+	var secrets atomic.Pointer[[]string]
+	loadSecrets := func(string) error {
+		var s []string
+		for _, name := range []string{"requirepass", "http-token"} {
+			if v := reg.String(name); v != "" {
+				s = append(s, v)
+			}
+		}
+		secrets.Store(&s)
+		return nil
+	}
+	_ = loadSecrets("")
+	reg.OnChange("requirepass", loadSecrets)
+	reg.OnChange("http-token", loadSecrets)
+	lg, err := logging.New(logging.Options{
+		Level:     reg.String("loglevel"),
+		Format:    reg.String("logging-format"),
+		Output:    reg.String("logging-output"),
+		FilePath:  reg.String("logging-file-path"),
+		MaxSizeMB: int(reg.Int("logging-rotation-max-size-mb")),
+		Frequency: reg.String("logging-rotation-frequency"),
+		MaxFiles:  int(reg.Int("logging-rotation-max-files")),
+		Stdout:    stdout,
+		Stderr:    stderr,
+		Secrets:   func() []string { return *secrets.Load() },
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "svcdb: logging: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if o.cpuprofile != "" {
-		f, err := os.Create(o.cpuprofile)
+	defer lg.Close()
+	logger := lg.Logger
+	reg.OnChange("loglevel", lg.SetLevel)
+	otel.SetErrorHandler(logging.NewOTelErrorHandler(logger))
+	tracer, err := tracing.New(context.Background(), tracing.Options{
+		Enabled:         reg.Bool("tracing-enabled"),
+		Endpoint:        reg.String("tracing-otlp-endpoint"),
+		SamplingRate:    reg.Float("tracing-sampling-rate"),
+		ServiceName:     reg.String("tracing-service-name"),
+		ServiceVersion:  version,
+		PerRequestSpans: reg.Bool("logging-per-request-spans"),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "svcdb: tracing: %v\n", err)
+		return 2
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracer.Shutdown(ctx); err != nil {
+			logger.Warn("flushing traces", "err", err)
+		}
+	}()
+	reg.OnChange("tracing-sampling-rate", func(string) error { return tracer.SetSamplingRate(reg.Float("tracing-sampling-rate")) })
+	reg.OnChange("logging-per-request-spans", func(string) error {
+		tracer.SetPerRequestSpans(reg.Bool("logging-per-request-spans"))
+		return nil
+	})
+
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
 		if err != nil {
 			fmt.Fprintf(stderr, "svcdb: --cpuprofile: %v\n", err)
 			return 2
@@ -123,7 +211,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	table := command.New()
 	rt, err := shard.New(shard.Config{
-		Shards:   o.shards,
+		Shards:   int(reg.Int("shards")),
 		Strategy: strategy,
 		OnPanic: func(cmd string, r any, stack []byte) {
 			logger.Error("BUG: command handler panicked", "command", cmd, "panic", fmt.Sprint(r), "stack", string(stack))
@@ -136,32 +224,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rt.Start()
 	life := new(lifecycle.Tracker)
 	srv := netloop.New(netloop.Config{
-		Bind:        o.bind,
-		Port:        o.port,
-		EventLoops:  o.eventLoops,
-		MaxClients:  o.maxclients,
-		RequirePass: o.requirepass,
-		IdleTimeout: o.timeout,
-		Version:     version,
-		Logger:      logger,
-		Lifecycle:   life,
+		Bind:             reg.String("bind"),
+		Port:             int(reg.Int("port")),
+		EventLoops:       int(reg.Int("event-loops")), // 0: one per CPU this process may use
+		QueryBufferLimit: int(reg.Size("client-query-buffer-limit")),
+		ProtoLimits:      resp.Limits{MaxBulkLen: reg.Size("proto-max-bulk-len")},
+		Params:           reg,
+		ConfigFile:       reg.ConfigFile(),
+		Version:          version,
+		Logger:           logger,
+		Lifecycle:        life,
+		Tracer:           tracer,
 	}, table, rt)
+	if unapplied := unappliedParams(reg); len(unapplied) > 0 {
+		logger.Error("BUG: mutable parameters that CONFIG SET would accept and nothing applies", "params", unapplied)
+	}
 	if err := srv.Start(); err != nil {
 		fmt.Fprintf(stderr, "svcdb: %v\n", err)
 		rt.Close()
 		return 1
 	}
 	logger.Info("svcdb ready to accept connections", "addr", srv.Addr(), "version", version,
-		"shards", o.shards, "event_loops", o.eventLoops, "drain_strategy", strategy.String(), "pid", os.Getpid())
+		"shards", rt.NumShards(), "drain_strategy", strategy.String(), "config_file", reg.ConfigFile(), "pid", os.Getpid())
 	fmt.Fprintf(stdout, "svcdb listening on %s\n", srv.Addr())
 
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case sig := <-sigs:
 		logger.Warn("received signal, shutting down", "signal", sig.String())
 	case <-srv.ShutdownRequested():
 	}
+	go func() { // a second signal exits at once
+		<-sigs
+		os.Exit(1)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Stop(ctx); err != nil {
@@ -170,4 +267,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rt.Close()
 	logger.Info("svcdb is now ready to exit, bye bye")
 	return 0
+}
+
+// appliedLater are mutable parameters CONFIG SET stores that nothing applies
+// live yet: the size limits are read when the server starts; the rest belong
+// to features of later issues (slowlog, hot shards, status, bundles, memory
+// limits, data types, persistence). Every other mutable parameter must have
+// an OnChange hook; the process tests fail on the "BUG:" line otherwise.
+var appliedLater = []string{
+	"tcp-keepalive", "maxmemory", "maxmemory-policy",
+	"slowlog-log-slower-than", "slowlog-max-len", "slowlog-max-arg-len",
+	"hotshards-enabled", "hotshards-hot-threshold-percent", "hotshards-warm-threshold-percent", "hotshards-default-period-secs",
+	"status-memory-warning-percent", "status-connection-warning-percent",
+	"debug-bundle-max-bundles", "debug-bundle-ttl",
+	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
+	"list-max-listpack-size", "hash-max-listpack-entries", "hash-max-listpack-value",
+	"set-max-intset-entries", "set-max-listpack-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
+	"stream-node-max-entries", "notify-keyspace-events", "busy-reply-threshold", "hz", "latency-monitor-threshold",
+	"save", "appendonly", "appendfsync", "aof-load-truncated",
+}
+
+// unappliedParams lists mutable parameters without a hook that are not in
+// appliedLater: a parameter CONFIG SET would accept and silently ignore.
+func unappliedParams(reg *config.Registry) []string {
+	var out []string
+	for _, name := range reg.Unhooked() {
+		if !slices.Contains(appliedLater, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +31,33 @@ func buildBinary(t *testing.T) string {
 // cleanup if the test has not stopped it.
 func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
+	cmd, addr, stderr, _ := startProcessEnv(t, bin, nil, args...)
+	return cmd, addr, stderr
+}
+
+// lockedBuffer collects a process's stdout (where its logs go by default).
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) add(line string) {
+	b.mu.Lock()
+	b.buf.WriteString(line + "\n")
+	b.mu.Unlock()
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func startProcessEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, string, *bytes.Buffer, *lockedBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--port", "0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out := &lockedBuffer{}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +77,7 @@ func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string, 
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			out.add(sc.Text())
 			if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(sc.Text()); m != nil {
 				addrCh <- m[1]
 			}
@@ -57,11 +85,11 @@ func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string, 
 	}()
 	select {
 	case addr := <-addrCh:
-		return cmd, addr, &stderr
+		return cmd, addr, &stderr, out
 	case <-time.After(10 * time.Second):
 		t.Fatalf("server did not start; stderr:\n%s", stderr.String())
 	}
-	return nil, "", nil
+	return nil, "", nil, nil
 }
 
 func roundTrip(t *testing.T, addr, req string) string {
@@ -113,13 +141,13 @@ func TestBinaryLifecycle(t *testing.T) {
 	})
 
 	t.Run("shutdown command", func(t *testing.T) {
-		cmd, addr, stderr := startProcess(t, bin)
+		cmd, addr, stderr, out := startProcessEnv(t, bin, nil)
 		roundTrip(t, addr, "SHUTDOWN\r\n")
 		if code := waitExit(t, cmd); code != 0 {
 			t.Fatalf("exit code %d after SHUTDOWN; stderr:\n%s", code, stderr)
 		}
-		if !strings.Contains(stderr.String(), "user requested shutdown") {
-			t.Fatalf("shutdown not logged:\n%s", stderr)
+		if !strings.Contains(out.String(), "user requested shutdown") {
+			t.Fatalf("shutdown not logged:\n%s", out)
 		}
 	})
 

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestConfigurationSurface drives the real binary: bad files stop start-up
+// with file, line, column, table and key and exit 2; --check-config and
+// --generate-config; precedence file < env < flag; CONFIG SET loglevel.
+func TestConfigurationSurface(t *testing.T) {
+	bin := buildBinary(t)
+
+	t.Run("bad config files exit 2 naming file, line, table and key", func(t *testing.T) {
+		for _, tc := range []struct{ toml, want string }{
+			{"[server]\nprot = 6379\n", `:2:1: [server] prot: unknown`},
+			{"[server]\nport = 70000\n", `:2:8: [server] port: value 70000 out of range; allowed 0..65535`},
+			{"[server]\nport = \"x\"\n", `[server] port`},
+			{"[logging]\nlevel = \"loud\"\n", `[logging] level`},
+			{"[http]\nbind = \"localhost\"\n", `[http] bind`},
+			{"[nosuch]\nx = 1\n", `nosuch`},
+		} {
+			path := writeFile(t, "svcdb.toml", tc.toml)
+			for _, extra := range [][]string{nil, {"--check-config"}} {
+				cmd := exec.Command(bin, append([]string{"--config", path}, extra...)...)
+				out, _ := cmd.CombinedOutput()
+				if code := cmd.ProcessState.ExitCode(); code != 2 {
+					t.Errorf("%q %v: exit %d; want 2\n%s", tc.toml, extra, code, out)
+				}
+				if !strings.Contains(string(out), path) || !strings.Contains(string(out), tc.want) {
+					t.Errorf("%q %v: message %q lacks the file name or %q", tc.toml, extra, out, tc.want)
+				}
+			}
+		}
+	})
+
+	t.Run("generate-config loads back and check-config accepts it", func(t *testing.T) {
+		out, err := exec.Command(bin, "--generate-config").Output()
+		if err != nil || !strings.Contains(string(out), "[server]") || !strings.Contains(string(out), "[tracing]") {
+			t.Fatalf("--generate-config: %v\n%s", err, out)
+		}
+		path := writeFile(t, "default.toml", string(out))
+		cmd := exec.Command(bin, "--config", path, "--check-config")
+		got, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 0 || !strings.Contains(string(got), "configuration OK") {
+			t.Fatalf("--check-config on the generated file: %s", got)
+		}
+		for _, p := range []string{"dev", "production", "benchmark"} {
+			cmd := exec.Command(bin, "--profile", p, "--check-config")
+			if got, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 0 {
+				t.Errorf("--profile %s: %s", p, got)
+			}
+		}
+	})
+
+	t.Run("precedence file < env < flag", func(t *testing.T) {
+		path := writeFile(t, "svcdb.toml", "[server]\nmaxclients = 11\ntimeout = 7\n")
+		get := func(env []string, args ...string) string {
+			cmd, addr, _, _ := startProcessEnv(t, bin, env, append([]string{"--config", path}, args...)...)
+			got := roundTrip(t, addr, "CONFIG GET maxclients\r\n")
+			_ = cmd.Process.Signal(os.Interrupt)
+			waitExit(t, cmd)
+			m := regexp.MustCompile(`maxclients\r\n\$\d+\r\n(\d+)`).FindStringSubmatch(got)
+			if m == nil {
+				t.Fatalf("CONFIG GET maxclients: %q", got)
+			}
+			return m[1]
+		}
+		if v := get(nil); v != "11" {
+			t.Errorf("file only: maxclients %s; want 11", v)
+		}
+		if v := get([]string{"SVC_SERVER_MAXCLIENTS=12"}); v != "12" {
+			t.Errorf("file + env: maxclients %s; want 12", v)
+		}
+		if v := get([]string{"SVC_SERVER_MAXCLIENTS=12"}, "--maxclients", "13"); v != "13" {
+			t.Errorf("file + env + flag: maxclients %s; want 13", v)
+		}
+	})
+
+	t.Run("CONFIG SET loglevel switches debug lines on and info lines off", func(t *testing.T) {
+		cmd, addr, _, out := startProcessEnv(t, bin, nil, "--loglevel", "info")
+		roundTrip(t, addr, "*abc\r\n") // a protocol error, logged at debug
+		if got := roundTrip(t, addr, "CONFIG SET loglevel debug\r\n"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET loglevel debug: %q", got)
+		}
+		roundTrip(t, addr, "*xyz\r\n")
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(out.String(), `*xyz`) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		logs := out.String()
+		if strings.Contains(logs, `*abc`) || !strings.Contains(logs, `*xyz`) {
+			t.Fatalf("debug lines: want only the second protocol error logged:\n%s", logs)
+		}
+		if got := roundTrip(t, addr, "CONFIG SET loglevel warning\r\n"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET loglevel warning: %q", got)
+		}
+		if got := roundTrip(t, addr, "CONFIG GET loglevel\r\n"); !strings.Contains(got, "warn") {
+			t.Fatalf("CONFIG GET loglevel: %q", got)
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		waitExit(t, cmd)
+		logs = out.String()
+		if strings.Contains(logs, "ready to exit") || !strings.Contains(logs, "shutting down") {
+			t.Fatalf("at warn the info line must be gone and the warn line present:\n%s", logs)
+		}
+		if strings.Contains(logs, "BUG:") {
+			t.Fatalf("start-up reported a bug:\n%s", logs)
+		}
+	})
+}
