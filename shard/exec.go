@@ -186,7 +186,6 @@ func (c *Ctx) raw(b []byte)        { c.Out = append(c.Out, b...) }
 func (c *Ctx) int(n int64)         { c.Out = resp.AppendInt(c.Out, n) }
 func (c *Ctx) bulk(b []byte)       { c.Out = resp.AppendBulk(c.Out, b) }
 func (c *Ctx) null()               { c.Out = resp.AppendNull(c.Out, c.RESP3) }
-func (c *Ctx) nullArray()          { c.Out = resp.AppendNullArray(c.Out, c.RESP3) }
 func (c *Ctx) array(n int)         { c.Out = resp.AppendArrayHeader(c.Out, n) }
 func (c *Ctx) err(msg string)      { c.Out = resp.AppendError(c.Out, msg) }
 func (c *Ctx) simple(s string)     { c.Out = resp.AppendSimpleString(c.Out, s) }

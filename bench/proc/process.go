@@ -404,12 +404,3 @@ func (b *tailBuffer) String() string {
 	}
 	return string(b.buf)
 }
-
-// LookPath is exec.LookPath with the error naming what the tool is for.
-func LookPath(name string) (string, error) {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s not found (Debian: apt-get install -y redis-server redis-tools): %w", name, err)
-	}
-	return p, nil
-}
