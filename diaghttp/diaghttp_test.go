@@ -1,0 +1,440 @@
+package diaghttp_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/diaghttp"
+	"github.com/svcdb/svcdb/netloop"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// source reads a real netloop.Server and shard.Runtime; the lifecycle state
+// comes from a Tracker the test drives.
+type source struct {
+	life   *lifecycle.Tracker
+	srv    *netloop.Server
+	rt     *shard.Runtime
+	maxMem atomic.Int64
+}
+
+func (s *source) Lifecycle() lifecycle.State { return s.life.Load() }
+func (s *source) Net() netloop.Stats         { return s.srv.Stats() }
+func (s *source) Shards() []shard.Snapshot   { return s.rt.Snapshots() }
+func (s *source) MaxMemoryBytes() int64      { return s.maxMem.Load() }
+
+type fixture struct {
+	src    *source
+	redis  string // the Redis port's address
+	http   *diaghttp.Server
+	base   string
+	shards int
+}
+
+// start runs a real svcdb (4 shards, 2 loops, maxclients 2) on 127.0.0.1 and
+// a diaghttp server over it, both on free ports.
+func start(t *testing.T, token string) *fixture {
+	t.Helper()
+	table := command.New()
+	rt, err := shard.New(shard.Config{Shards: 4, Strategy: shard.RunToCompletion}, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Start()
+	life := &lifecycle.Tracker{}
+	srv := netloop.New(netloop.Config{Bind: "127.0.0.1", EventLoops: 2, MaxClients: 2, Version: "test"}, table, rt)
+	if err := srv.Start(); err != nil {
+		rt.Close()
+		t.Fatal(err)
+	}
+	src := &source{life: life, srv: srv, rt: rt}
+	h := diaghttp.New(diaghttp.Config{Bind: "127.0.0.1", Token: token, Version: "1.2.3-test"}, src)
+	if err := h.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("http shutdown: %v", err)
+		}
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("redis stop: %v", err)
+		}
+		rt.Close()
+	})
+	return &fixture{src: src, redis: srv.Addr(), http: h, base: "http://" + h.Addr(), shards: rt.NumShards()}
+}
+
+type reply struct {
+	code int
+	hdr  http.Header
+	body string
+}
+
+func (f *fixture) do(t *testing.T, method, path string, hdr map[string]string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, f.base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{res.StatusCode, res.Header, string(b)}
+}
+
+func expect(t *testing.T, r reply, code int, body string) {
+	t.Helper()
+	if r.code != code || (body != "" && r.body != body) {
+		t.Fatalf("got %d %q, want %d %q", r.code, r.body, code, body)
+	}
+	if r.hdr.Get("X-Content-Type-Options") != "nosniff" || r.hdr.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("hygiene headers missing: %v", r.hdr)
+	}
+	if strings.HasPrefix(r.body, "{") && r.hdr.Get("Content-Type") != "application/json" {
+		t.Fatalf("JSON body with Content-Type %q", r.hdr.Get("Content-Type"))
+	}
+}
+
+func TestHealthFollowsLifecycle(t *testing.T) {
+	f := start(t, "")
+	steps := []struct {
+		state       lifecycle.State
+		word        string
+		live, ready int
+	}{
+		{lifecycle.Starting, "starting", 200, 503},
+		{lifecycle.Ready, "ok", 200, 200},
+		{lifecycle.ShuttingDown, "shutting down", 503, 503},
+	}
+	for _, st := range steps {
+		f.src.life.Set(st.state)
+		body := `{"status":"` + st.word + `"}`
+		for _, p := range []string{"/health/live", "/healthz"} {
+			expect(t, f.do(t, "GET", p, nil), st.live, body)
+			r := f.do(t, "HEAD", p, nil)
+			expect(t, r, st.live, "")
+			if r.body != "" {
+				t.Fatalf("HEAD %s has a body %q", p, r.body)
+			}
+		}
+		for _, p := range []string{"/health/ready", "/readyz"} {
+			expect(t, f.do(t, "GET", p, nil), st.ready, body)
+			expect(t, f.do(t, "HEAD", p, nil), st.ready, "")
+		}
+	}
+}
+
+func TestAuth(t *testing.T) {
+	f := start(t, "s3cret")
+	unauth := `{"error":"unauthorized"}`
+	for name, hdr := range map[string]map[string]string{
+		"missing":      nil,
+		"wrong token":  {"Authorization": "Bearer nope"},
+		"empty token":  {"Authorization": "Bearer "},
+		"basic scheme": {"Authorization": "Basic czNjcmV0"},
+		"no scheme":    {"Authorization": "s3cret"},
+		"prefix":       {"Authorization": "Bearer s3cre"},
+	} {
+		r := f.do(t, "GET", "/debug/api/ping", hdr)
+		expect(t, r, 401, unauth)
+		if r.hdr.Get("WWW-Authenticate") != `Bearer realm="svcdb"` || r.hdr.Get("Cache-Control") != "no-store" {
+			t.Fatalf("%s: headers %v", name, r.hdr)
+		}
+	}
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		r := f.do(t, "GET", "/debug/api/ping", map[string]string{"Authorization": scheme + " s3cret"})
+		expect(t, r, 200, `{"ok":true}`)
+		if r.hdr.Get("Cache-Control") != "no-store" {
+			t.Fatalf("API response without Cache-Control: no-store: %v", r.hdr)
+		}
+	}
+	// Unknown API paths: 401 without the token, 404 with it.
+	expect(t, f.do(t, "GET", "/debug/api/nope", nil), 401, unauth)
+	expect(t, f.do(t, "GET", "/debug/api/nope", map[string]string{"Authorization": "Bearer s3cret"}), 404, `{"error":"not found"}`)
+}
+
+func TestNoTokenConfigured(t *testing.T) {
+	f := start(t, "")
+	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer "}, {"Authorization": "Bearer anything"}} {
+		r := f.do(t, "GET", "/debug/api/ping", hdr)
+		expect(t, r, 403, "")
+		for _, hint := range []string{`{"error":"`, "[http] token", "SVC_HTTP_TOKEN", "--http-token"} {
+			if !strings.Contains(r.body, hint) {
+				t.Fatalf("403 body %q does not mention %q", r.body, hint)
+			}
+		}
+	}
+}
+
+func TestNotFoundAndMethods(t *testing.T) {
+	f := start(t, "s3cret")
+	for _, p := range []string{"/", "/nope", "/health", "/metricsx", "/debug/api"} {
+		expect(t, f.do(t, "GET", p, nil), 404, `{"error":"not found"}`)
+	}
+	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH", "OPTIONS"} {
+		for _, p := range []string{"/health/live", "/metrics", "/debug/api/ping", "/nope"} {
+			r := f.do(t, m, p, nil)
+			expect(t, r, 405, `{"error":"method not allowed"}`)
+			if r.hdr.Get("Allow") != "GET, HEAD" {
+				t.Fatalf("%s %s: Allow %q", m, p, r.hdr.Get("Allow"))
+			}
+		}
+	}
+}
+
+// redisConn is a minimal RESP client for the commands the test needs.
+type redisConn struct {
+	c  net.Conn
+	rd *bufio.Reader
+}
+
+func dialRedis(t *testing.T, addr string) *redisConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &redisConn{c, bufio.NewReader(c)}
+}
+
+func (r *redisConn) line(t *testing.T) string {
+	t.Helper()
+	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	s, err := r.rd.ReadString('\n')
+	if err != nil {
+		t.Fatalf("redis read: %v", err)
+	}
+	return strings.TrimRight(s, "\r\n")
+}
+
+func (r *redisConn) do(t *testing.T, args ...string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := r.c.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	return r.line(t)
+}
+
+var sampleRE = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$`)
+
+// samples parses an exposition into "name{labels}" -> value.
+func samples(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		m := sampleRE.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("unparsable exposition line %q", l)
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		out[m[1]+m[2]] = v
+	}
+	return out
+}
+
+func (f *fixture) scrape(t *testing.T) (string, map[string]float64) {
+	t.Helper()
+	r := f.do(t, "GET", "/metrics", nil)
+	if r.code != 200 || !strings.HasPrefix(r.hdr.Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Fatalf("/metrics: %d %q", r.code, r.hdr.Get("Content-Type"))
+	}
+	return r.body, samples(t, r.body)
+}
+
+func TestMetrics(t *testing.T) {
+	f := start(t, "")
+	text, m := f.scrape(t)
+
+	// The six published metrics exist from the first scrape, at zero.
+	first := map[string]float64{
+		"svc_memory_used_bytes":                           0,
+		"svc_memory_maxmemory_bytes":                      0,
+		`svc_commands_duration_seconds_bucket{le="0.1"}`:  0,
+		`svc_commands_duration_seconds_bucket{le="+Inf"}`: 0,
+		"svc_commands_duration_seconds_count":             0,
+		"svc_commands_duration_seconds_sum":               0,
+		"svc_persistence_errors_total":                    0,
+		"svc_connections_rejected_total":                  0,
+		`svc_build_info{version="1.2.3-test"}`:            1,
+	}
+	for i := 0; i < f.shards; i++ {
+		first[fmt.Sprintf(`svc_shard_keys{shard="%d"}`, i)] = 0
+		first[fmt.Sprintf(`svc_shard_queue_depth{shard="%d"}`, i)] = 0
+	}
+	for k, want := range first {
+		if v, ok := m[k]; !ok || v != want {
+			t.Errorf("first scrape: %s = %v (present %v), want %v", k, v, ok, want)
+		}
+	}
+	for fam, typ := range map[string]string{
+		"svc_memory_used_bytes": "gauge", "svc_memory_maxmemory_bytes": "gauge",
+		"svc_commands_duration_seconds": "histogram", "svc_persistence_errors_total": "counter",
+		"svc_connections_rejected_total": "counter", "svc_shard_keys": "gauge",
+		"svc_commands_processed_total": "counter", "svc_connected_clients": "gauge",
+	} {
+		if !strings.Contains(text, "# TYPE "+fam+" "+typ+"\n") {
+			t.Errorf("no TYPE %s %s", fam, typ)
+		}
+	}
+	if _, ok := m["go_goroutines"]; !ok {
+		t.Error("no Go runtime metrics")
+	}
+	if _, ok := m["process_resident_memory_bytes"]; !ok {
+		t.Error("no process metrics")
+	}
+	checkMetrics(t, text)
+
+	// Values follow the server.
+	c := dialRedis(t, f.redis)
+	const nkeys = 50
+	for i := 0; i < nkeys; i++ {
+		if r := c.do(t, "SET", fmt.Sprintf("key:%d", i), "v"); r != "+OK" {
+			t.Fatalf("SET: %q", r)
+		}
+	}
+	c.do(t, "GET", "key:1")
+	c.do(t, "GET", "missing")
+	// maxclients is 2: the second connection is admitted, the third refused.
+	dialRedis(t, f.redis).do(t, "PING")
+	over := dialRedis(t, f.redis)
+	if l := over.line(t); !strings.Contains(l, "max number of clients") {
+		t.Fatalf("third client: %q", l)
+	}
+	f.src.maxMem.Store(1 << 20)
+
+	text, m = f.scrape(t)
+	var keys float64
+	for i := 0; i < f.shards; i++ {
+		keys += m[fmt.Sprintf(`svc_shard_keys{shard="%d"}`, i)]
+	}
+	if keys != nkeys {
+		t.Errorf("sum of svc_shard_keys = %v, want %d", keys, nkeys)
+	}
+	checks := map[string]func(float64) bool{
+		"svc_connections_rejected_total": func(v float64) bool { return v == 1 },
+		"svc_memory_maxmemory_bytes":     func(v float64) bool { return v == 1<<20 },
+		"svc_memory_used_bytes":          func(v float64) bool { return v > 0 },
+		"svc_commands_processed_total":   func(v float64) bool { return v >= nkeys+3 },
+		"svc_keyspace_hits_total":        func(v float64) bool { return v >= 1 },
+		"svc_keyspace_misses_total":      func(v float64) bool { return v >= 1 },
+		"svc_net_input_bytes_total":      func(v float64) bool { return v > 0 },
+		"svc_net_output_bytes_total":     func(v float64) bool { return v > 0 },
+		"svc_connected_clients":          func(v float64) bool { return v == 2 },
+	}
+	for k, ok := range checks {
+		if !ok(m[k]) {
+			t.Errorf("after traffic: %s = %v", k, m[k])
+		}
+	}
+	checkMetrics(t, text)
+}
+
+// promtool finds promtool; missing fails the test under CI=true and skips it
+// otherwise.
+func promtool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool not found (install Debian package prometheus)")
+		}
+		t.Skip("promtool not found; set CI=true to make this a failure")
+	}
+	return p
+}
+
+func checkMetrics(t *testing.T, text string) {
+	t.Helper()
+	cmd := exec.Command(promtool(t), "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestAlertRules(t *testing.T) {
+	p := promtool(t)
+	for _, args := range [][]string{
+		{"check", "rules", "../profiles/prometheus/alerts.yml"},
+		{"test", "rules", "../profiles/prometheus/alerts_test.yml"},
+	} {
+		if out, err := exec.Command(p, args...).CombinedOutput(); err != nil {
+			t.Fatalf("promtool %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	f := start(t, "")
+	for _, bind := range []string{"localhost", "not-an-ip"} {
+		if err := diaghttp.New(diaghttp.Config{Bind: bind}, f.src).Start(); err == nil {
+			t.Errorf("bind %q accepted", bind)
+		}
+	}
+	_, port, _ := net.SplitHostPort(f.http.Addr())
+	p, _ := strconv.Atoi(port)
+	if err := diaghttp.New(diaghttp.Config{Port: p}, f.src).Start(); err == nil {
+		t.Error("second server on a busy port started")
+	}
+	// IPv6 literal, when the host has loopback v6.
+	if ln, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		ln.Close()
+		h := diaghttp.New(diaghttp.Config{Bind: "::1"}, f.src)
+		if err := h.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer h.Shutdown(context.Background())
+		if !strings.HasPrefix(h.Addr(), "[::1]:") {
+			t.Fatalf("v6 addr %q", h.Addr())
+		}
+		res, err := http.Get("http://" + h.Addr() + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("v6 /healthz %d", res.StatusCode)
+		}
+	}
+	if err := diaghttp.New(diaghttp.Config{}, f.src).Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown before Start: %v", err)
+	}
+}

@@ -1,0 +1,141 @@
+package diaghttp
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svcdb/svcdb/core/lifecycle"
+)
+
+const (
+	apiPrefix   = "/debug/api/"
+	ctJSON      = "application/json"
+	ctPromText  = "text/plain; version=0.0.4; charset=utf-8"
+	noTokenText = "no HTTP token configured: set [http] token in the config file, SVC_HTTP_TOKEN in the environment or --http-token on the command line"
+)
+
+// handle is the single entry point: hygiene headers, method and body checks,
+// then routing.
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+
+	if !ctx.IsGet() && !ctx.IsHead() {
+		h.Set(fasthttp.HeaderAllow, "GET, HEAD")
+		jsonError(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	if len(ctx.Request.Body()) > 0 {
+		jsonError(ctx, fasthttp.StatusRequestEntityTooLarge, "request bodies are not accepted")
+		return
+	}
+
+	path := string(ctx.Path())
+	switch path {
+	case "/health/live", "/healthz":
+		s.health(ctx, s.src.Lifecycle() != lifecycle.ShuttingDown)
+		return
+	case "/health/ready", "/readyz":
+		s.health(ctx, s.src.Lifecycle() == lifecycle.Ready)
+		return
+	case "/metrics":
+		ctx.SetContentType(ctPromText)
+		h.Set(fasthttp.HeaderCacheControl, "no-store")
+		s.metrics.write(ctx)
+		return
+	}
+	if strings.HasPrefix(path, apiPrefix) {
+		s.api(ctx, path[len(apiPrefix):])
+		return
+	}
+	jsonError(ctx, fasthttp.StatusNotFound, "not found")
+}
+
+// health answers a probe: the status code says whether the probe passes, the
+// body names the lifecycle state.
+func (s *Server) health(ctx *fasthttp.RequestCtx, ok bool) {
+	st := s.src.Lifecycle()
+	word := "ok"
+	switch st {
+	case lifecycle.Starting:
+		word = "starting"
+	case lifecycle.ShuttingDown:
+		word = "shutting down"
+	}
+	code := fasthttp.StatusOK
+	if !ok {
+		code = fasthttp.StatusServiceUnavailable
+	}
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	ctx.SetContentType(ctJSON)
+	ctx.SetStatusCode(code)
+	ctx.SetBodyString(`{"status":"` + word + `"}`)
+}
+
+// api serves /debug/api/*: authorization first (so unauthenticated callers
+// cannot probe which endpoints exist), then routing.
+func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	if s.cfg.Token == "" {
+		jsonError(ctx, fasthttp.StatusForbidden, noTokenText)
+		return
+	}
+	if !s.authorized(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) {
+		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="svcdb"`)
+		jsonError(ctx, fasthttp.StatusUnauthorized, "unauthorized")
+		return
+	}
+	switch sub {
+	case "ping":
+		ctx.SetContentType(ctJSON)
+		ctx.SetBodyString(`{"ok":true}`)
+	default:
+		jsonError(ctx, fasthttp.StatusNotFound, "not found")
+	}
+}
+
+// authorized checks "Bearer <token>" (scheme case-insensitive). Both sides
+// are hashed first so the comparison is constant-time in length as well.
+func (s *Server) authorized(hdr []byte) bool {
+	hdr = bytes.TrimSpace(hdr)
+	sp := bytes.IndexByte(hdr, ' ')
+	if sp < 0 || !strings.EqualFold(string(hdr[:sp]), "bearer") {
+		return false
+	}
+	got := sha256.Sum256(bytes.TrimSpace(hdr[sp+1:]))
+	want := sha256.Sum256([]byte(s.cfg.Token))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// jsonError writes {"error":msg}; msg is a constant of this package, so it
+// needs no escaping beyond what jsonString does.
+func jsonError(ctx *fasthttp.RequestCtx, code int, msg string) {
+	ctx.SetContentType(ctJSON)
+	ctx.SetStatusCode(code)
+	ctx.SetBodyString(`{"error":` + jsonString(msg) + `}`)
+}
+
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
