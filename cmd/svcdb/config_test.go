@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,4 +124,52 @@ func TestConfigurationSurface(t *testing.T) {
 			t.Fatalf("start-up reported a bug:\n%s", logs)
 		}
 	})
+}
+
+// TestDiagnosticsHTTP: --http-port starts the diagnostics server with the
+// Redis port; readiness is 200 once the server accepts, /metrics follows the
+// keyspace, and /debug/api needs the token.
+func TestDiagnosticsHTTP(t *testing.T) {
+	bin := buildBinary(t)
+	cmd, addr, _, out := startProcessEnv(t, bin, []string{"SVC_HTTP_TOKEN=t0ken-value"}, "--http-port", "0")
+	m := regexp.MustCompile(`diagnostics on (http://\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no diagnostics address in the output:\n%s", out)
+	}
+	base := m[1]
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/health/ready", ""); code != 200 {
+		t.Fatalf("/health/ready: %d", code)
+	}
+	roundTrip(t, addr, "SET k1 v\r\n")
+	roundTrip(t, addr, "SET k2 v\r\n")
+	code, metrics := get("/metrics", "")
+	if code != 200 || !strings.Contains(metrics, "svc_memory_used_bytes") || !strings.Contains(metrics, "svc_shard_keys") {
+		t.Fatalf("/metrics: %d\n%.500s", code, metrics)
+	}
+	if code, _ := get("/debug/api/ping", ""); code != 401 {
+		t.Fatalf("/debug/api without a token: %d", code)
+	}
+	if code, _ := get("/debug/api/ping", "t0ken-value"); code != 200 {
+		t.Fatalf("/debug/api with the token from SVC_HTTP_TOKEN: %d", code)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(out.String(), "t0ken-value") {
+		t.Fatalf("the token appears in the logs:\n%s", out)
+	}
 }

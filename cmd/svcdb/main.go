@@ -28,6 +28,7 @@ import (
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/tracing"
+	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/profiles"
 	"github.com/svcdb/svcdb/shard"
@@ -239,9 +240,31 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if unapplied := unappliedParams(reg); len(unapplied) > 0 {
 		logger.Error("BUG: mutable parameters that CONFIG SET would accept and nothing applies", "params", unapplied)
 	}
+	// The diagnostics server starts first, so probes see "starting" (503 on
+	// readiness) until the Redis port accepts.
+	var diag *diaghttp.Server
+	if reg.Bool("http-enabled") {
+		diag = diaghttp.New(diaghttp.Config{
+			Bind:    reg.String("http-bind"),
+			Port:    int(reg.Int("http-port")),
+			Token:   reg.String("http-token"),
+			Logger:  logger,
+			Version: version,
+		}, diagSource{life: life, srv: srv, rt: rt, reg: reg})
+		if err := diag.Start(); err != nil {
+			fmt.Fprintf(stderr, "svcdb: http: %v\n", err)
+			rt.Close()
+			return 1
+		}
+		logger.Info("diagnostics HTTP server listening", "addr", diag.Addr())
+		fmt.Fprintf(stdout, "svcdb diagnostics on http://%s\n", diag.Addr())
+	}
 	if err := srv.Start(); err != nil {
 		fmt.Fprintf(stderr, "svcdb: %v\n", err)
 		rt.Close()
+		if diag != nil {
+			_ = diag.Shutdown(context.Background())
+		}
 		return 1
 	}
 	logger.Info("svcdb ready to accept connections", "addr", srv.Addr(), "version", version,
@@ -265,9 +288,27 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		logger.Error("stopping the network side", "err", err)
 	}
 	rt.Close()
+	if diag != nil { // last, so liveness answers 503 until the very end
+		if err := diag.Shutdown(ctx); err != nil {
+			logger.Warn("stopping the diagnostics server", "err", err)
+		}
+	}
 	logger.Info("svcdb is now ready to exit, bye bye")
 	return 0
 }
+
+// diagSource is what the diagnostics server reads: snapshots only.
+type diagSource struct {
+	life *lifecycle.Tracker
+	srv  *netloop.Server
+	rt   *shard.Runtime
+	reg  *config.Registry
+}
+
+func (d diagSource) Lifecycle() lifecycle.State { return d.life.Load() }
+func (d diagSource) Net() netloop.Stats         { return d.srv.Stats() }
+func (d diagSource) Shards() []shard.Snapshot   { return d.rt.Snapshots() }
+func (d diagSource) MaxMemoryBytes() int64      { return d.reg.Size("maxmemory") } // follows CONFIG SET
 
 // appliedLater are mutable parameters CONFIG SET stores that nothing applies
 // live yet: the size limits are read when the server starts; the rest belong
