@@ -69,12 +69,12 @@ func (c *Ctx) rename(nx bool) {
 		}
 		dd.remove(old)
 	}
-	val, kind, at := o.str, o.kind, o.expireAt
+	val, ival, enc, kind, at := o.str, o.ival, o.enc, o.kind, o.expireAt
 	o.str = nil // the value moves; keep remove from accounting it twice
 	sd.memory.Add(-int64(cap(val)))
 	sd.remove(o)
 	n := dd.insert(dst, kind)
-	n.str = val
+	n.str, n.ival, n.enc = val, ival, enc
 	dd.memory.Add(int64(cap(val)))
 	dd.setExpire(n, at)
 	if nx {
@@ -135,7 +135,11 @@ func cmdCopy(c *Ctx) {
 		dd.remove(old)
 	}
 	n := dd.insert(dst, o.kind)
-	dd.setString(n, o.str)
+	if o.enc == encInt {
+		dd.setInt(n, o.ival)
+	} else {
+		dd.setString(n, o.str)
+	}
 	dd.setExpire(n, o.expireAt)
 	c.int(1)
 }

@@ -3,7 +3,6 @@ package shard
 import (
 	"math"
 	"math/big"
-	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
 )
@@ -39,7 +38,7 @@ func cmdGet(c *Ctx) {
 		c.null()
 		return
 	}
-	c.bulk(o.str)
+	c.bulk(o.value(&c.num))
 }
 
 // setFlags are SET's options.
@@ -176,7 +175,7 @@ func (c *Ctx) set(key, val []byte, flags setFlags, at int64, done, abort []byte)
 		if o == nil {
 			c.null()
 		} else {
-			c.bulk(o.str)
+			c.bulk(o.value(&c.num))
 		}
 	}
 	if (flags&setNX != 0 && o != nil) || (flags&setXX != 0 && o == nil) {
@@ -242,7 +241,7 @@ func cmdGetDel(c *Ctx) {
 		c.null()
 		return
 	}
-	c.bulk(o.str)
+	c.bulk(o.value(&c.num))
 	d.remove(o)
 }
 
@@ -268,7 +267,7 @@ func cmdGetEx(c *Ctx) {
 			return
 		}
 	}
-	c.bulk(o.str)
+	c.bulk(o.value(&c.num))
 	switch {
 	case flags&setExpire != 0 && at <= c.Now:
 		d.remove(o)
@@ -296,7 +295,7 @@ func cmdMGet(c *Ctx) {
 			continue
 		}
 		d.hits.Add(1)
-		c.bulk(o.str)
+		c.bulk(o.value(&c.num))
 	}
 }
 
@@ -373,10 +372,14 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 			c.wrongType()
 			return
 		}
-		var ok bool
-		if cur, ok = resp.ParseInt(o.str); !ok {
-			c.notInteger()
-			return
+		if o.enc == encInt {
+			cur = o.ival
+		} else {
+			var ok bool
+			if cur, ok = resp.ParseInt(o.str); !ok {
+				c.notInteger()
+				return
+			}
 		}
 	}
 	if (by < 0 && cur < 0 && by < math.MinInt64-cur) || (by > 0 && cur > 0 && by > math.MaxInt64-cur) {
@@ -387,9 +390,7 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 	if o == nil {
 		o = d.insert(key, KindString)
 	}
-	old := cap(o.str)
-	o.str = strconv.AppendInt(o.str[:0], cur, 10)
-	d.accountResize(o, old)
+	d.setInt(o, cur)
 	c.int(cur)
 }
 
@@ -409,7 +410,7 @@ func cmdIncrByFloat(c *Ctx) {
 			return
 		}
 		// Redis parses the stored value first, then the increment.
-		if !parseLongDouble(cur, o.str) {
+		if !parseLongDouble(cur, o.value(&c.num)) {
 			c.Out = append(c.Out, resp.ErrNotFloat...)
 			return
 		}
@@ -431,10 +432,11 @@ func cmdIncrByFloat(c *Ctx) {
 	if o == nil {
 		o = d.insert(key, KindString)
 	}
+	d.materialize(o)
 	old := cap(o.str)
 	o.str = appendLongDoubleHuman(o.str[:0], cur)
 	d.accountResize(o, old)
-	c.bulk(o.str)
+	c.bulk(o.value(&c.num))
 }
 
 func cmdAppend(c *Ctx) {
@@ -451,10 +453,11 @@ func cmdAppend(c *Ctx) {
 		c.wrongType()
 		return
 	}
-	if len(o.str)+len(val) > MaxStringLen {
+	if len(o.value(&c.num))+len(val) > MaxStringLen {
 		c.err(errStringTooLong)
 		return
 	}
+	d.materialize(o)
 	old := cap(o.str)
 	o.str = append(o.str, val...)
 	d.accountResize(o, old)
@@ -471,7 +474,7 @@ func cmdStrlen(c *Ctx) {
 		c.int(0)
 		return
 	}
-	c.int(int64(len(o.str)))
+	c.int(int64(len(o.value(&c.num))))
 }
 
 func cmdGetRange(c *Ctx) {
@@ -490,7 +493,8 @@ func cmdGetRange(c *Ctx) {
 		c.bulk(nil)
 		return
 	}
-	n := int64(len(o.str))
+	v := o.value(&c.num)
+	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		c.bulk(nil)
 		return
@@ -509,7 +513,7 @@ func cmdGetRange(c *Ctx) {
 		c.bulk(nil)
 		return
 	}
-	c.bulk(o.str[start : end+1])
+	c.bulk(v[start : end+1])
 }
 
 func cmdSetRange(c *Ctx) {
@@ -533,7 +537,7 @@ func cmdSetRange(c *Ctx) {
 		if o == nil {
 			c.int(0)
 		} else {
-			c.int(int64(len(o.str)))
+			c.int(int64(len(o.value(&c.num))))
 		}
 		return
 	}
@@ -544,6 +548,7 @@ func cmdSetRange(c *Ctx) {
 	if o == nil {
 		o = d.insert(key, KindString)
 	}
+	d.materialize(o)
 	old := cap(o.str)
 	need := int(offset) + len(val)
 	if need > len(o.str) {

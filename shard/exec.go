@@ -19,7 +19,8 @@ type Ctx struct {
 	Out   []byte
 
 	rt     *Runtime
-	single *Shard // the shard held, when the command runs on exactly one
+	single *Shard   // the shard held, when the command runs on exactly one
+	num    [20]byte // scratch for formatting integer-encoded values
 }
 
 // Bind attaches c to rt; a producer calls it once per context it keeps.
