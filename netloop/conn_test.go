@@ -856,7 +856,7 @@ func TestConnInfo(t *testing.T) {
 	c := dialRaw(t, ts.Addr)
 	want(t, c.do("SET", "a", "1"), `+"OK"`)
 	want(t, c.do("SET", "b", "2"), `+"OK"`)
-	dflt := []string{"server", "clients", "memory", "stats", "cpu", "keyspace", "svc"}
+	dflt := []string{"server", "clients", "memory", "stats", "cpu", "keyspace", "hotshards", "svc"}
 	for _, tc := range []struct {
 		args     []string
 		sections []string
@@ -873,6 +873,7 @@ func TestConnInfo(t *testing.T) {
 		{[]string{"memory"}, []string{"memory"}},
 		{[]string{"cpu"}, []string{"cpu"}},
 		{[]string{"svc"}, []string{"svc"}},
+		{[]string{"hotshards"}, []string{"hotshards"}},
 		{[]string{"keyspace", "server"}, []string{"server", "keyspace"}}, // Redis' order, not the caller's
 		{[]string{"server", "nosuch"}, []string{"server"}},
 		{[]string{"nosuch"}, nil},

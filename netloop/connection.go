@@ -61,6 +61,8 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		// subcommand (HELP included) is refused with this text. rueidis
 		// relies on it (the word CLUSTER) to fall back to a single-node client.
 		c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
+	case "debug":
+		s.cmdDebug(c, args)
 	case "lastsave":
 		// Nothing is ever saved: like a Redis that has not saved since it
 		// started, report the start time.

@@ -27,6 +27,7 @@ var infoSections = []struct {
 	{"stats", true, (*Server).infoStats},
 	{"cpu", true, (*Server).infoCPU},
 	{"keyspace", true, (*Server).infoKeyspace},
+	{"hotshards", true, (*Server).infoHotshards},
 	{"svc", true, (*Server).infoSvc},
 }
 

@@ -71,6 +71,7 @@ type Runtime struct {
 	panics   int64
 
 	expireEvery time.Duration
+	hot         *hotRing // per-second per-shard rates (hotshards.go)
 	stop        chan struct{}
 	wg          sync.WaitGroup
 }
@@ -96,13 +97,15 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 	for i := range cfg.Shards {
 		rt.shards = append(rt.shards, newShard(i, cfg.QueueCap))
 	}
+	rt.hot = newHotRing(cfg.Shards)
 	if err := rt.register(); err != nil {
 		return nil, err
 	}
 	return rt, nil
 }
 
-// Start launches the active expiry cycle and, for Dedicated, the shard goroutines.
+// Start launches the active expiry cycle, the hot-shard sampler and, for
+// Dedicated, the shard goroutines.
 func (rt *Runtime) Start() {
 	if rt.strategy == Dedicated {
 		for _, s := range rt.shards {
@@ -110,8 +113,9 @@ func (rt *Runtime) Start() {
 			go rt.serve(s)
 		}
 	}
-	rt.wg.Add(1)
+	rt.wg.Add(2)
 	go rt.expireLoop()
+	go rt.hotSampler()
 }
 
 // Close stops background work. Batches still queued are drained first.
@@ -334,6 +338,11 @@ func (rt *Runtime) exec(s *Shard, c *Ctx) {
 	c.single = s
 	rt.run(c)
 	s.stats.commands.Add(1)
+	if f := c.Cmd.Flags; f&command.FlagWrite != 0 {
+		s.stats.writes.Add(1)
+	} else if f&command.FlagReadonly != 0 {
+		s.stats.reads.Add(1)
+	}
 }
 
 // run calls the handler; a panic becomes an error reply so one bad command

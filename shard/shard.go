@@ -25,6 +25,8 @@ type Shard struct {
 type shardStats struct {
 	_        [64]byte
 	commands atomic.Int64
+	reads    atomic.Int64 // commands flagged readonly
+	writes   atomic.Int64 // commands flagged write
 	batches  atomic.Int64 // batches drained from the queue
 	_        [32]byte
 }
@@ -47,6 +49,8 @@ type Snapshot struct {
 	Expired    int64
 	MemoryUsed int64
 	Commands   int64
+	Reads      int64 // commands flagged readonly
+	Writes     int64 // commands flagged write
 	Hits       int64
 	Misses     int64
 	QueueDepth int
@@ -65,6 +69,8 @@ func (s *Shard) Snapshot() Snapshot {
 		sn.Misses += d.misses.Load()
 	}
 	sn.Commands = s.stats.commands.Load()
+	sn.Reads = s.stats.reads.Load()
+	sn.Writes = s.stats.writes.Load()
 	sn.Batches = s.stats.batches.Load()
 	return sn
 }

@@ -21,7 +21,7 @@ type Table struct {
 }
 
 // New assembles the table from the per-family files (connection.go,
-// strings.go, generic.go, server.go, cluster.go). Each call builds fresh
+// strings.go, generic.go, server.go, cluster.go, debug.go). Each call builds fresh
 // Command values, so tables never share state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
@@ -36,6 +36,7 @@ func New() *Table {
 	cmds = append(cmds, genericCommands()...)
 	cmds = append(cmds, serverCommands()...)
 	cmds = append(cmds, clusterCommands()...)
+	cmds = append(cmds, debugCommands()...)
 
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{

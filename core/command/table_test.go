@@ -33,6 +33,7 @@ var wantNames = map[string][]string{
 	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
 	// server
 	"dbsize": nil, "flushdb": nil, "flushall": nil, "time": nil, "info": nil, "shutdown": nil, "lastsave": nil,
+	"debug":   nil,
 	"config":  {"get", "help", "resetstat", "rewrite", "set"},
 	"command": {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
 	// cluster
