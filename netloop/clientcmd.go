@@ -110,8 +110,8 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 	case "setinfo":
 		var target = &c.libName
 		switch {
-		case equalFold(args[2], "lib-name"):
-		case equalFold(args[2], "lib-ver"):
+		case resp.EqualFold(args[2], "lib-name"):
+		case resp.EqualFold(args[2], "lib-ver"):
 			target = &c.libVer
 		default:
 			c.out = resp.AppendError(c.out, "ERR Unrecognized option '"+sanitize(args[2])+"'")
@@ -125,7 +125,7 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 		target.Store(&v)
 		c.out = append(c.out, resp.OK...)
 	case "no-evict":
-		if !equalFold(args[2], "on") && !equalFold(args[2], "off") {
+		if !resp.EqualFold(args[2], "on") && !resp.EqualFold(args[2], "off") {
 			c.out = append(c.out, resp.ErrSyntax...)
 			return
 		}
@@ -180,17 +180,17 @@ func (s *Server) clientList(c *client, opts [][]byte) {
 	var ids map[int64]bool
 	for i := 0; i < len(opts); i++ {
 		switch {
-		case equalFold(opts[i], "type") && i+1 < len(opts):
+		case resp.EqualFold(opts[i], "type") && i+1 < len(opts):
 			t := opts[i+1]
 			i++
-			if !(equalFold(t, "normal") || equalFold(t, "master") || equalFold(t, "replica") || equalFold(t, "slave") || equalFold(t, "pubsub")) {
+			if !(resp.EqualFold(t, "normal") || resp.EqualFold(t, "master") || resp.EqualFold(t, "replica") || resp.EqualFold(t, "slave") || resp.EqualFold(t, "pubsub")) {
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(t)+"'")
 				return
 			}
-			if !equalFold(t, "normal") {
+			if !resp.EqualFold(t, "normal") {
 				ids = map[int64]bool{} // no replicas or subscribers yet: nothing matches
 			}
-		case equalFold(opts[i], "id") && i+1 < len(opts):
+		case resp.EqualFold(opts[i], "id") && i+1 < len(opts):
 			ids = map[int64]bool{}
 			for i++; i < len(opts); i++ {
 				// Any integer, as Redis: ids that match no client select nothing.
@@ -247,44 +247,44 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 	for i := 0; i < len(opts); i += 2 {
 		k, v := opts[i], opts[i+1]
 		switch {
-		case equalFold(k, "id"):
+		case resp.EqualFold(k, "id"):
 			n, ok := resp.ParseInt(v)
 			if !ok || n <= 0 {
 				c.out = resp.AppendError(c.out, "ERR client-id should be greater than 0")
 				return
 			}
 			id = n
-		case equalFold(k, "addr"):
+		case resp.EqualFold(k, "addr"):
 			addr = string(v)
-		case equalFold(k, "laddr"):
+		case resp.EqualFold(k, "laddr"):
 			laddr = string(v)
-		case equalFold(k, "user"):
+		case resp.EqualFold(k, "user"):
 			if string(v) != "default" { // the only ACL user there is
 				c.out = resp.AppendError(c.out, "ERR No such user '"+sanitize(v)+"'")
 				return
 			}
 			user, hasUser = string(v), true
-		case equalFold(k, "skipme"):
+		case resp.EqualFold(k, "skipme"):
 			switch {
-			case equalFold(v, "yes"):
+			case resp.EqualFold(v, "yes"):
 				skipMe = true
-			case equalFold(v, "no"):
+			case resp.EqualFold(v, "no"):
 				skipMe = false
 			default:
 				c.out = append(c.out, resp.ErrSyntax...)
 				return
 			}
-		case equalFold(k, "maxage"):
+		case resp.EqualFold(k, "maxage"):
 			n, err := strconv.ParseInt(string(v), 10, 64)
 			if err != nil || n <= 0 {
 				c.out = append(c.out, resp.ErrSyntax...)
 				return
 			}
 			maxAge = n
-		case equalFold(k, "type"):
+		case resp.EqualFold(k, "type"):
 			switch {
-			case equalFold(v, "normal"):
-			case equalFold(v, "master"), equalFold(v, "replica"), equalFold(v, "slave"), equalFold(v, "pubsub"):
+			case resp.EqualFold(v, "normal"):
+			case resp.EqualFold(v, "master"), resp.EqualFold(v, "replica"), resp.EqualFold(v, "slave"), resp.EqualFold(v, "pubsub"):
 				typeMatchNone = true
 			default:
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(v)+"'")

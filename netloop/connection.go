@@ -174,7 +174,7 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 	for i := 2; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
-		case equalFold(args[i], "auth") && more >= 2:
+		case resp.EqualFold(args[i], "auth") && more >= 2:
 			user, pass := args[i+1], args[i+2]
 			if !s.checkPassword(user, pass) && !(s.requirePass() == "" && string(user) == "default") {
 				c.out = resp.AppendError(c.out, errWrongPass)
@@ -182,7 +182,7 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 			}
 			c.authed = true
 			i += 2
-		case equalFold(args[i], "setname") && more >= 1:
+		case resp.EqualFold(args[i], "setname") && more >= 1:
 			name = args[i+1]
 			if !validClientName(name) {
 				c.out = resp.AppendError(c.out, errClientName)
@@ -223,11 +223,11 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 
 func (s *Server) cmdShutdown(c *client, args [][]byte) {
 	for _, a := range args[1:] {
-		if !(equalFold(a, "nosave") || equalFold(a, "save") || equalFold(a, "now") || equalFold(a, "force") || equalFold(a, "abort")) {
+		if !(resp.EqualFold(a, "nosave") || resp.EqualFold(a, "save") || resp.EqualFold(a, "now") || resp.EqualFold(a, "force") || resp.EqualFold(a, "abort")) {
 			c.out = append(c.out, resp.ErrSyntax...)
 			return
 		}
-		if equalFold(a, "abort") {
+		if resp.EqualFold(a, "abort") {
 			c.out = resp.AppendError(c.out, "ERR No shutdown in progress.")
 			return
 		}
@@ -235,23 +235,6 @@ func (s *Server) cmdShutdown(c *client, args [][]byte) {
 	s.log.Warn("user requested shutdown", "client", c.addr, "id", c.id)
 	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
 	c.closeAfter = true // Redis sends no reply: the connection closes with the server
-}
-
-// equalFold reports whether b equals the lower-case ASCII word w, ignoring case.
-func equalFold(b []byte, w string) bool {
-	if len(b) != len(w) {
-		return false
-	}
-	for i := range len(b) {
-		ch := b[i]
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch != w[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // sanitize makes client bytes safe inside a one-line error reply.

@@ -31,9 +31,9 @@ var debugHelp = []string{
 func (s *Server) cmdDebug(c *client, args [][]byte) {
 	sub := args[1]
 	switch {
-	case equalFold(sub, "hotshards"):
+	case resp.EqualFold(sub, "hotshards"):
 		s.cmdDebugHotShards(c, args)
-	case equalFold(sub, "help") && len(args) == 2:
+	case resp.EqualFold(sub, "help") && len(args) == 2:
 		c.out = resp.AppendArrayHeader(c.out, len(debugHelp))
 		for _, l := range debugHelp {
 			c.out = resp.AppendSimpleString(c.out, l)
@@ -56,7 +56,7 @@ func (s *Server) cmdDebugHotShards(c *client, args [][]byte) {
 	opts := args[2:]
 	switch {
 	case len(opts) == 0:
-	case len(opts) == 2 && equalFold(opts[0], "period"):
+	case len(opts) == 2 && resp.EqualFold(opts[0], "period"):
 		n, ok := resp.ParseInt(opts[1])
 		if !ok || n <= 0 {
 			c.out = resp.AppendError(c.out, errHotPeriod)

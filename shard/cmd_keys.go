@@ -90,9 +90,9 @@ func cmdCopy(c *Ctx) {
 	replace := false
 	for i := 3; i < len(c.Args); i++ {
 		switch {
-		case equalFold(c.Args[i], "replace"):
+		case resp.EqualFold(c.Args[i], "replace"):
 			replace = true
-		case equalFold(c.Args[i], "db") && i+1 < len(c.Args):
+		case resp.EqualFold(c.Args[i], "db") && i+1 < len(c.Args):
 			i++
 			n, ok := resp.ParseInt(c.Args[i])
 			if !ok {
@@ -162,13 +162,13 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 	flags := 0
 	for _, a := range c.Args[3:] {
 		switch {
-		case equalFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			flags |= expireNX
-		case equalFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			flags |= expireXX
-		case equalFold(a, "gt"):
+		case resp.EqualFold(a, "gt"):
 			flags |= expireGT
-		case equalFold(a, "lt"):
+		case resp.EqualFold(a, "lt"):
 			flags |= expireLT
 		default:
 			c.Out = append(c.Out, "-ERR Unsupported option "...)
@@ -387,7 +387,7 @@ func (c *Ctx) flushArgs() bool {
 	if len(c.Args) == 1 {
 		return true
 	}
-	if len(c.Args) == 2 && (equalFold(c.Args[1], "async") || equalFold(c.Args[1], "sync")) {
+	if len(c.Args) == 2 && (resp.EqualFold(c.Args[1], "async") || resp.EqualFold(c.Args[1], "sync")) {
 		return true
 	}
 	c.syntaxErr()
@@ -461,7 +461,7 @@ func cmdScan(c *Ctx) {
 		}
 		a, v := c.Args[i], c.Args[i+1]
 		switch {
-		case equalFold(a, "count"):
+		case resp.EqualFold(a, "count"):
 			n, ok := resp.ParseInt(v)
 			if !ok {
 				c.notInteger()
@@ -472,12 +472,12 @@ func cmdScan(c *Ctx) {
 				return
 			}
 			count = n
-		case equalFold(a, "match"):
+		case resp.EqualFold(a, "match"):
 			pattern = v
 			if len(v) == 1 && v[0] == '*' {
 				pattern = nil
 			}
-		case equalFold(a, "type"):
+		case resp.EqualFold(a, "type"):
 			typ = v
 		default:
 			c.syntaxErr()
@@ -497,7 +497,7 @@ func cmdScan(c *Ctx) {
 		if o.expireAt != 0 && o.expireAt <= c.Now {
 			continue
 		}
-		if typ != nil && !equalFold(typ, o.kind.String()) {
+		if typ != nil && !resp.EqualFold(typ, o.kind.String()) {
 			continue
 		}
 		if pattern != nil && !glob.Match(pattern, []byte(o.key), false) {

@@ -101,13 +101,13 @@ func (o expireOpt) absolute() bool { return o == optEXAT || o == optPXAT }
 // expireOption returns which of EX/PX/EXAT/PXAT a is, or optNone.
 func expireOption(a []byte) expireOpt {
 	switch {
-	case equalFold(a, "ex"):
+	case resp.EqualFold(a, "ex"):
 		return optEX
-	case equalFold(a, "px"):
+	case resp.EqualFold(a, "px"):
 		return optPX
-	case equalFold(a, "exat"):
+	case resp.EqualFold(a, "exat"):
 		return optEXAT
-	case equalFold(a, "pxat"):
+	case resp.EqualFold(a, "pxat"):
 		return optPXAT
 	}
 	return optNone
@@ -123,15 +123,15 @@ func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, opt ex
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch e := expireOption(a); {
-		case !getex && equalFold(a, "nx") && flags&setXX == 0:
+		case !getex && resp.EqualFold(a, "nx") && flags&setXX == 0:
 			flags |= setNX
-		case !getex && equalFold(a, "xx") && flags&setNX == 0:
+		case !getex && resp.EqualFold(a, "xx") && flags&setNX == 0:
 			flags |= setXX
-		case !getex && equalFold(a, "get"):
+		case !getex && resp.EqualFold(a, "get"):
 			flags |= setGet
-		case !getex && equalFold(a, "keepttl") && flags&setExpire == 0:
+		case !getex && resp.EqualFold(a, "keepttl") && flags&setExpire == 0:
 			flags |= setKeepTTL
-		case getex && equalFold(a, "persist") && flags&setExpire == 0:
+		case getex && resp.EqualFold(a, "persist") && flags&setExpire == 0:
 			persist = true
 		case e != optNone && (opt == optNone || opt == e) &&
 			flags&setKeepTTL == 0 && !persist && i+1 < len(args):

@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"github.com/svcdb/svcdb/core/resp"
+
 	"math/big"
 )
 
@@ -38,7 +40,7 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
-	if equalFold(s, "inf") || equalFold(s, "infinity") {
+	if resp.EqualFold(s, "inf") || resp.EqualFold(s, "infinity") {
 		z.SetInf(neg)
 		return true
 	}
@@ -163,21 +165,4 @@ func appendLongDoubleHuman(dst []byte, f *big.Float) []byte {
 		dst = append(dst[:start], '0')
 	}
 	return dst
-}
-
-// equalFold reports whether b equals the lower-case ASCII word s, ignoring case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -310,11 +310,13 @@ func (d diagSource) Net() netloop.Stats         { return d.srv.Stats() }
 func (d diagSource) Shards() []shard.Snapshot   { return d.rt.Snapshots() }
 func (d diagSource) MaxMemoryBytes() int64      { return d.reg.Size("maxmemory") } // follows CONFIG SET
 
-// appliedLater are mutable parameters CONFIG SET stores that nothing applies
-// live yet: the size limits are read when the server starts; the rest belong
-// to features of later issues (slowlog, hot shards, status, bundles, memory
-// limits, data types, persistence). Every other mutable parameter must have
-// an OnChange hook; the process tests fail on the "BUG:" line otherwise.
+// appliedLater are mutable parameters without an OnChange hook: the
+// hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO; the size
+// limits are read when the server starts; the rest belong to features of
+// later issues (slowlog, status, bundles, memory limits, data types,
+// persistence), which CONFIG SET records for them. Every other mutable
+// parameter must have an OnChange hook; the process tests fail on the "BUG:"
+// line otherwise.
 var appliedLater = []string{
 	"tcp-keepalive", "maxmemory", "maxmemory-policy",
 	"slowlog-log-slower-than", "slowlog-max-len", "slowlog-max-arg-len",

@@ -1,5 +1,7 @@
 package command
 
+import "github.com/svcdb/svcdb/core/resp"
+
 // Flag is the bit set of command flags, named after Redis' CMD_* flags.
 // The bit positions are ours; only the names (see Names) are part of the
 // wire format.
@@ -394,7 +396,7 @@ func searchKeyword(args [][]byte, kw string, startFrom int) int {
 		if i >= argc || i < 1 {
 			break
 		}
-		if equalFold(args[i], kw) {
+		if resp.EqualFold(args[i], kw) {
 			return i + 1
 		}
 		if start <= end {
@@ -404,18 +406,6 @@ func searchKeyword(args [][]byte, kw string, startFrom int) int {
 		}
 	}
 	return -1
-}
-
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if lower(b[i]) != lower(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func lower(c byte) byte {

@@ -176,7 +176,7 @@ func (f *listFilter) match(c *Command) bool {
 	case 'a':
 		for _, cat := range c.ACLCategories {
 			// Categories are stored as "@name"; FILTERBY takes the bare name.
-			if len(cat) > 1 && equalFold(f.arg, cat[1:]) {
+			if len(cat) > 1 && resp.EqualFold(f.arg, cat[1:]) {
 				return true
 			}
 		}
@@ -196,13 +196,13 @@ func (t *Table) appendList(dst []byte, opts [][]byte) []byte {
 	// arguments; anything else is a syntax error.
 	switch {
 	case len(opts) == 0:
-	case len(opts) == 3 && equalFold(opts[0], "filterby"):
+	case len(opts) == 3 && resp.EqualFold(opts[0], "filterby"):
 		switch {
-		case equalFold(opts[1], "module"):
+		case resp.EqualFold(opts[1], "module"):
 			f.kind = 'm'
-		case equalFold(opts[1], "aclcat"):
+		case resp.EqualFold(opts[1], "aclcat"):
 			f.kind = 'a'
-		case equalFold(opts[1], "pattern"):
+		case resp.EqualFold(opts[1], "pattern"):
 			f.kind = 'p'
 		default:
 			return resp.AppendError(dst, errSyntax)
@@ -288,7 +288,7 @@ func (t *Table) appendGetKeys(dst []byte, argv [][]byte, withFlags, resp3 bool) 
 func variableKeyFlags(c *Command, argv [][]byte, spec KeyFlag) KeyFlag {
 	if c.FullName == "set" {
 		for _, a := range argv[3:] {
-			if equalFold(a, "get") {
+			if resp.EqualFold(a, "get") {
 				return KeyRW | KeyAccess | KeyUpdate
 			}
 		}

@@ -53,3 +53,25 @@ func ParseInt(b []byte) (int64, bool) {
 	}
 	return int64(v), true
 }
+
+// EqualFold reports whether b equals the word w, ignoring ASCII case: how
+// option keywords (NX, EX, COUNT, SKIPME ...) are matched, without
+// allocating or converting b to a string.
+func EqualFold(b []byte, w string) bool {
+	if len(b) != len(w) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], w[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
