@@ -3,6 +3,7 @@ package diaghttp_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
@@ -30,12 +32,14 @@ type source struct {
 	srv    *netloop.Server
 	rt     *shard.Runtime
 	maxMem atomic.Int64
+	reg    *config.Registry
 }
 
 func (s *source) Lifecycle() lifecycle.State { return s.life.Load() }
 func (s *source) Net() netloop.Stats         { return s.srv.Stats() }
 func (s *source) Shards() []shard.Snapshot   { return s.rt.Snapshots() }
 func (s *source) MaxMemoryBytes() int64      { return s.maxMem.Load() }
+func (s *source) Config() []config.Entry     { return s.reg.Entries() }
 
 type fixture struct {
 	src    *source
@@ -61,7 +65,7 @@ func start(t *testing.T, token string) *fixture {
 		rt.Close()
 		t.Fatal(err)
 	}
-	src := &source{life: life, srv: srv, rt: rt}
+	src := &source{life: life, srv: srv, rt: rt, reg: config.New()}
 	h := diaghttp.New(diaghttp.Config{Bind: "127.0.0.1", Token: token, Version: "1.2.3-test"}, src)
 	if err := h.Start(); err != nil {
 		t.Fatal(err)
@@ -436,5 +440,50 @@ func TestStartErrors(t *testing.T) {
 	}
 	if err := diaghttp.New(diaghttp.Config{}, f.src).Shutdown(context.Background()); err != nil {
 		t.Errorf("Shutdown before Start: %v", err)
+	}
+}
+
+// TestConfigAPI: /debug/api/config lists every parameter with value,
+// default, source and mutability, and never a secret's value.
+func TestConfigAPI(t *testing.T) {
+	f := start(t, "s3cret")
+	if err := f.src.reg.Set("requirepass", "hunter2-secret", config.SourceFlag); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.src.reg.Set("maxclients", "123", config.SourceRuntime); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, f.do(t, "GET", "/debug/api/config", nil), 401, `{"error":"unauthorized"}`)
+	r := f.do(t, "GET", "/debug/api/config", map[string]string{"Authorization": "Bearer s3cret"})
+	expect(t, r, 200, "")
+	if strings.Contains(r.body, "hunter2-secret") {
+		t.Fatalf("the config API shows a secret: %s", r.body)
+	}
+	var doc struct {
+		Parameters []struct {
+			Name, Value, Default, Source string
+			Mutable, Secret              bool
+		} `json:"parameters"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%.300s", err, r.body)
+	}
+	byName := map[string]int{}
+	for i, p := range doc.Parameters {
+		byName[p.Name] = i
+	}
+	if len(doc.Parameters) != len(config.New().Params()) {
+		t.Fatalf("%d parameters; the registry has %d", len(doc.Parameters), len(config.New().Params()))
+	}
+	mc := doc.Parameters[byName["maxclients"]]
+	if mc.Value != "123" || mc.Default != "10000" || mc.Source != "runtime" || !mc.Mutable {
+		t.Fatalf("maxclients: %+v", mc)
+	}
+	rp := doc.Parameters[byName["requirepass"]]
+	if rp.Value != config.Redacted || !rp.Secret || rp.Source != "flag" {
+		t.Fatalf("requirepass: %+v", rp)
+	}
+	if p := doc.Parameters[byName["port"]]; p.Mutable {
+		t.Fatalf("port reported mutable: %+v", p)
 	}
 }

@@ -1,6 +1,10 @@
 package diaghttp
 
 import (
+	"encoding/json"
+
+	"github.com/svcdb/svcdb/core/config"
+
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -94,6 +98,10 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 	case "ping":
 		ctx.SetContentType(ctJSON)
 		ctx.SetBodyString(`{"ok":true}`)
+	case "config":
+		writeJSON(ctx, struct {
+			Parameters []config.Entry `json:"parameters"`
+		}{s.src.Config()})
 	default:
 		jsonError(ctx, fasthttp.StatusNotFound, "not found")
 	}
@@ -110,6 +118,18 @@ func (s *Server) authorized(hdr []byte) bool {
 	got := sha256.Sum256(bytes.TrimSpace(hdr[sp+1:]))
 	want := sha256.Sum256([]byte(s.cfg.Token))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// writeJSON replies 200 with v encoded by encoding/json (deterministic, and
+// diagnostics are not a hot path; see LIBRARIES.md on go-json).
+func writeJSON(ctx *fasthttp.RequestCtx, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		jsonError(ctx, fasthttp.StatusInternalServerError, "encoding the response failed")
+		return
+	}
+	ctx.SetContentType(ctJSON)
+	ctx.SetBody(body)
 }
 
 // jsonError writes {"error":msg}; msg is a constant of this package, so it

@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
@@ -25,6 +26,9 @@ type Source interface {
 	Net() netloop.Stats
 	Shards() []shard.Snapshot
 	MaxMemoryBytes() int64 // 0 = unlimited
+	// Config lists every parameter with its value (secrets redacted),
+	// default, source and mutability, for /debug/api/config.
+	Config() []config.Entry
 }
 
 // Config is the HTTP server's configuration.

@@ -165,6 +165,10 @@ func TestDiagnosticsHTTP(t *testing.T) {
 	if code, _ := get("/debug/api/ping", "t0ken-value"); code != 200 {
 		t.Fatalf("/debug/api with the token from SVC_HTTP_TOKEN: %d", code)
 	}
+	if code, body := get("/debug/api/config", "t0ken-value"); code != 200 || strings.Contains(body, "t0ken-value") ||
+		!strings.Contains(body, `"name":"http-token","table":"http"`) {
+		t.Fatalf("/debug/api/config: %d %.400s", code, body)
+	}
 	_ = cmd.Process.Signal(os.Interrupt)
 	if code := waitExit(t, cmd); code != 0 {
 		t.Fatalf("exit %d", code)

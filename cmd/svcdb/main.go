@@ -309,6 +309,7 @@ func (d diagSource) Lifecycle() lifecycle.State { return d.life.Load() }
 func (d diagSource) Net() netloop.Stats         { return d.srv.Stats() }
 func (d diagSource) Shards() []shard.Snapshot   { return d.rt.Snapshots() }
 func (d diagSource) MaxMemoryBytes() int64      { return d.reg.Size("maxmemory") } // follows CONFIG SET
+func (d diagSource) Config() []config.Entry     { return d.reg.Entries() }
 
 // appliedLater are mutable parameters without an OnChange hook: the
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO; the size
