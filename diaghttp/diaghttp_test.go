@@ -40,6 +40,9 @@ func (s *source) Net() netloop.Stats         { return s.srv.Stats() }
 func (s *source) Shards() []shard.Snapshot   { return s.rt.Snapshots() }
 func (s *source) MaxMemoryBytes() int64      { return s.maxMem.Load() }
 func (s *source) Config() []config.Entry     { return s.reg.Entries() }
+func (s *source) Clients(limit int) (int, []netloop.ClientInfo) {
+	return s.srv.Clients(limit)
+}
 
 type fixture struct {
 	src    *source
@@ -486,4 +489,60 @@ func TestConfigAPI(t *testing.T) {
 	if p := doc.Parameters[byName["port"]]; p.Mutable {
 		t.Fatalf("port reported mutable: %+v", p)
 	}
+}
+
+// TestClientsAPI: /debug/api/clients is bounded by ?limit= and shows what
+// CLIENT LIST shows, read from a real server.
+func TestClientsAPI(t *testing.T) {
+	f := start(t, "s3cret")
+	var conns []net.Conn
+	for i := range 2 { // the fixture's maxclients is 2
+		c, err := net.Dial("tcp", f.redis)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "CLIENT SETNAME probe-%d\r\n", i)
+		buf := make([]byte, 16)
+		if n, _ := c.Read(buf); string(buf[:n]) != "+OK\r\n" {
+			t.Fatalf("SETNAME: %q", buf[:n])
+		}
+		conns = append(conns, c)
+	}
+	auth := map[string]string{"Authorization": "Bearer s3cret"}
+	r := f.do(t, "GET", "/debug/api/clients", auth)
+	expect(t, r, 200, "")
+	var doc struct {
+		Total   int `json:"total"`
+		Limit   int `json:"limit"`
+		Clients []struct {
+			ID          int64  `json:"id"`
+			Name        string `json:"name"`
+			LastCommand string `json:"last_command"`
+			Commands    int64  `json:"commands"`
+		} `json:"clients"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Total != 2 || doc.Limit != 1000 || len(doc.Clients) != doc.Total {
+		t.Fatalf("clients: %+v", doc)
+	}
+	named := 0
+	for _, c := range doc.Clients {
+		if strings.HasPrefix(c.Name, "probe-") && c.LastCommand == "client|setname" && c.Commands == 1 {
+			named++
+		}
+	}
+	if named != 2 {
+		t.Fatalf("want the 2 named clients with their last command: %s", r.body)
+	}
+	r = f.do(t, "GET", "/debug/api/clients?limit=1", auth)
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil || len(doc.Clients) != 1 || doc.Total != 2 {
+		t.Fatalf("limit=1: %v %s", err, r.body)
+	}
+	for _, bad := range []string{"0", "-1", "x", "10001"} {
+		expect(t, f.do(t, "GET", "/debug/api/clients?limit="+bad, auth), 400, "")
+	}
+	_ = conns
 }

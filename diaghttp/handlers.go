@@ -1,6 +1,10 @@
 package diaghttp
 
 import (
+	"strconv"
+
+	"github.com/svcdb/svcdb/netloop"
+
 	"encoding/json"
 
 	"github.com/svcdb/svcdb/core/config"
@@ -98,6 +102,22 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 	case "ping":
 		ctx.SetContentType(ctJSON)
 		ctx.SetBodyString(`{"ok":true}`)
+	case "clients":
+		limit := defaultClientLimit
+		if raw := ctx.QueryArgs().Peek("limit"); raw != nil {
+			n, err := strconv.Atoi(string(raw))
+			if err != nil || n < 1 || n > maxClientLimit {
+				jsonError(ctx, fasthttp.StatusBadRequest, "limit must be an integer from 1 to 10000")
+				return
+			}
+			limit = n
+		}
+		total, list := s.src.Clients(limit)
+		writeJSON(ctx, struct {
+			Total   int                  `json:"total"`
+			Limit   int                  `json:"limit"`
+			Clients []netloop.ClientInfo `json:"clients"`
+		}{total, limit, list})
 	case "config":
 		writeJSON(ctx, struct {
 			Parameters []config.Entry `json:"parameters"`
@@ -119,6 +139,12 @@ func (s *Server) authorized(hdr []byte) bool {
 	want := sha256.Sum256([]byte(s.cfg.Token))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
+
+// /debug/api/clients is bounded: ?limit= (default 1000, at most 10000).
+const (
+	defaultClientLimit = 1000
+	maxClientLimit     = 10000
+)
 
 // writeJSON replies 200 with v encoded by encoding/json (deterministic, and
 // diagnostics are not a hot path; see LIBRARIES.md on go-json).

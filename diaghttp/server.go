@@ -29,6 +29,8 @@ type Source interface {
 	// Config lists every parameter with its value (secrets redacted),
 	// default, source and mutability, for /debug/api/config.
 	Config() []config.Entry
+	// Clients returns up to limit connected clients and the total count.
+	Clients(limit int) (total int, list []netloop.ClientInfo)
 }
 
 // Config is the HTTP server's configuration.

@@ -1,6 +1,10 @@
 package netloop
 
-import "github.com/svcdb/svcdb/core/lifecycle"
+import (
+	"time"
+
+	"github.com/svcdb/svcdb/core/lifecycle"
+)
 
 // Stats is a read-only snapshot of the network side for diagnostics
 // (diaghttp, INFO). Building it reads atomics and takes the client registry's
@@ -38,4 +42,64 @@ func (s *Server) Stats() Stats {
 		OpsPerSec:           s.stats.opsSampler.rate(),
 		EventLoops:          s.cfg.EventLoops,
 	}
+}
+
+// ClientInfo is one connection as diagnostics show it, read from the
+// client's published atomics only (never its loop-owned state).
+type ClientInfo struct {
+	ID          int64  `json:"id"`
+	Addr        string `json:"addr"`
+	LocalAddr   string `json:"laddr"`
+	Name        string `json:"name"`
+	LibName     string `json:"lib_name"`
+	LibVer      string `json:"lib_ver"`
+	AgeSecs     int64  `json:"age"`
+	IdleSecs    int64  `json:"idle"`
+	Flags       string `json:"flags"`
+	DB          int    `json:"db"`
+	RESP        int    `json:"resp"`
+	LastCommand string `json:"last_command"`
+	Commands    int64  `json:"commands"`
+	NetInBytes  int64  `json:"bytes_in"`
+	NetOutBytes int64  `json:"bytes_out"`
+	InputBuffer int64  `json:"input_buffer"`
+	OutputBuf   int64  `json:"output_buffer"`
+}
+
+// Clients returns up to limit connected clients (ordered by id) and how many
+// are connected in all. limit <= 0 means no limit.
+func (s *Server) Clients(limit int) (total int, list []ClientInfo) {
+	all := s.clients()
+	total = len(all)
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	now := time.Now()
+	list = make([]ClientInfo, 0, len(all))
+	for _, c := range all {
+		last := ""
+		if p := c.lastCmd.Load(); p != nil {
+			last = *p
+		}
+		proto := 2
+		if c.resp3.Load() {
+			proto = 3
+		}
+		list = append(list, ClientInfo{
+			ID: c.id, Addr: c.addr, LocalAddr: c.lad,
+			Name: c.stringField(&c.name), LibName: c.stringField(&c.libName), LibVer: c.stringField(&c.libVer),
+			AgeSecs:     int64(now.Sub(c.created) / time.Second),
+			IdleSecs:    max(0, (now.UnixMilli()-c.lastInteraction.Load())/1000),
+			Flags:       "N",
+			DB:          int(c.db.Load()),
+			RESP:        proto,
+			LastCommand: last,
+			Commands:    c.pubCommands.Load(),
+			NetInBytes:  c.pubNetIn.Load(),
+			NetOutBytes: c.pubNetOut.Load(),
+			InputBuffer: c.qbuf.Load(),
+			OutputBuf:   c.obl.Load(),
+		})
+	}
+	return total, list
 }

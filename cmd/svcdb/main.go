@@ -310,6 +310,9 @@ func (d diagSource) Net() netloop.Stats         { return d.srv.Stats() }
 func (d diagSource) Shards() []shard.Snapshot   { return d.rt.Snapshots() }
 func (d diagSource) MaxMemoryBytes() int64      { return d.reg.Size("maxmemory") } // follows CONFIG SET
 func (d diagSource) Config() []config.Entry     { return d.reg.Entries() }
+func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
+	return d.srv.Clients(limit)
+}
 
 // appliedLater are mutable parameters without an OnChange hook: the
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO; the size
