@@ -122,7 +122,8 @@ func (r *hotRing) window(period int) (used int, dur time.Duration, sums []hotCou
 func (rt *Runtime) hotTotals() []hotCounts {
 	out := make([]hotCounts, len(rt.shards))
 	for i, s := range rt.shards {
-		out[i] = hotCounts{s.stats.commands.Load(), s.stats.reads.Load(), s.stats.writes.Load()}
+		reads, writes := s.stats.reads.Load(), s.stats.writes.Load()
+		out[i] = hotCounts{reads + writes + s.stats.other.Load(), reads, writes}
 	}
 	return out
 }

@@ -337,11 +337,14 @@ func (s *shardSet) all(n int) {
 func (rt *Runtime) exec(s *Shard, c *Ctx) {
 	c.single = s
 	rt.run(c)
-	s.stats.commands.Add(1)
-	if f := c.Cmd.Flags; f&command.FlagWrite != 0 {
+	// One atomic add per command: the total is derived (see Snapshot).
+	switch f := c.Cmd.Flags; {
+	case f&command.FlagWrite != 0:
 		s.stats.writes.Add(1)
-	} else if f&command.FlagReadonly != 0 {
+	case f&command.FlagReadonly != 0:
 		s.stats.reads.Add(1)
+	default:
+		s.stats.other.Add(1)
 	}
 }
 

@@ -23,12 +23,12 @@ type Shard struct {
 // shardStats are written by the token holder only and read atomically by
 // anyone; padding keeps shards' counters off each other's cache lines.
 type shardStats struct {
-	_        [64]byte
-	commands atomic.Int64
-	reads    atomic.Int64 // commands flagged readonly
-	writes   atomic.Int64 // commands flagged write
-	batches  atomic.Int64 // batches drained from the queue
-	_        [32]byte
+	_       [64]byte
+	reads   atomic.Int64 // commands flagged readonly
+	writes  atomic.Int64 // commands flagged write
+	other   atomic.Int64 // commands that are neither (commands = reads + writes + other)
+	batches atomic.Int64 // batches drained from the queue
+	_       [32]byte
 }
 
 func newShard(id, queueCap int) *Shard {
@@ -68,9 +68,9 @@ func (s *Shard) Snapshot() Snapshot {
 		sn.Hits += d.hits.Load()
 		sn.Misses += d.misses.Load()
 	}
-	sn.Commands = s.stats.commands.Load()
 	sn.Reads = s.stats.reads.Load()
 	sn.Writes = s.stats.writes.Load()
+	sn.Commands = sn.Reads + sn.Writes + s.stats.other.Load()
 	sn.Batches = s.stats.batches.Load()
 	return sn
 }
