@@ -103,13 +103,8 @@ func newRegistry(src Source, version string) *registry {
 	r.persistErrors = fam.set.NewCounter("svc_persistence_errors_total")
 	c("svc_connections_rejected_total", "Connections refused (maxclients reached or shutting down) since start.",
 		func(sc *scrape) float64 { return float64(sc.net.RejectedConnections) })
-	perShard("svc_shard_keys", "Keys held by the shard, across all databases.", func(s *shard.Snapshot) float64 {
-		var n int64
-		for _, k := range s.Keys {
-			n += k
-		}
-		return float64(n)
-	})
+	perShard("svc_shard_keys", "Keys held by the shard, across all databases.",
+		func(s *shard.Snapshot) float64 { return float64(s.TotalKeys()) })
 
 	// What an operator of a Redis-like server expects beyond those.
 	g("svc_connected_clients", "Client connections currently open.",
@@ -132,13 +127,8 @@ func newRegistry(src Source, version string) *registry {
 		sumShards(func(s *shard.Snapshot) int64 { return s.Misses }))
 	c("svc_expired_keys_total", "Keys removed by expiry since start.",
 		sumShards(func(s *shard.Snapshot) int64 { return s.Expired }))
-	perShard("svc_shard_expires", "Keys with a time to live held by the shard, across all databases.", func(s *shard.Snapshot) float64 {
-		var n int64
-		for _, k := range s.Expires {
-			n += k
-		}
-		return float64(n)
-	})
+	perShard("svc_shard_expires", "Keys with a time to live held by the shard, across all databases.",
+		func(s *shard.Snapshot) float64 { return float64(s.TotalExpires()) })
 	perShard("svc_shard_queue_depth", "Batches waiting in the shard's queue.",
 		func(s *shard.Snapshot) float64 { return float64(s.QueueDepth) })
 	perShard("svc_shard_memory_used_bytes", "Memory used by the shard's keyspace in bytes.",

@@ -173,9 +173,7 @@ func buildHotReport(used int, dur time.Duration, sums []hotCounts, snaps []Snaps
 		h.ID = i
 		h.OpsPerSec, h.ReadsPerSec, h.WritesPerSec = rate(c.cmds), rate(c.reads), rate(c.writes)
 		if i < len(snaps) {
-			for _, k := range snaps[i].Keys {
-				h.Keys += k
-			}
+			h.Keys = snaps[i].TotalKeys()
 			h.QueueDepth = snaps[i].QueueDepth
 		}
 		rep.TotalOpsPerSec += h.OpsPerSec

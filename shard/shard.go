@@ -57,6 +57,21 @@ type Snapshot struct {
 	Batches    int64
 }
 
+// TotalKeys is the shard's key count across all databases.
+func (sn *Snapshot) TotalKeys() int64 { return sumDBs(&sn.Keys) }
+
+// TotalExpires is the shard's count of keys with a time to live, across all
+// databases.
+func (sn *Snapshot) TotalExpires() int64 { return sumDBs(&sn.Expires) }
+
+func sumDBs(per *[NumDatabases]int64) int64 {
+	var n int64
+	for _, v := range per {
+		n += v
+	}
+	return n
+}
+
 // Snapshot reads the shard's published counters without taking its token.
 func (s *Shard) Snapshot() Snapshot {
 	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth()}
