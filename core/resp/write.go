@@ -430,11 +430,7 @@ func AppendErrWrongArity(dst []byte, name []byte) []byte {
 // sub is echoed like AppendErrUnknownCommand echoes names (128 bytes, NUL
 // cut, CR/LF to spaces); cmd is upper-cased.
 func AppendErrUnknownSubcommand(dst []byte, sub []byte, cmd string) []byte {
-	dst = append(dst, "-ERR unknown subcommand '"...)
-	dst, _ = appendEcho(dst, sub, maxEcho)
-	dst = append(dst, "'. Try "...)
-	dst = appendASCIICase(dst, cmd, true)
-	return append(dst, " HELP.\r\n"...)
+	return appendSubcommandError(dst, "-ERR unknown subcommand '", sub, cmd)
 }
 
 // AppendErrSubcommandSyntax appends the reply of Redis'
@@ -443,7 +439,12 @@ func AppendErrUnknownSubcommand(dst []byte, sub []byte, cmd string) []byte {
 //
 //	-ERR unknown subcommand or wrong number of arguments for 'sub'. Try CMD HELP.\r\n
 func AppendErrSubcommandSyntax(dst []byte, sub []byte, cmd string) []byte {
-	dst = append(dst, "-ERR unknown subcommand or wrong number of arguments for '"...)
+	return appendSubcommandError(dst, "-ERR unknown subcommand or wrong number of arguments for '", sub, cmd)
+}
+
+// appendSubcommandError writes prefix, the echoed sub, then "'. Try CMD HELP.".
+func appendSubcommandError(dst []byte, prefix string, sub []byte, cmd string) []byte {
+	dst = append(dst, prefix...)
 	dst, _ = appendEcho(dst, sub, maxEcho)
 	dst = append(dst, "'. Try "...)
 	dst = appendASCIICase(dst, cmd, true)
