@@ -69,13 +69,10 @@ package netloop_test
 // expectations must pass TestGoldenAgainstRedis.
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -85,6 +82,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/core/redistest"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -536,7 +534,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestGoldenAgainstRedis(t *testing.T) {
-	addr := startRedisServer(t)
+	addr := redistest.Start(t)
 	for _, s := range loadGoldenScripts(t) {
 		t.Run(s.name, func(t *testing.T) {
 			results := runGoldenScript(t, goldenTarget{addr: addr, redis: true}, s)
@@ -545,74 +543,6 @@ func TestGoldenAgainstRedis(t *testing.T) {
 			}
 		})
 	}
-}
-
-var redisVersionWarning sync.Once
-
-// startRedisServer starts redis-server on a free loopback port, without
-// persistence, stopped by t.Cleanup, and returns its address.
-func startRedisServer(t *testing.T) string {
-	t.Helper()
-	bin := needTool(t, "redis-server")
-	if out, err := exec.Command(bin, "--version").Output(); err == nil && !bytes.Contains(out, []byte("v=7.0.")) {
-		redisVersionWarning.Do(func() {
-			t.Logf("warning: the golden scripts describe Redis 7.0; found %s", bytes.TrimSpace(out))
-		})
-	}
-	var lastLog string
-	for attempt := 0; attempt < 3; attempt++ {
-		// A free port from the kernel; another process may take it before
-		// redis-server binds, hence the retries.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-
-		var logBuf syncBuffer
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
-		cmd.Stdout, cmd.Stderr = &logBuf, &logBuf
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		stop := func() {
-			cmd.Process.Kill()
-			<-exited
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		up := false
-		for !up && time.Now().Before(deadline) {
-			select {
-			case <-exited:
-				deadline = time.Time{} // died (port taken?): retry
-				continue
-			default:
-			}
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.SetDeadline(time.Now().Add(time.Second))
-				c.Write([]byte("PING\r\n"))
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				c.Close()
-				up = line == "+PONG\r\n"
-			}
-			if !up {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-		if up {
-			t.Cleanup(stop)
-			return addr
-		}
-		stop()
-		lastLog = logBuf.String()
-	}
-	t.Fatalf("could not start redis-server; last log:\n%s", lastLog)
-	return ""
 }
 
 // syncBuffer is a bytes.Buffer safe for the exec copier and the test.

@@ -1,9 +1,9 @@
 package shard
 
 import (
-	"github.com/svcdb/svcdb/core/resp"
-
 	"math/big"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // longDoublePrec is the mantissa width of x86-64's C long double (80-bit

@@ -1,19 +1,17 @@
 package command
 
 import (
-	"github.com/svcdb/svcdb/core/resp"
-
 	"bufio"
 	"bytes"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/core/redistest"
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // The golden test compares the table with a real Redis 7.0 server: it sends
@@ -28,81 +26,6 @@ import (
 // notIn70 are entries Redis 7.0 lacks on purpose.
 var notIn70 = map[string]string{
 	"client|setinfo": "added in Redis 7.2; clients (go-redis, redis-py) send it on connect",
-}
-
-// startRedis starts redis-server on a free loopback port and returns a dial
-// function. Without redis-server the test skips, unless CI=true.
-func startRedis(t *testing.T) (addr string) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		msg := "redis-server not found on PATH: the golden comparison with Redis 7.0 needs it " +
-			"(Debian/Ubuntu: apt-get install -y redis-server)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatalf("redis-server --version: %v", err)
-	}
-	if !bytes.Contains(out, []byte("v=7.0.")) {
-		t.Logf("warning: golden data is Redis 7.0; found %s", bytes.TrimSpace(out))
-	}
-
-	for attempt := 0; attempt < 3; attempt++ {
-		// Redis needs an explicit port: take a free one from the kernel.
-		// Another process could grab it before Redis binds; then retry.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-
-		var logBuf bytes.Buffer
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
-		cmd.Stdout, cmd.Stderr = &logBuf, &logBuf
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		stop := func() {
-			cmd.Process.Kill()
-			<-exited
-		}
-
-		// checkFor-style: poll until PING answers or the process dies.
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			select {
-			case <-exited:
-				goto retry
-			default:
-			}
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.SetDeadline(time.Now().Add(time.Second))
-				c.Write([]byte("PING\r\n"))
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				c.Close()
-				if line == "+PONG\r\n" {
-					t.Cleanup(stop)
-					return addr
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		stop()
-		t.Fatalf("redis-server on %s did not answer PING in 10s; log:\n%s", addr, logBuf.String())
-	retry:
-		t.Logf("redis-server exited during start (port taken?); log:\n%s", logBuf.String())
-	}
-	t.Fatal("could not start redis-server after 3 attempts")
-	return ""
 }
 
 type redisConn struct {
@@ -148,7 +71,7 @@ func (rc *redisConn) do(args [][]byte) (rv, []byte) {
 }
 
 func TestGoldenRedis(t *testing.T) {
-	addr := startRedis(t)
+	addr := redistest.Start(t)
 	tab := New()
 	for _, resp3 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("resp%d", map[bool]int{false: 2, true: 3}[resp3]), func(t *testing.T) {

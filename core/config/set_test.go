@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/core/redistest"
 )
 
 // configSet runs CONFIG SET args... as netloop will: SetMany with
@@ -125,28 +125,12 @@ func TestConfigSetRedisTexts(t *testing.T) {
 }
 
 // TestConfigSetMatchesRedisServer replays the same commands against a real
-// redis-server (skipped when none is installed) so that the texts above stay
+// redis-server (required in CI; see redistest) so that the texts above stay
 // Redis' texts.
 func TestConfigSetMatchesRedisServer(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
+	conn, err := net.Dial("tcp", redistest.Start(t))
 	if err != nil {
-		t.Skip("redis-server not installed")
-	}
-	sock := filepath.Join(t.TempDir(), "r.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var conn net.Conn
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if conn, err = net.Dial("unix", sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	defer conn.Close()
 	rd := bufio.NewReader(conn)
