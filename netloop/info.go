@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -106,13 +107,16 @@ func (s *Server) infoMemory(b *strings.Builder) {
 	for _, sn := range s.rt.Snapshots() {
 		used += sn.MemoryUsed
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	// runtime/metrics, not runtime.ReadMemStats: the latter stops the world,
+	// so an INFO poller would pause every event loop.
+	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(ms)
+	sys, heap := ms[0].Value.Uint64(), ms[1].Value.Uint64()
 	field(b, "used_memory", used)
 	field(b, "used_memory_human", humanBytes(used))
-	field(b, "used_memory_rss", ms.Sys)
-	field(b, "used_memory_rss_human", humanBytes(int64(ms.Sys)))
-	field(b, "used_memory_heap", ms.HeapAlloc)
+	field(b, "used_memory_rss", sys)
+	field(b, "used_memory_rss_human", humanBytes(int64(sys)))
+	field(b, "used_memory_heap", heap)
 	field(b, "maxmemory", 0)
 	field(b, "maxmemory_human", "0B")
 	field(b, "maxmemory_policy", "noeviction")
