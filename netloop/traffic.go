@@ -138,9 +138,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		_, _ = gc.Discard(off) // gnet's Discard(0) would drop everything buffered
 	}
 	if c.open {
-		c.open = false
-		c.pending = true
-		s.rt.Submit(&c.batch)
+		s.submitBatch(c)
 	}
 	s.flush(c)
 	c.qbuf.Store(int64(gc.InboundBuffered()))
@@ -206,6 +204,14 @@ func (s *Server) flush(c *client) {
 	c.obl.Store(int64(c.conn.OutboundBuffered()))
 }
 
+// submitBatch queues the batch filled this turn; the connection parses
+// nothing more until the shard hands it back (see the package doc).
+func (s *Server) submitBatch(c *client) {
+	c.open = false
+	c.pending = true
+	s.rt.Submit(&c.batch)
+}
+
 // protocolError replies with Redis' text; the caller closes the connection,
 // as Redis does.
 func (s *Server) protocolError(c *client, err error) {
@@ -213,9 +219,7 @@ func (s *Server) protocolError(c *client, err error) {
 	if c.open {
 		// Commands accepted before the bad input still run and answer first;
 		// while a batch is open nothing else was appended to c.out.
-		c.open = false
-		c.pending = true
-		s.rt.Submit(&c.batch)
+		s.submitBatch(c)
 		for !c.batch.Done() {
 			time.Sleep(10 * time.Microsecond)
 		}
