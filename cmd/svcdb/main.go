@@ -37,11 +37,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// The default shard count (16) lives in the parameter registry. Measured on
-// 2 cores (docs/performance.md): 1, 4 and 16 shards perform alike within
-// noise under the run-to-completion strategy; 16 keeps token contention
-// between loops rare on larger machines at no measurable cost.
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
