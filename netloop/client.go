@@ -9,6 +9,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -38,6 +39,9 @@ type client struct {
 	closeAfter bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
 	paused     bool         // parsing stopped by output back-pressure
 	spans      []trace.Span // per-request spans of the queued batch, ended when it completes
+
+	rec  *cmdstats.Recorder // this loop's command statistics (see cmdstats.go)
+	tick int64              // cmdstats.Now at the end of the last command or the start of the read
 
 	// Counters this loop adds up per turn and publishes with one store each.
 	commands int64

@@ -856,15 +856,20 @@ func TestConnInfo(t *testing.T) {
 	c := dialRaw(t, ts.Addr)
 	want(t, c.do("SET", "a", "1"), `+"OK"`)
 	want(t, c.do("SET", "b", "2"), `+"OK"`)
-	dflt := []string{"server", "clients", "memory", "stats", "cpu", "keyspace", "hotshards", "svc"}
+	dflt := []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace", "hotshards", "svc"}
+	all := []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu",
+		"commandstats", "errorstats", "latencystats", "keyspace", "hotshards", "svc"}
 	for _, tc := range []struct {
 		args     []string
 		sections []string
 	}{
 		{nil, dflt},
 		{[]string{"default"}, dflt},
-		{[]string{"all"}, dflt},
-		{[]string{"everything"}, dflt},
+		{[]string{"all"}, all},
+		{[]string{"everything"}, all},
+		{[]string{"persistence"}, []string{"persistence"}},
+		{[]string{"replication"}, []string{"replication"}},
+		{[]string{"commandstats"}, []string{"commandstats"}},
 		{[]string{"server"}, []string{"server"}},
 		{[]string{"SERVER"}, []string{"server"}},
 		{[]string{"clients"}, []string{"clients"}},

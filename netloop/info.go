@@ -11,6 +11,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -25,8 +26,13 @@ var infoSections = []struct {
 	{"server", true, (*Server).infoServer},
 	{"clients", true, (*Server).infoClients},
 	{"memory", true, (*Server).infoMemory},
+	{"persistence", true, (*Server).infoPersistence},
 	{"stats", true, (*Server).infoStats},
+	{"replication", true, (*Server).infoReplication},
 	{"cpu", true, (*Server).infoCPU},
+	{"commandstats", false, (*Server).infoCommandstats},
+	{"errorstats", false, (*Server).infoErrorstats},
+	{"latencystats", false, (*Server).infoLatencystats},
 	{"keyspace", true, (*Server).infoKeyspace},
 	{"hotshards", true, (*Server).infoHotshards},
 	{"svc", true, (*Server).infoSvc},
@@ -86,8 +92,8 @@ func (s *Server) infoServer(b *strings.Builder) {
 	field(b, "server_time_usec", time.Now().UnixMicro())
 	field(b, "uptime_in_seconds", int64(up.Seconds()))
 	field(b, "uptime_in_days", int64(up.Hours()/24))
-	field(b, "hz", 10)
-	field(b, "configured_hz", 10)
+	field(b, "hz", s.params.Int("hz"))
+	field(b, "configured_hz", s.params.Int("hz"))
 	field(b, "executable", exe)
 	field(b, "config_file", s.cfg.ConfigFile)
 	field(b, "io_threads_active", 0)
@@ -117,9 +123,10 @@ func (s *Server) infoMemory(b *strings.Builder) {
 	field(b, "used_memory_rss", sys)
 	field(b, "used_memory_rss_human", humanBytes(int64(sys)))
 	field(b, "used_memory_heap", heap)
-	field(b, "maxmemory", 0)
-	field(b, "maxmemory_human", "0B")
-	field(b, "maxmemory_policy", "noeviction")
+	maxmem := s.params.Size("maxmemory")
+	field(b, "maxmemory", maxmem)
+	field(b, "maxmemory_human", humanBytes(maxmem))
+	field(b, "maxmemory_policy", s.params.String("maxmemory-policy"))
 	field(b, "mem_allocator", "go")
 }
 
@@ -155,7 +162,47 @@ func (s *Server) infoStats(b *strings.Builder) {
 	field(b, "pubsub_channels", 0)
 	field(b, "pubsub_patterns", 0)
 	field(b, "total_protocol_errors", st.protocolErrors)
+	field(b, "total_error_replies", s.cmdStats.Snapshot().ErrorTotal())
 }
+
+// infoPersistence: svcdb has no persistence yet (nothing is written to disk);
+// the fields say so rather than imitating a save history.
+func (s *Server) infoPersistence(b *strings.Builder) {
+	field(b, "loading", boolInt(s.life.Load() == lifecycle.Starting))
+	field(b, "async_loading", 0)
+	field(b, "svc_persistence", "unavailable (svcdb keeps data in memory only; RDB and AOF are not implemented yet)")
+	field(b, "rdb_changes_since_last_save", s.writesSinceStart())
+	field(b, "rdb_bgsave_in_progress", 0)
+	field(b, "rdb_last_save_time", s.started.Unix())
+	field(b, "rdb_saves", 0)
+	field(b, "aof_enabled", 0)
+	field(b, "aof_rewrite_in_progress", 0)
+}
+
+// writesSinceStart is what Redis calls the dirty counter: write commands
+// executed since the last save, which for svcdb is since start.
+func (s *Server) writesSinceStart() int64 {
+	var n int64
+	for _, sn := range s.rt.Snapshots() {
+		n += sn.Writes
+	}
+	return n
+}
+
+// infoReplication: svcdb is a standalone primary; replication does not exist
+// yet, so there are never replicas and the offsets stay at their start.
+func (s *Server) infoReplication(b *strings.Builder) {
+	field(b, "role", "master")
+	field(b, "connected_slaves", 0)
+	field(b, "master_failover_state", "no-failover")
+	field(b, "master_replid", s.replID)
+	field(b, "master_replid2", strings.Repeat("0", 40))
+	field(b, "master_repl_offset", 0)
+	field(b, "second_repl_offset", -1)
+	field(b, "repl_backlog_active", 0)
+	field(b, "svc_replication", "unavailable (replication is not implemented yet)")
+}
+
 
 func (s *Server) infoCPU(b *strings.Builder) {
 	var ru syscall.Rusage
@@ -166,16 +213,23 @@ func (s *Server) infoCPU(b *strings.Builder) {
 }
 
 func (s *Server) infoKeyspace(b *strings.Builder) {
-	var keys, expires [shard.NumDatabases]int64
+	var keys, expires, ttlWeighted [shard.NumDatabases]int64
 	for _, sn := range s.rt.Snapshots() {
 		for i := range keys {
 			keys[i] += sn.Keys[i]
 			expires[i] += sn.Expires[i]
+			ttlWeighted[i] += sn.AvgTTL[i] * sn.Expires[i]
 		}
 	}
 	for i := range keys {
 		if keys[i] > 0 {
-			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, keys[i], expires[i])
+			// avg_ttl: each shard's running estimate (as Redis keeps per db),
+			// weighted by its keys with a time to live.
+			var avg int64
+			if expires[i] > 0 {
+				avg = ttlWeighted[i] / expires[i]
+			}
+			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", i, keys[i], expires[i], avg)
 		}
 	}
 }
@@ -303,4 +357,5 @@ func (t statTotals) minus(base *statTotals) statTotals {
 func (s *Server) resetStats() {
 	t := s.statTotals()
 	s.stats.base.Store(&t)
+	s.cmdStats.Reset()
 }

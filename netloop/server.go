@@ -16,6 +16,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
@@ -105,6 +106,7 @@ type Server struct {
 	port    int
 	started time.Time
 	runID   string
+	replID  string // INFO replication master_replid: random per start, as Redis
 	booted  chan struct{}
 	stopped chan struct{}
 	runErr  error
@@ -121,7 +123,12 @@ type Server struct {
 
 	stats  serverStats
 	params *config.Registry
-	live   liveParams
+
+	// cmdStats holds one recorder per event loop (see recorderFor).
+	cmdStats  *cmdstats.Set
+	recMu     sync.Mutex
+	recorders map[gnet.EventLoop]*cmdstats.Recorder
+	live      liveParams
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{}
@@ -153,11 +160,14 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		log:         cfg.Logger,
 		life:        cfg.Lifecycle,
 		runID:       hex.EncodeToString(id),
+		replID:      randomHex(20),
 		booted:      make(chan struct{}),
 		stopped:     make(chan struct{}),
 		registry:    make(map[int64]*client),
 		paused:      make(map[*client]struct{}),
 		resumeKick:  make(chan struct{}, 1),
+		cmdStats:    cmdstats.NewSet(table.Len()),
+		recorders:   make(map[gnet.EventLoop]*cmdstats.Recorder),
 		shutdownReq: make(chan struct{}),
 	}
 	s.bindParams(cfg.Params)
@@ -290,4 +300,10 @@ func (o *opsSampler) rate() int64 {
 		sum += v
 	}
 	return int64(sum / float64(n))
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/resp"
@@ -69,6 +70,7 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 		id:      s.nextID.Add(1),
 		created: time.Now(),
 		authed:  s.requirePass() == "",
+		rec:     s.recorderFor(gc),
 	}
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
@@ -104,6 +106,10 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		c.out = append(c.out, c.batch.Out...)
 		c.commands += int64(c.batch.Len())
 		c.pending = false
+		for i := range c.batch.Len() {
+			cmd, args, reply, ns := c.batch.Executed(i)
+			s.account(c, cmd, args, reply, ns)
+		}
 		for i, sp := range c.spans {
 			s.cfg.Tracer.EndCommand(sp, "") // queued replies are not split per command
 			c.spans[i] = nil
@@ -129,6 +135,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	}
 	c.ctx.Now = now
 	buf, _ := gc.Peek(-1)
+	c.tick = cmdstats.Now()
 	off, closeNow := s.consume(c, buf)
 	if closeNow {
 		return gnet.Close
@@ -258,13 +265,16 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	// Redis' order of checks (processCommand): existence, arity, subcommand,
 	// then authentication. A command refused here is not counted as processed.
+	mark := len(c.out)
 	if cmd == nil {
 		c.out = resp.AppendErrUnknownCommand(c.out, args[0], args[1:])
+		s.rejected(c, nil, c.out[mark:])
 		return true
 	}
 	c.lastCmd.Store(&cmd.FullName)
 	if !cmd.CheckArity(len(args)) {
 		c.out = resp.AppendErrWrongArity(c.out, args[0])
+		s.rejected(c, cmd, c.out[mark:])
 		return true
 	}
 	checked := cmd
@@ -272,17 +282,20 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		sub := s.table.LookupSub(cmd, args[1])
 		if sub == nil {
 			c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], cmd.Name)
+			s.rejected(c, nil, c.out[mark:]) // as Redis: only in errorstats
 			return true
 		}
 		c.lastCmd.Store(&sub.FullName)
 		if !sub.CheckArity(len(args)) {
 			c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
+			s.rejected(c, sub, c.out[mark:])
 			return true
 		}
 		checked = sub
 	}
 	if !c.authed && checked.Flags&command.FlagNoAuth == 0 {
 		c.out = append(c.out, resp.ErrNoAuth...)
+		s.rejected(c, checked, c.out[mark:])
 		return true
 	}
 	c.commands++
@@ -295,7 +308,6 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		}
 		_, span = s.cfg.Tracer.StartCommand(context.Background(), checked.FullName, c.ctx.DB, spanShard, c.addr)
 	}
-	mark := len(c.out)
 	switch where {
 	case shard.OneShard:
 		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
@@ -321,6 +333,9 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
 	default:
 		s.local(c, cmd, args)
+	}
+	if !c.open {
+		s.executed(c, checked, args, mark)
 	}
 	if span != nil {
 		s.cfg.Tracer.EndCommand(span, tracing.ReplyError(c.out[mark:]))

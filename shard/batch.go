@@ -75,3 +75,14 @@ func (b *Batch) seal() {
 
 // Done reports whether b's replies are complete. Only the owner calls it.
 func (b *Batch) Done() bool { return b.done.Load() }
+
+// Executed describes command i of a batch that is Done: the command, its
+// arguments, its reply within Out, and how long it took in nanoseconds.
+func (b *Batch) Executed(i int) (cmd *command.Command, args [][]byte, reply []byte, ns int64) {
+	q := &b.cmds[i]
+	end := len(b.Out)
+	if i+1 < len(b.cmds) {
+		end = b.cmds[i+1].outStart
+	}
+	return q.cmd, b.argv[q.argStart:q.argEnd], b.Out[q.outStart:end], q.ns
+}

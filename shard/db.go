@@ -82,6 +82,7 @@ type DB struct {
 	hits    atomic.Int64 // keyspace_hits: reads that found their key
 	misses  atomic.Int64 // keyspace_misses
 	memory  atomic.Int64 // approximate bytes held by keys and values
+	avgTTL  atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
 }
 
 // objectOverhead approximates the bytes a key costs beyond its key and value
@@ -178,6 +179,7 @@ func (d *DB) flush() int {
 	n := len(d.index)
 	d.index = make(map[string]uint32)
 	d.reset()
+	d.avgTTL.Store(0)
 	return n
 }
 
@@ -308,6 +310,7 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 	for len(d.volatile) > 0 {
 		sample := min(20, len(d.volatile))
 		expired := 0
+		var ttlSum, ttlSamples int64
 		for range sample {
 			if len(d.volatile) == 0 {
 				break
@@ -317,7 +320,19 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 			if o.expireAt <= now {
 				d.removeAt(o, pos)
 				expired++
+			} else {
+				ttlSum += o.expireAt - now
+				ttlSamples++
 			}
+		}
+		if ttlSamples > 0 {
+			// As Redis' activeExpireCycle: the first estimate is taken as is,
+			// later ones move it by 2% of the difference.
+			avg, prev := ttlSum/ttlSamples, d.avgTTL.Load()
+			if prev != 0 {
+				avg = prev/50*49 + avg/50
+			}
+			d.avgTTL.Store(avg)
 		}
 		deleted += expired
 		if expired*4 <= sample || time.Now().UnixNano() > deadline {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 )
 
@@ -240,10 +241,16 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 	c := &b.Ctx
 	c.Now = time.Now().UnixMilli()
 	c.Out = b.Out
-	for _, q := range b.cmds {
+	// One clock read per command: each is timed from the end of the one before.
+	t := cmdstats.Now()
+	for i := range b.cmds {
+		q := &b.cmds[i]
+		q.outStart = len(c.Out)
 		c.Cmd = q.cmd
 		c.Args = b.argv[q.argStart:q.argEnd]
 		rt.exec(s, c)
+		now := cmdstats.Now()
+		q.ns, t = now-t, now
 	}
 	b.Out = c.Out
 	c.Args = nil

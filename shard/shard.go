@@ -43,9 +43,12 @@ func (s *Shard) tryAcquire() bool { return s.token.CompareAndSwap(0, 1) }
 
 // Snapshot is what a reader outside the shard may see of it.
 type Snapshot struct {
-	ID         int
-	Keys       [NumDatabases]int64
-	Expires    [NumDatabases]int64
+	ID      int
+	Keys    [NumDatabases]int64
+	Expires [NumDatabases]int64
+	// AvgTTL is Redis' avg_ttl per database in milliseconds: a running
+	// estimate from the keys the active expiry cycle samples (0 = none yet).
+	AvgTTL     [NumDatabases]int64
 	Expired    int64
 	MemoryUsed int64
 	Commands   int64
@@ -78,6 +81,7 @@ func (s *Shard) Snapshot() Snapshot {
 	for i, d := range s.dbs {
 		sn.Keys[i] = d.keys.Load()
 		sn.Expires[i] = d.expires.Load()
+		sn.AvgTTL[i] = d.avgTTL.Load()
 		sn.Expired += d.expired.Load()
 		sn.MemoryUsed += d.memory.Load()
 		sn.Hits += d.hits.Load()

@@ -1,0 +1,149 @@
+package cmdstats
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Set is the statistics of a whole server: one Recorder per writer, summed
+// when read.
+type Set struct {
+	numCommands int
+	mu          sync.Mutex // serializes NewRecorder and Reset, never held by a writer
+	recorders   atomic.Pointer[[]*Recorder]
+	base        atomic.Pointer[Snapshot] // subtracted by Snapshot: CONFIG RESETSTAT
+}
+
+// NewSet makes a set for command IDs in [0, numCommands).
+func NewSet(numCommands int) *Set {
+	s := &Set{numCommands: numCommands}
+	s.recorders.Store(&[]*Recorder{})
+	return s
+}
+
+// NewRecorder adds a recorder for one writer.
+func (s *Set) NewRecorder() *Recorder {
+	r := &Recorder{cmds: make([]atomic.Pointer[commandStats], s.numCommands)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.recorders.Load()
+	next := append(old[:len(old):len(old)], r)
+	s.recorders.Store(&next)
+	return r
+}
+
+// Command is one command's statistics since start or the last Reset.
+type Command struct {
+	Calls, Rejected, Failed int64
+	Total                   time.Duration
+	// Max is the longest call since start (a maximum cannot be reset
+	// without the writers; it is not part of Redis' INFO fields).
+	Max     time.Duration
+	Latency Histogram
+}
+
+// Snapshot is the Set's statistics at one moment.
+type Snapshot struct {
+	// Commands is indexed by command ID; nil for commands never called.
+	Commands []*Command
+	// Errors counts error replies by code, in the order of ErrorCodes.
+	Errors [numErrorCodes]int64
+}
+
+// Snapshot sums every recorder, minus the baseline of the last Reset.
+func (s *Set) Snapshot() *Snapshot {
+	snap := s.raw()
+	if base := s.base.Load(); base != nil {
+		snap.subtract(base)
+	}
+	return snap
+}
+
+func (s *Set) raw() *Snapshot {
+	snap := &Snapshot{Commands: make([]*Command, s.numCommands)}
+	for _, r := range *s.recorders.Load() {
+		for id := range r.cmds {
+			cs := r.cmds[id].Load()
+			if cs == nil {
+				continue
+			}
+			c := snap.Commands[id]
+			if c == nil {
+				c = new(Command)
+				snap.Commands[id] = c
+			}
+			c.Calls += cs.calls.Load()
+			c.Rejected += cs.rejected.Load()
+			c.Failed += cs.failed.Load()
+			c.Total += time.Duration(cs.totalNs.Load())
+			c.Max = max(c.Max, time.Duration(cs.maxNs.Load()))
+			for i := range cs.buckets {
+				n := cs.buckets[i].Load()
+				c.Latency.Buckets[i] += n
+				c.Latency.Count += n
+			}
+		}
+		for i := range r.errors {
+			snap.Errors[i] += r.errors[i].Load()
+		}
+	}
+	return snap
+}
+
+func (snap *Snapshot) subtract(base *Snapshot) {
+	for id, b := range base.Commands {
+		c := snap.Commands[id]
+		if b == nil || c == nil {
+			continue
+		}
+		c.Calls -= b.Calls
+		c.Rejected -= b.Rejected
+		c.Failed -= b.Failed
+		c.Total -= b.Total
+		for i := range c.Latency.Buckets {
+			c.Latency.Buckets[i] -= b.Latency.Buckets[i]
+		}
+		c.Latency.Count -= b.Latency.Count
+		if c.Calls == 0 && c.Rejected == 0 && c.Failed == 0 {
+			snap.Commands[id] = nil // as Redis after RESETSTAT: not listed until called again
+		}
+	}
+	for i := range snap.Errors {
+		snap.Errors[i] -= base.Errors[i]
+	}
+}
+
+// Reset makes later snapshots count from now (CONFIG RESETSTAT). The
+// counters themselves belong to their writers and are never written here.
+func (s *Set) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.base.Store(s.raw())
+}
+
+// Total sums every command's latency histogram and counters.
+func (snap *Snapshot) Total() Command {
+	var t Command
+	for _, c := range snap.Commands {
+		if c == nil {
+			continue
+		}
+		t.Calls += c.Calls
+		t.Rejected += c.Rejected
+		t.Failed += c.Failed
+		t.Total += c.Total
+		t.Max = max(t.Max, c.Max)
+		t.Latency.add(&c.Latency)
+	}
+	return t
+}
+
+// ErrorTotal is the number of error replies of every code.
+func (snap *Snapshot) ErrorTotal() int64 {
+	var n int64
+	for _, e := range snap.Errors {
+		n += e
+	}
+	return n
+}

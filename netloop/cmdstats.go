@@ -1,0 +1,206 @@
+package netloop
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/svcdb/svcdb/core/cmdstats"
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// Per-command statistics (INFO commandstats/latencystats/errorstats, LATENCY
+// HISTOGRAM, svc_commands_duration_seconds) are recorded by each event loop
+// into its own cmdstats.Recorder, so no counter is shared between cores. A
+// command is timed from the end of the previous command of the same read (or
+// the start of the read) to the end of its reply: parse, dispatch, execution
+// and encoding, with one clock read per command. Queued commands are timed
+// by whoever executes the batch, from the start of its execution (the time
+// spent waiting in the shard's queue is not included), and recorded by the
+// owner's loop when the batch comes back.
+
+// recorderFor returns the recorder of gc's event loop, creating it the first
+// time that loop opens a connection.
+func (s *Server) recorderFor(gc gnet.Conn) *cmdstats.Recorder {
+	var loop gnet.EventLoop
+	if gc != nil {
+		loop = gc.EventLoop()
+	}
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	r := s.recorders[loop]
+	if r == nil {
+		r = s.cmdStats.NewRecorder()
+		s.recorders[loop] = r
+	}
+	return r
+}
+
+// executed records a command that ran on this loop (inline on a shard,
+// coordinated, or loop-local) and whose reply was just appended at
+// c.out[mark:].
+func (s *Server) executed(c *client, cmd *command.Command, args [][]byte, mark int) {
+	now := cmdstats.Now()
+	ns := now - c.tick
+	c.tick = now
+	s.account(c, cmd, args, c.out[mark:], ns)
+}
+
+// account records one executed command.
+func (s *Server) account(c *client, cmd *command.Command, args [][]byte, reply []byte, ns int64) {
+	c.rec.Call(cmd.ID, ns)
+	if len(reply) > 0 && (reply[0] == '-' || reply[0] == '!') {
+		c.rec.Failed(cmd.ID)
+		c.rec.ErrorReply(reply)
+	}
+	s.observeSlow(c, cmd, args, ns)
+}
+
+// rejected records a command refused before it ran; reply is its error.
+func (s *Server) rejected(c *client, cmd *command.Command, reply []byte) {
+	if cmd != nil {
+		c.rec.Rejected(cmd.ID)
+	}
+	c.rec.ErrorReply(reply)
+	c.tick = cmdstats.Now()
+}
+
+// CommandStats returns the per-command statistics since start (or the last
+// CONFIG RESETSTAT), indexed by command ID (see command.Table.ByID).
+func (s *Server) CommandStats() *cmdstats.Snapshot { return s.cmdStats.Snapshot() }
+
+// ---- INFO sections -----------------------------------------------------------
+
+// statsByName lists the commands that were called, by full name.
+func (s *Server) statsByName(snap *cmdstats.Snapshot) []namedStats {
+	var out []namedStats
+	for id, st := range snap.Commands {
+		if st != nil {
+			out = append(out, namedStats{s.table.ByID(id).FullName, st})
+		}
+	}
+	slices.SortFunc(out, func(a, b namedStats) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+type namedStats struct {
+	name string
+	*cmdstats.Command
+}
+
+func (s *Server) infoCommandstats(b *strings.Builder) {
+	for _, c := range s.statsByName(s.cmdStats.Snapshot()) {
+		usec := c.Total.Microseconds()
+		perCall := 0.0
+		if c.Calls > 0 {
+			perCall = float64(c.Total.Nanoseconds()) / 1000 / float64(c.Calls)
+		}
+		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+			c.name, c.Calls, usec, perCall, c.Rejected, c.Failed)
+	}
+}
+
+// latencyPercentiles are Redis' default latency-tracking-info-percentiles.
+var latencyPercentiles = []struct {
+	label string
+	q     float64
+}{{"p50", 0.50}, {"p99", 0.99}, {"p99.9", 0.999}}
+
+func (s *Server) infoLatencystats(b *strings.Builder) {
+	for _, c := range s.statsByName(s.cmdStats.Snapshot()) {
+		if c.Latency.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "latency_percentiles_usec_%s:", c.name)
+		for i, p := range latencyPercentiles {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "%s=%.3f", p.label, float64(c.Latency.Percentile(p.q).Nanoseconds())/1000)
+		}
+		b.WriteString("\r\n")
+	}
+}
+
+func (s *Server) infoErrorstats(b *strings.Builder) {
+	snap := s.cmdStats.Snapshot()
+	for i, code := range cmdstats.ErrorCodes() {
+		if n := snap.Errors[i]; n > 0 {
+			fmt.Fprintf(b, "errorstat_%s:count=%d\r\n", code, n)
+		}
+	}
+}
+
+// ---- LATENCY HISTOGRAM -------------------------------------------------------
+
+// latencyHistogram is LATENCY HISTOGRAM [command ...]: for each command with
+// calls (all of them without arguments; a container command stands for its
+// subcommands), its calls and the cumulative count at each power-of-two
+// microsecond bound where the count grows, as Redis reports its hdr
+// histogram.
+func (s *Server) latencyHistogram(c *client, args [][]byte) {
+	snap := s.cmdStats.Snapshot()
+	var list []namedStats
+	if len(args) <= 2 {
+		list = s.statsByName(snap)
+	} else {
+		seen := map[int]bool{}
+		add := func(cmd *command.Command) {
+			if st := snap.Commands[cmd.ID]; st != nil && st.Latency.Count > 0 && !seen[cmd.ID] {
+				seen[cmd.ID] = true
+				list = append(list, namedStats{cmd.FullName, st})
+			}
+		}
+		for _, name := range args[2:] {
+			cmd := s.table.LookupFullName(name)
+			if cmd == nil {
+				continue
+			}
+			if len(cmd.Subcommands) > 0 {
+				for _, sub := range cmd.Subcommands {
+					add(sub)
+				}
+				continue
+			}
+			add(cmd)
+		}
+	}
+	list = slices.DeleteFunc(list, func(n namedStats) bool { return n.Latency.Count == 0 })
+	resp3 := c.ctx.RESP3
+	c.out = resp.AppendMapHeader(c.out, len(list), resp3)
+	for _, n := range list {
+		c.out = resp.AppendBulkString(c.out, n.name)
+		c.out = resp.AppendMapHeader(c.out, 2, resp3)
+		c.out = resp.AppendBulkString(c.out, "calls")
+		c.out = resp.AppendInt(c.out, n.Calls)
+		c.out = resp.AppendBulkString(c.out, "histogram_usec")
+		type point struct{ us, count int64 }
+		var points []point
+		var prev int64
+		for k := 0; k <= cmdstats.Pow2Bounds; k++ {
+			// Redis labels each bucket with its highest value in whole µs:
+			// "1" counts samples up to 1.024 µs, "2" up to 2.048 µs, and so
+			// on; Cumulative(k) counts samples below 2^k µs.
+			cum := n.Latency.Count // past the last bound: everything
+			if k < cmdstats.Pow2Bounds {
+				cum = n.Latency.Cumulative(k)
+			}
+			if cum > prev {
+				points = append(points, point{1 << k, cum})
+			}
+			prev = cum
+		}
+		c.out = resp.AppendMapHeader(c.out, len(points), resp3)
+		for _, p := range points {
+			c.out = resp.AppendInt(c.out, p.us)
+			c.out = resp.AppendInt(c.out, p.count)
+		}
+	}
+}
+
+// observeSlow feeds the slowlog and the latency monitor. TEMPORARY no-op
+// until core/slowlog and core/latency land (helper in progress).
+func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64) {}
