@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
@@ -33,6 +34,7 @@ type source struct {
 	rt     *shard.Runtime
 	maxMem atomic.Int64
 	reg    *config.Registry
+	table  *command.Table
 }
 
 func (s *source) Lifecycle() lifecycle.State { return s.life.Load() }
@@ -43,6 +45,8 @@ func (s *source) Config() []config.Entry     { return s.reg.Entries() }
 func (s *source) Clients(limit int) (int, []netloop.ClientInfo) {
 	return s.srv.Clients(limit)
 }
+func (s *source) CommandStats() *cmdstats.Snapshot { return s.srv.CommandStats() }
+func (s *source) CommandName(id int) string        { return s.table.ByID(id).FullName }
 
 type fixture struct {
 	src    *source
@@ -68,7 +72,7 @@ func start(t *testing.T, token string) *fixture {
 		rt.Close()
 		t.Fatal(err)
 	}
-	src := &source{life: life, srv: srv, rt: rt, reg: config.New()}
+	src := &source{life: life, srv: srv, rt: rt, reg: config.New(), table: table}
 	h := diaghttp.New(diaghttp.Config{Bind: "127.0.0.1", Token: token, Version: "1.2.3-test"}, src)
 	if err := h.Start(); err != nil {
 		t.Fatal(err)
@@ -292,15 +296,18 @@ func TestMetrics(t *testing.T) {
 
 	// The six published metrics exist from the first scrape, at zero.
 	first := map[string]float64{
-		"svc_memory_used_bytes":                           0,
-		"svc_memory_maxmemory_bytes":                      0,
-		`svc_commands_duration_seconds_bucket{le="0.1"}`:  0,
-		`svc_commands_duration_seconds_bucket{le="+Inf"}`: 0,
-		"svc_commands_duration_seconds_count":             0,
-		"svc_commands_duration_seconds_sum":               0,
-		"svc_persistence_errors_total":                    0,
-		"svc_connections_rejected_total":                  0,
-		`svc_build_info{version="1.2.3-test"}`:            1,
+		"svc_memory_used_bytes":                                  0,
+		"svc_memory_maxmemory_bytes":                             0,
+		`svc_commands_duration_seconds_bucket{le="1e-06"}`:       0,
+		`svc_commands_duration_seconds_bucket{le="0.131072"}`:    0,
+		`svc_commands_duration_seconds_bucket{le="+Inf"}`:        0,
+		"svc_commands_duration_seconds_count":                    0,
+		"svc_commands_duration_seconds_sum":                      0,
+		"svc_persistence_errors_total":                           0,
+		`svc_connections_rejected_total{reason="maxclients"}`:    0,
+		`svc_connections_rejected_total{reason="shutting_down"}`: 0,
+		`svc_error_replies_total{code="ERR"}`:                    0,
+		`svc_build_info{version="1.2.3-test"}`:                   1,
 	}
 	for i := 0; i < f.shards; i++ {
 		first[fmt.Sprintf(`svc_shard_keys{shard="%d"}`, i)] = 0
@@ -337,6 +344,10 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("SET: %q", r)
 		}
 	}
+	// An error reply, counted by code and as a failed call.
+	if r := c.do(t, "INCR", "key:1"); !strings.HasPrefix(r, "-ERR") {
+		t.Fatalf("INCR of a non-integer: %q", r)
+	}
 	c.do(t, "GET", "key:1")
 	c.do(t, "GET", "missing")
 	// maxclients is 2: the second connection is admitted, the third refused.
@@ -356,15 +367,24 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("sum of svc_shard_keys = %v, want %d", keys, nkeys)
 	}
 	checks := map[string]func(float64) bool{
-		"svc_connections_rejected_total": func(v float64) bool { return v == 1 },
-		"svc_memory_maxmemory_bytes":     func(v float64) bool { return v == 1<<20 },
-		"svc_memory_used_bytes":          func(v float64) bool { return v > 0 },
-		"svc_commands_processed_total":   func(v float64) bool { return v >= nkeys+3 },
-		"svc_keyspace_hits_total":        func(v float64) bool { return v >= 1 },
-		"svc_keyspace_misses_total":      func(v float64) bool { return v >= 1 },
-		"svc_net_input_bytes_total":      func(v float64) bool { return v > 0 },
-		"svc_net_output_bytes_total":     func(v float64) bool { return v > 0 },
-		"svc_connected_clients":          func(v float64) bool { return v == 2 },
+		`svc_connections_rejected_total{reason="maxclients"}`:    func(v float64) bool { return v == 1 },
+		`svc_connections_rejected_total{reason="shutting_down"}`: func(v float64) bool { return v == 0 },
+		`svc_command_calls_total{cmd="set"}`:                     func(v float64) bool { return v == nkeys },
+		`svc_command_calls_total{cmd="get"}`:                     func(v float64) bool { return v == 2 },
+		`svc_command_failed_calls_total{cmd="incr"}`:             func(v float64) bool { return v == 1 },
+		`svc_error_replies_total{code="ERR"}`:                    func(v float64) bool { return v == 1 },
+		`svc_command_duration_seconds_total{cmd="set"}`:          func(v float64) bool { return v > 0 },
+		"svc_commands_duration_seconds_count":                    func(v float64) bool { return v >= nkeys+3 },
+		`svc_commands_duration_seconds_bucket{le="+Inf"}`:        func(v float64) bool { return v == m["svc_commands_duration_seconds_count"] },
+		`svc_commands_duration_seconds_bucket{le="16.777216"}`:   func(v float64) bool { return v > 0 },
+		"svc_memory_maxmemory_bytes":                             func(v float64) bool { return v == 1<<20 },
+		"svc_memory_used_bytes":                                  func(v float64) bool { return v > 0 },
+		"svc_commands_processed_total":                           func(v float64) bool { return v >= nkeys+3 },
+		"svc_keyspace_hits_total":                                func(v float64) bool { return v >= 1 },
+		"svc_keyspace_misses_total":                              func(v float64) bool { return v >= 1 },
+		"svc_net_input_bytes_total":                              func(v float64) bool { return v > 0 },
+		"svc_net_output_bytes_total":                             func(v float64) bool { return v > 0 },
+		"svc_connected_clients":                                  func(v float64) bool { return v == 2 },
 	}
 	for k, ok := range checks {
 		if !ok(m[k]) {

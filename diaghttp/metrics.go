@@ -5,21 +5,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
 )
-
-// commandDurationBuckets are the `le` bounds of svc_commands_duration_seconds:
-// 100 µs to 10 s, with 0.1 s (the p99 alert threshold) among them.
-var commandDurationBuckets = []float64{
-	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-	0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-}
 
 // family is one metric family: its metadata, written by us, and its samples,
 // written by a metrics.Set of its own. VictoriaMetrics/metrics writes either
@@ -28,6 +23,9 @@ var commandDurationBuckets = []float64{
 type family struct {
 	name, help, typ string
 	set             *metrics.Set
+	// samples, when set, writes the family's samples instead of set: for
+	// series computed from the command statistics at scrape time.
+	samples func(w *bytes.Buffer)
 }
 
 // registry holds every metric. Gauges and callback counters read the
@@ -37,23 +35,21 @@ type registry struct {
 	src      Source
 	families []*family
 
-	// svc_commands_duration_seconds: registered at zero now; the data path
-	// feeds it in a later slice (per-loop recording, see LIBRARIES.md §2 on
-	// the histogram's mutex).
-	cmdDuration *metrics.PrometheusHistogram
 	// svc_persistence_errors_total: 0 until persistence exists.
 	persistErrors *metrics.Counter
 
-	mu     sync.Mutex // one scrape at a time; guards snap and buf
-	snap   scrape
-	buf    bytes.Buffer
-	shards int
+	mu      sync.Mutex // one scrape at a time; guards snap, buf and current
+	snap    scrape
+	current string // the family a custom writer is writing
+	buf     bytes.Buffer
+	shards  int
 }
 
 type scrape struct {
 	net    netloop.Stats
 	shards []shard.Snapshot
 	maxMem int64
+	cmds   *cmdstats.Snapshot
 }
 
 func newRegistry(src Source, version string) *registry {
@@ -97,12 +93,18 @@ func newRegistry(src Source, version string) *registry {
 		sumShards(func(s *shard.Snapshot) int64 { return s.MemoryUsed }))
 	g("svc_memory_maxmemory_bytes", "The maxmemory limit in bytes; 0 when unlimited.",
 		func(sc *scrape) float64 { return float64(sc.maxMem) })
-	fam := r.add("svc_commands_duration_seconds", "Command execution time in seconds.", "histogram")
-	r.cmdDuration = fam.set.NewPrometheusHistogramExt("svc_commands_duration_seconds", commandDurationBuckets)
-	fam = r.add("svc_persistence_errors_total", "Persistence (snapshot or append) failures since start.", "counter")
+	r.custom("svc_commands_duration_seconds",
+		"Time the server spent on each command (parse, execute, encode the reply), all commands together, in seconds.",
+		"histogram", r.writeDurationHistogram)
+	fam := r.add("svc_persistence_errors_total", "Persistence (snapshot or append) failures since start.", "counter")
 	r.persistErrors = fam.set.NewCounter("svc_persistence_errors_total")
-	c("svc_connections_rejected_total", "Connections refused (maxclients reached or shutting down) since start.",
-		func(sc *scrape) float64 { return float64(sc.net.RejectedConnections) })
+	fam = r.add("svc_connections_rejected_total", "Connections refused since start, by reason (maxclients reached, or the server shutting down).", "counter")
+	fam.set.NewGauge(`svc_connections_rejected_total{reason="maxclients"}`, func() float64 {
+		return float64(r.snap.net.RejectedConnections - r.snap.net.RejectedShutdown)
+	})
+	fam.set.NewGauge(`svc_connections_rejected_total{reason="shutting_down"}`, func() float64 {
+		return float64(r.snap.net.RejectedShutdown)
+	})
 	perShard("svc_shard_keys", "Keys held by the shard, across all databases.",
 		func(s *shard.Snapshot) float64 { return float64(s.TotalKeys()) })
 
@@ -142,6 +144,20 @@ func newRegistry(src Source, version string) *registry {
 			return 0
 		})
 	}
+	r.custom("svc_command_calls_total", "Calls of each command that ran, by command (those called at least once).", "counter",
+		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Calls }))
+	r.custom("svc_command_failed_calls_total", "Calls that ran and replied with an error, by command (those called at least once).", "counter",
+		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Failed }))
+	r.custom("svc_command_rejected_calls_total", "Calls refused before running (wrong arity, not authenticated), by command.", "counter",
+		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Rejected }))
+	r.custom("svc_command_duration_seconds_total", "Time spent on each command, by command, in seconds.", "counter",
+		r.writePerCommandFloat(func(c *cmdstats.Command) float64 { return c.Total.Seconds() }))
+	r.custom("svc_error_replies_total", "Error replies by error code (INFO errorstats), every code from the start.", "counter",
+		func(w *bytes.Buffer) {
+			for i, code := range cmdstats.ErrorCodes() {
+				fmt.Fprintf(w, "svc_error_replies_total{code=%q} %d\n", code, r.snap.cmds.Errors[i])
+			}
+		})
 	fam = r.add("svc_build_info", "Build information; the value is always 1.", "gauge")
 	fam.set.NewGauge(`svc_build_info{version=`+labelValue(version)+`}`, func() float64 { return 1 })
 	return r
@@ -153,15 +169,61 @@ func (r *registry) add(name, help, typ string) *family {
 	return f
 }
 
+func (r *registry) custom(name, help, typ string, samples func(w *bytes.Buffer)) {
+	r.families = append(r.families, &family{name: name, help: help, typ: typ, samples: samples})
+}
+
+// writeDurationHistogram writes svc_commands_duration_seconds from the
+// command statistics: `le` bounds at powers of two of a microsecond (the
+// statistics' own bucket bounds, so each count is exact), 1 µs to 16.8 s.
+// histogram_quantile interpolates between them as for any classic histogram.
+func (r *registry) writeDurationHistogram(w *bytes.Buffer) {
+	total := r.snap.cmds.Total()
+	for k := range cmdstats.Pow2Bounds {
+		le := strconv.FormatFloat(float64(int64(1)<<k)/1e6, 'g', -1, 64)
+		fmt.Fprintf(w, "svc_commands_duration_seconds_bucket{le=%q} %d\n", le, total.Latency.Cumulative(k))
+	}
+	fmt.Fprintf(w, "svc_commands_duration_seconds_bucket{le=\"+Inf\"} %d\n", total.Latency.Count)
+	fmt.Fprintf(w, "svc_commands_duration_seconds_sum %s\n", strconv.FormatFloat(total.Total.Seconds(), 'g', -1, 64))
+	fmt.Fprintf(w, "svc_commands_duration_seconds_count %d\n", total.Latency.Count)
+}
+
+// writePerCommand writes one sample per command that has statistics,
+// labelled with the command's full name from the command table (bounded).
+func (r *registry) writePerCommand(v func(*cmdstats.Command) int64) func(w *bytes.Buffer) {
+	return func(w *bytes.Buffer) {
+		for id, c := range r.snap.cmds.Commands {
+			if c != nil {
+				fmt.Fprintf(w, "%s{cmd=%q} %d\n", r.current, r.src.CommandName(id), v(c))
+			}
+		}
+	}
+}
+
+func (r *registry) writePerCommandFloat(v func(*cmdstats.Command) float64) func(w *bytes.Buffer) {
+	return func(w *bytes.Buffer) {
+		for id, c := range r.snap.cmds.Commands {
+			if c != nil {
+				fmt.Fprintf(w, "%s{cmd=%q} %s\n", r.current, r.src.CommandName(id), strconv.FormatFloat(v(c), 'g', -1, 64))
+			}
+		}
+	}
+}
+
 // write renders the whole exposition: our families, then Go runtime and
 // process metrics.
 func (r *registry) write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes()}
+	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes(), cmds: r.src.CommandStats()}
 	r.buf.Reset()
 	for _, f := range r.families {
 		fmt.Fprintf(&r.buf, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
+		if f.samples != nil {
+			r.current = f.name
+			f.samples(&r.buf)
+			continue
+		}
 		f.set.WritePrometheus(&r.buf)
 	}
 	var proc bytes.Buffer
@@ -211,11 +273,6 @@ func labelValue(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
 }
-
-// CommandDurations is svc_commands_duration_seconds, for the data path to
-// feed (a later slice). Update costs a mutex: record per loop and merge, or
-// call it off the hot path.
-func (s *Server) CommandDurations() *metrics.PrometheusHistogram { return s.metrics.cmdDuration }
 
 // PersistenceErrors is svc_persistence_errors_total, for persistence to count
 // its failures once it exists.

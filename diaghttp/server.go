@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/netloop"
@@ -31,6 +32,10 @@ type Source interface {
 	Config() []config.Entry
 	// Clients returns up to limit connected clients and the total count.
 	Clients(limit int) (total int, list []netloop.ClientInfo)
+	// CommandStats returns the per-command statistics (indexed by command
+	// ID), and CommandName the full name of a command ID.
+	CommandStats() *cmdstats.Snapshot
+	CommandName(id int) string
 }
 
 // Config is the HTTP server's configuration.

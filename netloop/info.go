@@ -203,7 +203,6 @@ func (s *Server) infoReplication(b *strings.Builder) {
 	field(b, "svc_replication", "unavailable (replication is not implemented yet)")
 }
 
-
 func (s *Server) infoCPU(b *strings.Builder) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

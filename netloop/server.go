@@ -138,7 +138,8 @@ type Server struct {
 // counters here; live clients' counters are summed at read time.
 type serverStats struct {
 	connectionsReceived atomic.Int64
-	rejected            atomic.Int64
+	rejected            atomic.Int64 // every refused connection
+	rejectedShutdown    atomic.Int64 // those refused because the server was shutting down
 	commands            atomic.Int64
 	netIn               atomic.Int64
 	netOut              atomic.Int64

@@ -16,6 +16,7 @@ type Stats struct {
 	MaxClients          int64
 	ConnectionsReceived int64 // admitted connections since start
 	RejectedConnections int64 // refused at maxclients or during shutdown
+	RejectedShutdown    int64 // of those, refused during shutdown
 	CommandsProcessed   int64
 	NetInputBytes       int64
 	NetOutputBytes      int64
@@ -35,6 +36,7 @@ func (s *Server) Stats() Stats {
 		MaxClients:          s.live.maxClients.Load(),
 		ConnectionsReceived: t.connections,
 		RejectedConnections: t.rejected,
+		RejectedShutdown:    s.stats.rejectedShutdown.Load(),
 		CommandsProcessed:   t.commands,
 		NetInputBytes:       t.netIn,
 		NetOutputBytes:      t.netOut,

@@ -26,6 +26,9 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if s.connected.Add(1) > s.live.maxClients.Load() || s.life.Load() == lifecycle.ShuttingDown {
 		s.connected.Add(-1)
 		s.stats.rejected.Add(1)
+		if s.life.Load() == lifecycle.ShuttingDown {
+			s.stats.rejectedShutdown.Add(1)
+		}
 		gc.SetContext(nil)
 		return errMaxClients, gnet.Close
 	}

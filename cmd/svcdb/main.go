@@ -22,6 +22,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
@@ -245,7 +246,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			Token:   reg.String("http-token"),
 			Logger:  logger,
 			Version: version,
-		}, diagSource{life: life, srv: srv, rt: rt, reg: reg})
+		}, diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table})
 		if err := diag.Start(); err != nil {
 			fmt.Fprintf(stderr, "svcdb: http: %v\n", err)
 			rt.Close()
@@ -294,10 +295,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 
 // diagSource is what the diagnostics server reads: snapshots only.
 type diagSource struct {
-	life *lifecycle.Tracker
-	srv  *netloop.Server
-	rt   *shard.Runtime
-	reg  *config.Registry
+	life  *lifecycle.Tracker
+	srv   *netloop.Server
+	rt    *shard.Runtime
+	reg   *config.Registry
+	table *command.Table
 }
 
 func (d diagSource) Lifecycle() lifecycle.State { return d.life.Load() }
@@ -308,6 +310,8 @@ func (d diagSource) Config() []config.Entry     { return d.reg.Entries() }
 func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 	return d.srv.Clients(limit)
 }
+func (d diagSource) CommandStats() *cmdstats.Snapshot { return d.srv.CommandStats() }
+func (d diagSource) CommandName(id int) string        { return d.table.ByID(id).FullName }
 
 // appliedLater are mutable parameters without an OnChange hook: the
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO; the size
