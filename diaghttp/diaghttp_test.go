@@ -141,6 +141,7 @@ func TestHealthFollowsLifecycle(t *testing.T) {
 	}{
 		{lifecycle.Starting, "starting", 200, 503},
 		{lifecycle.Ready, "ok", 200, 200},
+		{lifecycle.Draining, "draining", 200, 503},
 		{lifecycle.ShuttingDown, "shutting down", 503, 503},
 	}
 	for _, st := range steps {

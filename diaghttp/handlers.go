@@ -46,7 +46,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
 	switch path {
 	case "/health/live", "/healthz":
-		s.health(ctx, s.src.Lifecycle() != lifecycle.ShuttingDown)
+		s.health(ctx, s.src.Lifecycle() != lifecycle.ShuttingDown) // alive while draining
 		return
 	case "/health/ready", "/readyz":
 		s.health(ctx, s.src.Lifecycle() == lifecycle.Ready)
@@ -72,6 +72,8 @@ func (s *Server) health(ctx *fasthttp.RequestCtx, ok bool) {
 	switch st {
 	case lifecycle.Starting:
 		word = "starting"
+	case lifecycle.Draining:
+		word = "draining"
 	case lifecycle.ShuttingDown:
 		word = "shutting down"
 	}

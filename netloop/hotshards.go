@@ -3,7 +3,9 @@ package netloop
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
@@ -23,6 +25,9 @@ var debugHelp = []string{
 	"    Per-shard traffic over the last <seconds> (default [hotshards] default-period-secs,",
 	"    at most 60): ops, reads and writes per second, share, keys, queue depth and",
 	"    HOT/WARM/OK status, with recommendations.",
+	"SLEEP <seconds>",
+	"    Stop the server's event loop that serves this client for <seconds> (decimals allowed),",
+	"    as Redis' DEBUG SLEEP stops Redis; clients of the other loops are still served.",
 	"HELP",
 	"    Prints this help.",
 	"Redis' other DEBUG subcommands are not supported by svcdb.",
@@ -33,6 +38,15 @@ func (s *Server) cmdDebug(c *client, args [][]byte) {
 	switch {
 	case resp.EqualFold(sub, "hotshards"):
 		s.cmdDebugHotShards(c, args)
+	case resp.EqualFold(sub, "sleep") && len(args) == 3:
+		// Redis' debugCommand: strtold of the argument, no validation (junk
+		// sleeps 0), then +OK.
+		secs, err := strconv.ParseFloat(string(args[2]), 64)
+		if err != nil || secs < 0 || math.IsNaN(secs) {
+			secs = 0
+		}
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+		c.out = append(c.out, resp.OK...)
 	case resp.EqualFold(sub, "help") && len(args) == 2:
 		c.out = resp.AppendArrayHeader(c.out, len(debugHelp))
 		for _, l := range debugHelp {
@@ -40,7 +54,7 @@ func (s *Server) cmdDebug(c *client, args [][]byte) {
 		}
 	default:
 		c.out = resp.AppendError(c.out, "ERR DEBUG "+strings.ToUpper(sanitize(sub))+
-			" is not supported by svcdb (it implements DEBUG HOTSHARDS and DEBUG HELP of Redis' many DEBUG subcommands)")
+			" is not supported by svcdb (it implements DEBUG HOTSHARDS, SLEEP and HELP of Redis' many DEBUG subcommands)")
 	}
 }
 

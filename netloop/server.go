@@ -231,9 +231,10 @@ func (s *Server) Port() int { return s.port }
 func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdownReq }
 
 // Stop stops accepting, lets in-flight commands finish and their replies go
-// out, then closes every connection.
+// out, then closes every connection. The lifecycle turns Draining at once;
+// moving on to ShuttingDown is the caller's (after persisting).
 func (s *Server) Stop(ctx context.Context) error {
-	s.life.Set(lifecycle.ShuttingDown)
+	s.life.Set(lifecycle.Draining)
 	var err error
 	select {
 	case <-s.booted:

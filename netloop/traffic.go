@@ -12,7 +12,6 @@ import (
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
-	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/shard"
@@ -23,10 +22,10 @@ var errMaxClients = []byte("-ERR max number of clients reached\r\n")
 // OnOpen admits a connection or refuses it past maxclients, as Redis does:
 // the error line is written, then the connection is closed and counted.
 func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	if s.connected.Add(1) > s.live.maxClients.Load() || s.life.Load() == lifecycle.ShuttingDown {
+	if s.connected.Add(1) > s.live.maxClients.Load() || s.life.Load().Stopping() {
 		s.connected.Add(-1)
 		s.stats.rejected.Add(1)
-		if s.life.Load() == lifecycle.ShuttingDown {
+		if s.life.Load().Stopping() {
 			s.stats.rejectedShutdown.Add(1)
 		}
 		gc.SetContext(nil)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -175,5 +177,76 @@ func TestDiagnosticsHTTP(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "t0ken-value") {
 		t.Fatalf("the token appears in the logs:\n%s", out)
+	}
+}
+
+// TestGracefulShutdown follows SPEC Part B's shutdown sequence on the real
+// binary: on SIGTERM readiness turns 503 at once while liveness stays 200, a
+// client whose command is still running (DEBUG SLEEP) gets its reply, new
+// connections are refused, and the process exits 0.
+func TestGracefulShutdown(t *testing.T) {
+	bin := buildBinary(t)
+	cmd, addr, stderr, out := startProcessEnv(t, bin, nil, "--http-port", "0", "--event-loops", "2")
+	m := regexp.MustCompile(`diagnostics on (http://\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no diagnostics address in the output:\n%s", out)
+	}
+	base := m[1]
+	status := func(path string) int {
+		c := &http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get(base + path)
+		if err != nil {
+			return -1 // the HTTP server is gone
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if r, l := status("/health/ready"), status("/health/live"); r != 200 || l != 200 {
+		t.Fatalf("before shutdown: ready %d live %d", r, l)
+	}
+
+	slow, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := slow.Write([]byte("DEBUG SLEEP 1.5\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the command is running
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+
+	// Readiness turns 503 while the slow command is still running; liveness
+	// stays 200 until in-flight work is done.
+	deadline := time.Now().Add(time.Second)
+	for status("/health/ready") != 503 {
+		if time.Now().After(deadline) {
+			t.Fatal("readiness did not turn 503 within 1s of SIGTERM")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if l := status("/health/live"); l != 200 {
+		t.Errorf("liveness %d while draining, want 200", l)
+	}
+	if time.Since(sent) > time.Second {
+		t.Fatalf("readiness took %v to turn 503", time.Since(sent))
+	}
+
+	// The slow client still gets its reply.
+	slow.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 64)
+	n, err := slow.Read(buf)
+	if got := string(buf[:n]); got != "+OK\r\n" {
+		t.Fatalf("slow client got %q (%v), want +OK", got, err)
+	}
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("the Redis port still accepts after exit")
 	}
 }

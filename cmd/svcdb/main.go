@@ -280,10 +280,13 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Stop(ctx); err != nil {
+	if err := srv.Stop(ctx); err != nil { // readiness 503 from here on (Draining)
 		logger.Error("stopping the network side", "err", err)
 	}
 	rt.Close()
+	// In-flight commands are done and their replies flushed (persistence, once
+	// it exists, saves here): liveness turns 503 too.
+	life.Set(lifecycle.ShuttingDown)
 	if diag != nil { // last, so liveness answers 503 until the very end
 		if err := diag.Shutdown(ctx); err != nil {
 			logger.Warn("stopping the diagnostics server", "err", err)
