@@ -24,7 +24,10 @@ type cell struct {
 }
 
 func newQueue(capacity int) *queue {
-	n := 1
+	// At least 2 cells: with one, a published cell's sequence (pos+1) equals
+	// the next position's expected free sequence, so a second push would
+	// overwrite a batch nobody has popped yet.
+	n := 2
 	for n < capacity {
 		n <<= 1
 	}

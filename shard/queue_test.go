@@ -83,3 +83,19 @@ func TestQueueManyProducers(t *testing.T) {
 		t.Fatal("extra batch")
 	}
 }
+
+// TestQueueCapacityOne: a capacity of 1 still refuses a second push before a
+// pop (the ring has at least two cells and never overwrites a waiting batch).
+func TestQueueCapacityOne(t *testing.T) {
+	q := newQueue(1)
+	a, b := new(Batch), new(Batch)
+	if !q.push(a) || !q.push(b) {
+		t.Fatal("a ring of two cells refused a second batch")
+	}
+	if q.push(new(Batch)) {
+		t.Fatal("push into a full queue succeeded")
+	}
+	if q.pop() != a || q.pop() != b || q.pop() != nil {
+		t.Fatal("batches lost or reordered")
+	}
+}
