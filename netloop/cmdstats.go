@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -201,6 +202,17 @@ func (s *Server) latencyHistogram(c *client, args [][]byte) {
 	}
 }
 
-// observeSlow feeds the slowlog and the latency monitor. TEMPORARY no-op
-// until core/slowlog and core/latency land (helper in progress).
-func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64) {}
+// observeSlow feeds the slowlog and the latency monitor ("command" and
+// "fast-command" events, as Redis' call() does). Both checks are one atomic
+// load when the command is not slow.
+func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64) {
+	d := time.Duration(ns)
+	if s.slowlog.SlowerThan(d) && cmd.Flags&command.FlagSkipSlowlog == 0 {
+		s.slowlog.Add(args, d, time.Now(), c.addr, c.stringField(&c.name))
+	}
+	event := "command"
+	if cmd.Flags&command.FlagFast != 0 {
+		event = "fast-command"
+	}
+	s.latency.AddIfNeeded(event, d)
+}

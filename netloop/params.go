@@ -1,10 +1,13 @@
 package netloop
 
 import (
+	"math"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/latency"
 )
 
 // liveParams are the parameters netloop applies while running. The registry
@@ -46,6 +49,49 @@ func (s *Server) bindParams(reg *config.Registry) {
 	for _, name := range []string{"maxclients", "timeout", "requirepass"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
+	s.bindDiagParams(reg)
+}
+
+// bindDiagParams applies the slowlog and latency-monitor parameters to
+// s.slowlog and s.latency (built by New before bindParams) now and on every
+// change. Each hook touches only its own setting: resizing the slowlog
+// copies its ring, which a change of the threshold must not do.
+func (s *Server) bindDiagParams(reg *config.Registry) {
+	hooks := []struct {
+		name  string
+		apply func()
+	}{
+		{"slowlog-log-slower-than", func() { s.slowlog.SetSlowerThan(scaled(reg.Int("slowlog-log-slower-than"), time.Microsecond)) }},
+		{"slowlog-max-len", func() { s.slowlog.SetMaxLen(int(min(reg.Int("slowlog-max-len"), math.MaxInt32))) }},
+		{"slowlog-max-arg-len", func() { s.slowlog.SetMaxArgLen(int(reg.Int("slowlog-max-arg-len"))) }},
+		{"latency-monitor-threshold", func() { s.latency.SetThreshold(scaled(reg.Int("latency-monitor-threshold"), time.Millisecond)) }},
+	}
+	for _, h := range hooks {
+		h.apply()
+		reg.OnChange(h.name, func(string) error { h.apply(); return nil })
+	}
+	// CONFIG SET of a secret parameter is logged with its value redacted.
+	s.slowlog.SetSecretParams(func(name string) bool {
+		p := reg.Lookup(name)
+		return p != nil && p.Secret
+	})
+	// LATENCY DOCTOR's advice depends on these, as Redis' reads its globals.
+	s.latency.SetEnv(func() latency.Env {
+		return latency.Env{
+			SlowlogSlowerThan: s.slowlog.Threshold(),
+			Hz:                int(reg.Int("hz")),
+			AppendFsyncAlways: reg.String("appendfsync") == "always",
+		}
+	})
+}
+
+// scaled returns n units as a Duration, saturating instead of overflowing
+// (the registry accepts values up to 2^63-1 of either unit).
+func scaled(n int64, unit time.Duration) time.Duration {
+	if n > math.MaxInt64/int64(unit) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * unit
 }
 
 func (s *Server) requirePass() string { return *s.live.requirePass.Load() }

@@ -19,9 +19,11 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/latency"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -130,6 +132,11 @@ type Server struct {
 	recorders map[gnet.EventLoop]*cmdstats.Recorder
 	live      liveParams
 
+	// slowlog and latency are written by every loop (SLOWLOG, LATENCY);
+	// their settings follow the registry (bindParams).
+	slowlog *slowlog.Log
+	latency *latency.Monitor
+
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{}
 }
@@ -171,9 +178,22 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		recorders:   make(map[gnet.EventLoop]*cmdstats.Recorder),
 		shutdownReq: make(chan struct{}),
 	}
+	// Built with defaults; bindParams applies the registry's values and
+	// keeps them current.
+	s.slowlog = slowlog.New(128, 10*time.Millisecond, slowlog.DefaultMaxArgLen)
+	s.latency = latency.New(0)
+	rt.ReportLatency(s.latency)
 	s.bindParams(cfg.Params)
 	return s
 }
+
+// Slowlog is the server's slow-command log (SLOWLOG, /debug/api/slowlog).
+// Safe for concurrent use.
+func (s *Server) Slowlog() *slowlog.Log { return s.slowlog }
+
+// Latency is the server's latency monitor (LATENCY, /debug/api/latency).
+// Safe for concurrent use.
+func (s *Server) Latency() *latency.Monitor { return s.latency }
 
 // Start listens and runs the loops in the background; it returns once the
 // port accepts connections, or with the error that stopped it.

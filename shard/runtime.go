@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/latency"
 )
 
 // Strategy says who executes a shard's queued batches.
@@ -73,6 +75,7 @@ type Runtime struct {
 
 	expireEvery time.Duration
 	hot         *hotRing // per-second per-shard rates (hotshards.go)
+	latency     atomic.Pointer[latency.Monitor]
 	stop        chan struct{}
 	wg          sync.WaitGroup
 }
@@ -383,6 +386,7 @@ func (rt *Runtime) expireLoop() {
 			return
 		case <-t.C:
 		}
+		lat := rt.latency.Load()
 		for _, s := range rt.shards {
 			rt.acquire(s)
 			// A quarter of the period, shared by the shards, as Redis' slow cycle
@@ -393,6 +397,14 @@ func (rt *Runtime) expireLoop() {
 				d.expireCycle(now.UnixMilli(), deadline)
 			}
 			rt.release(s)
+			if lat != nil {
+				// How long the shard was held: what its clients waited.
+				lat.AddIfNeeded("expire-cycle", time.Since(now))
+			}
 		}
 	}
 }
+
+// ReportLatency makes the runtime record its latency events (expire-cycle)
+// in m, as Redis' latency monitor does.
+func (rt *Runtime) ReportLatency(m *latency.Monitor) { rt.latency.Store(m) }
