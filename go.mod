@@ -6,6 +6,7 @@ require (
 	github.com/DeRuina/timberjack v1.4.9
 	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/goccy/go-json v0.12.0
 	github.com/lmittmann/tint v1.2.1
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/pelletier/go-toml/v2 v2.4.3

@@ -56,6 +56,11 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
 		s.metrics.write(ctx)
 		return
+	case "/status/json": // public, as /metrics: it reveals no secrets
+		ctx.SetContentType(ctJSON)
+		h.Set(fasthttp.HeaderCacheControl, "no-store")
+		ctx.SetBody(s.src.StatusJSON())
+		return
 	}
 	if strings.HasPrefix(path, apiPrefix) {
 		s.api(ctx, path[len(apiPrefix):])

@@ -36,6 +36,10 @@ type Source interface {
 	// ID), and CommandName the full name of a command ID.
 	CommandStats() *cmdstats.Snapshot
 	CommandName(id int) string
+	// StatusJSON is the rendered status document, the same bytes as STATUS
+	// JSON (netloop.Server.StatusJSON). It waits at most
+	// netloop.StatusDeadline for the shards' owners, never on a lock.
+	StatusJSON() []byte
 }
 
 // Config is the HTTP server's configuration.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -181,4 +182,77 @@ func TestLatencyHistogram(t *testing.T) {
 			t.Errorf("LATENCY HISTOGRAM lacks %s: %v", name, all)
 		}
 	}
+}
+
+// TestSlowCommandsAreRecorded: a command that really takes long (DEBUG SLEEP)
+// lands in the slowlog with its client's address and name, and in the
+// latency monitor as a "command" event; fast commands land in neither.
+func TestSlowCommandsAreRecorded(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.Addr)
+	want(t, c.do("CONFIG", "SET", "slowlog-log-slower-than", "100000", "latency-monitor-threshold", "100"), `+"OK"`)
+	want(t, c.do("CLIENT", "SETNAME", "sleeper"), `+"OK"`)
+	want(t, c.do("SLOWLOG", "RESET"), `+"OK"`)
+	c.do("SET", "k", "v")
+	want(t, c.do("DEBUG", "SLEEP", "0.15"), `+"OK"`)
+	c.do("GET", "k")
+
+	v := c.do("SLOWLOG", "GET")
+	if v.Type != '*' || len(v.Elems) != 1 {
+		t.Fatalf("SLOWLOG GET: %s, want exactly the DEBUG SLEEP entry", v)
+	}
+	e := v.Elems[0].Elems
+	if len(e) != 6 {
+		t.Fatalf("slowlog entry %s", v.Elems[0])
+	}
+	if us := e[2].Int; us < 150000 || us > 5000000 {
+		t.Errorf("duration %d µs, want about 150000", us)
+	}
+	var args []string
+	for _, a := range e[3].Elems {
+		args = append(args, string(a.Str))
+	}
+	local := c.c.LocalAddr().String()
+	if strings.Join(args, " ") != "DEBUG SLEEP 0.15" || string(e[4].Str) != local || string(e[5].Str) != "sleeper" {
+		t.Errorf("entry args %q addr %q name %q, want DEBUG SLEEP 0.15 from %s named sleeper", args, e[4].Str, e[5].Str, local)
+	}
+
+	latest := c.do("LATENCY", "LATEST")
+	if latest.Type != '*' || len(latest.Elems) != 1 {
+		t.Fatalf("LATENCY LATEST: %s, want one event", latest)
+	}
+	ev := latest.Elems[0].Elems
+	if string(ev[0].Str) != "command" || ev[2].Int < 150 || ev[3].Int < ev[2].Int {
+		t.Errorf("LATENCY LATEST entry %s, want command with latest >= 150 ms", latest.Elems[0])
+	}
+	if h := c.do("LATENCY", "HISTORY", "command"); len(h.Elems) != 1 || h.Elems[0].Elems[1].Int < 150 {
+		t.Errorf("LATENCY HISTORY command: %s", h)
+	}
+}
+
+// TestExpireCycleLatencyEvent: an active expiry cycle that holds a shard for
+// at least latency-monitor-threshold is recorded as "expire-cycle".
+func TestExpireCycleLatencyEvent(t *testing.T) {
+	ts := startServer(t, withShards(1))
+	c := dialRaw(t, ts.Addr)
+	want(t, c.do("CONFIG", "SET", "latency-monitor-threshold", "1"), `+"OK"`)
+	// Many keys that expire at once: the next cycles spend their whole time
+	// budget (a quarter of 100 ms) deleting them.
+	const n = 300000
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "*5\r\n$3\r\nSET\r\n$%d\r\nx%d\r\n$1\r\nv\r\n$2\r\nPX\r\n$2\r\n50\r\n", len(fmt.Sprint("x", i)), i)
+	}
+	c.write(b.String())
+	for range n {
+		c.read()
+	}
+	eventually(t, 10*time.Second, func() bool {
+		for _, e := range c.do("LATENCY", "LATEST").Elems {
+			if string(e.Elems[0].Str) == "expire-cycle" && e.Elems[2].Int >= 1 {
+				return true
+			}
+		}
+		return false
+	}, "no expire-cycle latency event")
 }

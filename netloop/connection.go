@@ -49,6 +49,10 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.out = appendText(c.out, s.info(args[1:]), c.ctx.RESP3)
 	case "config":
 		s.cmdConfig(c, cmd, args)
+	case "slowlog":
+		s.cmdSlowlog(c, cmd, args)
+	case "latency":
+		s.cmdLatency(c, cmd, args)
 	case "time":
 		now := time.Now()
 		c.out = resp.AppendArrayHeader(c.out, 2)
@@ -63,6 +67,8 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
 	case "debug":
 		s.cmdDebug(c, args)
+	case "status":
+		s.cmdStatus(c, cmd, args)
 	case "lastsave":
 		// Nothing is ever saved: like a Redis that has not saved since it
 		// started, report the start time.

@@ -32,12 +32,21 @@ type Batch struct {
 	// Out holds the replies, in order, once Done reports true.
 	Out  []byte
 	done atomic.Bool
+
+	// control, when set, makes this a control message instead of commands:
+	// drain calls it with the shard, as its owner, and nothing else happens
+	// (no Owner, no Out, no Done). See inspect.go.
+	control func(*Shard)
 }
 
 type queuedCommand struct {
 	cmd      *command.Command
 	argStart int // index into argv
 	argEnd   int
+	// Set by the executor: where the reply starts in Out and how long the
+	// command took (from the end of the previous one, see execBatch).
+	outStart int
+	ns       int64
 }
 
 // Reset empties b for reuse by its owner.

@@ -235,6 +235,10 @@ func (rt *Runtime) serve(s *Shard) {
 // REQUIRES: the caller holds s's token.
 func (rt *Runtime) drain(s *Shard) {
 	for b := s.queue.pop(); b != nil; b = s.queue.pop() {
+		if b.control != nil { // a control message (inspect.go), not commands
+			b.control(s)
+			continue
+		}
 		s.stats.batches.Add(1)
 		rt.execBatch(s, b)
 	}

@@ -315,24 +315,25 @@ func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 }
 func (d diagSource) CommandStats() *cmdstats.Snapshot { return d.srv.CommandStats() }
 func (d diagSource) CommandName(id int) string        { return d.table.ByID(id).FullName }
+func (d diagSource) StatusJSON() []byte               { return d.srv.StatusJSON() }
 
 // appliedLater are mutable parameters without an OnChange hook: the
-// hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO; the size
+// hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO, the
+// status-* ones by the status collector (STATUS JSON, /status/json); the size
 // limits are read when the server starts; the rest belong to features of
-// later issues (slowlog, status, bundles, memory limits, data types,
+// later issues (bundles, memory limits, data types,
 // persistence), which CONFIG SET records for them. Every other mutable
 // parameter must have an OnChange hook; the process tests fail on the "BUG:"
 // line otherwise.
 var appliedLater = []string{
 	"tcp-keepalive", "maxmemory", "maxmemory-policy",
-	"slowlog-log-slower-than", "slowlog-max-len", "slowlog-max-arg-len",
 	"hotshards-enabled", "hotshards-hot-threshold-percent", "hotshards-warm-threshold-percent", "hotshards-default-period-secs",
 	"status-memory-warning-percent", "status-connection-warning-percent",
 	"debug-bundle-max-bundles", "debug-bundle-ttl",
 	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
 	"list-max-listpack-size", "hash-max-listpack-entries", "hash-max-listpack-value",
 	"set-max-intset-entries", "set-max-listpack-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
-	"stream-node-max-entries", "notify-keyspace-events", "busy-reply-threshold", "hz", "latency-monitor-threshold",
+	"stream-node-max-entries", "notify-keyspace-events", "busy-reply-threshold", "hz",
 	"save", "appendonly", "appendfsync", "aof-load-truncated",
 }
 

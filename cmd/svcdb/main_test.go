@@ -3,16 +3,23 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/core/status"
 )
 
 // buildBinary compiles cmd/svcdb once per test binary run.
@@ -204,4 +211,95 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// TestStatusJSONBinary: the real binary serves GET /status/json publicly (a
+// token is configured and not needed, and never shown), and it is the same
+// document, byte for byte, as STATUS JSON on the Redis port when both
+// describe the same instant (see diaghttp's TestStatusJSONSameAsCommand for
+// why a few attempts may be needed).
+func TestStatusJSONBinary(t *testing.T) {
+	bin := buildBinary(t)
+	cmd, addr, _, out := startProcessEnv(t, bin, []string{"SVC_HTTP_TOKEN=t0ken-value"}, "--http-port", "0", "--shards", "3")
+	m := regexp.MustCompile(`diagnostics on (http://\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no diagnostics address in the output:\n%s", out)
+	}
+	get := func() (int, http.Header, string) {
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(m[1] + "/status/json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := bufio.NewReader(c)
+	do := func(args ...string) string { // one command; returns the bulk or status payload
+		t.Helper()
+		req := fmt.Sprintf("*%d\r\n", len(args))
+		for _, a := range args {
+			req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(line, "$") {
+			return strings.TrimSpace(line)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+	for i := range 30 {
+		if r := do("SET", "k"+strconv.Itoa(i), "v"); r != "+OK" {
+			t.Fatalf("SET: %q", r)
+		}
+	}
+	do("STATUS", "JSON") // this connection is counted before comparing
+
+	code, hdr, body := get()
+	if code != 200 || hdr.Get("Content-Type") != "application/json" || hdr.Get("Cache-Control") != "no-store" {
+		t.Fatalf("GET /status/json: %d %v %.300s", code, hdr, body)
+	}
+	var d status.Document
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+	if d.Svc.Version != version || d.Svc.GitCommit == "" || d.Svc.PID != cmd.Process.Pid || d.Svc.State != status.StateReady ||
+		d.Health.Status != status.Healthy || len(d.Shards) != 3 || d.Cluster.Address != addr ||
+		len(d.Keyspace.Databases) != 1 || d.Keyspace.Databases[0].Keys != 30 {
+		t.Fatalf("document: %s", body)
+	}
+	if strings.Contains(body, "t0ken-value") {
+		t.Fatalf("the HTTP token is in the status document")
+	}
+	var last [2]string
+	for attempt := range 50 {
+		_, _, h := get()
+		r := do("STATUS", "JSON")
+		if h == r {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			if code := waitExit(t, cmd); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			return
+		}
+		last = [2]string{h, r}
+		time.Sleep(time.Duration(attempt) * time.Millisecond)
+	}
+	t.Fatalf("GET /status/json and STATUS JSON never identical; last:\n%s\n%s", last[0], last[1])
 }

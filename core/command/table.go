@@ -21,7 +21,7 @@ type Table struct {
 }
 
 // New assembles the table from the per-family files (connection.go,
-// strings.go, generic.go, server.go, cluster.go, debug.go). Each call builds fresh
+// strings.go, generic.go, server.go, cluster.go, debug.go, ops.go, svc.go). Each call builds fresh
 // Command values, so tables never share state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
@@ -37,6 +37,8 @@ func New() *Table {
 	cmds = append(cmds, serverCommands()...)
 	cmds = append(cmds, clusterCommands()...)
 	cmds = append(cmds, debugCommands()...)
+	cmds = append(cmds, opsCommands()...)
+	cmds = append(cmds, svcCommands()...)
 
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{

@@ -34,6 +34,9 @@ var wantNames = map[string][]string{
 	// server
 	"dbsize": nil, "flushdb": nil, "flushall": nil, "time": nil, "info": nil, "shutdown": nil, "lastsave": nil,
 	"debug":   nil,
+	"status":  {"help", "json"}, // svcdb's own (svc.go)
+	"slowlog": {"get", "help", "len", "reset"},
+	"latency": {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
 	"config":  {"get", "help", "resetstat", "rewrite", "set"},
 	"command": {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
 	// cluster

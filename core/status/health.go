@@ -1,0 +1,89 @@
+package status
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HealthInput is what the verdict is computed from.
+type HealthInput struct {
+	State string // StateStarting, StateReady or StateShuttingDown
+
+	UsedMemory, MaxMemory int64 // MaxMemory 0: unlimited, never pressure
+	MemoryWarningPercent  int64
+
+	Connected, MaxClients    int64
+	ConnectionWarningPercent int64
+
+	LateShards []int         // shards that missed the deadline, ascending
+	Deadline   time.Duration // the deadline they missed
+}
+
+// Assess gives the verdict: unhealthy with any critical issue (not ready),
+// degraded with any warning (memory pressure, near the connection limit, a
+// late shard), healthy otherwise. Issues come most severe first, then in a
+// fixed order, so the verdict renders deterministically.
+func Assess(in HealthInput) Health {
+	issues := []Issue{}
+	switch in.State {
+	case StateReady:
+	case StateStarting:
+		issues = append(issues, Issue{IssueNotReady, SeverityCritical,
+			"starting: the dataset is loading and the Redis port does not accept commands yet"})
+	case StateShuttingDown:
+		issues = append(issues, Issue{IssueNotReady, SeverityCritical,
+			"shutting down: new connections are refused and in-flight commands are finishing"})
+	default:
+		issues = append(issues, Issue{IssueNotReady, SeverityCritical, "lifecycle state " + strconv.Quote(in.State)})
+	}
+	if in.MaxMemory > 0 && atOrAbove(in.UsedMemory, in.MaxMemory, in.MemoryWarningPercent) {
+		issues = append(issues, Issue{IssueMemoryPressure, SeverityWarning, fmt.Sprintf(
+			"used memory is %.2f%% of maxmemory (%d of %d bytes); the warning threshold is %d%% ([status] memory-warning-percent)",
+			Percent(in.UsedMemory, in.MaxMemory), in.UsedMemory, in.MaxMemory, in.MemoryWarningPercent)})
+	}
+	if in.MaxClients > 0 && atOrAbove(in.Connected, in.MaxClients, in.ConnectionWarningPercent) {
+		issues = append(issues, Issue{IssueNearConnectionLimit, SeverityWarning, fmt.Sprintf(
+			"%d of maxclients %d connections in use (%.2f%%); the warning threshold is %d%% ([status] connection-warning-percent)",
+			in.Connected, in.MaxClients, Percent(in.Connected, in.MaxClients), in.ConnectionWarningPercent)})
+	}
+	if len(in.LateShards) > 0 {
+		ids := make([]string, len(in.LateShards))
+		for i, id := range in.LateShards {
+			ids[i] = strconv.Itoa(id)
+		}
+		word := "shard"
+		if len(ids) > 1 {
+			word = "shards"
+		}
+		issues = append(issues, Issue{IssueShardLate, SeverityWarning, fmt.Sprintf(
+			"%s %s did not answer within %v: their keys, expires and memory are unknown (null), and the keyspace section is incomplete",
+			word, strings.Join(ids, ", "), in.Deadline)})
+	}
+	h := Health{Status: Healthy, Issues: issues}
+	for _, is := range issues {
+		switch is.Severity {
+		case SeverityCritical:
+			h.Status = Unhealthy
+		case SeverityWarning:
+			if h.Status == Healthy {
+				h.Status = Degraded
+			}
+		}
+	}
+	return h
+}
+
+// atOrAbove reports part/whole >= pct/100, exactly: in 128-bit integer
+// arithmetic, so there is no float rounding at the threshold and no overflow
+// for any maxmemory. whole > 0.
+func atOrAbove(part, whole, pct int64) bool {
+	if part <= 0 || pct < 0 {
+		return part >= 0 && pct <= 0
+	}
+	hi1, lo1 := bits.Mul64(uint64(part), 100)
+	hi2, lo2 := bits.Mul64(uint64(pct), uint64(whole))
+	return hi1 > hi2 || hi1 == hi2 && lo1 >= lo2
+}
