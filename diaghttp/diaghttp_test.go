@@ -20,7 +20,9 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/latency"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
@@ -47,6 +49,12 @@ func (s *source) Clients(limit int) (int, []netloop.ClientInfo) {
 }
 func (s *source) CommandStats() *cmdstats.Snapshot { return s.srv.CommandStats() }
 func (s *source) CommandName(id int) string        { return s.table.ByID(id).FullName }
+
+func (s *source) CommandCallCounts(dst []int64) []int64 { return s.srv.CommandCallCounts(dst) }
+func (s *source) RunID() string                         { return s.srv.RunID() }
+func (s *source) RedisAddr() string                     { return s.srv.ListenAddr() }
+func (s *source) Slowlog() *slowlog.Log                 { return s.srv.Slowlog() }
+func (s *source) Latency() *latency.Monitor             { return s.srv.Latency() }
 
 type fixture struct {
 	src    *source

@@ -129,6 +129,8 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 		writeJSON(ctx, struct {
 			Parameters []config.Entry `json:"parameters"`
 		}{s.src.Config()})
+	case "cluster", "metrics", "slowlog", "latency": // api.go
+		s.debugAPI(ctx, sub)
 	default:
 		jsonError(ctx, fasthttp.StatusNotFound, "not found")
 	}

@@ -15,7 +15,9 @@ import (
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/latency"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -32,14 +34,26 @@ type Source interface {
 	Config() []config.Entry
 	// Clients returns up to limit connected clients and the total count.
 	Clients(limit int) (total int, list []netloop.ClientInfo)
-	// CommandStats returns the per-command statistics (indexed by command
-	// ID), and CommandName the full name of a command ID.
-	CommandStats() *cmdstats.Snapshot
-	CommandName(id int) string
 	// StatusJSON is the rendered status document, the same bytes as STATUS
 	// JSON (netloop.Server.StatusJSON). It waits at most
 	// netloop.StatusDeadline for the shards' owners, never on a lock.
 	StatusJSON() []byte
+	// CommandStats returns the per-command statistics (indexed by command
+	// ID), and CommandName the full name of a command ID.
+	CommandStats() *cmdstats.Snapshot
+	CommandName(id int) string
+	// CommandCallCounts stores every command ID's executed calls since
+	// start in dst (grown as needed) and returns it: atomic loads only, for
+	// the once-per-second rate sampler (rates.go).
+	CommandCallCounts(dst []int64) []int64
+	// RunID is this node's id (INFO run_id); RedisAddr the Redis port's
+	// host:port, safe to call while that port is still starting.
+	RunID() string
+	RedisAddr() string
+	// Slowlog and Latency are the slow-command log and the latency
+	// monitor, both safe for concurrent use (/debug/api/slowlog, latency).
+	Slowlog() *slowlog.Log
+	Latency() *latency.Monitor
 }
 
 // Config is the HTTP server's configuration.
@@ -66,6 +80,7 @@ type Server struct {
 	src     Source
 	log     *slog.Logger
 	metrics *registry
+	rates   *rateSampler // started by Start, stopped by Shutdown
 	srv     *fasthttp.Server
 
 	mu   sync.Mutex
@@ -85,6 +100,7 @@ func New(cfg Config, src Source) *Server {
 	}
 	s := &Server{cfg: cfg, src: src, log: log}
 	s.metrics = newRegistry(src, cfg.Version)
+	s.rates = newRateSampler(src)
 	s.srv = &fasthttp.Server{
 		Handler:               s.handle,
 		Name:                  "svcdb",
@@ -125,6 +141,7 @@ func (s *Server) Start() error {
 		s.log.Warn("http token not set: /debug/api/* answers 403 (set [http] token, SVC_HTTP_TOKEN or --http-token)")
 	}
 	s.log.Info("http diagnostics listening", "addr", ln.Addr().String())
+	go s.rates.run()
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil {
@@ -154,6 +171,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
+	s.rates.halt()
 	err := s.srv.ShutdownWithContext(ctx)
 	select {
 	case <-done:

@@ -73,6 +73,11 @@ func (s *Server) rejected(c *client, cmd *command.Command, reply []byte) {
 // CONFIG RESETSTAT), indexed by command ID (see command.Table.ByID).
 func (s *Server) CommandStats() *cmdstats.Snapshot { return s.cmdStats.Snapshot() }
 
+// CommandCallCounts stores every command ID's executed calls since start
+// (CONFIG RESETSTAT does not rewind them) in dst and returns it: the cheap
+// read behind the diagnostics' per-command rates (cmdstats.Set.CallCounts).
+func (s *Server) CommandCallCounts(dst []int64) []int64 { return s.cmdStats.CallCounts(dst) }
+
 // ---- INFO sections -----------------------------------------------------------
 
 // statsByName lists the commands that were called, by full name.

@@ -25,9 +25,11 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/latency"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
@@ -316,6 +318,12 @@ func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 func (d diagSource) CommandStats() *cmdstats.Snapshot { return d.srv.CommandStats() }
 func (d diagSource) CommandName(id int) string        { return d.table.ByID(id).FullName }
 func (d diagSource) StatusJSON() []byte               { return d.srv.StatusJSON() }
+
+func (d diagSource) CommandCallCounts(dst []int64) []int64 { return d.srv.CommandCallCounts(dst) }
+func (d diagSource) RunID() string                         { return d.srv.RunID() }
+func (d diagSource) RedisAddr() string                     { return d.srv.ListenAddr() } // safe while starting
+func (d diagSource) Slowlog() *slowlog.Log                 { return d.srv.Slowlog() }
+func (d diagSource) Latency() *latency.Monitor             { return d.srv.Latency() }
 
 // appliedLater are mutable parameters without an OnChange hook: the
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO, the

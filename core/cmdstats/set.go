@@ -122,6 +122,28 @@ func (s *Set) Reset() {
 	s.base.Store(s.raw())
 }
 
+// CallCounts stores in dst[id] the executed calls of every command ID since
+// start, growing dst to the number of command IDs, and returns it. It reads
+// one counter per command and recorder (no histograms) and allocates nothing
+// once dst is large enough: cheap enough for a once-per-second rate sampler.
+// Unlike Snapshot it ignores Reset (CONFIG RESETSTAT), so the counts never go
+// back and differences between two calls are always rates.
+func (s *Set) CallCounts(dst []int64) []int64 {
+	if cap(dst) < s.numCommands {
+		dst = make([]int64, s.numCommands)
+	}
+	dst = dst[:s.numCommands]
+	clear(dst)
+	for _, r := range *s.recorders.Load() {
+		for id := range r.cmds {
+			if cs := r.cmds[id].Load(); cs != nil {
+				dst[id] += cs.calls.Load()
+			}
+		}
+	}
+	return dst
+}
+
 // Total sums every command's latency histogram and counters.
 func (snap *Snapshot) Total() Command {
 	var t Command
