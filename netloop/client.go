@@ -31,8 +31,13 @@ type client struct {
 	out    []byte    // replies of this loop turn, written once at its end
 	ctx    shard.Ctx // DB, RESP3 and scratch for inline execution
 	batch  shard.Batch
-	// pending: the batch is queued and this connection waits for it.
+	// pending: the batch is queued, or a command runs off the loop (async.go),
+	// and this connection waits for it.
 	pending bool
+	// awaiting: the pending work is an off-loop command, whose reply arrives
+	// in deferred.
+	awaiting bool
+	deferred atomic.Pointer[[]byte]
 	// open: the batch is being filled during this turn and not yet submitted.
 	open       bool
 	authed     bool

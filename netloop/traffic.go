@@ -101,7 +101,14 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.killed.Load() {
 		return gnet.Close
 	}
-	if c.pending {
+	if c.awaiting {
+		reply := c.deferred.Swap(nil)
+		if reply == nil {
+			return gnet.None // woken early; completion wakes us again
+		}
+		c.out = append(c.out, *reply...)
+		c.awaiting, c.pending = false, false
+	} else if c.pending {
 		if !c.batch.Done() {
 			return gnet.None // woken early; the batch's completion wakes us again
 		}
