@@ -317,6 +317,12 @@ func TestMetrics(t *testing.T) {
 		`svc_connections_rejected_total{reason="shutting_down"}`: 0,
 		`svc_error_replies_total{code="ERR"}`:                    0,
 		`svc_build_info{version="1.2.3-test"}`:                   1,
+		"svc_slowlog_length":                                     0,
+		"svc_evicted_keys_total":                                 0,
+		"svc_persistence_enabled":                                0,
+		`svc_lifecycle_state{state="starting"}`:                  1,
+		`svc_lifecycle_state{state="ready"}`:                     0,
+		`svc_lifecycle_state{state="shutting_down"}`:             0,
 	}
 	for i := 0; i < f.shards; i++ {
 		first[fmt.Sprintf(`svc_shard_keys{shard="%d"}`, i)] = 0

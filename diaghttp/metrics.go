@@ -12,6 +12,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/svcdb/svcdb/core/cmdstats"
+	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -50,6 +51,9 @@ type scrape struct {
 	shards []shard.Snapshot
 	maxMem int64
 	cmds   *cmdstats.Snapshot
+	// slowlogLen and state are read once per scrape too.
+	slowlogLen int
+	state      lifecycle.State
 }
 
 func newRegistry(src Source, version string) *registry {
@@ -158,6 +162,21 @@ func newRegistry(src Source, version string) *registry {
 				fmt.Fprintf(w, "svc_error_replies_total{code=%q} %d\n", code, r.snap.cmds.Errors[i])
 			}
 		})
+	g("svc_slowlog_length", "Entries in the slow log (SLOWLOG LEN).",
+		func(sc *scrape) float64 { return float64(sc.slowlogLen) })
+	c("svc_evicted_keys_total", "Keys evicted to stay under maxmemory since start (maxmemory is not enforced yet, so none are).",
+		func(sc *scrape) float64 { return 0 })
+	g("svc_persistence_enabled", "1 when RDB or AOF persistence is on; svcdb has no persistence yet.",
+		func(sc *scrape) float64 { return 0 })
+	fam = r.add("svc_lifecycle_state", "1 for the server's current lifecycle state, 0 for the others.", "gauge")
+	for _, st := range []lifecycle.State{lifecycle.Starting, lifecycle.Ready, lifecycle.Draining, lifecycle.ShuttingDown} {
+		fam.set.NewGauge(`svc_lifecycle_state{state="`+strings.ReplaceAll(st.String(), " ", "_")+`"}`, func() float64 {
+			if r.snap.state == st {
+				return 1
+			}
+			return 0
+		})
+	}
 	fam = r.add("svc_build_info", "Build information; the value is always 1.", "gauge")
 	fam.set.NewGauge(`svc_build_info{version=`+labelValue(version)+`}`, func() float64 { return 1 })
 	return r
@@ -215,7 +234,8 @@ func (r *registry) writePerCommandFloat(v func(*cmdstats.Command) float64) func(
 func (r *registry) write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes(), cmds: r.src.CommandStats()}
+	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes(), cmds: r.src.CommandStats(),
+		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle()}
 	r.buf.Reset()
 	for _, f := range r.families {
 		fmt.Fprintf(&r.buf, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
