@@ -5,8 +5,6 @@ import (
 
 	"github.com/svcdb/svcdb/netloop"
 
-	"encoding/json"
-
 	"github.com/svcdb/svcdb/core/config"
 
 	"bytes"
@@ -120,13 +118,13 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 			limit = n
 		}
 		total, list := s.src.Clients(limit)
-		writeJSON(ctx, struct {
+		writeAPIJSON(ctx, struct {
 			Total   int                  `json:"total"`
 			Limit   int                  `json:"limit"`
 			Clients []netloop.ClientInfo `json:"clients"`
 		}{total, limit, list})
 	case "config":
-		writeJSON(ctx, struct {
+		writeAPIJSON(ctx, struct {
 			Parameters []config.Entry `json:"parameters"`
 		}{s.src.Config()})
 	case "cluster", "metrics", "slowlog", "latency": // api.go
@@ -154,18 +152,6 @@ const (
 	defaultClientLimit = 1000
 	maxClientLimit     = 10000
 )
-
-// writeJSON replies 200 with v encoded by encoding/json (deterministic, and
-// diagnostics are not a hot path; see LIBRARIES.md on go-json).
-func writeJSON(ctx *fasthttp.RequestCtx, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		jsonError(ctx, fasthttp.StatusInternalServerError, "encoding the response failed")
-		return
-	}
-	ctx.SetContentType(ctJSON)
-	ctx.SetBody(body)
-}
 
 // jsonError writes {"error":msg}; msg is a constant of this package, so it
 // needs no escaping beyond what jsonString does.

@@ -1,6 +1,8 @@
 package latency
 
 import (
+	"github.com/svcdb/svcdb/core/resp"
+
 	"bufio"
 	"bytes"
 	"fmt"
@@ -259,21 +261,4 @@ func anonHugePagesBytes() int64 {
 }
 
 // equalFold is C's strcasecmp(a, b) == 0 in the C locale: ASCII only.
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
+func equalFold(a, b string) bool { return resp.EqualFold([]byte(a), b) }
