@@ -28,6 +28,17 @@ import (
 // is {"unix": seconds, "iso": "yyyy-mm-ddThh:mm:ssZ"} (status.Time), as in
 // the status document.
 
+// docs builds the documents of this file from a Source: the HTTP server
+// serves them and diagnostic bundles store them (bundle.go). metrics and
+// rates are the registry and the rate sampler the metrics document reads;
+// both belong to the Bundles when there is one (see Config.Bundles).
+type docs struct {
+	src     Source
+	version string
+	metrics *registry
+	rates   *rateSampler
+}
+
 // debugAPI serves the endpoints of this file; sub is the path after
 // /debug/api/.
 func (s *Server) debugAPI(ctx *fasthttp.RequestCtx, sub string) {
@@ -132,7 +143,7 @@ type nodeShard struct {
 // clusterSlots is the last Redis Cluster hash slot (16384 slots).
 const clusterSlots = 16384
 
-func (s *Server) clusterDoc(now time.Time) clusterDoc {
+func (s *docs) clusterDoc(now time.Time) clusterDoc {
 	st := s.src.Lifecycle()
 	snaps := s.src.Shards()
 	node := clusterNode{
@@ -286,14 +297,14 @@ type metricsRates struct {
 	Last60s rateWindow `json:"last_60s"`
 }
 
-func (s *Server) metricsDoc(now time.Time) metricsDoc {
+func (s *docs) metricsDoc(now time.Time) metricsDoc {
 	nst := s.src.Net()
 	snaps := s.src.Shards()
 	cmds := s.src.CommandStats()
 	d := metricsDoc{
 		Timestamp: status.At(now),
 		Server: metricsServer{
-			Version: s.cfg.Version, State: stateName(s.src.Lifecycle()),
+			Version: s.version, State: stateName(s.src.Lifecycle()),
 			EventLoops: nst.EventLoops, Shards: len(snaps),
 		},
 		Clients: metricsClients{
@@ -430,7 +441,7 @@ type slowlogEntry struct {
 	ClientName string   `json:"client_name"`
 }
 
-func (s *Server) slowlogDoc(count int) slowlogDoc {
+func (s *docs) slowlogDoc(count int) slowlogDoc {
 	log := s.src.Slowlog()
 	d := slowlogDoc{Len: log.Len(), MaxLen: log.MaxLen(), Count: count, Entries: []slowlogEntry{}}
 	if th := log.Threshold(); th < 0 {
@@ -498,7 +509,7 @@ type latencySample struct {
 	LatencyMS int64       `json:"latency_ms"`
 }
 
-func (s *Server) latencyDoc() latencyDoc {
+func (s *docs) latencyDoc() latencyDoc {
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	d := latencyDoc{Commands: []commandLatency{}, Events: []latencyEvent{}}
 	for id, c := range s.src.CommandStats().Commands {

@@ -22,6 +22,7 @@ import (
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/latency"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
@@ -37,6 +38,7 @@ type source struct {
 	maxMem atomic.Int64
 	reg    *config.Registry
 	table  *command.Table
+	logs   *logging.Logger // RecentLogs; nil: none
 }
 
 func (s *source) Lifecycle() lifecycle.State { return s.life.Load() }
@@ -55,6 +57,13 @@ func (s *source) RunID() string                         { return s.srv.RunID() }
 func (s *source) RedisAddr() string                     { return s.srv.ListenAddr() }
 func (s *source) Slowlog() *slowlog.Log                 { return s.srv.Slowlog() }
 func (s *source) Latency() *latency.Monitor             { return s.srv.Latency() }
+func (s *source) InfoText(sections ...string) string    { return s.srv.InfoText(sections...) }
+func (s *source) RecentLogs(n int) []string {
+	if s.logs == nil {
+		return nil
+	}
+	return s.logs.Recent(n)
+}
 
 type fixture struct {
 	src    *source

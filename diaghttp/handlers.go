@@ -130,6 +130,10 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 	case "cluster", "metrics", "slowlog", "latency": // api.go
 		s.debugAPI(ctx, sub)
 	default:
+		if rest, ok := strings.CutPrefix(sub, "bundle/"); ok { // bundle.go
+			s.bundleAPI(ctx, rest)
+			return
+		}
 		jsonError(ctx, fasthttp.StatusNotFound, "not found")
 	}
 }

@@ -72,23 +72,28 @@ func (r *rateSampler) halt() {
 
 // sample records the totals at now.
 func (r *rateSampler) sample(now time.Time) {
-	net := r.src.Net()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	readTotals(r.src, &r.ring[r.head], now)
+	r.head = (r.head + 1) % rateSlots
+	r.filled = min(r.filled+1, rateSlots)
+}
+
+// readTotals stores src's totals at now in t, reusing t.calls: atomic loads
+// of the published counters only. Bundles sample with it too (rates.json).
+func readTotals(src Source, t *rateTotals, now time.Time) {
+	net := src.Net()
 	var hits, misses, expired int64
-	for _, sn := range r.src.Shards() {
+	for _, sn := range src.Shards() {
 		hits += sn.Hits
 		misses += sn.Misses
 		expired += sn.Expired
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := &r.ring[r.head]
 	t.at = now
 	t.commands = net.CommandsProcessed
 	t.hits, t.misses, t.expired = hits, misses, expired
 	t.netIn, t.netOut = net.NetInputBytes, net.NetOutputBytes
-	t.calls = r.src.CommandCallCounts(t.calls) // atomic loads into the slot's own slice
-	r.head = (r.head + 1) % rateSlots
-	r.filled = min(r.filled+1, rateSlots)
+	t.calls = src.CommandCallCounts(t.calls)
 }
 
 // rateWindow is the rates over one window. Rates are per second, rounded to
@@ -127,11 +132,17 @@ func (r *rateSampler) rates(secs int, name func(id int) string) rateWindow {
 	}
 	newest := &r.ring[(r.head-1+rateSlots)%rateSlots]
 	oldest := &r.ring[(r.head-1-used+2*rateSlots)%rateSlots]
+	return rateBetween(newest, oldest, used, name)
+}
+
+// rateBetween is the rates from oldest to newest, a window of secs samples.
+func rateBetween(newest, oldest *rateTotals, secs int, name func(id int) string) rateWindow {
+	w := rateWindow{Commands: []commandRate{}}
 	dt := newest.at.Sub(oldest.at).Seconds()
 	if dt <= 0 {
 		return w
 	}
-	w.WindowSecs = used
+	w.WindowSecs = secs
 	// Totals never go back (they count since start), but clamp anyway: a
 	// rate is never negative.
 	rate := func(a, b int64) float64 { return status.Round2(float64(max(a-b, 0)) / dt) }

@@ -54,6 +54,11 @@ type Source interface {
 	// monitor, both safe for concurrent use (/debug/api/slowlog, latency).
 	Slowlog() *slowlog.Log
 	Latency() *latency.Monitor
+	// InfoText is INFO's text for the sections (netloop.Server.InfoText),
+	// and RecentLogs up to n of the newest log lines, oldest first, secrets
+	// already redacted (logging.Logger.Recent): both for bundles.
+	InfoText(sections ...string) string
+	RecentLogs(n int) []string
 }
 
 // Config is the HTTP server's configuration.
@@ -63,6 +68,11 @@ type Config struct {
 	Token   string // empty: /debug/api/* answers 403
 	Logger  *slog.Logger
 	Version string
+	// Bundles, when set, serves /debug/api/bundle/*; the server then shares
+	// its metrics registry and rate sampler (started by Bundles.Start), so
+	// /metrics and a bundle's metrics.prom are one exposition. It must read
+	// the same Source. Nil: the bundle endpoints answer 503.
+	Bundles *Bundles
 }
 
 // Limits of the HTTP server (Part B "Authentication and HTTP hygiene").
@@ -76,12 +86,11 @@ const (
 
 // Server is the diagnostics HTTP server.
 type Server struct {
-	cfg     Config
-	src     Source
-	log     *slog.Logger
-	metrics *registry
-	rates   *rateSampler // started by Start, stopped by Shutdown
-	srv     *fasthttp.Server
+	docs     // src, the registry and the rate sampler (api.go)
+	cfg      Config
+	log      *slog.Logger
+	ownRates bool // rates is this server's: started by Start, stopped by Shutdown
+	srv      *fasthttp.Server
 
 	mu   sync.Mutex
 	ln   net.Listener
@@ -98,11 +107,17 @@ func New(cfg Config, src Source) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, src: src, log: log}
-	s.metrics = newRegistry(src, cfg.Version)
-	s.rates = newRateSampler(src)
+	s := &Server{cfg: cfg, log: log}
+	if b := cfg.Bundles; b != nil {
+		s.docs = b.docs
+		s.docs.src = src
+	} else {
+		s.docs = docs{src: src, version: cfg.Version, metrics: newRegistry(src, cfg.Version), rates: newRateSampler(src)}
+		s.ownRates = true
+	}
 	s.srv = &fasthttp.Server{
 		Handler:               s.handle,
+		HeaderReceived:        bundleRequestConfig, // longer write deadline for bundle downloads (bundle.go)
 		Name:                  "svcdb",
 		ReadTimeout:           readTimeout,
 		WriteTimeout:          writeTimeout,
@@ -141,7 +156,9 @@ func (s *Server) Start() error {
 		s.log.Warn("http token not set: /debug/api/* answers 403 (set [http] token, SVC_HTTP_TOKEN or --http-token)")
 	}
 	s.log.Info("http diagnostics listening", "addr", ln.Addr().String())
-	go s.rates.run()
+	if s.ownRates {
+		go s.rates.run()
+	}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil {
@@ -171,7 +188,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	s.rates.halt()
+	if s.ownRates {
+		s.rates.halt()
+	}
 	err := s.srv.ShutdownWithContext(ctx)
 	select {
 	case <-done:

@@ -12,7 +12,8 @@ import (
 )
 
 // DEBUG: Redis' DEBUG has many subcommands (OBJECT, SLEEP, RELOAD, ...);
-// svcdb implements DEBUG HOTSHARDS (per-shard traffic analysis) and HELP.
+// svcdb implements DEBUG HOTSHARDS (per-shard traffic analysis), SLEEP,
+// BUNDLE (diagnostic bundles, bundlecmd.go) and HELP.
 
 const (
 	errHotPeriod   = "ERR PERIOD must be a positive integer number of seconds"
@@ -25,6 +26,13 @@ var debugHelp = []string{
 	"    Per-shard traffic over the last <seconds> (default [hotshards] default-period-secs,",
 	"    at most 60): ops, reads and writes per second, share, keys, queue depth and",
 	"    HOT/WARM/OK status, with recommendations.",
+	"BUNDLE GENERATE [DURATION <seconds>]",
+	"    Write a diagnostic bundle (a ZIP of status, INFO, configuration, metrics, slow log,",
+	"    latency, clients, hot shards, recent logs, goroutines and a heap profile; with DURATION,",
+	"    from 1 to 300, also a CPU profile and per-second rates over that many seconds) and",
+	"    return its id, created_at, path, size_bytes, duration_secs and files.",
+	"BUNDLE LIST",
+	"    The stored bundles, newest first, each as BUNDLE GENERATE returns it.",
 	"SLEEP <seconds>",
 	"    Stop the server's event loop that serves this client for <seconds> (decimals allowed),",
 	"    as Redis' DEBUG SLEEP stops Redis; clients of the other loops are still served.",
@@ -38,6 +46,8 @@ func (s *Server) cmdDebug(c *client, args [][]byte) {
 	switch {
 	case resp.EqualFold(sub, "hotshards"):
 		s.cmdDebugHotShards(c, args)
+	case resp.EqualFold(sub, "bundle"):
+		s.cmdDebugBundle(c, args) // bundlecmd.go
 	case resp.EqualFold(sub, "sleep") && len(args) == 3:
 		// Redis' debugCommand: strtold of the argument, no validation (junk
 		// sleeps 0), then +OK.
@@ -54,7 +64,7 @@ func (s *Server) cmdDebug(c *client, args [][]byte) {
 		}
 	default:
 		c.out = resp.AppendError(c.out, "ERR DEBUG "+strings.ToUpper(sanitize(sub))+
-			" is not supported by svcdb (it implements DEBUG HOTSHARDS, SLEEP and HELP of Redis' many DEBUG subcommands)")
+			" is not supported by svcdb (it implements DEBUG HOTSHARDS, BUNDLE, SLEEP and HELP of Redis' many DEBUG subcommands)")
 	}
 }
 

@@ -72,6 +72,24 @@ func (s *Server) info(args [][]byte) string {
 	return b.String()
 }
 
+// InfoText is INFO's text for sections as INFO takes them (none: the
+// default sections; "everything": all), for diagnostic bundles. Safe from
+// any goroutine once Start has returned; before that (the HTTP side may ask
+// while the server starts) it says so instead of reading what Start has not
+// written yet.
+func (s *Server) InfoText(sections ...string) string {
+	select {
+	case <-s.booted:
+	default:
+		return "# Server\r\nsvc_info:unavailable (the Redis port is not accepting yet)\r\n"
+	}
+	args := make([][]byte, len(sections))
+	for i, sec := range sections {
+		args[i] = []byte(sec)
+	}
+	return s.info(args)
+}
+
 func field(b *strings.Builder, k string, v any) {
 	fmt.Fprintf(b, "%s:%v\r\n", k, v)
 }

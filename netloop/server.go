@@ -139,6 +139,9 @@ type Server struct {
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{}
+
+	// bundles is DEBUG BUNDLE's service, set by SetBundles (bundlecmd.go).
+	bundles atomic.Pointer[bundleMakerBox]
 }
 
 // serverStats are totals that outlive connections: a closing client adds its

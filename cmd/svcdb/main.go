@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -235,6 +236,28 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Lifecycle:        life,
 		Tracer:           tracer,
 	}, table, rt)
+	// Diagnostic bundles exist with or without the HTTP server: DEBUG BUNDLE
+	// uses them too.
+	src := diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table, logs: lg}
+	bundles := diaghttp.NewBundles(diaghttp.BundleConfig{
+		Dir:        bundleDir(reg),
+		MaxBundles: int(reg.Int("debug-bundle-max-bundles")),
+		TTL:        reg.Duration("debug-bundle-ttl"),
+		Version:    version,
+		Logger:     logger,
+		Secrets:    func() []string { return *secrets.Load() },
+	}, src)
+	reg.OnChange("debug-bundle-max-bundles", func(string) error {
+		bundles.SetMaxBundles(int(reg.Int("debug-bundle-max-bundles")))
+		return nil
+	})
+	reg.OnChange("debug-bundle-ttl", func(string) error {
+		bundles.SetTTL(reg.Duration("debug-bundle-ttl"))
+		return nil
+	})
+	bundles.Start()
+	defer bundles.Stop() // on the early returns; the shutdown below stops it first
+	srv.SetBundles(bundles)
 	if unapplied := unappliedParams(reg); len(unapplied) > 0 {
 		logger.Error("BUG: mutable parameters that CONFIG SET would accept and nothing applies", "params", unapplied)
 	}
@@ -248,7 +271,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			Token:   reg.String("http-token"),
 			Logger:  logger,
 			Version: version,
-		}, diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table})
+			Bundles: bundles,
+		}, src)
 		if err := diag.Start(); err != nil {
 			fmt.Fprintf(stderr, "svcdb: http: %v\n", err)
 			rt.Close()
@@ -280,6 +304,9 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		<-sigs
 		os.Exit(1)
 	}()
+	// A bundle being generated (up to 300 s) is cancelled first, so its
+	// client gets an error reply before the connections close.
+	bundles.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Stop(ctx); err != nil { // readiness 503 from here on (Draining)
@@ -305,6 +332,7 @@ type diagSource struct {
 	rt    *shard.Runtime
 	reg   *config.Registry
 	table *command.Table
+	logs  *logging.Logger
 }
 
 func (d diagSource) Lifecycle() lifecycle.State { return d.life.Load() }
@@ -324,20 +352,33 @@ func (d diagSource) RunID() string                         { return d.srv.RunID(
 func (d diagSource) RedisAddr() string                     { return d.srv.ListenAddr() } // safe while starting
 func (d diagSource) Slowlog() *slowlog.Log                 { return d.srv.Slowlog() }
 func (d diagSource) Latency() *latency.Monitor             { return d.srv.Latency() }
+func (d diagSource) InfoText(sections ...string) string    { return d.srv.InfoText(sections...) }
+func (d diagSource) RecentLogs(n int) []string             { return d.logs.Recent(n) }
+
+// bundleDir is [debug-bundle] dir, or <[server] data-dir>/bundles, made
+// absolute so DEBUG BUNDLE and the logs show where the files are.
+func bundleDir(reg *config.Registry) string {
+	dir := reg.String("debug-bundle-dir")
+	if dir == "" {
+		dir = filepath.Join(reg.String("data-dir"), "bundles")
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return dir
+}
 
 // appliedLater are mutable parameters without an OnChange hook: the
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO, the
 // status-* ones by the status collector (STATUS JSON, /status/json); the size
 // limits are read when the server starts; the rest belong to features of
-// later issues (bundles, memory limits, data types,
-// persistence), which CONFIG SET records for them. Every other mutable
-// parameter must have an OnChange hook; the process tests fail on the "BUG:"
-// line otherwise.
+// later issues (memory limits, data types, persistence), which CONFIG SET
+// records for them. Every other mutable parameter must have an OnChange hook;
+// the process tests fail on the "BUG:" line otherwise.
 var appliedLater = []string{
 	"tcp-keepalive", "maxmemory", "maxmemory-policy",
 	"hotshards-enabled", "hotshards-hot-threshold-percent", "hotshards-warm-threshold-percent", "hotshards-default-period-secs",
 	"status-memory-warning-percent", "status-connection-warning-percent",
-	"debug-bundle-max-bundles", "debug-bundle-ttl",
 	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
 	"list-max-listpack-size", "hash-max-listpack-entries", "hash-max-listpack-value",
 	"set-max-intset-entries", "set-max-listpack-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
