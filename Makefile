@@ -16,7 +16,8 @@ FUZZ_TARGETS := \
 
 # Debian packages the tests need: real redis-cli and redis-benchmark, a
 # redis-server to compare against, promtool (package prometheus) to check
-# /metrics and the alert rules, taskset for make bench.
+# /metrics and the alert rules, taskset for make bench, and headless
+# Chromium (package chromium) for the debug UI's browser tests.
 
 .PHONY: all build run test check vet fmt-check race allocs fuzz fuzz-long bench deps clean
 
@@ -38,6 +39,7 @@ deps:
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" != 0 ]; then echo "need root to install:$$missing" >&2; exit 1; fi; \

@@ -6,6 +6,8 @@ require (
 	github.com/DeRuina/timberjack v1.4.9
 	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/goccy/go-json v0.12.0
 	github.com/lmittmann/tint v1.2.1
 	github.com/panjf2000/gnet/v2 v2.10.0
@@ -23,6 +25,7 @@ require (
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -64,6 +64,10 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.api(ctx, path[len(apiPrefix):])
 		return
 	}
+	if path == "/debug" || strings.HasPrefix(path, uiPrefix) { // public, holds no data (ui.go)
+		s.ui(ctx, path)
+		return
+	}
 	jsonError(ctx, fasthttp.StatusNotFound, "not found")
 }
 
