@@ -81,10 +81,13 @@ fuzz-long:
 	$(MAKE) fuzz FUZZTIME=5m
 
 ## bench: svcdb and redis-server side by side (redis-benchmark and svcbench),
-## interleaved, medians and ratios; plus the Go hot-path benchmarks.
+## interleaved, medians and ratios; plus the Go hot-path benchmarks; then
+## svcdb with its diagnostics HTTP server off and on, scraped every second
+## (about 70 s; DIAG_ARGS passes flags to svcbench diag).
 bench: deps build
 	$(GO) test -run '^$$' -bench 'HotPath|Queue|Drain' -benchmem ./netloop/ ./shard/
 	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_ARGS)
+	./$(BIN)/svcbench diag --svcdb ./$(SVCDB) $(DIAG_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,7 +38,22 @@ type Sample struct {
 	// process's during a load generator run); near WallSec means the client,
 	// not the server, was the bottleneck.
 	ClientCPU float64 `json:"client_cpu_sec"`
+	// OthersCPU is the CPU time everything else took on the benchmark's
+	// CPUs during a redis-benchmark run (other processes, the idle second
+	// server, the hypervisor's steal): busy time from /proc/stat less the
+	// server's, the client's and svcbench's own. Coarse (10 ms ticks);
+	// well above zero means the run shared its CPUs.
+	OthersCPU float64 `json:"others_cpu_sec,omitempty"`
 	Errors    uint64  `json:"errors,omitempty"`
+}
+
+// OthersShare is OthersCPU per second of the run: the fraction of one CPU
+// that something else used, 0 if unknown.
+func (s Sample) OthersShare() float64 {
+	if s.WallSec <= 0 || s.OthersCPU <= 0 {
+		return 0
+	}
+	return s.OthersCPU / s.WallSec
 }
 
 // Case is one benchmark (a redis-benchmark test at a pipeline depth, or a
@@ -77,18 +93,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	rep = &Report{Started: time.Now(), Rounds: cfg.Rounds}
 	defer func() { rep.Elapsed = time.Since(rep.Started).Seconds() }()
 
-	var serverCPUs, clientCPUs string
-	if cfg.Pin {
-		if ok, why := proc.CanPin(); ok {
-			serverCPUs, clientCPUs = cfg.ServerCPUs, cfg.ClientCPUs
-			rep.Pinned = true
-			rep.PinNote = fmt.Sprintf("servers pinned to CPU %s, clients to CPU %s (taskset)", serverCPUs, clientCPUs)
-		} else {
-			rep.PinNote = "not pinned: " + why
-		}
-	} else {
-		rep.PinNote = "not pinned (--pin=false)"
-	}
+	serverCPUs, clientCPUs, note := pinning(cfg.Pin, cfg.ServerCPUs, cfg.ClientCPUs)
+	rep.Pinned, rep.PinNote = serverCPUs != "", note
 
 	workDir := cfg.WorkDir
 	if workDir == "" {
@@ -128,6 +134,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	rep.Machine = describeMachine(ctx, &cfg)
 
 	r := &runner{cfg: &cfg, progress: progress, clientCPUs: clientCPUs, servers: servers}
+	if r.benchCPUs, err = benchCPUs(serverCPUs, clientCPUs); err != nil {
+		return rep, err
+	}
 	r.total = cfg.Rounds * 2 * (len(cfg.Tests)*len(cfg.Pipelines) + len(cfg.Loads))
 
 	for _, test := range cfg.Tests {
@@ -154,17 +163,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	if len(cfg.Loads) > 0 {
-		if clientCPUs != "" {
-			cpus, err := proc.ParseCPUList(clientCPUs)
-			if err != nil {
-				return rep, err
-			}
-			restore, err := proc.PinSelf(cpus)
-			if err != nil {
-				return rep, fmt.Errorf("pinning the load generator to CPU %s: %w", clientCPUs, err)
-			}
-			defer restore()
+		restore, err := pinSelf(clientCPUs)
+		if err != nil {
+			return rep, err
 		}
+		defer restore()
 		for i := range cfg.Loads {
 			lc := cfg.Loads[i]
 			c := &Case{Name: loadName(&lc), Tool: "loadgen", Detail: lc.String()}
@@ -179,6 +182,57 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	return rep, nil
 }
 
+// pinning decides where servers and clients run: the given CPU lists when
+// pin is asked for and possible, else "" for both, with a note for reports.
+func pinning(pin bool, serverCPUs, clientCPUs string) (servers, clients, note string) {
+	if !pin {
+		return "", "", "not pinned (--pin=false)"
+	}
+	if ok, why := proc.CanPin(); !ok {
+		return "", "", "not pinned: " + why
+	}
+	return serverCPUs, clientCPUs, fmt.Sprintf("servers pinned to CPU %s, clients to CPU %s (taskset)", serverCPUs, clientCPUs)
+}
+
+// pinSelf pins this process (the in-process load generator, the
+// diagnostics scraper) to cpus, a taskset list; "" leaves it alone. The
+// returned function restores the previous affinity.
+func pinSelf(cpus string) (restore func() error, err error) {
+	if cpus == "" {
+		return func() error { return nil }, nil
+	}
+	list, err := proc.ParseCPUList(cpus)
+	if err != nil {
+		return nil, err
+	}
+	restore, err = proc.PinSelf(list)
+	if err != nil {
+		return nil, fmt.Errorf("pinning svcbench to CPU %s: %w", cpus, err)
+	}
+	return restore, nil
+}
+
+// benchCPUs returns the CPUs of both lists, or nil (every CPU) when not
+// pinned.
+func benchCPUs(serverCPUs, clientCPUs string) ([]int, error) {
+	if serverCPUs == "" {
+		return nil, nil
+	}
+	var all []int
+	for _, l := range []string{serverCPUs, clientCPUs} {
+		cpus, err := proc.ParseCPUList(l)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cpus {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	return all, nil
+}
+
 // loadName is a short label for a workload in the table.
 func loadName(c *loadgen.Config) string {
 	return fmt.Sprintf("loadgen %v %c:%c -P %d", c.Ratio, c.SetPattern, c.GetPattern, c.Pipeline)
@@ -188,9 +242,17 @@ type runner struct {
 	cfg        *Config
 	progress   io.Writer
 	clientCPUs string
-	servers    map[string]*proc.Server
-	done       int
-	total      int
+	// benchCPUs are the CPUs the runs use, for OthersCPU: the server and
+	// client lists when pinned, nil (every CPU) when not.
+	benchCPUs []int
+	// maxOthers and retriesLeft: the diagnostics comparison's repeats of
+	// disturbed runs (see DiagConfig.MaxOthers).
+	maxOthers   float64
+	retriesLeft int
+	quietLeft   time.Duration
+	servers     map[string]*proc.Server
+	done        int
+	total       int
 }
 
 // rounds runs one case Rounds times on each server, svcdb first, alternating.
@@ -256,9 +318,24 @@ func twoDigits(v float64) int {
 }
 
 func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string, p, n int) (Sample, error) {
+	return r.redisBenchmarkWith(ctx, s, test, p, n, nil)
+}
+
+// redisBenchmarkWith is redisBenchmark with work running alongside: during,
+// if not nil, is called inside the CPU accounting window just before
+// redis-benchmark starts, and the function it returns right after it ends,
+// still inside the window (the diagnostics scraper: what the server spends
+// answering it is part of what is measured).
+func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test string, p, n int, during func() (stop func())) (Sample, error) {
+	sysBefore, sysErr := proc.ReadCPUTimes(r.benchCPUs)
+	selfBefore := selfCPU()
 	before, err := proc.ReadCPU(s.Pid())
 	if err != nil {
 		return Sample{}, err
+	}
+	var stop func()
+	if during != nil {
+		stop = during()
 	}
 	res, err := proc.Run(ctx, proc.Spec{
 		Name: "redis-benchmark",
@@ -266,12 +343,21 @@ func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string
 		Args: benchArgs(s.Port, r.cfg.Clients, n, r.cfg.KeySpace, test, p),
 		CPUs: r.clientCPUs,
 	})
+	if stop != nil {
+		stop()
+	}
 	if err != nil {
 		return Sample{}, err
 	}
 	after, err := proc.ReadCPU(s.Pid())
 	if err != nil {
 		return Sample{}, err
+	}
+	selfAfter := selfCPU()
+	var others time.Duration
+	if sysAfter, err := proc.ReadCPUTimes(r.benchCPUs); err == nil && sysErr == nil {
+		d := sysAfter.Sub(sysBefore)
+		others = max(d.Busy+d.Steal-after.Sub(before)-res.CPU-(selfAfter-selfBefore), 0)
 	}
 	row, err := parseBenchCSV(res.Stdout, test)
 	if err != nil {
@@ -287,6 +373,7 @@ func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string
 		WallSec:     res.Wall.Seconds(),
 		ServerCPU:   cpu.Seconds(),
 		ClientCPU:   res.CPU.Seconds(),
+		OthersCPU:   others.Seconds(),
 	}, nil
 }
 

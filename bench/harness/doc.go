@@ -18,6 +18,22 @@
 //     Markdown (for docs/performance.md) or JSON, with a description of the
 //     machine and the exact commands.
 //
+// RunDiag is the second comparison, svcdb against itself: the same binary
+// started twice, without its HTTP diagnostics server and with it
+// (--http-port 0 and a bearer token), measured with the same redis-benchmark
+// cases, interleaved (off, on, then on, off: ABBA), while a plain net/http
+// client in this process, pinned to the client CPU, scrapes the
+// diagnostics-on server every second (/metrics, and /status/json and
+// /debug/api/metrics when they answer 200; a 404 skips an endpoint and the
+// report says so). Its report gives on/off ratios of ops/s and of CPU per
+// request, the cost in percent against a bar (3%), and the server CPU one
+// scrape takes, measured on the idle server after the runs. A 3% effect
+// drowns in a neighbour's compile on a shared machine, so it reads
+// /proc/stat around each run: a run during which other processes took more
+// than a tenth of a CPU on the benchmark's CPUs is repeated (a bounded
+// number of times) and left out of the medians when both sides have quiet
+// runs.
+//
 // The harness does not care which binary plays "svcdb": any server that takes
 // "--port N --bind 127.0.0.1" and speaks RESP will do (its tests use a
 // second redis-server).

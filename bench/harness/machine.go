@@ -25,7 +25,7 @@ type Machine struct {
 	// SvcDBGoVersion is the toolchain that built the svcdb binary, if it is
 	// a Go binary.
 	SvcDBGoVersion        string `json:"svcdb_go_version,omitempty"`
-	RedisVersion          string `json:"redis_version"`
+	RedisVersion          string `json:"redis_version,omitempty"`
 	RedisBenchmarkVersion string `json:"redis_benchmark_version,omitempty"`
 }
 
@@ -41,7 +41,9 @@ func describeMachine(ctx context.Context, cfg *Config) Machine {
 	if bi, err := buildinfo.ReadFile(cfg.SvcDB.Path); err == nil {
 		m.SvcDBGoVersion = bi.GoVersion
 	}
-	m.RedisVersion = toolVersion(ctx, cfg.Redis.Path)
+	if cfg.Redis.Path != "" { // the diagnostics comparison runs no redis-server
+		m.RedisVersion = toolVersion(ctx, cfg.Redis.Path)
+	}
 	if len(cfg.Tests) > 0 && len(cfg.Pipelines) > 0 {
 		m.RedisBenchmarkVersion = toolVersion(ctx, cfg.RedisBenchmark)
 	}

@@ -103,7 +103,9 @@ func (r *Report) machineLine() string {
 	if m.SvcDBGoVersion != "" && m.SvcDBGoVersion != m.GoVersion {
 		s += " (svcdb built with " + m.SvcDBGoVersion + ")"
 	}
-	s += ", redis-server " + m.RedisVersion
+	if m.RedisVersion != "" {
+		s += ", redis-server " + m.RedisVersion
+	}
 	if m.RedisBenchmarkVersion != "" {
 		s += ", " + m.RedisBenchmarkVersion
 	}

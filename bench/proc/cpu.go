@@ -111,3 +111,67 @@ func schedSum(pid int) time.Duration {
 	}
 	return time.Duration(sum)
 }
+
+// CPUTimes is the time CPUs spent busy, from /proc/stat, in clock ticks
+// converted to durations.
+type CPUTimes struct {
+	// Busy is user + nice + system: task time. irq and softirq time is
+	// left out: with IRQ time accounting (the usual configuration) it is
+	// charged to no task, so it cannot be told apart per process.
+	Busy time.Duration
+	// Steal is time the hypervisor gave the virtual CPU to someone else.
+	Steal time.Duration
+}
+
+// Sub returns the CPU time between an earlier reading and t.
+func (t CPUTimes) Sub(earlier CPUTimes) CPUTimes {
+	return CPUTimes{Busy: t.Busy - earlier.Busy, Steal: t.Steal - earlier.Steal}
+}
+
+// ReadCPUTimes reads /proc/stat and returns the sum over cpus (CPU numbers;
+// empty means every CPU). Coarse (10 ms ticks), but it sees every process
+// on those CPUs, ours or not, and the hypervisor's steal.
+func ReadCPUTimes(cpus []int) (CPUTimes, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	return parseProcStat(b, cpus)
+}
+
+// parseProcStat sums the "cpuN user nice system idle iowait irq softirq
+// steal ..." lines of cpus, or uses the "cpu" total line if cpus is empty.
+func parseProcStat(b []byte, cpus []int) (CPUTimes, error) {
+	want := map[string]bool{}
+	for _, c := range cpus {
+		want["cpu"+strconv.Itoa(c)] = true
+	}
+	if len(cpus) == 0 {
+		want["cpu"] = true
+	}
+	var t CPUTimes
+	found := 0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		f := bytes.Fields(line)
+		if len(f) == 0 || !want[string(f[0])] {
+			continue
+		}
+		if len(f) < 9 {
+			return CPUTimes{}, fmt.Errorf("/proc/stat: %q: want 8 or more fields", line)
+		}
+		var v [8]uint64
+		for i := range v {
+			var err error
+			if v[i], err = strconv.ParseUint(string(f[i+1]), 10, 64); err != nil {
+				return CPUTimes{}, fmt.Errorf("/proc/stat: %q: %w", line, err)
+			}
+		}
+		t.Busy += time.Duration(v[0]+v[1]+v[2]) * clockTick
+		t.Steal += time.Duration(v[7]) * clockTick
+		found++
+	}
+	if found != len(want) {
+		return CPUTimes{}, fmt.Errorf("/proc/stat: found %d of the %d CPU lines wanted (%v)", found, len(want), cpus)
+	}
+	return t, nil
+}

@@ -10,7 +10,8 @@
 //     gets PR_SET_PDEATHSIG so it dies with svcbench even after a SIGKILL;
 //   - waiting until a Redis-protocol server answers PING;
 //   - CPU accounting of a running process (schedstat, falling back to
-//     /proc/<pid>/stat ticks) and CPU affinity of the calling process.
+//     /proc/<pid>/stat ticks), of whole CPUs (/proc/stat, to see what other
+//     processes took during a run) and CPU affinity of the calling process.
 //
 // It must never be imported by the server (nothing under bench/ may be), and
 // it never kills anything it did not start itself: no lookups by name.

@@ -80,6 +80,42 @@ func TestParseStatTicks(t *testing.T) {
 	}
 }
 
+func TestParseProcStat(t *testing.T) {
+	const stat = `cpu  665022 0 294156 838560 4021 0 51745 12485 0 0
+cpu0 345249 1 137424 416550 940 0 27394 5898 0 0
+cpu1 319773 0 156732 422010 3081 0 24350 6587 0 0
+intr 53498971 0 0 0
+`
+	f := func(cpus []int, busy, steal uint64, wantErr string) {
+		t.Helper()
+		got, err := parseProcStat([]byte(stat), cpus)
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("cpus %v: err %v; want one containing %q", cpus, err, wantErr)
+			}
+			return
+		}
+		want := CPUTimes{Busy: time.Duration(busy) * clockTick, Steal: time.Duration(steal) * clockTick}
+		if err != nil || got != want {
+			t.Errorf("cpus %v: %+v, %v; want %+v", cpus, got, err, want)
+		}
+	}
+	f(nil, 665022+294156, 12485, "")
+	f([]int{0}, 345249+1+137424, 5898, "")
+	f([]int{0, 1}, 345249+1+137424+319773+156732, 5898+6587, "")
+	f([]int{2}, 0, 0, "found 0 of the 1 CPU lines")
+	if _, err := parseProcStat([]byte("cpu0 1 2 3\n"), []int{0}); err == nil {
+		t.Error("short cpu line: want an error")
+	}
+	if _, err := ReadCPUTimes([]int{0}); err != nil {
+		t.Errorf("ReadCPUTimes: %v", err)
+	}
+	d := CPUTimes{Busy: 5, Steal: 3}.Sub(CPUTimes{Busy: 2, Steal: 1})
+	if d != (CPUTimes{Busy: 3, Steal: 2}) {
+		t.Errorf("Sub: %+v", d)
+	}
+}
+
 func TestCPUSampleTotal(t *testing.T) {
 	f := func(s CPUSample, want time.Duration) {
 		t.Helper()

@@ -3,6 +3,11 @@
 //	svcbench compare [flags]   start svcdb and redis-server, run redis-benchmark
 //	                           and the load generator against both, interleaved,
 //	                           and print medians and svcdb/redis ratios
+//	svcbench diag [flags]      start svcdb twice, without and with its HTTP
+//	                           diagnostics server (scraped every second by
+//	                           svcbench), run redis-benchmark against both,
+//	                           interleaved, and print medians, on/off ratios
+//	                           and the cost of diagnostics in percent
 //	svcbench load [flags]      memtier-like load against one server
 //
 // It owns the command line only: it parses flags into harness.Config and

@@ -26,6 +26,10 @@ const usage = `usage: svcbench <command> [flags]
 commands:
   compare   start svcdb and redis-server, run redis-benchmark and the load
             generator against both (interleaved), print medians and ratios
+  diag      start svcdb twice, without and with its HTTP diagnostics server
+            (scraped every second), run redis-benchmark against both
+            (interleaved), print ops/s and CPU per request, on/off, and the
+            cost in percent
   load      run a memtier-like workload against one server
 
 run "svcbench <command> -h" for the flags of a command.
@@ -53,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "compare":
 		err = compare(ctx, args[1:], stdout, stderr)
+	case "diag":
+		err = diag(ctx, args[1:], stdout, stderr)
 	case "load":
 		err = load(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
@@ -240,7 +246,146 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return err
 }
 
-func writeReports(rep *harness.Report, stdout io.Writer, markdownFile, jsonFile string) error {
+func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("svcbench diag", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := harness.DefaultDiagConfig()
+	var (
+		svcdbArgs, tests, pipelines, endpoints string
+		markdownFile, jsonFile                 string
+		quiet                                  bool
+	)
+	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (takes --port N --bind ADDR, and --http-port 0 --http-token T for diagnostics on)")
+	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for both svcdb processes, shell-quoted (e.g. \"--shards 4\")")
+	fs.StringVar(&cfg.RedisBenchmark, "redis-benchmark", cfg.RedisBenchmark, "redis-benchmark executable")
+	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin both servers to the server CPUs, redis-benchmark and the scraper to the client CPUs, with taskset (if >= 2 CPUs)")
+	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
+	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the clients and the scraper when pinning")
+	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "runs per case and side (medians are reported)")
+	fs.StringVar(&tests, "tests", strings.Join(cfg.Tests, ","), "redis-benchmark tests (set,get,incr,mset)")
+	fs.StringVar(&pipelines, "pipelines", "16,1", "redis-benchmark pipeline depths (-P)")
+	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
+	fs.DurationVar(&cfg.TargetTime, "target-time", cfg.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "redis-benchmark -c")
+	fs.IntVar(&cfg.KeySpace, "keyspace", cfg.KeySpace, "redis-benchmark -r")
+	fs.DurationVar(&cfg.ScrapeInterval, "scrape-interval", cfg.ScrapeInterval, "time between two scrapes of every endpoint during the diagnostics-on runs")
+	fs.StringVar(&endpoints, "endpoints", endpointList(cfg.Endpoints), "paths to scrape, comma-separated; a trailing ? marks one that may answer 404 (then it is skipped)")
+	fs.StringVar(&cfg.Token, "http-token", "", "bearer token for the diagnostics server and the scrapes (default: a random one)")
+	fs.Float64Var(&cfg.MaxCostPct, "max-cost", cfg.MaxCostPct, "the bar: throughput cost of diagnostics in `percent` the report checks")
+	maxOthers := 100 * cfg.MaxOthers
+	fs.Float64Var(&maxOthers, "max-others", maxOthers, "repeat a run during which other processes took more than this `percent` of a CPU on the benchmark's CPUs, and wait for quieter CPUs before runs (see --quiet-budget); 0: never")
+	fs.IntVar(&cfg.Retries, "retries", cfg.Retries, "most runs repeated over the whole comparison (at most 2 per run)")
+	fs.DurationVar(&cfg.QuietBudget, "quiet-budget", cfg.QuietBudget, "most time the whole comparison waits for quiet CPUs before its runs")
+	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "limit for a single run")
+	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
+	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
+	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: svcbench diag [flags]\n\nStart svcdb twice, with its HTTP diagnostics server off and on (scraped by svcbench every --scrape-interval), benchmark both the same way, interleaved, and print medians, on/off ratios and the cost of diagnostics in percent.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+
+	cfg.MaxOthers = maxOthers / 100
+	var err error
+	if cfg.SvcDB.Args, err = proc.SplitArgs(svcdbArgs); err != nil {
+		return fmt.Errorf("--svcdb-args: %w", err)
+	}
+	cfg.Tests = nil
+	if tests != "" {
+		cfg.Tests = strings.Split(strings.ToLower(tests), ",")
+	}
+	if cfg.Pipelines, err = parseInts(pipelines); err != nil {
+		return fmt.Errorf("--pipelines: %w", err)
+	}
+	if cfg.Endpoints, err = parseEndpoints(endpoints); err != nil {
+		return fmt.Errorf("--endpoints: %w", err)
+	}
+	if _, err := os.Stat(cfg.SvcDB.Path); err != nil {
+		return fmt.Errorf("--svcdb %s: %w (build it with `go build -o bin/svcdb ./cmd/svcdb`)", cfg.SvcDB.Path, err)
+	}
+	if !quiet {
+		cfg.Progress = stderr
+	}
+
+	rep, err := harness.RunDiag(ctx, cfg)
+	if rep != nil && len(rep.Cases) > 0 {
+		rep.Command = "svcbench diag"
+		if len(args) > 0 {
+			rep.Command += " " + proc.QuoteArgs(redactFlag(args, "http-token"))
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
+		}
+		if werr := writeReports(rep, stdout, markdownFile, jsonFile); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// endpointList formats endpoints as the --endpoints flag takes them.
+func endpointList(eps []harness.Endpoint) string {
+	s := make([]string, len(eps))
+	for i, e := range eps {
+		s[i] = e.Path
+		if !e.Required {
+			s[i] += "?"
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// parseEndpoints reads "/metrics,/status/json?": a trailing ? marks an
+// endpoint that may answer 404 (skipped then).
+func parseEndpoints(s string) ([]harness.Endpoint, error) {
+	var out []harness.Endpoint
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		e := harness.Endpoint{Required: true}
+		if p, ok := strings.CutSuffix(f, "?"); ok {
+			f, e.Required = p, false
+		}
+		if !strings.HasPrefix(f, "/") || strings.ContainsAny(f, " ?") {
+			return nil, fmt.Errorf("%q: want a path such as /metrics, optionally followed by ?", f)
+		}
+		e.Path = f
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no endpoints in %q", s)
+	}
+	return out, nil
+}
+
+// redactFlag returns args with the value of --name (or -name) hidden.
+func redactFlag(args []string, name string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i := 0; i < len(out); i++ {
+		a := strings.TrimLeft(out[i], "-")
+		if a == name && strings.HasPrefix(out[i], "-") && i+1 < len(out) {
+			out[i+1] = "REDACTED"
+			i++
+		} else if v, ok := strings.CutPrefix(a, name+"="); ok && v != "" && strings.HasPrefix(out[i], "-") {
+			out[i] = out[i][:len(out[i])-len(v)] + "REDACTED"
+		}
+	}
+	return out
+}
+
+// report is what both comparisons print and write.
+type report interface {
+	WriteTable(io.Writer) error
+	WriteMarkdown(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+func writeReports(rep report, stdout io.Writer, markdownFile, jsonFile string) error {
 	fmt.Fprintln(stdout)
 	if err := rep.WriteTable(stdout); err != nil {
 		return err

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/bench/harness"
 	"github.com/svcdb/svcdb/bench/loadgen"
 )
 
@@ -59,6 +61,10 @@ func TestRunExitCodes(t *testing.T) {
 	f([]string{"compare", "--rounds", "x"}, 2, "invalid value")
 	f([]string{"compare", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
 	f([]string{"compare", "--svcdb-args", "'open"}, 1, "unterminated")
+	f([]string{"diag", "-h"}, 0, "-scrape-interval")
+	f([]string{"diag", "--rounds", "x"}, 2, "invalid value")
+	f([]string{"diag", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
+	f([]string{"diag", "--endpoints", "metrics"}, 1, "want a path such as /metrics")
 	f([]string{"load", "--ratio", "1"}, 2, "want SET:GET")
 	f([]string{"load", "-p", "1", "-n", "1", "-c", "1", "-t", "1"}, 1, "connection refused")
 }
@@ -73,6 +79,36 @@ func TestSecondsFlag(t *testing.T) {
 	for _, bad := range []string{"-1", "abc", "NaN"} {
 		if err := d.Set(bad); err == nil {
 			t.Errorf("Set(%q): want an error", bad)
+		}
+	}
+}
+
+func TestParseEndpoints(t *testing.T) {
+	got, err := parseEndpoints(" /metrics, /status/json? ,,/debug/api/metrics?")
+	want := []harness.Endpoint{{Path: "/metrics", Required: true}, {Path: "/status/json"}, {Path: "/debug/api/metrics"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("parseEndpoints = %+v, %v; want %+v", got, err, want)
+	}
+	// The default flag value reads back as the defaults.
+	if got, err := parseEndpoints(endpointList(harness.DefaultEndpoints)); err != nil || !slices.Equal(got, harness.DefaultEndpoints) {
+		t.Errorf("round trip of the defaults: %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", ",", "metrics", "/a?b", "/a b", "?"} {
+		if _, err := parseEndpoints(bad); err == nil {
+			t.Errorf("parseEndpoints(%q): want an error", bad)
+		}
+	}
+}
+
+func TestRedactFlag(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"--http-token", "s3cret", "--rounds", "5"}, []string{"--http-token", "REDACTED", "--rounds", "5"}},
+		{[]string{"-http-token=s3cret"}, []string{"-http-token=REDACTED"}},
+		{[]string{"--svcdb", "bin/svcdb", "--http-token"}, []string{"--svcdb", "bin/svcdb", "--http-token"}},
+		{[]string{"--svcdb-args", "--http-token"}, []string{"--svcdb-args", "--http-token"}},
+	} {
+		if got := redactFlag(c.in, "http-token"); !slices.Equal(got, c.want) {
+			t.Errorf("redactFlag(%q) = %q; want %q", c.in, got, c.want)
 		}
 	}
 }
