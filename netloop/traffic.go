@@ -156,9 +156,11 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.open {
 		s.submitBatch(c)
 	}
-	s.flush(c)
+	// Counters are published before the replies go out, so a client that has
+	// its reply finds its command counted (CLIENT LIST, /debug/api/clients).
 	c.qbuf.Store(int64(gc.InboundBuffered()))
 	c.publish(now)
+	s.flush(c)
 	if c.closeAfter {
 		return gnet.Close
 	}
@@ -211,6 +213,7 @@ func (s *Server) flush(c *client) {
 		return
 	}
 	c.netOut += int64(len(c.out))
+	c.pubNetOut.Store(c.netOut)
 	_, _ = c.conn.Write(c.out)
 	if cap(c.out) > 64<<10 && len(c.out) < cap(c.out)/4 {
 		c.out = nil // a burst's buffer is not kept for an idle connection
