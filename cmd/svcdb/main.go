@@ -261,6 +261,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if unapplied := unappliedParams(reg); len(unapplied) > 0 {
 		logger.Error("BUG: mutable parameters that CONFIG SET would accept and nothing applies", "params", unapplied)
 	}
+	// Signals are caught before anything announces itself: a SIGTERM sent as
+	// soon as "listening on" is printed must shut down gracefully, not kill.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
 	// The diagnostics server starts first, so probes see "starting" (503 on
 	// readiness) until the Redis port accepts.
 	var diag *diaghttp.Server
@@ -293,8 +298,6 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		"shards", rt.NumShards(), "drain_strategy", strategy.String(), "config_file", reg.ConfigFile(), "pid", os.Getpid())
 	fmt.Fprintf(stdout, "svcdb listening on %s\n", srv.Addr())
 
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case sig := <-sigs:
 		logger.Warn("received signal, shutting down", "signal", sig.String())
