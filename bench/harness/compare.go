@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			name := fmt.Sprintf("%s -P %d", strings.ToUpper(test), p)
 			n := cfg.RequestsFor(p)
 			if cfg.TargetTime > 0 {
-				if n, err = r.calibrate(ctx, name, test, p); err != nil {
+				if n, err = r.calibrate(ctx, name, test, p, SideSvcDB, SideRedis); err != nil {
 					return rep, err
 				}
 			}
@@ -287,13 +287,14 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 	return nil
 }
 
-// calibrate runs a tenth of RequestsFor(p) against svcdb and then redis,
-// unrecorded, and returns the -n that makes a run against redis last about
-// TargetTime.
-func (r *runner) calibrate(ctx context.Context, name, test string, p int) (int, error) {
+// calibrate runs a tenth of RequestsFor(p) against each of sides in turn,
+// unrecorded (it also fills the key space and warms them up alike), and
+// returns the -n that makes a run against the last side (the baseline) last
+// about TargetTime.
+func (r *runner) calibrate(ctx context.Context, name, test string, p int, sides ...string) (int, error) {
 	ncal := max(r.cfg.RequestsFor(p)/10, r.cfg.Clients*10)
 	var rps float64
-	for _, side := range []string{SideSvcDB, SideRedis} {
+	for _, side := range sides {
 		rctx, cancel := context.WithTimeoutCause(ctx, r.cfg.RunTimeout,
 			fmt.Errorf("calibrating %s against %s: run timeout %v", name, side, r.cfg.RunTimeout))
 		s, err := r.redisBenchmark(rctx, r.servers[side], test, p, ncal)
@@ -304,7 +305,8 @@ func (r *runner) calibrate(ctx context.Context, name, test string, p int) (int, 
 		rps = s.OpsPerSec // the baseline's, as it runs last
 	}
 	n := max(twoDigits(rps*r.cfg.TargetTime.Seconds()), r.cfg.Clients*10)
-	fmt.Fprintf(r.progress, "[cal]   %-28s redis %.0f ops/s over %d requests: -n %d for %v runs\n", name, rps, ncal, n, r.cfg.TargetTime)
+	fmt.Fprintf(r.progress, "[cal]   %-28s %s %.0f ops/s over %d requests: -n %d for %v runs\n",
+		name, sides[len(sides)-1], rps, ncal, n, r.cfg.TargetTime)
 	return n, nil
 }
 

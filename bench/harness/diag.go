@@ -321,7 +321,7 @@ func RunDiag(ctx context.Context, cfg DiagConfig) (rep *DiagReport, err error) {
 			name := fmt.Sprintf("%s -P %d", strings.ToUpper(test), p)
 			n := bc.RequestsFor(p)
 			if cfg.TargetTime > 0 {
-				if n, err = r.calibrateDiag(ctx, name, test, p); err != nil {
+				if n, err = r.calibrate(ctx, name, test, p, SideDiagOn, SideDiagOff); err != nil {
 					return rep, err
 				}
 			}
@@ -522,28 +522,6 @@ func (r *runner) waitQuiet(ctx context.Context, limit float64) error {
 		waited += quietWindow
 	}
 	return nil
-}
-
-// calibrateDiag runs a tenth of RequestsFor(p) against both servers,
-// unrecorded (it also fills the key space and warms both up alike), and
-// returns the -n that makes a run against the diagnostics-off server last
-// about TargetTime.
-func (r *runner) calibrateDiag(ctx context.Context, name, test string, p int) (int, error) {
-	ncal := max(r.cfg.RequestsFor(p)/10, r.cfg.Clients*10)
-	var rps float64
-	for _, side := range []string{SideDiagOn, SideDiagOff} {
-		rctx, cancel := context.WithTimeoutCause(ctx, r.cfg.RunTimeout,
-			fmt.Errorf("calibrating %s against diagnostics %s: run timeout %v", name, side, r.cfg.RunTimeout))
-		s, err := r.redisBenchmark(rctx, r.servers[side], test, p, ncal)
-		cancel()
-		if err != nil {
-			return 0, fmt.Errorf("calibrating %s against diagnostics %s: %w", name, side, err)
-		}
-		rps = s.OpsPerSec // the diagnostics-off server's, as it runs last
-	}
-	n := max(twoDigits(rps*r.cfg.TargetTime.Seconds()), r.cfg.Clients*10)
-	fmt.Fprintf(r.progress, "[cal]  %-10s off %.0f ops/s over %d requests: -n %d for %v runs\n", name, rps, ncal, n, r.cfg.TargetTime)
-	return n, nil
 }
 
 var diagLineRE = regexp.MustCompile(`diagnostics on http://(\S+)`)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -345,15 +344,14 @@ func (r *DiagReport) WriteTable(w io.Writer) error {
 	if ew.err != nil {
 		return ew.err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(diagHeader, "\t")+"\t")
 	rows := r.Rows()
+	cells := make([][]string, len(rows))
 	anyBound := false
 	for i := range rows {
-		fmt.Fprintln(tw, strings.Join(rows[i].cells(), "\t")+"\t")
+		cells[i] = rows[i].cells()
 		anyBound = anyBound || rows[i].ClientBound
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(w, diagHeader, cells); err != nil {
 		return err
 	}
 	if anyBound {

@@ -152,15 +152,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if ew.err != nil {
 		return ew.err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(tableHeader, "\t")+"\t")
 	rows := r.Rows()
+	cells := make([][]string, len(rows))
 	anyBound := false
 	for i := range rows {
-		fmt.Fprintln(tw, strings.Join(rows[i].cells(), "\t")+"\t")
+		cells[i] = rows[i].cells()
 		anyBound = anyBound || rows[i].ClientBound
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(w, tableHeader, cells); err != nil {
 		return err
 	}
 	if anyBound {
@@ -236,4 +235,14 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// writeTable writes header and rows right-aligned in columns.
+func writeTable(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	return tw.Flush()
 }
