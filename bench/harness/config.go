@@ -25,10 +25,9 @@ var RedisBaselineArgs = []string{"--save", "", "--appendonly", "no", "--daemoniz
 // Tests are the redis-benchmark tests the harness knows how to run (-t).
 var Tests = []string{"set", "get", "incr", "mset"}
 
-// Config is one comparison. DefaultConfig fills everything except SvcDB.
-type Config struct {
-	// SvcDB is the server under test; Redis the baseline.
-	SvcDB, Redis Server
+// Bench is what both comparisons (Config and DiagConfig) share: the
+// redis-benchmark runs, how they are sized and where they are pinned.
+type Bench struct {
 	// RedisBenchmark is the redis-benchmark executable.
 	RedisBenchmark string
 
@@ -64,12 +63,20 @@ type Config struct {
 	// Clients is -c (default 50) and KeySpace is -r (default 100000).
 	Clients, KeySpace int
 
+	// RunTimeout bounds each single run. Default 5 minutes.
+	RunTimeout time.Duration
+}
+
+// Config is one comparison. DefaultConfig fills everything except SvcDB.
+type Config struct {
+	// SvcDB is the server under test; Redis the baseline.
+	SvcDB, Redis Server
+	Bench
+
 	// Loads are the load generator workloads (Addr is filled in per server).
 	// Empty means no load generator runs.
 	Loads []loadgen.Config
 
-	// RunTimeout bounds each single run. Default 5 minutes.
-	RunTimeout time.Duration
 	// Progress receives one line per run; nil discards them.
 	Progress io.Writer
 	// WorkDir holds the servers' working directories; "" means a temporary
@@ -87,10 +94,9 @@ func DefaultLoad() loadgen.Config {
 	return c
 }
 
-// DefaultConfig returns the defaults described on each field.
-func DefaultConfig() Config {
-	return Config{
-		Redis:          Server{Path: "/usr/bin/redis-server", Args: slices.Clone(RedisBaselineArgs)},
+// defaultBench returns the defaults described on Bench's fields.
+func defaultBench() Bench {
+	return Bench{
 		RedisBenchmark: "/usr/bin/redis-benchmark",
 		Pin:            true,
 		ServerCPUs:     "0",
@@ -102,13 +108,57 @@ func DefaultConfig() Config {
 		TargetTime:     2500 * time.Millisecond,
 		Clients:        50,
 		KeySpace:       100_000,
-		Loads:          []loadgen.Config{DefaultLoad()},
 		RunTimeout:     5 * time.Minute,
 	}
 }
 
+// DefaultConfig returns the defaults described on each field.
+func DefaultConfig() Config {
+	return Config{
+		Redis: Server{Path: "/usr/bin/redis-server", Args: slices.Clone(RedisBaselineArgs)},
+		Bench: defaultBench(),
+		Loads: []loadgen.Config{DefaultLoad()},
+	}
+}
+
 // RequestsFor returns redis-benchmark's -n at pipeline p.
-func (c *Config) RequestsFor(p int) int { return c.Requests * min(max(p, 1), 10) }
+func (b *Bench) RequestsFor(p int) int { return b.Requests * min(max(p, 1), 10) }
+
+// validate appends b's problems to errs. withRuns says redis-benchmark runs
+// will happen, so its path and sizes must be usable.
+func (b *Bench) validate(errs []error, withRuns bool) []error {
+	if b.Rounds < 1 {
+		errs = append(errs, fmt.Errorf("rounds %d: want >= 1", b.Rounds))
+	}
+	for _, t := range b.Tests {
+		if !slices.Contains(Tests, t) {
+			errs = append(errs, fmt.Errorf("test %q: want one of %s", t, strings.Join(Tests, ", ")))
+		}
+	}
+	for _, p := range b.Pipelines {
+		if p < 1 {
+			errs = append(errs, fmt.Errorf("pipeline %d: want >= 1", p))
+		}
+	}
+	if withRuns {
+		if b.RedisBenchmark == "" {
+			errs = append(errs, errors.New("no redis-benchmark path"))
+		}
+		if b.Requests < 1 || b.Clients < 1 || b.KeySpace < 1 {
+			errs = append(errs, fmt.Errorf("requests %d, clients %d, keyspace %d: want >= 1 each", b.Requests, b.Clients, b.KeySpace))
+		}
+	}
+	if b.TargetTime < 0 {
+		errs = append(errs, fmt.Errorf("target time %v: want >= 0", b.TargetTime))
+	}
+	if b.RunTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("run timeout %v: want > 0", b.RunTimeout))
+	}
+	return errs
+}
+
+// hasRuns reports whether b selects any redis-benchmark case.
+func (b *Bench) hasRuns() bool { return len(b.Tests) > 0 && len(b.Pipelines) > 0 }
 
 // Validate checks c and returns every problem found.
 func (c *Config) Validate() error {
@@ -116,27 +166,7 @@ func (c *Config) Validate() error {
 	if c.SvcDB.Path == "" || c.Redis.Path == "" {
 		errs = append(errs, errors.New("both servers need a path"))
 	}
-	if c.Rounds < 1 {
-		errs = append(errs, fmt.Errorf("rounds %d: want >= 1", c.Rounds))
-	}
-	for _, t := range c.Tests {
-		if !slices.Contains(Tests, t) {
-			errs = append(errs, fmt.Errorf("test %q: want one of %s", t, strings.Join(Tests, ", ")))
-		}
-	}
-	for _, p := range c.Pipelines {
-		if p < 1 {
-			errs = append(errs, fmt.Errorf("pipeline %d: want >= 1", p))
-		}
-	}
-	if len(c.Tests) > 0 && len(c.Pipelines) > 0 {
-		if c.RedisBenchmark == "" {
-			errs = append(errs, errors.New("no redis-benchmark path"))
-		}
-		if c.Requests < 1 || c.Clients < 1 || c.KeySpace < 1 {
-			errs = append(errs, fmt.Errorf("requests %d, clients %d, keyspace %d: want >= 1 each", c.Requests, c.Clients, c.KeySpace))
-		}
-	}
+	errs = c.Bench.validate(errs, c.hasRuns())
 	for i := range c.Loads {
 		l := c.Loads[i]
 		l.Addr = "127.0.0.1:1" // filled in per server
@@ -144,14 +174,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("load workload %d: %w", i+1, err))
 		}
 	}
-	if len(c.Loads) == 0 && (len(c.Tests) == 0 || len(c.Pipelines) == 0) {
+	if len(c.Loads) == 0 && !c.hasRuns() {
 		errs = append(errs, errors.New("nothing to run: no redis-benchmark tests and no load workloads"))
-	}
-	if c.TargetTime < 0 {
-		errs = append(errs, fmt.Errorf("target time %v: want >= 0", c.TargetTime))
-	}
-	if c.RunTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("run timeout %v: want > 0", c.RunTimeout))
 	}
 	return errors.Join(errs...)
 }

@@ -53,23 +53,10 @@ type DiagConfig struct {
 	// --http-token T" after them for the diagnostics-on one. It must print
 	// "diagnostics on http://ADDR" when its HTTP server is up, as svcdb does.
 	SvcDB Server
-	// RedisBenchmark is the redis-benchmark executable.
-	RedisBenchmark string
-
-	// Pin, ServerCPUs, ClientCPUs, Rounds, Tests, Pipelines, Requests,
-	// TargetTime, Clients, KeySpace and RunTimeout mean what they mean in
-	// Config. The scraper runs in this process, which is pinned to
-	// ClientCPUs for the duration, so scraping costs the client's CPU, not
-	// the server's.
-	Pin                    bool
-	ServerCPUs, ClientCPUs string
-	Rounds                 int
-	Tests                  []string
-	Pipelines              []int
-	Requests               int
-	TargetTime             time.Duration
-	Clients, KeySpace      int
-	RunTimeout             time.Duration
+	// Bench means what it means in Config. The scraper runs in this
+	// process, which is pinned to ClientCPUs for the duration, so scraping
+	// costs the client's CPU, not the server's.
+	Bench
 
 	// Token is the diagnostics server's bearer token, sent with every
 	// scrape; "" means a random one per comparison.
@@ -113,20 +100,10 @@ type DiagConfig struct {
 // with redis-benchmark, pinning, rounds, sizing and key space as in
 // DefaultConfig; every DefaultEndpoints scraped each second; a 3% bar.
 func DefaultDiagConfig() DiagConfig {
-	d := DefaultConfig()
+	b := defaultBench()
+	b.Tests, b.Pipelines = []string{"set", "get"}, []int{16, 1}
 	return DiagConfig{
-		RedisBenchmark: d.RedisBenchmark,
-		Pin:            d.Pin,
-		ServerCPUs:     d.ServerCPUs,
-		ClientCPUs:     d.ClientCPUs,
-		Rounds:         d.Rounds,
-		Tests:          []string{"set", "get"},
-		Pipelines:      []int{16, 1},
-		Requests:       d.Requests,
-		TargetTime:     d.TargetTime,
-		Clients:        d.Clients,
-		KeySpace:       d.KeySpace,
-		RunTimeout:     d.RunTimeout,
+		Bench:          b,
 		ScrapeInterval: time.Second,
 		Endpoints:      slices.Clone(DefaultEndpoints),
 		MaxCostPct:     3,
@@ -138,18 +115,7 @@ func DefaultDiagConfig() DiagConfig {
 
 // benchConfig is the part of a Config the shared runner reads.
 func (c *DiagConfig) benchConfig() *Config {
-	return &Config{
-		SvcDB:          c.SvcDB,
-		RedisBenchmark: c.RedisBenchmark,
-		Rounds:         c.Rounds,
-		Tests:          c.Tests,
-		Pipelines:      c.Pipelines,
-		Requests:       c.Requests,
-		TargetTime:     c.TargetTime,
-		Clients:        c.Clients,
-		KeySpace:       c.KeySpace,
-		RunTimeout:     c.RunTimeout,
-	}
+	return &Config{SvcDB: c.SvcDB, Bench: c.Bench}
 }
 
 // Validate checks c and returns every problem found.
@@ -158,34 +124,10 @@ func (c *DiagConfig) Validate() error {
 	if c.SvcDB.Path == "" {
 		errs = append(errs, errors.New("no svcdb path"))
 	}
-	if c.RedisBenchmark == "" {
-		errs = append(errs, errors.New("no redis-benchmark path"))
-	}
-	if c.Rounds < 1 {
-		errs = append(errs, fmt.Errorf("rounds %d: want >= 1", c.Rounds))
-	}
-	if len(c.Tests) == 0 || len(c.Pipelines) == 0 {
+	if !c.hasRuns() {
 		errs = append(errs, errors.New("nothing to run: want at least one test and one pipeline depth"))
 	}
-	for _, t := range c.Tests {
-		if !slices.Contains(Tests, t) {
-			errs = append(errs, fmt.Errorf("test %q: want one of %s", t, strings.Join(Tests, ", ")))
-		}
-	}
-	for _, p := range c.Pipelines {
-		if p < 1 {
-			errs = append(errs, fmt.Errorf("pipeline %d: want >= 1", p))
-		}
-	}
-	if c.Requests < 1 || c.Clients < 1 || c.KeySpace < 1 {
-		errs = append(errs, fmt.Errorf("requests %d, clients %d, keyspace %d: want >= 1 each", c.Requests, c.Clients, c.KeySpace))
-	}
-	if c.TargetTime < 0 {
-		errs = append(errs, fmt.Errorf("target time %v: want >= 0", c.TargetTime))
-	}
-	if c.RunTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("run timeout %v: want > 0", c.RunTimeout))
-	}
+	errs = c.Bench.validate(errs, true)
 	if c.ScrapeInterval <= 0 {
 		errs = append(errs, fmt.Errorf("scrape interval %v: want > 0", c.ScrapeInterval))
 	}
