@@ -165,6 +165,47 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// benchFlags are the redis-benchmark flags compare and diag share
+// (harness.Bench); --tests and --pipelines are applied after parsing.
+type benchFlags struct {
+	b                *harness.Bench
+	tests, pipelines string
+}
+
+func addBenchFlags(fs *flag.FlagSet, b *harness.Bench) *benchFlags {
+	f := &benchFlags{b: b}
+	pipes := make([]string, len(b.Pipelines))
+	for i, p := range b.Pipelines {
+		pipes[i] = strconv.Itoa(p)
+	}
+	fs.StringVar(&b.RedisBenchmark, "redis-benchmark", b.RedisBenchmark, "redis-benchmark executable")
+	fs.BoolVar(&b.Pin, "pin", b.Pin, "pin the servers to the server CPUs and the clients (redis-benchmark, the load generator, the scraper) to the client CPUs with taskset (if >= 2 CPUs)")
+	fs.StringVar(&b.ServerCPUs, "server-cpus", b.ServerCPUs, "CPU list for the servers when pinning")
+	fs.StringVar(&b.ClientCPUs, "client-cpus", b.ClientCPUs, "CPU list for the clients when pinning")
+	fs.IntVar(&b.Rounds, "rounds", b.Rounds, "runs per case and server (medians are reported)")
+	fs.StringVar(&f.tests, "tests", strings.Join(b.Tests, ","), "redis-benchmark tests (set,get,incr,mset), or none")
+	fs.StringVar(&f.pipelines, "pipelines", strings.Join(pipes, ","), "redis-benchmark pipeline depths (-P)")
+	fs.IntVar(&b.Requests, "requests", b.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
+	fs.DurationVar(&b.TargetTime, "target-time", b.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
+	fs.IntVar(&b.Clients, "clients", b.Clients, "redis-benchmark -c")
+	fs.IntVar(&b.KeySpace, "keyspace", b.KeySpace, "redis-benchmark -r")
+	fs.DurationVar(&b.RunTimeout, "run-timeout", b.RunTimeout, "limit for a single run")
+	return f
+}
+
+// apply sets the parsed --tests and --pipelines.
+func (f *benchFlags) apply() error {
+	f.b.Tests = nil
+	if f.tests != "none" && f.tests != "" {
+		f.b.Tests = strings.Split(strings.ToLower(f.tests), ",")
+	}
+	var err error
+	if f.b.Pipelines, err = parseInts(f.pipelines); err != nil {
+		return fmt.Errorf("--pipelines: %w", err)
+	}
+	return nil
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -177,7 +218,6 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := harness.DefaultConfig()
 	var (
 		svcdbArgs, redisArgs   string
-		tests, pipelines       string
 		loads                  stringList
 		markdownFile, jsonFile string
 		quiet                  bool
@@ -186,19 +226,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted (e.g. \"--shards 4 --event-loops 1\")")
 	fs.StringVar(&cfg.Redis.Path, "redis", cfg.Redis.Path, "baseline redis-server")
 	fs.StringVar(&redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
-	fs.StringVar(&cfg.RedisBenchmark, "redis-benchmark", cfg.RedisBenchmark, "redis-benchmark executable")
-	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin servers and clients to separate CPUs with taskset (if >= 2 CPUs)")
-	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
-	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the clients when pinning")
-	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "runs per case and server (medians are reported)")
-	fs.StringVar(&tests, "tests", strings.Join(cfg.Tests, ","), "redis-benchmark tests (set,get,incr,mset), or none")
-	fs.StringVar(&pipelines, "pipelines", "1,16", "redis-benchmark pipeline depths (-P)")
-	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
-	fs.DurationVar(&cfg.TargetTime, "target-time", cfg.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
-	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "redis-benchmark -c")
-	fs.IntVar(&cfg.KeySpace, "keyspace", cfg.KeySpace, "redis-benchmark -r")
+	bench := addBenchFlags(fs, &cfg.Bench)
 	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults for 3 s)")
-	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "limit for a single run")
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
@@ -217,12 +246,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if cfg.Redis.Args, err = proc.SplitArgs(redisArgs); err != nil {
 		return fmt.Errorf("--redis-args: %w", err)
 	}
-	cfg.Tests = nil
-	if tests != "none" && tests != "" {
-		cfg.Tests = strings.Split(strings.ToLower(tests), ",")
-	}
-	if cfg.Pipelines, err = parseInts(pipelines); err != nil {
-		return fmt.Errorf("--pipelines: %w", err)
+	if err := bench.apply(); err != nil {
+		return err
 	}
 	if cfg.Loads, err = parseLoads(loads); err != nil {
 		return err
@@ -251,23 +276,13 @@ func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfg := harness.DefaultDiagConfig()
 	var (
-		svcdbArgs, tests, pipelines, endpoints string
-		markdownFile, jsonFile                 string
-		quiet                                  bool
+		svcdbArgs, endpoints   string
+		markdownFile, jsonFile string
+		quiet                  bool
 	)
 	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (takes --port N --bind ADDR, and --http-port 0 --http-token T for diagnostics on)")
 	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for both svcdb processes, shell-quoted (e.g. \"--shards 4\")")
-	fs.StringVar(&cfg.RedisBenchmark, "redis-benchmark", cfg.RedisBenchmark, "redis-benchmark executable")
-	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin both servers to the server CPUs, redis-benchmark and the scraper to the client CPUs, with taskset (if >= 2 CPUs)")
-	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
-	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the clients and the scraper when pinning")
-	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "runs per case and side (medians are reported)")
-	fs.StringVar(&tests, "tests", strings.Join(cfg.Tests, ","), "redis-benchmark tests (set,get,incr,mset)")
-	fs.StringVar(&pipelines, "pipelines", "16,1", "redis-benchmark pipeline depths (-P)")
-	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
-	fs.DurationVar(&cfg.TargetTime, "target-time", cfg.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
-	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "redis-benchmark -c")
-	fs.IntVar(&cfg.KeySpace, "keyspace", cfg.KeySpace, "redis-benchmark -r")
+	bench := addBenchFlags(fs, &cfg.Bench)
 	fs.DurationVar(&cfg.ScrapeInterval, "scrape-interval", cfg.ScrapeInterval, "time between two scrapes of every endpoint during the diagnostics-on runs")
 	fs.StringVar(&endpoints, "endpoints", endpointList(cfg.Endpoints), "paths to scrape, comma-separated; a trailing ? marks one that may answer 404 (then it is skipped)")
 	fs.StringVar(&cfg.Token, "http-token", "", "bearer token for the diagnostics server and the scrapes (default: a random one)")
@@ -276,7 +291,6 @@ func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&maxOthers, "max-others", maxOthers, "repeat a run during which other processes took more than this `percent` of a CPU on the benchmark's CPUs, and wait for quieter CPUs before runs (see --quiet-budget); 0: never")
 	fs.IntVar(&cfg.Retries, "retries", cfg.Retries, "most runs repeated over the whole comparison (at most 2 per run)")
 	fs.DurationVar(&cfg.QuietBudget, "quiet-budget", cfg.QuietBudget, "most time the whole comparison waits for quiet CPUs before its runs")
-	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "limit for a single run")
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
@@ -293,12 +307,8 @@ func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.SvcDB.Args, err = proc.SplitArgs(svcdbArgs); err != nil {
 		return fmt.Errorf("--svcdb-args: %w", err)
 	}
-	cfg.Tests = nil
-	if tests != "" {
-		cfg.Tests = strings.Split(strings.ToLower(tests), ",")
-	}
-	if cfg.Pipelines, err = parseInts(pipelines); err != nil {
-		return fmt.Errorf("--pipelines: %w", err)
+	if err := bench.apply(); err != nil {
+		return err
 	}
 	if cfg.Endpoints, err = parseEndpoints(endpoints); err != nil {
 		return fmt.Errorf("--endpoints: %w", err)
