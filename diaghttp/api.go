@@ -80,19 +80,6 @@ func writeAPIJSON(ctx *fasthttp.RequestCtx, v any) {
 	ctx.SetBody(body)
 }
 
-// stateName is a lifecycle state as the JSON documents name it.
-func stateName(st lifecycle.State) string {
-	switch st {
-	case lifecycle.Starting:
-		return status.StateStarting
-	case lifecycle.Ready:
-		return status.StateReady
-	case lifecycle.Draining:
-		return "draining"
-	}
-	return status.StateShuttingDown
-}
-
 // ---- /debug/api/cluster -----------------------------------------------------
 
 // clusterDoc is the topology. svcdb has no clustering yet: mode is
@@ -151,7 +138,7 @@ func (s *docs) clusterDoc(now time.Time) clusterDoc {
 		Address:      s.src.RedisAddr(),
 		Role:         "master",
 		Status:       "online",
-		State:        stateName(st),
+		State:        st.Name(),
 		Myself:       true,
 		ShardCount:   len(snaps),
 		EventLoops:   s.src.Net().EventLoops,
@@ -304,7 +291,7 @@ func (s *docs) metricsDoc(now time.Time) metricsDoc {
 	d := metricsDoc{
 		Timestamp: status.At(now),
 		Server: metricsServer{
-			Version: s.version, State: stateName(s.src.Lifecycle()),
+			Version: s.version, State: s.src.Lifecycle().Name(),
 			EventLoops: nst.EventLoops, Shards: len(snaps),
 		},
 		Clients: metricsClients{

@@ -170,7 +170,7 @@ func newRegistry(src Source, version string) *registry {
 		func(sc *scrape) float64 { return 0 })
 	fam = r.add("svc_lifecycle_state", "1 for the server's current lifecycle state, 0 for the others.", "gauge")
 	for _, st := range []lifecycle.State{lifecycle.Starting, lifecycle.Ready, lifecycle.Draining, lifecycle.ShuttingDown} {
-		fam.set.NewGauge(`svc_lifecycle_state{state="`+strings.ReplaceAll(st.String(), " ", "_")+`"}`, func() float64 {
+		fam.set.NewGauge(`svc_lifecycle_state{state="`+st.Name()+`"}`, func() float64 {
 			if r.snap.state == st {
 				return 1
 			}

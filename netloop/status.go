@@ -200,11 +200,8 @@ func (s *Server) StatusDocument(now time.Time) status.Document {
 
 // lifecycleName is the document's name for a lifecycle state.
 func lifecycleName(st lifecycle.State) string {
-	switch st {
-	case lifecycle.Ready:
-		return status.StateReady
-	case lifecycle.Draining, lifecycle.ShuttingDown:
+	if st.Stopping() { // the document has one state for both phases
 		return status.StateShuttingDown
 	}
-	return status.StateStarting
+	return st.Name()
 }

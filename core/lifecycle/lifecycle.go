@@ -35,6 +35,15 @@ func (s State) String() string {
 	return "unknown"
 }
 
+// Name is the state as machine-readable output spells it (JSON documents,
+// metric labels): starting, ready, draining, shutting_down.
+func (s State) Name() string {
+	if s == ShuttingDown {
+		return "shutting_down"
+	}
+	return s.String()
+}
+
 // Stopping reports whether the server is shutting down (either phase).
 func (s State) Stopping() bool { return s >= Draining }
 
