@@ -69,7 +69,6 @@ package netloop_test
 // expectations must pass TestGoldenAgainstRedis.
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -78,7 +77,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -543,24 +541,6 @@ func TestGoldenAgainstRedis(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the exec copier and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestGoldenSplitArgs(t *testing.T) {
