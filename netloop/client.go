@@ -46,7 +46,7 @@ type client struct {
 	spans      []trace.Span // per-request spans of the queued batch, ended when it completes
 
 	rec  *cmdstats.Recorder // this loop's command statistics (see cmdstats.go)
-	tick int64              // cmdstats.Now at the end of the last command or the start of the read
+	tick int64              // cmdstats.Now at the end of the last command or the start of the read (see lap)
 
 	// Counters this loop adds up per turn and publishes with one store each.
 	commands int64

@@ -44,10 +44,17 @@ func (s *Server) recorderFor(gc gnet.Conn) *cmdstats.Recorder {
 // coordinated, or loop-local) and whose reply was just appended at
 // c.out[mark:].
 func (s *Server) executed(c *client, cmd *command.Command, args [][]byte, mark int) {
+	s.account(c, cmd, args, c.out[mark:], c.lap())
+}
+
+// lap returns the nanoseconds since the end of the previous command (or the
+// start of the read, whose time.Now OnTraffic takes anyway) and starts the
+// next lap: one monotonic clock read per command.
+func (c *client) lap() int64 {
 	now := cmdstats.Now()
-	ns := now - c.tick
+	d := now - c.tick
 	c.tick = now
-	s.account(c, cmd, args, c.out[mark:], ns)
+	return d
 }
 
 // account records one executed command.
@@ -66,7 +73,7 @@ func (s *Server) rejected(c *client, cmd *command.Command, reply []byte) {
 		c.rec.Rejected(cmd.ID)
 	}
 	c.rec.ErrorReply(reply)
-	c.tick = cmdstats.Now()
+	c.lap() // the next command's time starts here
 }
 
 // CommandStats returns the per-command statistics since start (or the last

@@ -79,6 +79,7 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 	c.batch.Owner = c
 	c.batch.Ctx.Bind(s.rt)
 	c.lastInteraction.Store(c.created.UnixMilli())
+	c.tick = cmdstats.At(c.created)
 	return c
 }
 
@@ -134,7 +135,8 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		delete(s.paused, c)
 		s.pausedMu.Unlock()
 	}
-	now := time.Now().UnixMilli()
+	turn := time.Now()
+	now := turn.UnixMilli()
 	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
 		// A large request is still arriving and the parser knows its size:
 		// don't have gnet copy the whole partial request into one buffer on
@@ -144,7 +146,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	}
 	c.ctx.Now = now
 	buf, _ := gc.Peek(-1)
-	c.tick = cmdstats.Now()
+	c.tick = cmdstats.At(turn)
 	off, closeNow := s.consume(c, buf)
 	if closeNow {
 		return gnet.Close
