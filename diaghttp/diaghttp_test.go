@@ -54,7 +54,7 @@ func (s *source) CommandName(id int) string        { return s.table.ByID(id).Ful
 
 func (s *source) CommandCallCounts(dst []int64) []int64 { return s.srv.CommandCallCounts(dst) }
 func (s *source) RunID() string                         { return s.srv.RunID() }
-func (s *source) RedisAddr() string                     { return s.srv.ListenAddr() }
+func (s *source) RedisAddr() string                     { return s.srv.Addr() }
 func (s *source) Slowlog() *slowlog.Log                 { return s.srv.Slowlog() }
 func (s *source) Latency() *latency.Monitor             { return s.srv.Latency() }
 func (s *source) InfoText(sections ...string) string    { return s.srv.InfoText(sections...) }

@@ -10,12 +10,12 @@ import (
 // node id. Fixed by New; safe for concurrent use.
 func (s *Server) RunID() string { return s.runID }
 
-// ListenAddr is the Redis port's host:port. Unlike Addr it is safe to call
-// from any goroutine at any time, also while Start runs (the diagnostics
+// Addr is the Redis port's host:port. It is safe to call from any goroutine
+// at any time, also while Start runs (the diagnostics
 // server is up before the Redis port): until the port accepts it is the
 // configured address (port 0 until Start has picked a free one); once the
 // engine has booted, the address really bound.
-func (s *Server) ListenAddr() string {
+func (s *Server) Addr() string {
 	select {
 	case <-s.booted: // Start wrote s.addr before the engine booted
 		return s.addr

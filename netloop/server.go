@@ -244,9 +244,6 @@ func (s *Server) Start() error {
 	}
 }
 
-// Addr is the address the server listens on (host:port).
-func (s *Server) Addr() string { return s.addr }
-
 // Port is the TCP port the server listens on.
 func (s *Server) Port() int { return s.port }
 

@@ -31,7 +31,7 @@ func (s *Server) Stats() Stats {
 	t := s.statTotals()
 	return Stats{
 		State:               s.life.Load(),
-		Addr:                s.ListenAddr(), // not s.addr: Start writes it while diagnostics already read
+		Addr:                s.Addr(),
 		ConnectedClients:    s.connected.Load(),
 		MaxClients:          s.live.maxClients.Load(),
 		ConnectionsReceived: t.connections,

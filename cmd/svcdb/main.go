@@ -352,7 +352,7 @@ func (d diagSource) StatusJSON() []byte               { return d.srv.StatusJSON(
 
 func (d diagSource) CommandCallCounts(dst []int64) []int64 { return d.srv.CommandCallCounts(dst) }
 func (d diagSource) RunID() string                         { return d.srv.RunID() }
-func (d diagSource) RedisAddr() string                     { return d.srv.ListenAddr() } // safe while starting
+func (d diagSource) RedisAddr() string                     { return d.srv.Addr() } // safe while starting
 func (d diagSource) Slowlog() *slowlog.Log                 { return d.srv.Slowlog() }
 func (d diagSource) Latency() *latency.Monitor             { return d.srv.Latency() }
 func (d diagSource) InfoText(sections ...string) string    { return d.srv.InfoText(sections...) }
