@@ -104,8 +104,8 @@ type namedStats struct {
 	*cmdstats.Command
 }
 
-func (s *Server) infoCommandstats(b *strings.Builder) {
-	for _, c := range s.statsByName(s.cmdStats.Snapshot()) {
+func (s *Server) infoCommandstats(in *infoInput, b *strings.Builder) {
+	for _, c := range s.statsByName(in.cmds()) {
 		usec := c.Total.Microseconds()
 		perCall := 0.0
 		if c.Calls > 0 {
@@ -122,8 +122,8 @@ var latencyPercentiles = []struct {
 	q     float64
 }{{"p50", 0.50}, {"p99", 0.99}, {"p99.9", 0.999}}
 
-func (s *Server) infoLatencystats(b *strings.Builder) {
-	for _, c := range s.statsByName(s.cmdStats.Snapshot()) {
+func (s *Server) infoLatencystats(in *infoInput, b *strings.Builder) {
+	for _, c := range s.statsByName(in.cmds()) {
 		if c.Latency.Count == 0 {
 			continue
 		}
@@ -138,8 +138,8 @@ func (s *Server) infoLatencystats(b *strings.Builder) {
 	}
 }
 
-func (s *Server) infoErrorstats(b *strings.Builder) {
-	snap := s.cmdStats.Snapshot()
+func (s *Server) infoErrorstats(in *infoInput, b *strings.Builder) {
+	snap := in.cmds()
 	for i, code := range cmdstats.ErrorCodes() {
 		if n := snap.Errors[i]; n > 0 {
 			fmt.Fprintf(b, "errorstat_%s:count=%d\r\n", code, n)

@@ -148,7 +148,7 @@ func appendHotShards(dst []byte, r shard.HotShardReport, r3 bool) []byte {
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // infoHotshards is INFO's hotshards section, over the default period.
-func (s *Server) infoHotshards(b *strings.Builder) {
+func (s *Server) infoHotshards(_ *infoInput, b *strings.Builder) {
 	enabled := s.params.Bool("hotshards-enabled")
 	field(b, "hotshards_enabled", boolInt(enabled))
 	if !enabled {

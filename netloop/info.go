@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
@@ -21,7 +22,7 @@ import (
 var infoSections = []struct {
 	name    string
 	dflt    bool
-	section func(s *Server, b *strings.Builder)
+	section func(s *Server, in *infoInput, b *strings.Builder)
 }{
 	{"server", true, (*Server).infoServer},
 	{"clients", true, (*Server).infoClients},
@@ -55,6 +56,7 @@ func (s *Server) info(args [][]byte) string {
 		}
 	}
 	var b strings.Builder
+	in := &infoInput{s: s}
 	for _, sec := range infoSections {
 		if !(all || want[sec.name] || (dflt && sec.dflt)) {
 			continue
@@ -67,7 +69,7 @@ func (s *Server) info(args [][]byte) string {
 			title = "CPU"
 		}
 		b.WriteString("# " + title + "\r\n")
-		sec.section(s, &b)
+		sec.section(s, in, &b)
 	}
 	return b.String()
 }
@@ -94,7 +96,7 @@ func field(b *strings.Builder, k string, v any) {
 	fmt.Fprintf(b, "%s:%v\r\n", k, v)
 }
 
-func (s *Server) infoServer(b *strings.Builder) {
+func (s *Server) infoServer(_ *infoInput, b *strings.Builder) {
 	up := time.Since(s.started)
 	exe, _ := os.Executable()
 	field(b, "redis_version", RedisVersion)
@@ -117,7 +119,7 @@ func (s *Server) infoServer(b *strings.Builder) {
 	field(b, "io_threads_active", 0)
 }
 
-func (s *Server) infoClients(b *strings.Builder) {
+func (s *Server) infoClients(_ *infoInput, b *strings.Builder) {
 	field(b, "connected_clients", s.connected.Load())
 	field(b, "cluster_connections", 0)
 	field(b, "maxclients", s.live.maxClients.Load())
@@ -126,9 +128,9 @@ func (s *Server) infoClients(b *strings.Builder) {
 	field(b, "clients_in_timeout_table", 0)
 }
 
-func (s *Server) infoMemory(b *strings.Builder) {
+func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
 	var used int64
-	for _, sn := range s.rt.Snapshots() {
+	for _, sn := range in.shards() {
 		used += sn.MemoryUsed
 	}
 	// runtime/metrics, not runtime.ReadMemStats: the latter stops the world,
@@ -162,16 +164,16 @@ func humanBytes(n int64) string {
 	return ""
 }
 
-func (s *Server) infoStats(b *strings.Builder) {
+func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	st := s.statTotals().minus(s.stats.base.Load())
-	expired, hits, misses, in, out := st.expired, st.hits, st.misses, st.netIn, st.netOut
+	expired, hits, misses, netIn, netOut := st.expired, st.hits, st.misses, st.netIn, st.netOut
 	// As Redis (stat_numconnections counts accepted clients only), refused
 	// connections are in rejected_connections, not here.
 	field(b, "total_connections_received", st.connections)
 	field(b, "total_commands_processed", st.commands)
 	field(b, "instantaneous_ops_per_sec", s.stats.opsSampler.rate())
-	field(b, "total_net_input_bytes", in)
-	field(b, "total_net_output_bytes", out)
+	field(b, "total_net_input_bytes", netIn)
+	field(b, "total_net_output_bytes", netOut)
 	field(b, "rejected_connections", st.rejected)
 	field(b, "expired_keys", expired)
 	field(b, "evicted_keys", 0)
@@ -180,16 +182,16 @@ func (s *Server) infoStats(b *strings.Builder) {
 	field(b, "pubsub_channels", 0)
 	field(b, "pubsub_patterns", 0)
 	field(b, "total_protocol_errors", st.protocolErrors)
-	field(b, "total_error_replies", s.cmdStats.Snapshot().ErrorTotal())
+	field(b, "total_error_replies", in.cmds().ErrorTotal())
 }
 
 // infoPersistence: svcdb has no persistence yet (nothing is written to disk);
 // the fields say so rather than imitating a save history.
-func (s *Server) infoPersistence(b *strings.Builder) {
+func (s *Server) infoPersistence(in *infoInput, b *strings.Builder) {
 	field(b, "loading", boolInt(s.life.Load() == lifecycle.Starting))
 	field(b, "async_loading", 0)
 	field(b, "svc_persistence", "unavailable (svcdb keeps data in memory only; RDB and AOF are not implemented yet)")
-	field(b, "rdb_changes_since_last_save", s.writesSinceStart())
+	field(b, "rdb_changes_since_last_save", in.writes())
 	field(b, "rdb_bgsave_in_progress", 0)
 	field(b, "rdb_last_save_time", s.started.Unix())
 	field(b, "rdb_saves", 0)
@@ -197,11 +199,34 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 	field(b, "aof_rewrite_in_progress", 0)
 }
 
-// writesSinceStart is what Redis calls the dirty counter: write commands
-// executed since the last save, which for svcdb is since start.
-func (s *Server) writesSinceStart() int64 {
+// infoInput is what one INFO reply reads, taken once on first use and shared
+// by its sections: INFO everything would otherwise sum the command
+// statistics four times and read the shards five.
+type infoInput struct {
+	s         *Server
+	shardSnap []shard.Snapshot
+	cmdSnap   *cmdstats.Snapshot
+}
+
+func (in *infoInput) shards() []shard.Snapshot {
+	if in.shardSnap == nil {
+		in.shardSnap = in.s.rt.Snapshots()
+	}
+	return in.shardSnap
+}
+
+func (in *infoInput) cmds() *cmdstats.Snapshot {
+	if in.cmdSnap == nil {
+		in.cmdSnap = in.s.cmdStats.Snapshot()
+	}
+	return in.cmdSnap
+}
+
+// writes is what Redis calls the dirty counter: write commands executed
+// since the last save, which for svcdb is since start.
+func (in *infoInput) writes() int64 {
 	var n int64
-	for _, sn := range s.rt.Snapshots() {
+	for _, sn := range in.shards() {
 		n += sn.Writes
 	}
 	return n
@@ -209,7 +234,7 @@ func (s *Server) writesSinceStart() int64 {
 
 // infoReplication: svcdb is a standalone primary; replication does not exist
 // yet, so there are never replicas and the offsets stay at their start.
-func (s *Server) infoReplication(b *strings.Builder) {
+func (s *Server) infoReplication(_ *infoInput, b *strings.Builder) {
 	field(b, "role", "master")
 	field(b, "connected_slaves", 0)
 	field(b, "master_failover_state", "no-failover")
@@ -221,7 +246,7 @@ func (s *Server) infoReplication(b *strings.Builder) {
 	field(b, "svc_replication", "unavailable (replication is not implemented yet)")
 }
 
-func (s *Server) infoCPU(b *strings.Builder) {
+func (s *Server) infoCPU(_ *infoInput, b *strings.Builder) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	tv := func(t syscall.Timeval) string { return fmt.Sprintf("%d.%06d", t.Sec, t.Usec) }
@@ -229,9 +254,9 @@ func (s *Server) infoCPU(b *strings.Builder) {
 	field(b, "used_cpu_user", tv(ru.Utime))
 }
 
-func (s *Server) infoKeyspace(b *strings.Builder) {
+func (s *Server) infoKeyspace(in *infoInput, b *strings.Builder) {
 	var keys, expires, ttlWeighted [shard.NumDatabases]int64
-	for _, sn := range s.rt.Snapshots() {
+	for _, sn := range in.shards() {
 		for i := range keys {
 			keys[i] += sn.Keys[i]
 			expires[i] += sn.Expires[i]
@@ -251,13 +276,13 @@ func (s *Server) infoKeyspace(b *strings.Builder) {
 	}
 }
 
-func (s *Server) infoSvc(b *strings.Builder) {
+func (s *Server) infoSvc(in *infoInput, b *strings.Builder) {
 	field(b, "svc_shards", s.rt.NumShards())
 	field(b, "svc_event_loops", s.cfg.EventLoops)
 	field(b, "svc_drain_strategy", s.rt.Strategy())
 	var depth int
 	var batches int64
-	for _, sn := range s.rt.Snapshots() {
+	for _, sn := range in.shards() {
 		depth += sn.QueueDepth
 		batches += sn.Batches
 	}
