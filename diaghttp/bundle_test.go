@@ -118,26 +118,10 @@ func startBundles(t *testing.T, withHTTP bool, cfg diaghttp.BundleConfig) *bundl
 // get requests path with the token (or with the headers given).
 func (f *bundleFixture) get(t *testing.T, method, path string, hdr map[string]string) reply {
 	t.Helper()
-	req, err := http.NewRequest(method, f.base+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if hdr == nil {
 		hdr = map[string]string{"Authorization": "Bearer " + bundleToken}
 	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{res.StatusCode, res.Header, string(body)}
+	return request(t, method, f.base+path, hdr, 30*time.Second)
 }
 
 // checkDownload checks a bundle download's headers and returns its id.

@@ -116,17 +116,23 @@ type reply struct {
 
 func (f *fixture) do(t *testing.T, method, path string, hdr map[string]string) reply {
 	t.Helper()
-	req, err := http.NewRequest(method, f.base+path, nil)
+	return request(t, method, f.base+path, hdr, 10*time.Second)
+}
+
+// request sends one HTTP request with the headers given and reads the whole
+// answer.
+func request(t *testing.T, method, url string, hdr map[string]string, timeout time.Duration) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	c := &http.Client{Timeout: 10 * time.Second}
-	res, err := c.Do(req)
+	res, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
