@@ -92,7 +92,7 @@ func (c *client) publish(now int64) {
 	c.lastInteraction.Store(now)
 	c.pubCommands.Store(c.commands)
 	c.pubNetIn.Store(c.netIn)
-	c.pubNetOut.Store(c.netOut)
+	// pubNetOut is stored by flush, as the bytes go out.
 }
 
 // ---- registry ----------------------------------------------------------------
