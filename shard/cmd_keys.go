@@ -69,13 +69,14 @@ func (c *Ctx) rename(nx bool) {
 		}
 		dd.remove(old)
 	}
-	val, ival, enc, kind, at := o.str, o.ival, o.enc, o.kind, o.expireAt
-	o.str = nil // the value moves; keep remove from accounting it twice
-	sd.memory.Add(-int64(cap(val)))
+	val, coll, ival, enc, kind, at := o.str, o.coll, o.ival, o.enc, o.kind, o.expireAt
+	size := o.valueMemory()
+	o.str, o.coll = nil, nil // the value moves; keep remove from accounting it twice
+	sd.memory.Add(-size)
 	sd.remove(o)
 	n := dd.insert(dst, kind)
-	n.str, n.ival, n.enc = val, ival, enc
-	dd.memory.Add(int64(cap(val)))
+	n.str, n.coll, n.ival, n.enc = val, coll, ival, enc
+	dd.memory.Add(size)
 	dd.setExpire(n, at)
 	if nx {
 		c.int(1)
@@ -135,9 +136,12 @@ func cmdCopy(c *Ctx) {
 		dd.remove(old)
 	}
 	n := dd.insert(dst, o.kind)
-	if o.enc == encInt {
+	switch {
+	case o.kind != KindString:
+		dd.copyValue(n, o)
+	case o.enc == encInt:
 		dd.setInt(n, o.ival)
-	} else {
+	default:
 		dd.setString(n, o.str)
 	}
 	dd.setExpire(n, o.expireAt)

@@ -13,12 +13,27 @@ type Kind uint8
 const (
 	kindNone Kind = iota // an empty slot
 	KindString
+	KindList
+	KindSet
+	KindZSet
+	KindHash
+	KindStream
 )
 
 func (k Kind) String() string {
 	switch k {
 	case KindString:
 		return "string"
+	case KindList:
+		return "list"
+	case KindSet:
+		return "set"
+	case KindZSet:
+		return "zset"
+	case KindHash:
+		return "hash"
+	case KindStream:
+		return "stream"
 	}
 	return "none"
 }
@@ -26,10 +41,15 @@ func (k Kind) String() string {
 // object is one key and its value. Objects live in fixed-size chunks that never
 // move, so an *object stays valid until the key is deleted; it must not outlive
 // the command handler that looked it up.
+//
+// Where a value lives depends on its encoding (see value.go): strings in str
+// or ival, compact collections (listpack, intset) in str as one flat buffer,
+// full collections behind coll.
 type object struct {
-	key      string // shares its bytes with the index map's key
-	str      []byte // KindString with encRaw: the value
-	ival     int64  // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
+	key      string     // shares its bytes with the index map's key
+	str      []byte     // encRaw: the string; encListpack/encIntset: the flat encoding
+	coll     collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
+	ival     int64      // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
 	expireAt int64  // unix milliseconds; 0 = no expiry
 	volIdx   int32  // position in DB.volatile, -1 when expireAt == 0
 	kind     Kind
@@ -42,8 +62,14 @@ type object struct {
 type encoding uint8
 
 const (
-	encRaw encoding = iota // o.str holds the bytes
-	encInt                 // o.ival holds the value; o.str is nil
+	encRaw       encoding = iota // o.str holds the bytes
+	encInt                       // o.ival holds the value; o.str is nil
+	encListpack                  // o.str is a listpack (package listpack)
+	encIntset                    // o.str is an intset (sorted integers)
+	encHashtable                 // o.coll is a hash table (hash or set)
+	encSkiplist                  // o.coll is a sorted set's skiplist and map
+	encQuicklist                 // o.coll is a list of listpacks
+	encStream                    // o.coll is a stream
 )
 
 // value returns a string object's bytes; for encInt they are formatted into
@@ -154,7 +180,7 @@ func (d *DB) removeAt(o *object, pos uint32) {
 		d.clearExpire(o)
 	}
 	delete(d.index, o.key)
-	d.memory.Add(-int64(len(o.key) + objectOverhead + cap(o.str)))
+	d.memory.Add(-(int64(len(o.key)+objectOverhead) + o.valueMemory()))
 	*o = object{volIdx: -1}
 	d.free = append(d.free, pos)
 	d.keys.Store(int64(len(d.index)))
@@ -250,8 +276,8 @@ func (d *DB) materialize(o *object) {
 
 // dropValue empties o's value before it is given a value of another kind.
 func (d *DB) dropValue(o *object) {
-	d.memory.Add(-int64(cap(o.str)))
-	o.str = nil
+	d.memory.Add(-o.valueMemory())
+	o.str, o.coll = nil, nil
 	o.kind, o.enc = kindNone, encRaw
 }
 

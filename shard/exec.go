@@ -20,6 +20,7 @@ type Ctx struct {
 
 	rt     *Runtime
 	single *Shard   // the shard held, when the command runs on exactly one
+	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
 	num    [20]byte // scratch for formatting integer-encoded values
 }
 
@@ -45,6 +46,7 @@ const (
 	routeKeys                  // the shards of its keys (legacy key positions)
 	routeAll                   // every shard (keyspace-wide commands)
 	routeScan                  // one shard, chosen by the SCAN cursor
+	routeSubKey                // a container whose subcommands take one key at args[2] (OBJECT)
 )
 
 type route struct {
@@ -82,6 +84,11 @@ func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where 
 			return 0, OneShard
 		}
 		return 0, Coordinated
+	case routeSubKey:
+		if len(args) > 2 {
+			return rt.ShardOf(args[2]), OneShard
+		}
+		return 0, OneShard
 	case routeScan:
 		shard, _, err := rt.parseScanCursor(args[1])
 		if err != nil {
@@ -113,7 +120,12 @@ func handlerTable() map[string]struct {
 		r routeKind
 	}
 	t := map[string]entry{}
-	add := func(name string, h handler, r routeKind) { t[name] = entry{h, r} }
+	add := func(name string, h handler, r routeKind) {
+		if _, dup := t[name]; dup {
+			panic("shard: two handlers for " + name)
+		}
+		t[name] = entry{h, r}
+	}
 	// strings
 	add("get", cmdGet, routeKeys)
 	add("set", cmdSet, routeKeys)
@@ -160,6 +172,13 @@ func handlerTable() map[string]struct {
 	add("dbsize", cmdDBSize, routeAll)
 	add("flushdb", cmdFlushDB, routeAll)
 	add("flushall", cmdFlushAll, routeAll)
+	add("object", cmdObject, routeSubKey)
+	// data types (one file per type registers its commands)
+	addHashCommands(add)
+	addListCommands(add)
+	addSetCommands(add)
+	addZSetCommands(add)
+	addStreamCommands(add)
 	return t
 }
 

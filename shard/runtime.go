@@ -75,6 +75,7 @@ type Runtime struct {
 
 	expireEvery time.Duration
 	hot         *hotRing // per-second per-shard rates (hotshards.go)
+	limits      encodingLimits
 	latency     atomic.Pointer[latency.Monitor]
 	stop        chan struct{}
 	wg          sync.WaitGroup

@@ -1,0 +1,116 @@
+package shard
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP, XREAD BLOCK, XREADGROUP BLOCK) are written as one
+// handler that serves what it can and otherwise blocks:
+//
+//	func cmdBLPop(c *Ctx) {
+//		... parse; deadline, ok := c.parseTimeout(arg, true) ...
+//		for _, key := range keys {
+//			if !c.servable(key) { continue }
+//			... if key has data: pop, reply, return ...
+//		}
+//		c.block(keys, deadline, timeoutNullArray)
+//	}
+//
+// When a key it waits on gets data, the runtime runs the same handler again
+// for the waiting client on the shard that owns that key, with servable true
+// for that key only; a run that replies nothing leaves the client waiting.
+
+// timeoutReply is what a blocked client gets when its timeout passes (and what
+// a blocking command replies at once when it cannot block, inside MULTI).
+type timeoutReply uint8
+
+const (
+	timeoutNullArray timeoutReply = iota // *-1 (BLPOP, BZPOPMIN, BLMPOP, XREAD, ...)
+	timeoutNullBulk                      // $-1 (BLMOVE, BRPOPLPUSH)
+)
+
+// parseTimeout reads a blocking command's timeout as Redis'
+// getTimeoutFromObjectOrReply: seconds (fractions allowed) when seconds is
+// true, else whole milliseconds (XREAD BLOCK). It returns the deadline in unix
+// milliseconds, 0 for "wait forever", or replies with Redis' error.
+func (c *Ctx) parseTimeout(arg []byte, seconds bool) (deadline int64, ok bool) {
+	var ms int64
+	if seconds {
+		f, err := strconv.ParseFloat(string(arg), 64)
+		if err != nil && !isRangeErr(err) || len(arg) == 0 || math.IsNaN(f) || isCSpace(arg[0]) {
+			c.err("ERR timeout is not a float or out of range")
+			return 0, false
+		}
+		f *= 1000
+		if f > math.MaxInt64 || math.IsInf(f, 1) {
+			c.err("ERR timeout is out of range")
+			return 0, false
+		}
+		if f < 0 {
+			c.err("ERR timeout is negative")
+			return 0, false
+		}
+		ms = int64(math.Ceil(f))
+	} else {
+		n, ok := resp.ParseInt(arg)
+		if !ok {
+			c.err("ERR timeout is not an integer or out of range")
+			return 0, false
+		}
+		if n < 0 {
+			c.err("ERR timeout is negative")
+			return 0, false
+		}
+		ms = n
+	}
+	if ms == 0 {
+		return 0, true
+	}
+	if ms > math.MaxInt64-c.Now {
+		c.err("ERR timeout is out of range")
+		return 0, false
+	}
+	return c.Now + ms, true
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// servable reports whether a blocking handler may look at key now: always,
+// except while the runtime serves a woken client, when only the key that got
+// data may be touched (the others may live on shards it does not hold).
+func (c *Ctx) servable(key []byte) bool {
+	return c.ready == nil || string(key) == string(c.ready)
+}
+
+// block parks the client on keys until one of them gets data or deadline
+// (unix ms, 0 = never) passes, when it is sent reply. Where a client cannot
+// block (inside MULTI) it gets reply at once; while the runtime serves a woken
+// client, block does nothing (the client keeps waiting).
+func (c *Ctx) block(keys [][]byte, deadline int64, reply timeoutReply) {
+	if c.ready != nil {
+		return
+	}
+	// Blocking is wired in by the runtime (see blocking.go); until a client can
+	// park, it behaves as inside MULTI.
+	c.timeoutReply(reply)
+}
+
+func (c *Ctx) timeoutReply(r timeoutReply) {
+	if r == timeoutNullBulk {
+		c.null()
+	} else {
+		c.Out = resp.AppendNullArray(c.Out, c.RESP3)
+	}
+}
+
+// signalReady tells blocked clients that key may now serve them (XADD, which
+// appends to a stream that already exists). Creating a list, sorted set or
+// stream key signals by itself (DB.insert).
+func (d *DB) signalReady(key []byte) {}

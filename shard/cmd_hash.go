@@ -1,0 +1,5 @@
+package shard
+
+// addHashCommands registers the hash commands' handlers.
+func addHashCommands(add func(name string, h handler, r routeKind)) {
+}

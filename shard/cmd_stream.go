@@ -1,0 +1,5 @@
+package shard
+
+// addStreamCommands registers the stream commands' handlers.
+func addStreamCommands(add func(name string, h handler, r routeKind)) {
+}

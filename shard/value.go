@@ -1,0 +1,216 @@
+package shard
+
+import (
+	"sync/atomic"
+
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// collection is a value held in a full structure (hash table, skiplist,
+// quicklist, stream) rather than in one flat buffer. Each type keeps its own
+// byte count current as it changes, so memory accounting never walks a value.
+type collection interface {
+	// memory is the bytes the structure holds (entries, their bytes and the
+	// structure's own overhead, approximately), kept current by its mutators.
+	memory() int64
+	// clone returns a deep copy (COPY).
+	clone() collection
+}
+
+// valueMemory is the bytes o's value holds beyond the object itself.
+func (o *object) valueMemory() int64 {
+	n := int64(cap(o.str))
+	if o.coll != nil {
+		n += o.coll.memory()
+	}
+	return n
+}
+
+// valueChanged accounts for a change of o's value size; before is what
+// o.valueMemory() returned before the change. Every command that changes a
+// collection calls it once, at the end:
+//
+//	before := o.valueMemory()
+//	... change o ...
+//	d.valueChanged(o, before)
+func (d *DB) valueChanged(o *object, before int64) {
+	if delta := o.valueMemory() - before; delta != 0 {
+		d.memory.Add(delta)
+	}
+}
+
+// copyValue gives dst (a fresh object of src's kind) a deep copy of src's
+// collection value.
+func (d *DB) copyValue(dst, src *object) {
+	dst.enc = src.enc
+	if src.str != nil {
+		dst.str = append(make([]byte, 0, len(src.str)), src.str...)
+	}
+	if src.coll != nil {
+		dst.coll = src.coll.clone()
+	}
+	d.memory.Add(dst.valueMemory())
+}
+
+// encodingName is what OBJECT ENCODING reports, from what the value really
+// is. Strings follow Redis: "int" for integers held as numbers, "embstr" for
+// strings up to 44 bytes (Redis' embedded-string limit), "raw" above.
+func (o *object) encodingName() string {
+	switch o.enc {
+	case encInt:
+		return "int"
+	case encRaw:
+		if len(o.str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
+	case encListpack:
+		if o.kind == KindList {
+			return "quicklist" // Redis 7.0 lists are always quicklists; ours has one node
+		}
+		return "listpack"
+	case encIntset:
+		return "intset"
+	case encHashtable:
+		return "hashtable"
+	case encSkiplist:
+		return "skiplist"
+	case encQuicklist:
+		return "quicklist"
+	case encStream:
+		return "stream"
+	}
+	return "unknown"
+}
+
+// readKind looks key up for a read command: (nil, true) when missing, (nil,
+// false) after replying WRONGTYPE. It counts keyspace hits and misses.
+func (c *Ctx) readKind(d *DB, key []byte, kind Kind) (*object, bool) {
+	o := d.lookup(key, c.Now)
+	if o == nil {
+		d.misses.Add(1)
+		return nil, true
+	}
+	d.hits.Add(1)
+	if o.kind != kind {
+		c.wrongType()
+		return nil, false
+	}
+	return o, true
+}
+
+// writeKind looks key up for a write command: (nil, true) when missing, (nil,
+// false) after replying WRONGTYPE. Writes do not count as hits or misses, as
+// in Redis (lookupKeyWrite).
+func (c *Ctx) writeKind(d *DB, key []byte, kind Kind) (*object, bool) {
+	o := d.lookup(key, c.Now)
+	if o == nil {
+		return nil, true
+	}
+	if o.kind != kind {
+		c.wrongType()
+		return nil, false
+	}
+	return o, true
+}
+
+// ---- encoding thresholds ------------------------------------------------------
+
+// EncodingLimits are the thresholds past which a compact value converts to
+// its full structure (Redis' *-max-listpack-* and set-max-intset-entries).
+type EncodingLimits struct {
+	HashMaxListpackEntries int64
+	HashMaxListpackValue   int64
+	SetMaxIntsetEntries    int64
+	ZSetMaxListpackEntries int64
+	ZSetMaxListpackValue   int64
+	ListMaxListpackSize    int64 // > 0: entries per node; < 0: -1..-5 = 4..64 KiB per node
+	StreamNodeMaxEntries   int64
+}
+
+// DefaultEncodingLimits are Redis 7.0's defaults.
+var DefaultEncodingLimits = EncodingLimits{
+	HashMaxListpackEntries: 512,
+	HashMaxListpackValue:   64,
+	SetMaxIntsetEntries:    512,
+	ZSetMaxListpackEntries: 128,
+	ZSetMaxListpackValue:   64,
+	ListMaxListpackSize:    -2,
+	StreamNodeMaxEntries:   100,
+}
+
+// encodingLimits is read by command handlers on any shard and replaced whole
+// by SetEncodingLimits (CONFIG SET).
+type encodingLimits struct{ p atomic.Pointer[EncodingLimits] }
+
+// SetEncodingLimits replaces the thresholds; values already stored convert
+// when next written, as in Redis.
+func (rt *Runtime) SetEncodingLimits(l EncodingLimits) { rt.limits.p.Store(&l) }
+
+// limits returns the current thresholds.
+func (c *Ctx) limits() *EncodingLimits {
+	if l := c.rt.limits.p.Load(); l != nil {
+		return l
+	}
+	return &DefaultEncodingLimits
+}
+
+// ---- OBJECT -----------------------------------------------------------------
+
+func cmdObject(c *Ctx) {
+	sub := c.Args[1]
+	if resp.EqualFold(sub, "help") {
+		c.array(len(objectHelp))
+		for _, l := range objectHelp {
+			c.simple(l)
+		}
+		return
+	}
+	if len(c.Args) != 3 {
+		c.Out = resp.AppendErrSubcommandSyntax(c.Out, sub, "object")
+		return
+	}
+	key := c.Args[2]
+	o := c.db(key).lookup(key, c.Now)
+	if o == nil {
+		c.null()
+		return
+	}
+	switch {
+	case resp.EqualFold(sub, "encoding"):
+		c.bulkString(o.encodingName())
+	case resp.EqualFold(sub, "refcount"):
+		// Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT) and reports
+		// them so; svcdb holds them inline, which is the same observable fact.
+		if o.enc == encInt && o.ival >= 0 && o.ival < 10000 {
+			c.int(2147483647)
+		} else {
+			c.int(1)
+		}
+	case resp.EqualFold(sub, "idletime"):
+		// svcdb keeps no access clock per key yet (issue 7 adds LRU/LFU data).
+		c.int(0)
+	case resp.EqualFold(sub, "freq"):
+		c.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		c.Out = resp.AppendErrSubcommandSyntax(c.Out, sub, "object")
+	}
+}
+
+var objectHelp = []string{
+	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+	"HELP",
+	"    Prints this help.",
+}
