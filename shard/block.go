@@ -97,9 +97,11 @@ func (c *Ctx) block(keys [][]byte, deadline int64, reply timeoutReply) {
 	if c.ready != nil {
 		return
 	}
-	// Blocking is wired in by the runtime (see blocking.go); until a client can
-	// park, it behaves as inside MULTI.
-	c.timeoutReply(reply)
+	if c.Blocker == nil { // inside MULTI, or a producer that cannot park
+		c.timeoutReply(reply)
+		return
+	}
+	c.park(keys, deadline, reply)
 }
 
 func (c *Ctx) timeoutReply(r timeoutReply) {
@@ -113,4 +115,8 @@ func (c *Ctx) timeoutReply(r timeoutReply) {
 // signalReady tells blocked clients that key may now serve them (XADD, which
 // appends to a stream that already exists). Creating a list, sorted set or
 // stream key signals by itself (DB.insert).
-func (d *DB) signalReady(key []byte) {}
+func (d *DB) signalReady(key []byte) {
+	if d.blocked != nil {
+		d.markReady(string(key))
+	}
+}

@@ -99,6 +99,10 @@ type DB struct {
 	used     uint32   // slot positions handed out so far
 	free     []uint32 // emptied positions, reused before growing
 	volatile []uint32 // positions of keys with an expiry
+	owner    *Shard
+	num      int                  // database number
+	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (blocking.go); nil when none
+	watched  map[string][]*Watch  // WATCHed keys (watch.go); nil when none
 
 	// Published for readers outside the shard (INFO keyspace, metrics).
 	keys    atomic.Int64
@@ -167,6 +171,10 @@ func (d *DB) insert(key []byte, kind Kind) *object {
 	*o = object{key: k, kind: kind, volIdx: -1}
 	d.keys.Store(int64(len(d.index)))
 	d.memory.Add(int64(len(k) + objectOverhead))
+	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
+		d.markReady(k)
+	}
+	d.touched(k)
 	return o
 }
 
@@ -176,6 +184,7 @@ func (d *DB) remove(o *object) {
 }
 
 func (d *DB) removeAt(o *object, pos uint32) {
+	d.touched(o.key)
 	if o.expireAt != 0 {
 		d.clearExpire(o)
 	}
@@ -203,6 +212,11 @@ func (d *DB) reset() {
 // flush deletes every key and returns how many there were.
 func (d *DB) flush() int {
 	n := len(d.index)
+	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
+		if _, ok := d.index[key]; ok {
+			d.touched(key)
+		}
+	}
 	d.index = make(map[string]uint32)
 	d.reset()
 	d.avgTTL.Store(0)
@@ -217,6 +231,7 @@ func (d *DB) setExpire(o *object, at int64) {
 		}
 		return
 	}
+	d.touched(o.key)
 	if o.expireAt == 0 {
 		o.volIdx = int32(len(d.volatile))
 		d.volatile = append(d.volatile, d.index[o.key])
@@ -226,6 +241,7 @@ func (d *DB) setExpire(o *object, at int64) {
 }
 
 func (d *DB) clearExpire(o *object) {
+	d.touched(o.key)
 	i := o.volIdx
 	last := len(d.volatile) - 1
 	if int(i) != last {
@@ -251,6 +267,7 @@ func (d *DB) setString(o *object, val []byte) {
 	o.kind = KindString
 	o.enc = encRaw
 	d.accountResize(o, old)
+	d.touched(o.key)
 }
 
 // setInt stores n as o's value with the integer encoding, releasing any byte
@@ -261,6 +278,7 @@ func (d *DB) setInt(o *object, n int64) {
 		o.str = nil
 	}
 	o.kind, o.enc, o.ival = KindString, encInt, n
+	d.touched(o.key)
 }
 
 // materialize turns an integer-encoded value into bytes before a command

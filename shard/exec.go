@@ -18,6 +18,14 @@ type Ctx struct {
 	Args  [][]byte
 	Out   []byte
 
+	// Blocker is the client a blocking command may park (nil: it cannot, as
+	// inside MULTI; the command then replies as on timeout). Blocked is set
+	// when the command parked it; the producer then waits for
+	// Blocker.Unblocked. RetryDeadline carries a retried waiter's deadline.
+	Blocker       Unblocker
+	Blocked       *Waiter
+	RetryDeadline int64
+
 	rt     *Runtime
 	single *Shard   // the shard held, when the command runs on exactly one
 	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
@@ -47,6 +55,7 @@ const (
 	routeAll                   // every shard (keyspace-wide commands)
 	routeScan                  // one shard, chosen by the SCAN cursor
 	routeSubKey                // a container whose subcommands take one key at args[2] (OBJECT)
+	routeKeySpecs              // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
 )
 
 type route struct {
@@ -66,8 +75,16 @@ const (
 // passed the arity check.
 func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
 	r := rt.routes[cmd.ID]
+	if cmd.Flags&command.FlagBlocking != 0 && (r.kind == routeKeys || r.kind == routeKeySpecs) {
+		// A blocking command may park its client, which only the producer's
+		// own synchronous call can do (blocking.go).
+		return 0, Coordinated
+	}
 	switch r.kind {
 	case routeKeys:
+		if cmd.Flags&command.FlagMovableKeys != 0 {
+			return rt.routeMovable(cmd, args)
+		}
 		first := rt.ShardOf(args[cmd.FirstKey])
 		last := cmd.LastKey
 		if last < 0 {
@@ -79,6 +96,8 @@ func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where 
 			}
 		}
 		return first, OneShard
+	case routeKeySpecs:
+		return rt.routeMovable(cmd, args)
 	case routeAll:
 		if len(rt.shards) == 1 {
 			return 0, OneShard
@@ -99,7 +118,39 @@ func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where 
 	return 0, NotShard
 }
 
+// routeMovable routes a command whose keys are found by its key specs
+// (numkeys, STREAMS keyword: ZUNIONSTORE, LMPOP, XREAD, ...). A command whose
+// keys cannot be found (a bad numkeys) runs on shard 0, where its handler
+// replies with the error.
+func (rt *Runtime) routeMovable(cmd *command.Command, args [][]byte) (int, Where) {
+	var buf [16]int
+	var flags [16]command.KeyFlag
+	keys, _, ok := cmd.KeysWithFlags(args, buf[:0], flags[:0])
+	if !ok || len(keys) == 0 {
+		return 0, OneShard
+	}
+	first := rt.ShardOf(args[keys[0]])
+	for _, i := range keys[1:] {
+		if rt.ShardOf(args[i]) != first {
+			return 0, Coordinated
+		}
+	}
+	return first, OneShard
+}
+
 func (rt *Runtime) keyShards(cmd *command.Command, args [][]byte, set *shardSet) {
+	if cmd.Flags&command.FlagMovableKeys != 0 || rt.routes[cmd.ID].kind == routeKeySpecs {
+		var buf [16]int
+		var flags [16]command.KeyFlag
+		keys, _, ok := cmd.KeysWithFlags(args, buf[:0], flags[:0])
+		if !ok || len(keys) == 0 {
+			set.add(0)
+		}
+		for _, i := range keys {
+			set.add(rt.ShardOf(args[i]))
+		}
+		return
+	}
 	last := cmd.LastKey
 	if last < 0 {
 		last = len(args) + last
@@ -190,7 +241,7 @@ func (rt *Runtime) register() error {
 		if cmd == nil {
 			return fmt.Errorf("shard: handler for %q has no command table entry", name)
 		}
-		if e.r == routeKeys && cmd.FirstKey <= 0 {
+		if e.r == routeKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
 			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
 		}
 		rt.handlers[cmd.ID] = e.h

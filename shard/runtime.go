@@ -76,6 +76,7 @@ type Runtime struct {
 	expireEvery time.Duration
 	hot         *hotRing // per-second per-shard rates (hotshards.go)
 	limits      encodingLimits
+	blocked     atomic.Int64 // parked clients
 	latency     atomic.Pointer[latency.Monitor]
 	stop        chan struct{}
 	wg          sync.WaitGroup
@@ -333,6 +334,9 @@ func (rt *Runtime) ExecMulti(c *Ctx) {
 	rt.run(c)
 	for i := len(rt.shards) - 1; i >= 0; i-- {
 		if set.has(i) {
+			if s := rt.shards[i]; len(s.ready) > 0 {
+				rt.serveReady(s)
+			}
 			rt.release(rt.shards[i])
 		}
 	}
@@ -352,6 +356,9 @@ func (s *shardSet) all(n int) {
 func (rt *Runtime) exec(s *Shard, c *Ctx) {
 	c.single = s
 	rt.run(c)
+	if len(s.ready) > 0 {
+		rt.serveReady(s)
+	}
 	// One atomic add per command: the total is derived (see Snapshot).
 	switch f := c.Cmd.Flags; {
 	case f&command.FlagWrite != 0:

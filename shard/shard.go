@@ -15,7 +15,9 @@ type Shard struct {
 	wake  chan struct{} // Dedicated strategy: wakes the shard's goroutine
 
 	// Owned by the token holder.
-	dbs [NumDatabases]*DB
+	dbs      [NumDatabases]*DB
+	ready    []readyKey // keys that may serve blocked clients (blocking.go)
+	serveCtx Ctx        // scratch for serving them
 
 	stats shardStats
 }
@@ -35,6 +37,7 @@ func newShard(id, queueCap int) *Shard {
 	s := &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1)}
 	for i := range s.dbs {
 		s.dbs[i] = newDB()
+		s.dbs[i].owner, s.dbs[i].num = s, i
 	}
 	return s
 }

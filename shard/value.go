@@ -34,6 +34,7 @@ func (o *object) valueMemory() int64 {
 //	... change o ...
 //	d.valueChanged(o, before)
 func (d *DB) valueChanged(o *object, before int64) {
+	d.touched(o.key)
 	if delta := o.valueMemory() - before; delta != 0 {
 		d.memory.Add(delta)
 	}

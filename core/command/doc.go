@@ -24,9 +24,14 @@
 // connect. golden_test.go compares every entry with a live redis-server.
 //
 // The entries live in one file per command family (connection.go,
-// strings.go, generic.go, server.go, cluster.go); table.go assembles them in
-// New, an explicit constructor, instead of init() filling a global, so tests
-// and servers can build independent tables.
+// strings.go, generic.go, hash.go, list.go, set.go, sortedset.go, stream.go,
+// transactions.go, pubsub.go, server.go, cluster.go, ...); table.go
+// assembles them in New, an explicit constructor, instead of init() filling
+// a global, so tests and servers can build independent tables. hash.go to
+// pubsub.go are generated from a live redis-server 7.0 by
+// internal/gentable (their //go:generate lines rebuild them: go generate
+// ./core/command/); gentable writes the other families' format too, so a
+// new family costs one command line.
 //
 // # Lookup
 //

@@ -238,7 +238,7 @@ func (t *Table) appendGetKeys(dst []byte, argv [][]byte, withFlags, resp3 bool) 
 	switch {
 	case c == nil:
 		return resp.AppendError(dst, errInvalidCommand)
-	case len(c.KeySpecs) == 0:
+	case !hasKeys(c):
 		return resp.AppendError(dst, errNoKeyArguments)
 	case !c.CheckArity(len(argv)):
 		return resp.AppendError(dst, errInvalidArgCount)
@@ -279,6 +279,19 @@ func (t *Table) appendGetKeys(dst []byte, argv [][]byte, withFlags, resp3 bool) 
 		dst = appendKeyFlags(dst, f, resp3)
 	}
 	return dst
+}
+
+// hasKeys is Redis' doesCommandHaveKeys: a command has keys when one of its
+// key specs is not flagged not_key. SSUBSCRIBE, SUNSUBSCRIBE and SPUBLISH
+// describe their shard channels with not_key specs only, and COMMAND GETKEYS
+// answers "no key arguments" for them.
+func hasKeys(c *Command) bool {
+	for i := range c.KeySpecs {
+		if c.KeySpecs[i].Flags&KeyNotKey == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // variableKeyFlags resolves key specs flagged variable_flags, whose real

@@ -21,8 +21,10 @@ type Table struct {
 }
 
 // New assembles the table from the per-family files (connection.go,
-// strings.go, generic.go, server.go, cluster.go, debug.go, ops.go, svc.go). Each call builds fresh
-// Command values, so tables never share state.
+// strings.go, generic.go, hash.go, list.go, set.go, sortedset.go, stream.go,
+// transactions.go, pubsub.go, server.go, cluster.go, debug.go, ops.go,
+// svc.go). Each call builds fresh Command values, so tables never share
+// state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
 // which makes them stable for a given set of commands.
@@ -34,6 +36,13 @@ func New() *Table {
 	cmds = append(cmds, connectionCommands()...)
 	cmds = append(cmds, stringsCommands()...)
 	cmds = append(cmds, genericCommands()...)
+	cmds = append(cmds, hashCommands()...)
+	cmds = append(cmds, listCommands()...)
+	cmds = append(cmds, setCommands()...)
+	cmds = append(cmds, sortedSetCommands()...)
+	cmds = append(cmds, streamCommands()...)
+	cmds = append(cmds, transactionsCommands()...)
+	cmds = append(cmds, pubsubCommands()...)
 	cmds = append(cmds, serverCommands()...)
 	cmds = append(cmds, clusterCommands()...)
 	cmds = append(cmds, debugCommands()...)

@@ -1,0 +1,260 @@
+package shard
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// Parking blocked clients (the API handlers use is in block.go).
+//
+// A blocking command runs holding the shards of all its keys (Route sends
+// every blocking command through ExecMulti). When it finds nothing to serve,
+// c.block registers a Waiter in the blocked table of each key's database, in
+// arrival order, and hands it to the producer through Ctx.Blocked; the
+// producer parks the client until Unblocked.
+//
+// When a key someone waits on is created as a list, sorted set or stream
+// (DB.insert) or a stream grows (signalReady), the key goes on its shard's
+// ready queue. After each command, the shard holder serves ready keys before
+// it lets go of the shard: for each waiter, oldest first, it runs the waiter's
+// command again with c.ready set to that key (so the handler touches no other
+// key), and a run that replies delivers the reply and ends the wait. So a
+// pushed element goes to the client that blocked first, before any later
+// command can take it, as in Redis.
+//
+// A waiter's state moves waitWaiting → waitServing → waitWaiting (nothing to
+// serve after all) or → waitDone; the timeout timer and Cancel move it
+// waitWaiting → waitDone. Whoever makes it waitDone delivers (or, for Cancel,
+// drops) the one reply; a shard that finds a waiter being served by another
+// shard skips it. Waiters that are done stay in other keys' lists until those
+// lists are next walked or grown (pruned then).
+
+const (
+	waitWaiting int32 = iota
+	waitServing
+	waitDone
+)
+
+// Unblocker is the producer's side of a parked client.
+type Unblocker interface {
+	// Unblocked is called once, from any goroutine, with the reply that ends
+	// the wait. retry means there is no reply: the command must be run again
+	// (through ExecMulti, with Ctx.RetryDeadline set to the waiter's Deadline)
+	// because serving it needs a shard the server did not hold.
+	Unblocked(reply []byte, retry bool)
+}
+
+// Waiter is one parked client.
+type Waiter struct {
+	state    atomic.Int32
+	owner    Unblocker
+	rt       *Runtime
+	db       int
+	resp3    bool
+	cmd      *command.Command
+	args     [][]byte // owned copies of the command's arguments
+	local    [][]byte // keys that must live on the serving shard (BLMOVE's destination)
+	deadline int64    // unix ms; 0 = never
+	timeout  timeoutReply
+	timer    *time.Timer
+}
+
+// Command is the blocked command and its arguments (owned by the waiter).
+func (w *Waiter) Command() (*command.Command, [][]byte) { return w.cmd, w.args }
+
+// Deadline is the unix-ms time the wait ends; 0 = never.
+func (w *Waiter) Deadline() int64 { return w.deadline }
+
+// Cancel ends the wait without a reply (the client closed or was reset). It
+// returns once no shard is serving the waiter.
+func (w *Waiter) Cancel() bool { return w.finish(nil) }
+
+// finish moves the waiter to done unless a shard got there first, waiting out
+// a serve in progress, and delivers reply when it is not nil.
+func (w *Waiter) finish(reply []byte) bool {
+	for i := 0; ; i++ {
+		if w.state.CompareAndSwap(waitWaiting, waitDone) {
+			if w.timer != nil {
+				w.timer.Stop()
+			}
+			w.rt.blocked.Add(-1)
+			if reply != nil {
+				w.owner.Unblocked(reply, false)
+			}
+			return true
+		}
+		if w.state.Load() == waitDone {
+			return false
+		}
+		if i > 30 {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (w *Waiter) fire() {
+	var reply []byte
+	if w.timeout == timeoutNullBulk {
+		reply = resp.AppendNull(nil, w.resp3)
+	} else {
+		reply = resp.AppendNullArray(nil, w.resp3)
+	}
+	w.finish(reply)
+}
+
+// BlockedClients is how many clients are parked now (INFO blocked_clients).
+func (rt *Runtime) BlockedClients() int64 { return rt.blocked.Load() }
+
+// readyKey is a key that may serve waiters.
+type readyKey struct {
+	db  int
+	key string
+}
+
+// parkAll registers a waiter for the running command (see Ctx.block).
+// REQUIRES: the caller holds the shards of all keys (ExecMulti).
+func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
+	if c.RetryDeadline != 0 && (deadline == 0 || c.RetryDeadline < deadline) {
+		deadline = c.RetryDeadline
+	}
+	w := &Waiter{owner: c.Blocker, rt: c.rt, db: c.DB, resp3: c.RESP3, cmd: c.Cmd, deadline: deadline, timeout: reply}
+	w.args = make([][]byte, len(c.Args))
+	for i, a := range c.Args {
+		w.args[i] = append([]byte(nil), a...)
+	}
+	// Keys of the command that it does not wait on (a destination) must be on
+	// the serving shard, else the client retries.
+	last := c.Cmd.LastKey
+	if last < 0 {
+		last += len(c.Args)
+	}
+	for i := c.Cmd.FirstKey; c.Cmd.FirstKey > 0 && i <= last && i < len(c.Args); i += max(c.Cmd.Step, 1) {
+		waited := false
+		for _, k := range keys {
+			if string(k) == string(c.Args[i]) {
+				waited = true
+				break
+			}
+		}
+		if !waited {
+			w.local = append(w.local, w.args[i])
+		}
+	}
+	for _, key := range keys {
+		d := c.db(key)
+		if d.blocked == nil {
+			d.blocked = make(map[string][]*Waiter)
+		}
+		list := pruneDone(d.blocked[string(key)])
+		d.blocked[string(key)] = append(list, w)
+	}
+	c.rt.blocked.Add(1)
+	c.Blocked = w
+	if deadline != 0 {
+		w.timer = time.AfterFunc(time.Duration(max(deadline-time.Now().UnixMilli(), 0))*time.Millisecond, w.fire)
+	}
+}
+
+func pruneDone(list []*Waiter) []*Waiter {
+	out := list[:0]
+	for _, w := range list {
+		if w.state.Load() != waitDone {
+			out = append(out, w)
+		}
+	}
+	clear(list[len(out):])
+	return out
+}
+
+// markReady queues key on its shard's ready list when clients wait on it.
+func (d *DB) markReady(key string) {
+	if _, ok := d.blocked[key]; !ok {
+		return
+	}
+	for _, rk := range d.owner.ready {
+		if rk.db == d.num && rk.key == key {
+			return
+		}
+	}
+	d.owner.ready = append(d.owner.ready, readyKey{d.num, key})
+}
+
+// serveReady serves the waiters of s's ready keys, oldest first.
+// REQUIRES: the caller holds s's token.
+func (rt *Runtime) serveReady(s *Shard) {
+	for len(s.ready) > 0 {
+		rk := s.ready[0]
+		s.ready = s.ready[1:]
+		if len(s.ready) == 0 {
+			s.ready = s.ready[:0:0]
+		}
+		rt.serveKey(s, rk)
+	}
+}
+
+func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
+	d := s.dbs[rk.db]
+	list := d.blocked[rk.key]
+	key := []byte(rk.key)
+	c := &s.serveCtx
+	for i := 0; i < len(list); {
+		w := list[i]
+		if !w.state.CompareAndSwap(waitWaiting, waitServing) {
+			if w.state.Load() == waitDone {
+				list = append(list[:i], list[i+1:]...)
+				continue
+			}
+			i++ // another shard is serving it
+			continue
+		}
+		if !rt.servableHere(s, w) {
+			w.state.Store(waitDone)
+			if w.timer != nil {
+				w.timer.Stop()
+			}
+			rt.blocked.Add(-1)
+			list = append(list[:i], list[i+1:]...)
+			w.owner.Unblocked(nil, true)
+			continue
+		}
+		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, rt: rt, ready: key}
+		c.single = s
+		rt.run(c)
+		if len(c.Out) == 0 {
+			w.state.Store(waitWaiting)
+			break // the key has nothing more to give
+		}
+		reply := c.Out
+		c.Out, c.Args = nil, nil
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.state.Store(waitDone)
+		rt.blocked.Add(-1)
+		list = append(list[:i], list[i+1:]...)
+		w.owner.Unblocked(reply, false)
+	}
+	if len(list) == 0 {
+		delete(d.blocked, rk.key)
+		if len(d.blocked) == 0 {
+			d.blocked = nil
+		}
+	} else {
+		d.blocked[rk.key] = list
+	}
+}
+
+// servableHere reports whether every key w's command writes besides the one it
+// waits on lives on s.
+func (rt *Runtime) servableHere(s *Shard, w *Waiter) bool {
+	for _, k := range w.local {
+		if rt.shards[rt.ShardOf(k)] != s {
+			return false
+		}
+	}
+	return true
+}

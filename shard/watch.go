@@ -1,0 +1,161 @@
+package shard
+
+import (
+	"sync/atomic"
+)
+
+// WATCH and EXEC (MULTI/EXEC's optimistic lock).
+//
+// A Watch is one client's watched keys. Registering puts the Watch in the
+// watched table of each key's database; every change to a watched key (a
+// key created, deleted, expired, its value or its expiry changed: the DB
+// primitives call touched) marks the Watches on it dirty. EXEC holds every
+// shard (HoldAll), asks WatchFailed, runs the queued commands with ExecHeld
+// and lets go (ReleaseAll), so nothing can change a watched key between the
+// check and the commands.
+
+// Watch is one client's watched keys. Its methods are called by the client's
+// own goroutine; dirty is set by whichever shard holder changes a key.
+type Watch struct {
+	dirty atomic.Bool
+	keys  []watchedKey
+}
+
+type watchedKey struct {
+	db  int
+	key string
+}
+
+// Watching reports whether any key is watched.
+func (w *Watch) Watching() bool { return len(w.keys) > 0 }
+
+// touched marks the Watches on key dirty. Called by every primitive that
+// changes a key; one nil check when nothing is watched.
+func (d *DB) touched(key string) {
+	if d.watched == nil {
+		return
+	}
+	for _, w := range d.watched[key] {
+		w.dirty.Store(true)
+	}
+}
+
+// Watch adds keys of database db to w.
+func (rt *Runtime) Watch(w *Watch, db int, keys [][]byte) {
+	var set shardSet
+	for _, k := range keys {
+		set.add(rt.ShardOf(k))
+	}
+	rt.holdSet(&set)
+	for _, k := range keys {
+		d := rt.shards[rt.ShardOf(k)].dbs[db]
+		dup := false
+		for _, wk := range w.keys {
+			if wk.db == db && wk.key == string(k) {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		key := string(k)
+		w.keys = append(w.keys, watchedKey{db, key})
+		if d.watched == nil {
+			d.watched = make(map[string][]*Watch)
+		}
+		d.watched[key] = append(d.watched[key], w)
+	}
+	rt.releaseSet(&set)
+}
+
+// Unwatch forgets all of w's keys and clears its dirty mark.
+func (rt *Runtime) Unwatch(w *Watch) {
+	if len(w.keys) == 0 {
+		w.dirty.Store(false)
+		return
+	}
+	var set shardSet
+	for _, wk := range w.keys {
+		set.add(rt.ShardOf([]byte(wk.key)))
+	}
+	rt.holdSet(&set)
+	for _, wk := range w.keys {
+		d := rt.shards[rt.ShardOf([]byte(wk.key))].dbs[wk.db]
+		list := d.watched[wk.key]
+		for i, x := range list {
+			if x == w {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(d.watched, wk.key)
+			if len(d.watched) == 0 {
+				d.watched = nil
+			}
+		} else {
+			d.watched[wk.key] = list
+		}
+	}
+	rt.releaseSet(&set)
+	w.keys = w.keys[:0]
+	w.dirty.Store(false)
+}
+
+// WatchFailed reports whether EXEC must abort: a watched key changed, or
+// expired since it was watched (now is unix ms).
+// REQUIRES: HoldAll is in effect.
+func (rt *Runtime) WatchFailed(w *Watch, now int64) bool {
+	if w.dirty.Load() {
+		return true
+	}
+	for _, wk := range w.keys {
+		d := rt.shards[rt.ShardOf([]byte(wk.key))].dbs[wk.db]
+		if o, _ := d.find([]byte(wk.key)); o != nil && o.expireAt != 0 && o.expireAt <= now {
+			return true
+		}
+	}
+	return false
+}
+
+// HoldAll takes every shard, in ascending order (EXEC).
+func (rt *Runtime) HoldAll() {
+	for _, s := range rt.shards {
+		rt.acquire(s)
+	}
+}
+
+// ExecHeld runs c's command while HoldAll is in effect.
+func (rt *Runtime) ExecHeld(c *Ctx) {
+	c.single = nil
+	rt.run(c)
+}
+
+// ReleaseAll serves the clients blocked on keys the held commands filled and
+// lets every shard go.
+func (rt *Runtime) ReleaseAll() {
+	for i := len(rt.shards) - 1; i >= 0; i-- {
+		s := rt.shards[i]
+		if len(s.ready) > 0 {
+			rt.serveReady(s)
+		}
+		rt.release(s)
+	}
+}
+
+func (rt *Runtime) holdSet(set *shardSet) {
+	for i := range len(rt.shards) {
+		if set.has(i) {
+			rt.acquire(rt.shards[i])
+		}
+	}
+}
+
+func (rt *Runtime) releaseSet(set *shardSet) {
+	for i := len(rt.shards) - 1; i >= 0; i-- {
+		if set.has(i) {
+			rt.release(rt.shards[i])
+		}
+	}
+}
