@@ -6,6 +6,10 @@ package netloop
 // is in, exactly as while its batch is queued: replies stay in order. work
 // must not touch the client; its result is the encoded reply.
 func (s *Server) runAsync(c *client, work func() []byte) {
+	if c.multi.inExec { // the transaction's reply is one array: no parking inside it
+		c.out = append(c.out, work()...)
+		return
+	}
 	c.pending, c.awaiting = true, true
 	go func() {
 		reply := work()

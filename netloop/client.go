@@ -38,6 +38,11 @@ type client struct {
 	// in deferred.
 	awaiting bool
 	deferred atomic.Pointer[[]byte]
+	// blocked: the pending work is a blocking command parked in the shards
+	// (multi.go); retryBlocked: its wait ended without a reply, run it again.
+	blocked      *shard.Waiter
+	retryBlocked atomic.Bool
+	multi        multiState // MULTI/EXEC/WATCH (multi.go)
 	// open: the batch is being filled during this turn and not yet submitted.
 	open       bool
 	authed     bool
@@ -63,6 +68,7 @@ type client struct {
 	libName         atomic.Pointer[string]
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
+	ps              atomic.Pointer[pubsubState] // Pub/Sub state, made on the first subscription (pubsub.go)
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64
@@ -206,7 +212,7 @@ func (s *Server) closeIdle() {
 	s.registryMu.Lock()
 	defer s.registryMu.Unlock()
 	for _, c := range s.registry {
-		if c.lastInteraction.Load() < limit && !c.killed.Swap(true) {
+		if c.lastInteraction.Load() < limit && !c.inPubSub() && !c.killed.Swap(true) { // as Redis, subscribers never time out
 			_ = c.conn.Wake(nil)
 		}
 	}

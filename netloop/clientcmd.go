@@ -166,10 +166,14 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" name=" + c.stringField(&c.name))
 	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
 	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
-	b.WriteString(" flags=N db=" + strconv.Itoa(int(c.db.Load())))
-	b.WriteString(" sub=0 psub=0 ssub=0 multi=-1")
+	flags := pubsubFlag(c)
+	if flags == "" {
+		flags = "N"
+	}
+	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.db.Load())))
+	b.WriteString(pubsubFields(c) + " multi=-1")
 	b.WriteString(" qbuf=" + strconv.FormatInt(c.qbuf.Load(), 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
-	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(c.obl.Load(), 10))
+	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(c.obl.Load()+pubsubQueued(c), 10))
 	b.WriteString(" tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
 	b.WriteString("\n")
@@ -178,6 +182,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 
 func (s *Server) clientList(c *client, opts [][]byte) {
 	var ids map[int64]bool
+	typ := "" // "normal" or "pubsub" (clientType); "none" for replicas and masters
 	for i := 0; i < len(opts); i++ {
 		switch {
 		case resp.EqualFold(opts[i], "type") && i+1 < len(opts):
@@ -187,8 +192,9 @@ func (s *Server) clientList(c *client, opts [][]byte) {
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(t)+"'")
 				return
 			}
-			if !resp.EqualFold(t, "normal") {
-				ids = map[int64]bool{} // no replicas or subscribers yet: nothing matches
+			typ = "none" // there are no replicas or masters
+			if resp.EqualFold(t, "normal") || resp.EqualFold(t, "pubsub") {
+				typ = strings.ToLower(string(t))
 			}
 		case resp.EqualFold(opts[i], "id") && i+1 < len(opts):
 			ids = map[int64]bool{}
@@ -209,7 +215,7 @@ func (s *Server) clientList(c *client, opts [][]byte) {
 	now := time.Now()
 	var b strings.Builder
 	for _, cl := range s.clients() {
-		if ids != nil && !ids[cl.id] {
+		if (ids != nil && !ids[cl.id]) || (typ != "" && clientType(cl) != typ) {
 			continue
 		}
 		b.WriteString(s.clientLine(cl, now))
@@ -243,6 +249,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		skipMe        = true
 		maxAge        int64
 		typeMatchNone bool
+		killType      string // "normal" or "pubsub" (clientType)
 	)
 	for i := 0; i < len(opts); i += 2 {
 		k, v := opts[i], opts[i+1]
@@ -283,8 +290,9 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 			maxAge = n
 		case resp.EqualFold(k, "type"):
 			switch {
-			case resp.EqualFold(v, "normal"):
-			case resp.EqualFold(v, "master"), resp.EqualFold(v, "replica"), resp.EqualFold(v, "slave"), resp.EqualFold(v, "pubsub"):
+			case resp.EqualFold(v, "normal"), resp.EqualFold(v, "pubsub"):
+				killType = strings.ToLower(string(v))
+			case resp.EqualFold(v, "master"), resp.EqualFold(v, "replica"), resp.EqualFold(v, "slave"):
 				typeMatchNone = true
 			default:
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(v)+"'")
@@ -300,6 +308,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 	for _, cl := range s.clients() {
 		switch {
 		case typeMatchNone,
+			killType != "" && clientType(cl) != killType,
 			id != 0 && cl.id != id,
 			addr != "" && cl.addr != addr,
 			laddr != "" && cl.lad != laddr,

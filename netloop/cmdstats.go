@@ -69,6 +69,9 @@ func (s *Server) account(c *client, cmd *command.Command, args [][]byte, reply [
 
 // rejected records a command refused before it ran; reply is its error.
 func (s *Server) rejected(c *client, cmd *command.Command, reply []byte) {
+	if c.multi.active {
+		c.multi.failed = true // as Redis' flagTransaction: EXEC will abort
+	}
 	if cmd != nil {
 		c.rec.Rejected(cmd.ID)
 	}

@@ -18,22 +18,39 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		if len(args) > 2 {
 			// PING's arity is -1, but Redis' pingCommand takes one message at most.
 			c.out = resp.AppendErrWrongArity(c.out, []byte(cmd.FullName))
+		} else if s.pubsubPing(c, args) { // RESP2 subscribed: ["pong", msg]
 		} else if len(args) == 1 {
 			c.out = append(c.out, resp.PONG...)
 		} else {
 			c.out = resp.AppendBulk(c.out, args[1])
 		}
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "publish", "spublish", "pubsub":
+		s.cmdPubSub(c, cmd, args) // pubsub.go
 	case "echo":
 		c.out = resp.AppendBulk(c.out, args[1])
 	case "quit":
 		c.out = append(c.out, resp.OK...)
 		c.closeAfter = true
+	case "multi":
+		s.cmdMulti(c)
+	case "exec":
+		s.cmdExec(c)
+	case "discard":
+		s.cmdDiscard(c)
+	case "watch":
+		s.cmdWatch(c, args)
+	case "unwatch":
+		s.cmdUnwatch(c)
 	case "reset":
+		if c.multi.active || c.multi.watch.Watching() {
+			s.endMulti(c)
+		}
 		c.ctx.DB = 0
 		c.db.Store(0)
 		c.setRESP3(false)
 		c.authed = s.requirePass() == ""
 		c.name.Store(nil) // as Redis' clearClientConnectionState; lib-name/lib-ver stay
+		s.pubsubReset(c)
 		c.out = append(c.out, "+RESET\r\n"...)
 	case "select":
 		s.cmdSelect(c, args)

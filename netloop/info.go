@@ -123,7 +123,7 @@ func (s *Server) infoClients(_ *infoInput, b *strings.Builder) {
 	field(b, "connected_clients", s.connected.Load())
 	field(b, "cluster_connections", 0)
 	field(b, "maxclients", s.live.maxClients.Load())
-	field(b, "blocked_clients", 0)
+	field(b, "blocked_clients", s.rt.BlockedClients())
 	field(b, "tracking_clients", 0)
 	field(b, "clients_in_timeout_table", 0)
 }
@@ -179,8 +179,10 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "evicted_keys", 0)
 	field(b, "keyspace_hits", hits)
 	field(b, "keyspace_misses", misses)
-	field(b, "pubsub_channels", 0)
-	field(b, "pubsub_patterns", 0)
+	psChannels, psPatterns, psShard := s.pubsub.counts()
+	field(b, "pubsub_channels", psChannels)
+	field(b, "pubsub_patterns", psPatterns)
+	field(b, "pubsubshard_channels", psShard)
 	field(b, "total_protocol_errors", st.protocolErrors)
 	field(b, "total_error_replies", in.cmds().ErrorTotal())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/latency"
+	"github.com/svcdb/svcdb/shard"
 )
 
 // liveParams are the parameters netloop applies while running. The registry
@@ -50,6 +51,36 @@ func (s *Server) bindParams(reg *config.Registry) {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
 	s.bindDiagParams(reg)
+	s.bindEncodingParams(reg)
+}
+
+// encodingParams are the thresholds past which compact values convert to
+// their full structures (shard.EncodingLimits).
+var encodingParams = []string{
+	"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
+	"stream-node-max-entries",
+}
+
+// bindEncodingParams hands the encoding thresholds to the shards now and on
+// every change.
+func (s *Server) bindEncodingParams(reg *config.Registry) {
+	apply := func(string) error {
+		s.rt.SetEncodingLimits(shard.EncodingLimits{
+			HashMaxListpackEntries: reg.Int("hash-max-listpack-entries"),
+			HashMaxListpackValue:   reg.Int("hash-max-listpack-value"),
+			SetMaxIntsetEntries:    reg.Int("set-max-intset-entries"),
+			ZSetMaxListpackEntries: reg.Int("zset-max-listpack-entries"),
+			ZSetMaxListpackValue:   reg.Int("zset-max-listpack-value"),
+			ListMaxListpackSize:    reg.Int("list-max-listpack-size"),
+			StreamNodeMaxEntries:   reg.Int("stream-node-max-entries"),
+		})
+		return nil
+	}
+	_ = apply("")
+	for _, name := range encodingParams {
+		reg.OnChange(name, apply)
+	}
 }
 
 // bindDiagParams applies the slowlog and latency-monitor parameters to

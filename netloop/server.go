@@ -124,6 +124,7 @@ type Server struct {
 	resumeKick chan struct{}
 
 	stats  serverStats
+	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
 	params *config.Registry
 
 	// cmdStats holds one recorder per event loop (see recorderFor).
@@ -187,6 +188,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.latency = latency.New(0)
 	rt.ReportLatency(s.latency)
 	s.bindParams(cfg.Params)
+	s.initPubSub()
 	return s
 }
 

@@ -76,6 +76,7 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 	}
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
+	c.ctx.Blocker = c
 	c.batch.Owner = c
 	c.batch.Ctx.Bind(s.rt)
 	c.lastInteraction.Store(c.created.UnixMilli())
@@ -90,6 +91,11 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 		return gnet.None
 	}
 	s.connected.Add(-1)
+	s.pubsubClose(c)
+	s.unblockOnClose(c)
+	if c.multi.watch.Watching() {
+		s.rt.Unwatch(&c.multi.watch)
+	}
 	s.unregister(c)
 	return gnet.None
 }
@@ -102,6 +108,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.killed.Load() {
 		return gnet.Close
 	}
+	if c.ps.Load() != nil && s.pubsubDeliver(c) {
+		return gnet.Close // over the pubsub output buffer limit
+	}
 	if c.awaiting {
 		reply := c.deferred.Swap(nil)
 		if reply == nil {
@@ -109,6 +118,10 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		}
 		c.out = append(c.out, *reply...)
 		c.awaiting, c.pending = false, false
+		if c.blocked != nil && s.unparked(c) {
+			s.flush(c)
+			return gnet.None // blocked again; its own wake-up comes later
+		}
 	} else if c.pending {
 		if !c.batch.Done() {
 			return gnet.None // woken early; the batch's completion wakes us again
@@ -312,6 +325,13 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		s.rejected(c, checked, c.out[mark:])
 		return true
 	}
+	if c.ps.Load() != nil && s.pubsubDenied(c, checked) { // RESP2 subscribed mode
+		s.rejected(c, checked, c.out[mark:])
+		return true
+	}
+	if s.queueInMulti(c, cmd, checked, args, mark) {
+		return true
+	}
 	c.commands++
 	idx, where := s.rt.Route(cmd, args)
 	var span trace.Span
@@ -345,6 +365,10 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
 		s.rt.ExecMulti(&c.ctx)
 		c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
+		if w := c.ctx.Blocked; w != nil {
+			c.ctx.Blocked = nil
+			s.park(c, w)
+		}
 	default:
 		s.local(c, cmd, args)
 	}

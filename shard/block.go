@@ -23,6 +23,14 @@ import (
 // When a key it waits on gets data, the runtime runs the same handler again
 // for the waiting client on the shard that owns that key, with servable true
 // for that key only; a run that replies nothing leaves the client waiting.
+//
+// The runs that follow see the arguments as they were when c.block was
+// called: the runtime parks a copy of c.Args then. An argument that means
+// something relative to the first run must be pinned before blocking by
+// replacing it in c.Args (with a slice the handler may allocate): XREAD
+// rewrites each "$" ID to that stream's last ID, so a later run reads only
+// what came after the moment the command blocked (Redis rewrites its argv
+// the same way).
 
 // timeoutReply is what a blocked client gets when its timeout passes (and what
 // a blocking command replies at once when it cannot block, inside MULTI).
@@ -47,7 +55,8 @@ func (c *Ctx) parseTimeout(arg []byte, seconds bool) (deadline int64, ok bool) {
 		}
 		f *= 1000
 		if f > math.MaxInt64 || math.IsInf(f, 1) {
-			c.err("ERR timeout is out of range")
+			// Redis 7.0 casts to long long (LLONG_MIN on x86): "negative".
+			c.err("ERR timeout is negative")
 			return 0, false
 		}
 		if f < 0 {

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,7 @@ type Waiter struct {
 	local    [][]byte // keys that must live on the serving shard (BLMOVE's destination)
 	deadline int64    // unix ms; 0 = never
 	timeout  timeoutReply
+	kind     Kind // the type of key the command pops from (list, zset, stream)
 	timer    *time.Timer
 }
 
@@ -122,6 +124,14 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 		deadline = c.RetryDeadline
 	}
 	w := &Waiter{owner: c.Blocker, rt: c.rt, db: c.DB, resp3: c.RESP3, cmd: c.Cmd, deadline: deadline, timeout: reply}
+	switch c.Cmd.Group {
+	case "list":
+		w.kind = KindList
+	case "sorted-set", "sorted_set":
+		w.kind = KindZSet
+	case "stream":
+		w.kind = KindStream
+	}
 	w.args = make([][]byte, len(c.Args))
 	for i, a := range c.Args {
 		w.args[i] = append([]byte(nil), a...)
@@ -155,7 +165,10 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 	c.rt.blocked.Add(1)
 	c.Blocked = w
 	if deadline != 0 {
-		w.timer = time.AfterFunc(time.Duration(max(deadline-time.Now().UnixMilli(), 0))*time.Millisecond, w.fire)
+		// Set w.timer before the timer can fire: Reset orders this write
+		// before w.fire (which reads w.timer) for the race detector too.
+		w.timer = time.AfterFunc(time.Duration(math.MaxInt64), w.fire)
+		w.timer.Reset(time.Duration(max(deadline-time.Now().UnixMilli(), 0)) * time.Millisecond)
 	}
 }
 
@@ -201,8 +214,15 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 	list := d.blocked[rk.key]
 	key := []byte(rk.key)
 	c := &s.serveCtx
+	o, _ := d.find(key)
 	for i := 0; i < len(list); {
 		w := list[i]
+		if o == nil || o.kind != w.kind {
+			// As Redis 7.0: a client waits for a key of its command's type;
+			// a key of another type does not wake it.
+			i++
+			continue
+		}
 		if !w.state.CompareAndSwap(waitWaiting, waitServing) {
 			if w.state.Load() == waitDone {
 				list = append(list[:i], list[i+1:]...)
@@ -224,8 +244,13 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, rt: rt, ready: key}
 		c.single = s
 		rt.run(c)
+		o, _ = d.find(key) // the command may have emptied (deleted) the key
 		if len(c.Out) == 0 {
 			w.state.Store(waitWaiting)
+			if w.kind == KindStream {
+				i++ // stream readers wait for different IDs and groups: a later one may be served
+				continue
+			}
 			break // the key has nothing more to give
 		}
 		reply := c.Out

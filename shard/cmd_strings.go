@@ -461,6 +461,7 @@ func cmdAppend(c *Ctx) {
 	old := cap(o.str)
 	o.str = append(o.str, val...)
 	d.accountResize(o, old)
+	d.edited(o)
 	c.int(int64(len(o.str)))
 }
 
@@ -555,6 +556,7 @@ func cmdSetRange(c *Ctx) {
 		o.str = append(o.str, make([]byte, need-len(o.str))...)
 	}
 	copy(o.str[offset:], val)
+	d.edited(o)
 	d.accountResize(o, old)
 	c.int(int64(len(o.str)))
 }

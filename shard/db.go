@@ -70,6 +70,7 @@ const (
 	encSkiplist                  // o.coll is a sorted set's skiplist and map
 	encQuicklist                 // o.coll is a list of listpacks
 	encStream                    // o.coll is a stream
+	encRawEdited                 // o.str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
 )
 
 // value returns a string object's bytes; for encInt they are formatted into

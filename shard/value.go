@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"strconv"
 	"sync/atomic"
 
 	"github.com/svcdb/svcdb/core/resp"
@@ -61,9 +62,14 @@ func (o *object) encodingName() string {
 	case encInt:
 		return "int"
 	case encRaw:
+		if _, ok := canonicalInt(o.str); ok {
+			return "int" // Redis' tryObjectEncoding would have made it one
+		}
 		if len(o.str) <= 44 {
 			return "embstr"
 		}
+		return "raw"
+	case encRawEdited:
 		return "raw"
 	case encListpack:
 		if o.kind == KindList {
@@ -82,6 +88,26 @@ func (o *object) encodingName() string {
 		return "stream"
 	}
 	return "unknown"
+}
+
+// canonicalInt reports whether b is an integer Redis would store as one
+// (string2l: at most 20 bytes, no sign but '-', no leading zeros, no "-0").
+func canonicalInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	var buf [20]byte
+	return n, string(strconv.AppendInt(buf[:0], n, 10)) == string(b)
+}
+
+// edited records that a string was changed in place (APPEND, SETRANGE).
+func (d *DB) edited(o *object) {
+	o.enc = encRawEdited
+	d.touched(o.key)
 }
 
 // readKind looks key up for a read command: (nil, true) when missing, (nil,
@@ -183,7 +209,11 @@ func cmdObject(c *Ctx) {
 	case resp.EqualFold(sub, "refcount"):
 		// Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT) and reports
 		// them so; svcdb holds them inline, which is the same observable fact.
-		if o.enc == encInt && o.ival >= 0 && o.ival < 10000 {
+		n, isInt := o.ival, o.enc == encInt
+		if o.enc == encRaw {
+			n, isInt = canonicalInt(o.str)
+		}
+		if isInt && n >= 0 && n < 10000 {
 			c.int(2147483647)
 		} else {
 			c.int(1)

@@ -375,7 +375,7 @@ func bundleDir(reg *config.Registry) string {
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO, the
 // status-* ones by the status collector (STATUS JSON, /status/json); the size
 // limits are read when the server starts; the rest belong to features of
-// later issues (memory limits, data types, persistence), which CONFIG SET
+// later issues (memory limits, persistence), which CONFIG SET
 // records for them. Every other mutable parameter must have an OnChange hook;
 // the process tests fail on the "BUG:" line otherwise.
 var appliedLater = []string{
@@ -383,9 +383,8 @@ var appliedLater = []string{
 	"hotshards-enabled", "hotshards-hot-threshold-percent", "hotshards-warm-threshold-percent", "hotshards-default-period-secs",
 	"status-memory-warning-percent", "status-connection-warning-percent",
 	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
-	"list-max-listpack-size", "hash-max-listpack-entries", "hash-max-listpack-value",
-	"set-max-intset-entries", "set-max-listpack-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
-	"stream-node-max-entries", "notify-keyspace-events", "busy-reply-threshold", "hz",
+	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
+	"notify-keyspace-events", "busy-reply-threshold", "hz",
 	"save", "appendonly", "appendfsync", "aof-load-truncated",
 }
 

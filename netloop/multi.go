@@ -1,0 +1,192 @@
+package netloop
+
+import (
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard"
+)
+
+// MULTI/EXEC/DISCARD/WATCH/UNWATCH and parked (blocked) clients.
+//
+// Between MULTI and EXEC a client's commands are checked as usual (unknown
+// command, arity, authentication, no-multi flag: each error marks the
+// transaction failed, as Redis' flagTransaction) and otherwise queued with
+// copies of their arguments. EXEC takes every shard (shard.Runtime.HoldAll),
+// checks the client's watched keys, runs the queue and lets the shards go, so
+// the transaction is atomic across shards: no other client's command runs
+// between its commands. Blocking commands inside a transaction reply at once
+// as on timeout, as in Redis.
+
+// multiState is a client's transaction, owned by its loop.
+type multiState struct {
+	active bool        // between MULTI and EXEC/DISCARD
+	failed bool        // a queued command was refused: EXEC replies EXECABORT
+	inExec bool        // EXEC is running the queue (no parking, no async work)
+	queue  []queuedCmd // commands waiting for EXEC
+	watch  shard.Watch // WATCHed keys
+}
+
+type queuedCmd struct {
+	cmd     *command.Command // the top-level command (routing, handlers)
+	checked *command.Command // the subcommand when there is one (statistics)
+	args    [][]byte         // owned copies
+}
+
+// multiControl reports whether cmd runs at once even inside MULTI.
+func multiControl(cmd *command.Command) bool {
+	switch cmd.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// queueInMulti queues a checked command inside MULTI, or refuses it when it
+// may not run in a transaction. It reports whether it handled the command.
+func (s *Server) queueInMulti(c *client, cmd, checked *command.Command, args [][]byte, mark int) bool {
+	if !c.multi.active || multiControl(cmd) {
+		return false
+	}
+	if checked.Flags&command.FlagNoMulti != 0 {
+		c.out = resp.AppendError(c.out, "ERR Command not allowed inside a transaction")
+		s.rejected(c, checked, c.out[mark:])
+		return true
+	}
+	q := queuedCmd{cmd: cmd, checked: checked, args: make([][]byte, len(args))}
+	for i, a := range args {
+		q.args[i] = append([]byte(nil), a...)
+	}
+	c.multi.queue = append(c.multi.queue, q)
+	c.out = append(c.out, "+QUEUED\r\n"...)
+	c.lap()
+	return true
+}
+
+func (s *Server) cmdMulti(c *client) {
+	if c.multi.active {
+		c.out = resp.AppendError(c.out, "ERR MULTI calls can not be nested")
+		return
+	}
+	c.multi.active = true
+	c.out = append(c.out, resp.OK...)
+}
+
+func (s *Server) cmdDiscard(c *client) {
+	if !c.multi.active {
+		c.out = resp.AppendError(c.out, "ERR DISCARD without MULTI")
+		return
+	}
+	s.endMulti(c)
+	c.out = append(c.out, resp.OK...)
+}
+
+func (s *Server) cmdWatch(c *client, args [][]byte) {
+	if c.multi.active {
+		c.out = resp.AppendError(c.out, "ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	s.rt.Watch(&c.multi.watch, c.ctx.DB, args[1:])
+	c.out = append(c.out, resp.OK...)
+}
+
+func (s *Server) cmdUnwatch(c *client) {
+	s.rt.Unwatch(&c.multi.watch)
+	c.out = append(c.out, resp.OK...)
+}
+
+// endMulti forgets the transaction and the watched keys (EXEC, DISCARD,
+// RESET, close).
+func (s *Server) endMulti(c *client) {
+	clear(c.multi.queue)
+	c.multi.queue = c.multi.queue[:0]
+	c.multi.active, c.multi.failed = false, false
+	s.rt.Unwatch(&c.multi.watch)
+}
+
+func (s *Server) cmdExec(c *client) {
+	if !c.multi.active {
+		c.out = resp.AppendError(c.out, "ERR EXEC without MULTI")
+		return
+	}
+	if c.multi.failed {
+		c.out = resp.AppendError(c.out, "EXECABORT Transaction discarded because of previous errors.")
+		s.endMulti(c)
+		return
+	}
+	s.rt.HoldAll()
+	if s.rt.WatchFailed(&c.multi.watch, c.ctx.Now) {
+		s.rt.ReleaseAll()
+		c.out = resp.AppendNullArray(c.out, c.ctx.RESP3)
+		s.endMulti(c)
+		return
+	}
+	c.out = resp.AppendArrayHeader(c.out, len(c.multi.queue))
+	c.multi.inExec = true
+	blocker := c.ctx.Blocker
+	c.ctx.Blocker = nil // blocking commands reply at once inside EXEC
+	for _, q := range c.multi.queue {
+		mark := len(c.out)
+		if _, where := s.rt.Route(q.cmd, q.args); where == shard.NotShard {
+			s.local(c, q.cmd, q.args)
+		} else {
+			c.ctx.Cmd, c.ctx.Args, c.ctx.Out = q.cmd, q.args, c.out
+			s.rt.ExecHeld(&c.ctx)
+			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
+		}
+		c.commands++
+		s.executed(c, q.checked, q.args, mark)
+	}
+	c.ctx.Blocker = blocker
+	c.multi.inExec = false
+	s.rt.ReleaseAll()
+	s.endMulti(c)
+}
+
+// ---- parked clients ------------------------------------------------------------
+
+// Unblocked is called by whoever ends a blocked client's wait (shard.Unblocker).
+func (c *client) Unblocked(reply []byte, retry bool) {
+	if retry {
+		c.retryBlocked.Store(true)
+		reply = []byte{}
+	}
+	c.deferred.Store(&reply)
+	_ = c.conn.Wake(nil)
+}
+
+// park makes c wait for w: it parses nothing more until the reply is in.
+func (s *Server) park(c *client, w *shard.Waiter) {
+	c.blocked = w
+	c.pending, c.awaiting = true, true
+}
+
+// unparked is called by OnTraffic when a parked client's wait ended. It
+// reports whether the client is parked again (a retried command blocked anew).
+func (s *Server) unparked(c *client) bool {
+	w := c.blocked
+	c.blocked = nil
+	if !c.retryBlocked.Swap(false) {
+		return false
+	}
+	// Serving needed shards the server did not hold: run the command again,
+	// holding all of its keys, with what is left of its timeout.
+	cmd, args := w.Command()
+	c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
+	c.ctx.RetryDeadline = w.Deadline()
+	s.rt.ExecMulti(&c.ctx)
+	c.ctx.RetryDeadline = 0
+	c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
+	if nw := c.ctx.Blocked; nw != nil {
+		c.ctx.Blocked = nil
+		s.park(c, nw)
+		return true
+	}
+	return false
+}
+
+// unblockOnClose ends a closing client's wait.
+func (s *Server) unblockOnClose(c *client) {
+	if w := c.blocked; w != nil {
+		w.Cancel()
+	}
+}
