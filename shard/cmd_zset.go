@@ -1,5 +1,1467 @@
 package shard
 
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/svcdb/svcdb/core/glob"
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/listpack"
+)
+
 // addZSetCommands registers the zset commands' handlers.
 func addZSetCommands(add func(name string, h handler, r routeKind)) {
+	add("zadd", cmdZAdd, routeKeys)
+	add("zincrby", cmdZIncrBy, routeKeys)
+	add("zrem", cmdZRem, routeKeys)
+	add("zcard", cmdZCard, routeKeys)
+	add("zcount", cmdZCount, routeKeys)
+	add("zlexcount", cmdZLexCount, routeKeys)
+	add("zscore", cmdZScore, routeKeys)
+	add("zmscore", cmdZMScore, routeKeys)
+	add("zrank", cmdZRank, routeKeys)
+	add("zrevrank", cmdZRevRank, routeKeys)
+	add("zrange", cmdZRange, routeKeys)
+	add("zrangestore", cmdZRangeStore, routeKeys)
+	add("zrevrange", cmdZRevRange, routeKeys)
+	add("zrangebyscore", cmdZRangeByScore, routeKeys)
+	add("zrevrangebyscore", cmdZRevRangeByScore, routeKeys)
+	add("zrangebylex", cmdZRangeByLex, routeKeys)
+	add("zrevrangebylex", cmdZRevRangeByLex, routeKeys)
+	add("zpopmin", cmdZPopMin, routeKeys)
+	add("zpopmax", cmdZPopMax, routeKeys)
+	add("bzpopmin", cmdBZPopMin, routeKeys)
+	add("bzpopmax", cmdBZPopMax, routeKeys)
+	add("zmpop", cmdZMPop, routeKeySpecs)
+	add("bzmpop", cmdBZMPop, routeKeySpecs)
+	add("zremrangebyrank", cmdZRemRangeByRank, routeKeys)
+	add("zremrangebyscore", cmdZRemRangeByScore, routeKeys)
+	add("zremrangebylex", cmdZRemRangeByLex, routeKeys)
+	add("zunionstore", cmdZUnionStore, routeKeySpecs)
+	add("zinterstore", cmdZInterStore, routeKeySpecs)
+	add("zdiffstore", cmdZDiffStore, routeKeySpecs)
+	add("zunion", cmdZUnion, routeKeySpecs)
+	add("zinter", cmdZInter, routeKeySpecs)
+	add("zdiff", cmdZDiff, routeKeySpecs)
+	add("zintercard", cmdZInterCard, routeKeySpecs)
+	add("zrandmember", cmdZRandMember, routeKeys)
+	add("zscan", cmdZScan, routeKeys)
+}
+
+const (
+	errZNaN           = "ERR resulting score is not a number (NaN)"
+	errZMinMaxFloat   = "ERR min or max is not a float"
+	errZMinMaxLex     = "ERR min or max not valid string range item"
+	errPositiveNeeded = "ERR value is out of range, must be positive"
+)
+
+// zOffsBuf is how many listpack pairs a handler indexes without allocating
+// (zset-max-listpack-entries' default is 128).
+const zOffsBuf = 128
+
+// zscoreReply appends a score reply: a RESP3 double or, in RESP2, a bulk string
+// formatted %.17g (Redis 7.0's addReplyDouble).
+func (c *Ctx) zscoreReply(f float64) { c.Out = resp.AppendDouble(c.Out, f, c.RESP3) }
+
+// zsetDone accounts for a change of o's value and deletes o once it is empty.
+func (d *DB) zsetDone(o *object, before int64) {
+	d.valueChanged(o, before)
+	if zsetLen(o) == 0 {
+		d.remove(o)
+	}
+}
+
+// ---- ZADD, ZINCRBY, ZREM ------------------------------------------------------
+
+func cmdZAdd(c *Ctx)    { c.zadd(0) }
+func cmdZIncrBy(c *Ctx) { c.zadd(zaddIncr) }
+
+// zadd is Redis' zaddGenericCommand: ZADD, and ZINCRBY (flags zaddIncr),
+// which goes through the same option parsing.
+func (c *Ctx) zadd(flags int) {
+	key := c.Args[1]
+	ch := false
+	i := 2
+	for ; i < len(c.Args); i++ {
+		f, isCh := zaddOption(c.Args[i])
+		if f == 0 && !isCh {
+			break // the first score
+		}
+		flags |= f
+		ch = ch || isCh
+	}
+	pairs := c.Args[i:]
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		c.syntaxErr()
+		return
+	}
+	nx, xx, gt, lt, incr := flags&zaddNX != 0, flags&zaddXX != 0, flags&zaddGT != 0, flags&zaddLT != 0, flags&zaddIncr != 0
+	if nx && xx {
+		c.err("ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	if gt && nx || lt && nx || gt && lt {
+		c.err("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	}
+	if incr && len(pairs) > 2 {
+		c.err("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	// Every score is checked before anything changes.
+	for j := 0; j < len(pairs); j += 2 {
+		if _, ok := parseScore(pairs[j]); !ok {
+			c.Out = append(c.Out, resp.ErrNotFloat...)
+			return
+		}
+	}
+	d := c.db(key)
+	o, ok := c.writeKind(d, key, KindZSet)
+	if !ok {
+		return
+	}
+	var added, updated, processed int64
+	var score float64
+	if o != nil || !xx {
+		lim := c.limits()
+		var before int64
+		created := o == nil
+		if created {
+			o = d.insert(key, KindZSet)
+			newZSetValue(o, len(pairs[1]), lim)
+		} else {
+			before = o.valueMemory()
+		}
+		for j := 0; j < len(pairs); j += 2 {
+			s, _ := parseScore(pairs[j])
+			out, ns := zsetAdd(o, s, pairs[j+1], flags, lim)
+			if out&zaddOutNaN != 0 {
+				// Only INCR (one pair) meets NaN, so nothing has changed.
+				if created {
+					d.zsetDone(o, before)
+				}
+				c.err(errZNaN)
+				return
+			}
+			if out&zaddOutAdded != 0 {
+				added++
+			}
+			if out&zaddOutUpdated != 0 {
+				updated++
+			}
+			if out&zaddOutNop == 0 {
+				processed++
+			}
+			score = ns
+		}
+		if added+updated > 0 || created {
+			d.zsetDone(o, before)
+		}
+	}
+	switch {
+	case incr && processed > 0:
+		c.zscoreReply(score)
+	case incr:
+		c.null()
+	case ch:
+		c.int(added + updated)
+	default:
+		c.int(added)
+	}
+}
+
+func cmdZRem(c *Ctx) {
+	key := c.Args[1]
+	d := c.db(key)
+	o, ok := c.writeKind(d, key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.int(0)
+		return
+	}
+	before := o.valueMemory()
+	var deleted int64
+	for _, m := range c.Args[2:] {
+		if zsetDel(o, m) {
+			deleted++
+		}
+		if zsetLen(o) == 0 {
+			break
+		}
+	}
+	if deleted > 0 {
+		d.zsetDone(o, before)
+	}
+	c.int(deleted)
+}
+
+// zaddOption reads one ZADD option word: its flag, or ch for CH; neither
+// for the first score.
+func zaddOption(a []byte) (flag int, ch bool) {
+	switch {
+	case resp.EqualFold(a, "nx"):
+		return zaddNX, false
+	case resp.EqualFold(a, "xx"):
+		return zaddXX, false
+	case resp.EqualFold(a, "ch"):
+		return 0, true
+	case resp.EqualFold(a, "incr"):
+		return zaddIncr, false
+	case resp.EqualFold(a, "gt"):
+		return zaddGT, false
+	case resp.EqualFold(a, "lt"):
+		return zaddLT, false
+	}
+	return 0, false
+}
+
+// ---- reads of single members -------------------------------------------------
+
+func cmdZCard(c *Ctx) {
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.int(0)
+		return
+	}
+	c.int(int64(zsetLen(o)))
+}
+
+func cmdZScore(c *Ctx) {
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.null()
+		return
+	}
+	if s, found := zsetScore(o, c.Args[2]); found {
+		c.zscoreReply(s)
+	} else {
+		c.null()
+	}
+}
+
+func cmdZMScore(c *Ctx) {
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	c.array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		if o == nil {
+			c.null()
+			continue
+		}
+		if s, found := zsetScore(o, m); found {
+			c.zscoreReply(s)
+		} else {
+			c.null()
+		}
+	}
+}
+
+func cmdZRank(c *Ctx)    { c.zrank(false) }
+func cmdZRevRank(c *Ctx) { c.zrank(true) }
+
+func (c *Ctx) zrank(rev bool) {
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.null()
+		return
+	}
+	r, found := zsetRank(o, c.Args[2])
+	if !found {
+		c.null()
+		return
+	}
+	if rev {
+		r = zsetLen(o) - 1 - r
+	}
+	c.int(int64(r))
+}
+
+// ---- ZCOUNT, ZLEXCOUNT --------------------------------------------------------
+
+func cmdZCount(c *Ctx) {
+	r, ok := parseScoreRange(c.Args[2], c.Args[3])
+	if !ok {
+		c.err(errZMinMaxFloat)
+		return
+	}
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.int(0)
+		return
+	}
+	if o.enc == encSkiplist {
+		s := o.coll.(*zskiplist)
+		c.int(int64(zslCount(s, s.firstInRange(&r), s.lastInRange(&r))))
+		return
+	}
+	count := 0
+	for off := zlFirstInRange(o.str, &r); off >= 0 && off < len(o.str); count++ {
+		_, sc, next := zlAt(o.str, off)
+		if !r.lteMax(sc) {
+			break
+		}
+		off = next
+	}
+	c.int(int64(count))
+}
+
+func cmdZLexCount(c *Ctx) {
+	r, ok := parseLexRange(c.Args[2], c.Args[3])
+	if !ok {
+		c.err(errZMinMaxLex)
+		return
+	}
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.int(0)
+		return
+	}
+	if o.enc == encSkiplist {
+		s := o.coll.(*zskiplist)
+		c.int(int64(zslCount(s, s.firstInLexRange(&r), s.lastInLexRange(&r))))
+		return
+	}
+	var buf [zOffsBuf]int
+	z := zview(o, buf[:])
+	z.seekLex(&r, false)
+	count := 0
+	for ; z.valid() && r.lteMax(z.member()); z.next() {
+		count++
+	}
+	c.int(int64(count))
+}
+
+// zslCount is Redis' count from the ranks of the first and last members in
+// a range (ZCOUNT, ZLEXCOUNT on a skiplist).
+func zslCount(s *zskiplist, first, last uint32) int {
+	if first == 0 {
+		return 0
+	}
+	count := s.length - (s.rank(first) - 1)
+	if last != 0 {
+		count -= s.length - s.rank(last)
+	}
+	return count
+}
+
+// zlFirstInRange is the offset of the first pair of a listpack whose score
+// is in r, or -1 (Redis' zzlFirstInRange).
+func zlFirstInRange(lp []byte, r *zrangeSpec) int {
+	if r.empty() {
+		return -1
+	}
+	for off := listpack.First; off < len(lp); {
+		_, sc, next := zlAt(lp, off)
+		if r.gteMin(sc) {
+			if r.lteMax(sc) {
+				return off
+			}
+			return -1
+		}
+		off = next
+	}
+	return -1
+}
+
+// ---- ZRANGE and friends -------------------------------------------------------
+
+// zrange range types and directions (Redis' zrange_type, zrange_direction).
+const (
+	zrAuto = iota
+	zrRank
+	zrScore
+	zrLex
+)
+
+const (
+	zdAuto = iota
+	zdForward
+	zdReverse
+)
+
+func cmdZRange(c *Ctx)           { c.zrange(1, false, zrAuto, zdAuto) }
+func cmdZRangeStore(c *Ctx)      { c.zrange(2, true, zrAuto, zdAuto) }
+func cmdZRevRange(c *Ctx)        { c.zrange(1, false, zrRank, zdReverse) }
+func cmdZRangeByScore(c *Ctx)    { c.zrange(1, false, zrScore, zdForward) }
+func cmdZRevRangeByScore(c *Ctx) { c.zrange(1, false, zrScore, zdReverse) }
+func cmdZRangeByLex(c *Ctx)      { c.zrange(1, false, zrLex, zdForward) }
+func cmdZRevRangeByLex(c *Ctx)   { c.zrange(1, false, zrLex, zdReverse) }
+
+// zlong reads an integer argument, replying Redis' generic error.
+func (c *Ctx) zlong(b []byte) (int64, bool) {
+	n, ok := resp.ParseInt(b)
+	if !ok {
+		c.notInteger()
+	}
+	return n, ok
+}
+
+// zpair is one member and its score collected for a result.
+type zpair struct {
+	member []byte
+	score  float64
+}
+
+func zpairCmp(a, b zpair) int {
+	switch {
+	case a.score < b.score:
+		return -1
+	case a.score > b.score:
+		return 1
+	}
+	return bytes.Compare(a.member, b.member)
+}
+
+// zemit receives a range's members in reply order: it replies them, or
+// collects copies of them for ZRANGESTORE (copies: the source may be the
+// destination, and a reference would let the caller's scratch escape).
+type zemit struct {
+	c          *Ctx
+	withScores bool
+	store      bool
+	n          int
+	arena      []byte
+	ends       []int
+	scores     []float64
+}
+
+func (e *zemit) add(m []byte, s float64) {
+	e.n++
+	if e.store {
+		e.arena = append(e.arena, m...)
+		e.ends = append(e.ends, len(e.arena))
+		e.scores = append(e.scores, s)
+		return
+	}
+	c := e.c
+	if e.withScores && c.RESP3 {
+		c.array(2)
+	}
+	c.bulk(m)
+	if e.withScores {
+		c.zscoreReply(s)
+	}
+}
+
+// pairs returns what add collected.
+func (e *zemit) pairs() []zpair {
+	out := make([]zpair, len(e.ends))
+	start := 0
+	for i, end := range e.ends {
+		out[i] = zpair{e.arena[start:end:end], e.scores[i]}
+		start = end
+	}
+	return out
+}
+
+// zrange is Redis' zrangeGenericCommand: ZRANGE, ZRANGESTORE and the older
+// ZREVRANGE, Z[REV]RANGEBYSCORE and Z[REV]RANGEBYLEX, which fix the range
+// type and direction. argStart is the source key's position.
+func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
+	key := c.Args[argStart]
+	minIdx, maxIdx := argStart+1, argStart+2
+	withScores := false
+	offset, limit := int64(0), int64(-1)
+	for j := argStart + 3; j < len(c.Args); j++ {
+		a, left := c.Args[j], len(c.Args)-j-1
+		switch {
+		case !store && resp.EqualFold(a, "withscores"):
+			withScores = true
+		case resp.EqualFold(a, "limit") && left >= 2:
+			var ok bool
+			if offset, ok = c.zlong(c.Args[j+1]); !ok {
+				return
+			}
+			if limit, ok = c.zlong(c.Args[j+2]); !ok {
+				return
+			}
+			j += 2
+		case dir == zdAuto && resp.EqualFold(a, "rev"):
+			dir = zdReverse
+		case rangeType == zrAuto && resp.EqualFold(a, "bylex"):
+			rangeType = zrLex
+		case rangeType == zrAuto && resp.EqualFold(a, "byscore"):
+			rangeType = zrScore
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	if dir == zdAuto {
+		dir = zdForward
+	}
+	if rangeType == zrAuto {
+		rangeType = zrRank
+	}
+	if limit != -1 && rangeType == zrRank {
+		c.err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return
+	}
+	if withScores && rangeType == zrLex {
+		c.err("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	rev := dir == zdReverse
+	if rev && rangeType != zrRank {
+		minIdx, maxIdx = maxIdx, minIdx // given as max, min
+	}
+	var start, end int64
+	var sr zrangeSpec
+	var lr zlexSpec
+	switch rangeType {
+	case zrRank:
+		var ok bool
+		if start, ok = c.zlong(c.Args[minIdx]); !ok {
+			return
+		}
+		if end, ok = c.zlong(c.Args[maxIdx]); !ok {
+			return
+		}
+	case zrScore:
+		var ok bool
+		if sr, ok = parseScoreRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
+			c.err(errZMinMaxFloat)
+			return
+		}
+	case zrLex:
+		var ok bool
+		if lr, ok = parseLexRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
+			c.err(errZMinMaxLex)
+			return
+		}
+	}
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	e := zemit{c: c, withScores: withScores, store: store}
+	if o == nil {
+		if store {
+			c.zstore(c.Args[1], nil)
+		} else {
+			c.Out = append(c.Out, resp.EmptyArray...)
+		}
+		return
+	}
+	var buf [zOffsBuf]int
+	z := zview(o, buf[:])
+	if rangeType == zrRank {
+		llen := int64(z.len())
+		if start < 0 {
+			start += llen
+		}
+		if end < 0 {
+			end += llen
+		}
+		start = max(start, 0)
+		if start > end || start >= llen {
+			if store {
+				c.zstore(c.Args[1], nil)
+			} else {
+				c.Out = append(c.Out, resp.EmptyArray...)
+			}
+			return
+		}
+		end = min(end, llen-1)
+		n := int(end - start + 1)
+		if !store {
+			if withScores && !c.RESP3 {
+				c.array(2 * n)
+			} else {
+				c.array(n)
+			}
+		}
+		if rev {
+			z.seekRank(int(llen - 1 - start))
+		} else {
+			z.seekRank(int(start))
+		}
+		for ; n > 0; n-- {
+			e.add(z.member(), z.score())
+			z.move(rev)
+		}
+		if store {
+			c.zstore(c.Args[1], e.pairs())
+		}
+		return
+	}
+	startOut := len(c.Out)
+	if rangeType == zrScore {
+		if !(offset > 0 && offset >= int64(z.len())) {
+			z.seekScore(&sr, rev)
+			for ; z.valid() && offset != 0; offset-- {
+				z.move(rev)
+			}
+			for ; z.valid() && limit != 0; limit-- {
+				s := z.score()
+				if rev && !sr.gteMin(s) || !rev && !sr.lteMax(s) {
+					break
+				}
+				e.add(z.member(), s)
+				z.move(rev)
+			}
+		}
+	} else {
+		z.seekLex(&lr, rev)
+		for ; z.valid() && offset != 0; offset-- {
+			z.move(rev)
+		}
+		for ; z.valid() && limit != 0; limit-- {
+			m := z.member()
+			if rev && !lr.gteMin(m) || !rev && !lr.lteMax(m) {
+				break
+			}
+			e.add(m, z.score())
+			z.move(rev)
+		}
+	}
+	if store {
+		c.zstore(c.Args[1], e.pairs())
+		return
+	}
+	n := e.n
+	if withScores && !c.RESP3 {
+		n *= 2
+	}
+	c.spliceHeader(startOut, '*', n)
+}
+
+// zstore writes pairs (distinct members) as the sorted set dst, replacing
+// whatever dst held, or deletes dst when there are none, and replies the
+// count (Redis' setKey / dbDelete at the end of ZRANGESTORE, ZUNIONSTORE,
+// ...). The encoding is the one zsetAdd would have reached adding them one
+// by one.
+func (c *Ctx) zstore(dst []byte, pairs []zpair) {
+	d := c.db(dst)
+	if old := d.lookup(dst, c.Now); old != nil {
+		d.remove(old)
+	}
+	if len(pairs) == 0 {
+		c.int(0)
+		return
+	}
+	lim := c.limits()
+	maxLen, total := 0, 0
+	for _, p := range pairs {
+		maxLen = max(maxLen, len(p.member))
+		total += len(p.member)
+	}
+	o := d.insert(dst, KindZSet)
+	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
+		slices.SortFunc(pairs, zpairCmp)
+		lp := listpack.New(total + len(pairs)*(zlScoreLen+3))
+		var sb [zlScoreLen]byte
+		for _, p := range pairs {
+			lp = listpack.Append(lp, p.member)
+			lp = listpack.Append(lp, zlScoreBytes(&sb, p.score))
+		}
+		o.enc, o.str = encListpack, lp
+	} else {
+		s := newZskiplist(len(pairs))
+		for i := len(pairs) - 1; i >= 0; i-- {
+			s.add(pairs[i].member, pairs[i].score)
+		}
+		o.enc, o.coll = encSkiplist, s
+	}
+	d.valueChanged(o, 0)
+	c.int(int64(len(pairs)))
+}
+
+// ---- ZREMRANGEBY* ---------------------------------------------------------------
+
+func cmdZRemRangeByRank(c *Ctx)  { c.zremrange(zrRank) }
+func cmdZRemRangeByScore(c *Ctx) { c.zremrange(zrScore) }
+func cmdZRemRangeByLex(c *Ctx)   { c.zremrange(zrLex) }
+
+func (c *Ctx) zremrange(rangeType int) {
+	var start, end int64
+	var sr zrangeSpec
+	var lr zlexSpec
+	var ok bool
+	switch rangeType {
+	case zrRank:
+		if start, ok = c.zlong(c.Args[2]); !ok {
+			return
+		}
+		if end, ok = c.zlong(c.Args[3]); !ok {
+			return
+		}
+	case zrScore:
+		if sr, ok = parseScoreRange(c.Args[2], c.Args[3]); !ok {
+			c.err(errZMinMaxFloat)
+			return
+		}
+	case zrLex:
+		if lr, ok = parseLexRange(c.Args[2], c.Args[3]); !ok {
+			c.err(errZMinMaxLex)
+			return
+		}
+	}
+	key := c.Args[1]
+	d := c.db(key)
+	o, ok := c.writeKind(d, key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.int(0)
+		return
+	}
+	llen := int64(zsetLen(o))
+	if rangeType == zrRank {
+		if start < 0 {
+			start += llen
+		}
+		if end < 0 {
+			end += llen
+		}
+		start = max(start, 0)
+		if start > end || start >= llen {
+			c.int(0)
+			return
+		}
+		end = min(end, llen-1)
+	}
+	before := o.valueMemory()
+	deleted := 0
+	if o.enc == encListpack {
+		var buf [zOffsBuf]int
+		z := zview(o, buf[:])
+		var from int // first pair index
+		switch rangeType {
+		case zrRank:
+			from, deleted = int(start), int(end-start+1)
+		case zrScore:
+			z.seekScore(&sr, false)
+			for from = z.i; z.valid() && sr.lteMax(z.score()); z.next() {
+				deleted++
+			}
+		case zrLex:
+			z.seekLex(&lr, false)
+			for from = z.i; z.valid() && lr.lteMax(z.member()); z.next() {
+				deleted++
+			}
+		}
+		if deleted > 0 {
+			o.str = listpack.Delete(o.str, z.offs[from], 2*deleted)
+		}
+	} else {
+		s := o.coll.(*zskiplist)
+		switch rangeType {
+		case zrRank:
+			n := int(end - start + 1)
+			deleted = s.deleteWhile(s.byRank(int(start)+1), func(uint32) bool { n--; return n >= 0 })
+		case zrScore:
+			deleted = s.deleteWhile(s.firstInRange(&sr), func(x uint32) bool { return sr.lteMax(s.nodes[x].score) })
+		case zrLex:
+			deleted = s.deleteWhile(s.firstInLexRange(&lr), func(x uint32) bool { return lr.lteMax(zsBytes(s.nodes[x].member)) })
+		}
+	}
+	if deleted > 0 {
+		d.zsetDone(o, before)
+	}
+	c.int(int64(deleted))
+}
+
+// ---- pops -----------------------------------------------------------------------
+
+func cmdZPopMin(c *Ctx) { c.zpopMinMax(false) }
+func cmdZPopMax(c *Ctx) { c.zpopMinMax(true) }
+
+func (c *Ctx) zpopMinMax(fromMax bool) {
+	if len(c.Args) > 3 {
+		c.syntaxErr()
+		return
+	}
+	count := int64(-1)
+	if len(c.Args) == 3 {
+		var ok bool
+		if count, ok = c.zpositive(c.Args[2]); !ok {
+			return
+		}
+	}
+	c.zpop(c.Args[1:2], fromMax, false, count, c.RESP3 && count != -1, false)
+}
+
+// zpositive is Redis' getPositiveLongFromObjectOrReply without a message:
+// a malformed number gets the same error as a negative one.
+func (c *Ctx) zpositive(b []byte) (int64, bool) {
+	n, ok := resp.ParseInt(b)
+	if !ok || n < 0 {
+		c.err(errPositiveNeeded)
+		return 0, false
+	}
+	return n, true
+}
+
+// zpop is Redis' genericZpopCommand: it pops up to count members (-1: one,
+// the single-pop form) from the lowest (or, when fromMax, highest) end of the
+// first existing key of keys. emitKey names the key in the reply; nested
+// makes the pairs [member, score] arrays; nilWhenEmpty replies a null
+// rather than an empty array when no key exists.
+func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, nilWhenEmpty bool) {
+	var key []byte
+	var o *object
+	var d *DB
+	for _, k := range keys {
+		d = c.db(k)
+		if o = d.lookup(k, c.Now); o == nil {
+			continue
+		}
+		if o.kind != KindZSet {
+			c.wrongType()
+			return
+		}
+		key = k
+		break
+	}
+	if o == nil {
+		if nilWhenEmpty {
+			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
+		} else {
+			c.Out = append(c.Out, resp.EmptyArray...)
+		}
+		return
+	}
+	if count == 0 {
+		c.Out = append(c.Out, resp.EmptyArray...)
+		return
+	}
+	if count == -1 {
+		count = 1
+	}
+	llen := zsetLen(o)
+	n := int(min(count, int64(llen)))
+	switch {
+	case !nested && !emitKey:
+		c.array(2 * n)
+	case nested && !emitKey:
+		c.array(n)
+	case !nested && emitKey:
+		c.array(2*n + 1)
+		c.bulk(key)
+	default:
+		c.array(2)
+		c.bulk(key)
+		c.array(n)
+	}
+	before := o.valueMemory()
+	emit := func(m []byte, s float64) {
+		if nested {
+			c.array(2)
+		}
+		c.bulk(m)
+		c.zscoreReply(s)
+	}
+	if o.enc == encListpack {
+		var buf [zOffsBuf]int
+		z := zview(o, buf[:])
+		if fromMax {
+			for z.i = llen - 1; z.i >= llen-n; z.i-- {
+				emit(z.member(), z.score())
+			}
+			o.str = listpack.Delete(o.str, z.offs[llen-n], 2*n)
+		} else {
+			for z.i = 0; z.i < n; z.i++ {
+				emit(z.member(), z.score())
+			}
+			o.str = listpack.Delete(o.str, listpack.First, 2*n)
+		}
+	} else {
+		s := o.coll.(*zskiplist)
+		for range n {
+			x := s.first()
+			if fromMax {
+				x = s.tail
+			}
+			emit(zsBytes(s.nodes[x].member), s.nodes[x].score)
+			s.removeNode(x)
+		}
+	}
+	d.zsetDone(o, before)
+}
+
+func cmdBZPopMin(c *Ctx) { c.bzpop(false) }
+func cmdBZPopMax(c *Ctx) { c.bzpop(true) }
+
+func (c *Ctx) bzpop(fromMax bool) {
+	keys := c.Args[1 : len(c.Args)-1]
+	deadline, ok := c.parseTimeout(c.Args[len(c.Args)-1], true)
+	if !ok {
+		return
+	}
+	c.blockingZpop(keys, fromMax, -1, false, deadline)
+}
+
+// blockingZpop is Redis' blockingGenericZpopCommand: pop from the first key
+// that has members, else block on all of them.
+func (c *Ctx) blockingZpop(keys [][]byte, fromMax bool, count int64, nested bool, deadline int64) {
+	for i, key := range keys {
+		if !c.servable(key) {
+			continue
+		}
+		o := c.db(key).lookup(key, c.Now)
+		if o == nil {
+			continue
+		}
+		if o.kind != KindZSet {
+			c.wrongType()
+			return
+		}
+		if zsetLen(o) == 0 {
+			continue
+		}
+		c.zpop(keys[i:i+1], fromMax, true, count, nested, nested)
+		return
+	}
+	c.block(keys, deadline, timeoutNullArray)
+}
+
+func cmdZMPop(c *Ctx)  { c.zmpop(1, false) }
+func cmdBZMPop(c *Ctx) { c.zmpop(2, true) }
+
+// zmpop is Redis' zmpopGenericCommand (ZMPOP, BZMPOP).
+func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
+	const errNumkeys = "ERR numkeys should be greater than 0"
+	numkeys, ok := resp.ParseInt(c.Args[numkeysIdx])
+	if !ok || numkeys < 1 {
+		c.err(errNumkeys)
+		return
+	}
+	if numkeys >= int64(len(c.Args)-numkeysIdx-1) {
+		c.syntaxErr()
+		return
+	}
+	whereIdx := numkeysIdx + int(numkeys) + 1
+	var fromMax bool
+	switch w := c.Args[whereIdx]; {
+	case resp.EqualFold(w, "min"):
+	case resp.EqualFold(w, "max"):
+		fromMax = true
+	default:
+		c.syntaxErr()
+		return
+	}
+	count := int64(-1)
+	for j := whereIdx + 1; j < len(c.Args); j++ {
+		if count == -1 && resp.EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
+			j++
+			n, ok := resp.ParseInt(c.Args[j])
+			if !ok || n < 1 {
+				c.err("ERR count should be greater than 0")
+				return
+			}
+			count = n
+			continue
+		}
+		c.syntaxErr()
+		return
+	}
+	if count == -1 {
+		count = 1
+	}
+	keys := c.Args[numkeysIdx+1 : whereIdx]
+	if !blocking {
+		c.zpop(keys, fromMax, true, count, true, true)
+		return
+	}
+	deadline, ok := c.parseTimeout(c.Args[1], true)
+	if !ok {
+		return
+	}
+	c.blockingZpop(keys, fromMax, count, true, deadline)
+}
+
+// ---- ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD ------------------
+
+const (
+	zopUnion = iota
+	zopInter
+	zopDiff
+)
+
+const (
+	zaggSum = iota
+	zaggMin
+	zaggMax
+)
+
+func cmdZUnionStore(c *Ctx) { c.zsetop(c.Args[1], 2, zopUnion, false) }
+func cmdZInterStore(c *Ctx) { c.zsetop(c.Args[1], 2, zopInter, false) }
+func cmdZDiffStore(c *Ctx)  { c.zsetop(c.Args[1], 2, zopDiff, false) }
+func cmdZUnion(c *Ctx)      { c.zsetop(nil, 1, zopUnion, false) }
+func cmdZInter(c *Ctx)      { c.zsetop(nil, 1, zopInter, false) }
+func cmdZDiff(c *Ctx)       { c.zsetop(nil, 1, zopDiff, false) }
+func cmdZInterCard(c *Ctx)  { c.zsetop(nil, 1, zopInter, true) }
+
+// zsrc is one input of a set operation: a sorted set, a plain set (every
+// member scoring 1, as in Redis) or a missing key (o == nil).
+type zsrc struct {
+	o      *object
+	weight float64
+}
+
+func (s *zsrc) len() int {
+	switch {
+	case s.o == nil:
+		return 0
+	case s.o.kind == KindSet:
+		return setLen(s.o)
+	}
+	return zsetLen(s.o)
+}
+
+func (s *zsrc) find(m []byte) (float64, bool) {
+	switch {
+	case s.o == nil:
+		return 0, false
+	case s.o.kind == KindSet:
+		return 1, setHas(s.o, m)
+	}
+	return zsetScore(s.o, m)
+}
+
+// each calls fn with every member and its score until fn returns false.
+// The member bytes are valid only during the call.
+func (s *zsrc) each(fn func(m []byte, score float64) bool) {
+	if s.o == nil {
+		return
+	}
+	if s.o.kind == KindSet {
+		var buf [20]byte
+		for i := range setLen(s.o) {
+			if !fn(setAt(s.o, i).bytes(&buf), 1) {
+				return
+			}
+		}
+		return
+	}
+	if s.o.enc == encListpack {
+		lp := s.o.str
+		for off := listpack.First; off < len(lp); {
+			m, sc, next := zlAt(lp, off)
+			if !fn(m, sc) {
+				return
+			}
+			off = next
+		}
+		return
+	}
+	sl := s.o.coll.(*zskiplist)
+	for x := sl.first(); x != 0; x = sl.nodes[x].l0.forward {
+		if !fn(zsBytes(sl.nodes[x].member), sl.nodes[x].score) {
+			return
+		}
+	}
+}
+
+func zaggregate(target *float64, v float64, agg int) {
+	switch agg {
+	case zaggSum:
+		*target += v
+		if math.IsNaN(*target) { // inf + -inf: Redis' convention is 0
+			*target = 0
+		}
+	case zaggMin:
+		if v < *target {
+			*target = v
+		}
+	case zaggMax:
+		if v > *target {
+			*target = v
+		}
+	}
+}
+
+// zsetop is Redis' zunionInterDiffGenericCommand. dst is the destination
+// (nil: reply the result), numkeysIdx the position of numkeys; cardOnly is
+// ZINTERCARD.
+func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
+	setnum, ok := c.zlong(c.Args[numkeysIdx])
+	if !ok {
+		return
+	}
+	if setnum < 1 {
+		c.Out = append(c.Out, "-ERR at least 1 input key is needed for '"...)
+		c.Out = append(c.Out, c.Cmd.FullName...)
+		c.Out = append(c.Out, "' command\r\n"...)
+		return
+	}
+	if setnum > int64(len(c.Args)-(numkeysIdx+1)) {
+		c.syntaxErr()
+		return
+	}
+	n := int(setnum)
+	var one [4]zsrc
+	src := one[:0]
+	if n > len(one) {
+		src = make([]zsrc, 0, n)
+	}
+	j := numkeysIdx + 1
+	for _, key := range c.Args[j : j+n] {
+		d := c.db(key)
+		o := d.lookup(key, c.Now)
+		if o == nil {
+			d.misses.Add(1)
+		} else {
+			d.hits.Add(1)
+			if o.kind != KindZSet && o.kind != KindSet {
+				c.wrongType()
+				return
+			}
+		}
+		src = append(src, zsrc{o: o, weight: 1})
+	}
+	j += n
+	agg := zaggSum
+	withScores := false
+	var limit int64
+	for j < len(c.Args) {
+		a, remaining := c.Args[j], len(c.Args)-j
+		switch {
+		case op != zopDiff && !cardOnly && remaining >= n+1 && resp.EqualFold(a, "weights"):
+			j++
+			for i := range n {
+				w, ok := parseScore(c.Args[j])
+				if !ok {
+					c.err("ERR weight value is not a float")
+					return
+				}
+				src[i].weight = w
+				j++
+			}
+		case op != zopDiff && !cardOnly && remaining >= 2 && resp.EqualFold(a, "aggregate"):
+			switch v := c.Args[j+1]; {
+			case resp.EqualFold(v, "sum"):
+				agg = zaggSum
+			case resp.EqualFold(v, "min"):
+				agg = zaggMin
+			case resp.EqualFold(v, "max"):
+				agg = zaggMax
+			default:
+				c.syntaxErr()
+				return
+			}
+			j += 2
+		case remaining >= 1 && dst == nil && !cardOnly && resp.EqualFold(a, "withscores"):
+			withScores = true
+			j++
+		case cardOnly && remaining >= 2 && resp.EqualFold(a, "limit"):
+			l, ok := resp.ParseInt(c.Args[j+1])
+			if !ok || l < 0 {
+				c.err("ERR LIMIT can't be negative")
+				return
+			}
+			limit = l
+			j += 2
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	if op != zopDiff {
+		// Smallest first, as Redis' qsort by cardinality (glibc's is stable
+		// here), which fixes the order scores are added in.
+		slices.SortStableFunc(src, func(a, b zsrc) int { return a.len() - b.len() })
+	}
+
+	var arena []byte // result members, copied
+	var res []zpair
+	type span struct{ off, n int }
+	var spans []span
+	keep := func(m []byte, score float64) {
+		spans = append(spans, span{len(arena), len(m)})
+		arena = append(arena, m...)
+		res = append(res, zpair{score: score})
+	}
+	card := int64(0)
+	switch op {
+	case zopInter:
+		if src[0].len() == 0 {
+			break
+		}
+		src[0].each(func(m []byte, sc float64) bool {
+			score := src[0].weight * sc
+			if math.IsNaN(score) {
+				score = 0
+			}
+			k := 1
+			for ; k < n; k++ {
+				if src[k].o == src[0].o {
+					zaggregate(&score, sc*src[k].weight, agg)
+				} else if v, found := src[k].find(m); found {
+					zaggregate(&score, v*src[k].weight, agg)
+				} else {
+					break
+				}
+			}
+			if k < n {
+				return true
+			}
+			if cardOnly {
+				card++
+				return limit == 0 || card < limit
+			}
+			keep(m, score)
+			return true
+		})
+	case zopUnion:
+		acc := make(map[string]int)
+		for i := range src {
+			if src[i].len() == 0 {
+				continue
+			}
+			w := src[i].weight
+			src[i].each(func(m []byte, sc float64) bool {
+				score := w * sc
+				if math.IsNaN(score) {
+					score = 0
+				}
+				if k, found := acc[zsStr(m)]; found {
+					zaggregate(&res[k].score, score, agg)
+					return true
+				}
+				acc[string(m)] = len(res)
+				keep(m, score)
+				return true
+			})
+		}
+	case zopDiff:
+		if src[0].len() == 0 {
+			break
+		}
+		for k := 1; k < n; k++ {
+			if src[k].o == src[0].o {
+				goto done // every member would be removed
+			}
+		}
+		src[0].each(func(m []byte, sc float64) bool {
+			for k := 1; k < n; k++ {
+				if _, found := src[k].find(m); found {
+					return true
+				}
+			}
+			keep(m, sc)
+			return true
+		})
+	}
+done:
+	if cardOnly {
+		c.int(card)
+		return
+	}
+	for i := range res {
+		res[i].member = arena[spans[i].off : spans[i].off+spans[i].n]
+	}
+	if dst != nil {
+		c.zstore(dst, res)
+		return
+	}
+	slices.SortFunc(res, zpairCmp)
+	if withScores && !c.RESP3 {
+		c.array(2 * len(res))
+	} else {
+		c.array(len(res))
+	}
+	for _, p := range res {
+		if withScores && c.RESP3 {
+			c.array(2)
+		}
+		c.bulk(p.member)
+		if withScores {
+			c.zscoreReply(p.score)
+		}
+	}
+}
+
+// ---- ZRANDMEMBER -------------------------------------------------------------------
+
+func cmdZRandMember(c *Ctx) {
+	key := c.Args[1]
+	if len(c.Args) >= 3 {
+		l, ok := c.parseRandomCount(c.Args[2])
+		if !ok {
+			return
+		}
+		if len(c.Args) > 4 || len(c.Args) == 4 && !resp.EqualFold(c.Args[3], "withscores") {
+			c.syntaxErr()
+			return
+		}
+		withScores := len(c.Args) == 4
+		if withScores && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
+			c.err("ERR value is out of range")
+			return
+		}
+		c.zrandmemberCount(key, l, withScores)
+		return
+	}
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.null()
+		return
+	}
+	var buf [zOffsBuf]int
+	z := zview(o, buf[:])
+	z.seekRank(rand.IntN(z.len()))
+	c.bulk(z.member())
+}
+
+// zrandmemberCount is Redis' zrandmemberWithCountCommand: a negative count
+// allows repeats, a positive one returns distinct members (the whole set,
+// from the highest score down, when it has no more than count).
+func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil || l == 0 {
+		c.Out = append(c.Out, resp.EmptyArray...)
+		return
+	}
+	count, unique := uint64(l), true
+	if l < 0 {
+		count, unique = uint64(-l), false
+	}
+	var buf [zOffsBuf]int
+	z := zview(o, buf[:])
+	size := z.len()
+	emit := func(r int) {
+		z.seekRank(r)
+		if withScores && c.RESP3 {
+			c.array(2)
+		}
+		c.bulk(z.member())
+		if withScores {
+			c.zscoreReply(z.score())
+		}
+	}
+	header := func(n uint64) {
+		if withScores && !c.RESP3 {
+			n *= 2
+		}
+		c.Out = resp.AppendArrayHeader(c.Out, int(n))
+	}
+	if !unique || count == 1 {
+		start := len(c.Out)
+		header(count)
+		for ; count > 0; count-- {
+			emit(rand.IntN(size))
+			if c.randomReplyTooLarge(start) {
+				return
+			}
+		}
+		return
+	}
+	if count >= uint64(size) {
+		header(uint64(size))
+		for r := size - 1; r >= 0; r-- { // Redis walks the set from its tail
+			emit(r)
+		}
+		return
+	}
+	header(count)
+	sampleDistinct(size, int(count), emit)
+}
+
+// ---- ZSCAN -----------------------------------------------------------------------------
+
+func cmdZScan(c *Ctx) {
+	cursor, ok := c.parseCollScanCursor(c.Args[2])
+	if !ok {
+		return
+	}
+	key := c.Args[1]
+	o, ok := c.readKind(c.db(key), key, KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.raw(emptyScan)
+		return
+	}
+	pattern, count, ok := c.parseCollScanOptions(c.Args[3:])
+	if !ok {
+		return
+	}
+	c.array(2)
+	var num [32]byte
+	if o.enc == encListpack {
+		// A listpack is returned whole, with cursor 0, as Redis does.
+		c.Out = resp.AppendBulkString(c.Out, "0")
+		start, n := len(c.Out), 0
+		lp := o.str
+		for off := listpack.First; off < len(lp); {
+			m, sc, next := zlAt(lp, off)
+			off = next
+			if pattern != nil && !glob.Match(pattern, m, false) {
+				continue
+			}
+			c.bulk(m)
+			c.bulk(appendListpackScore(num[:0], sc))
+			n += 2
+		}
+		c.spliceHeader(start, '*', n)
+		return
+	}
+	// The cursor is a slot index: a member keeps its slot while it lives,
+	// so one present for the whole scan is returned exactly once.
+	s := o.coll.(*zskiplist)
+	from, end := max(cursor, 1), uint64(len(s.nodes))
+	p, visited := from, int64(0)
+	for ; p < end && visited < count && p-from < uint64(10*count); p++ {
+		if s.nodes[p].live {
+			visited++
+		}
+	}
+	next := uint64(0)
+	if p < end {
+		next = p
+	}
+	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
+	start, n := len(c.Out), 0
+	for q := from; q < p; q++ {
+		nd := &s.nodes[q]
+		if !nd.live {
+			continue
+		}
+		m := zsBytes(nd.member)
+		if pattern != nil && !glob.Match(pattern, m, false) {
+			continue
+		}
+		c.bulk(m)
+		c.bulk(appendD2String(num[:0], nd.score))
+		n += 2
+	}
+	c.spliceHeader(start, '*', n)
 }

@@ -50,8 +50,8 @@ type object struct {
 	str      []byte     // encRaw: the string; encListpack/encIntset: the flat encoding
 	coll     collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
 	ival     int64      // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
-	expireAt int64  // unix milliseconds; 0 = no expiry
-	volIdx   int32  // position in DB.volatile, -1 when expireAt == 0
+	expireAt int64      // unix milliseconds; 0 = no expiry
+	volIdx   int32      // position in DB.volatile, -1 when expireAt == 0
 	kind     Kind
 	enc      encoding
 }

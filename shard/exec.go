@@ -50,12 +50,12 @@ type handler func(c *Ctx)
 type routeKind uint8
 
 const (
-	routeNone routeKind = iota // not executed by shards
-	routeKeys                  // the shards of its keys (legacy key positions)
-	routeAll                   // every shard (keyspace-wide commands)
-	routeScan                  // one shard, chosen by the SCAN cursor
-	routeSubKey                // a container whose subcommands take one key at args[2] (OBJECT)
-	routeKeySpecs              // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
+	routeNone     routeKind = iota // not executed by shards
+	routeKeys                      // the shards of its keys (legacy key positions)
+	routeAll                       // every shard (keyspace-wide commands)
+	routeScan                      // one shard, chosen by the SCAN cursor
+	routeSubKey                    // a container whose subcommands take one key at args[2] (OBJECT)
+	routeKeySpecs                  // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
 )
 
 type route struct {

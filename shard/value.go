@@ -168,7 +168,9 @@ var DefaultEncodingLimits = EncodingLimits{
 
 // encodingLimits is read by command handlers on any shard and replaced whole
 // by SetEncodingLimits (CONFIG SET).
-type encodingLimits struct{ p atomic.Pointer[EncodingLimits] }
+type encodingLimits struct {
+	p atomic.Pointer[EncodingLimits]
+}
 
 // SetEncodingLimits replaces the thresholds; values already stored convert
 // when next written, as in Redis.

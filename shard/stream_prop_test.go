@@ -1,0 +1,1321 @@
+package shard
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// ---- a reference model of Redis 7.0 streams ----------------------------------
+
+type mEntry struct {
+	id  streamID
+	fv  []string
+	del bool
+}
+
+// mNode is one Redis listpack node: entries in order, tombstones included.
+type mNode struct {
+	ents []*mEntry
+	live int
+}
+
+type mNack struct {
+	consumer string
+	count    int64
+}
+
+type mGroup struct {
+	last        streamID
+	entriesRead int64
+	pel         map[streamID]*mNack
+	consumers   map[string]bool
+}
+
+type mStream struct {
+	nodes  []*mNode
+	length int64
+	last   streamID
+	first  streamID
+	maxDel streamID
+	added  int64
+	groups map[string]*mGroup
+}
+
+func (m *mStream) entries() []*mEntry {
+	var out []*mEntry
+	for _, n := range m.nodes {
+		for _, e := range n.ents {
+			if !e.del {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+func (m *mStream) live(id streamID) *mEntry {
+	for _, e := range m.entries() {
+		if e.id == id {
+			return e
+		}
+	}
+	return nil
+}
+
+func (m *mStream) refreshFirst() {
+	if es := m.entries(); len(es) > 0 {
+		m.first = es[0].id
+	} else {
+		m.first = streamID{}
+	}
+}
+
+func (m *mStream) add(id streamID, fv []string, maxEntries int) {
+	var tail *mNode
+	if len(m.nodes) > 0 {
+		tail = m.nodes[len(m.nodes)-1]
+		if len(tail.ents) >= maxEntries {
+			tail = nil
+		}
+	}
+	if tail == nil {
+		tail = &mNode{}
+		m.nodes = append(m.nodes, tail)
+	}
+	tail.ents = append(tail.ents, &mEntry{id: id, fv: fv})
+	tail.live++
+	m.length++
+	m.added++
+	m.last = id
+	if m.length == 1 {
+		m.first = id
+	}
+}
+
+func (m *mStream) trim(strategy int, maxLen int64, minID streamID, approx bool, limit int64) int64 {
+	if strategy == trimNone {
+		return 0
+	}
+	var deleted int64
+	for len(m.nodes) > 0 {
+		if strategy == trimMaxLen && m.length <= maxLen {
+			break
+		}
+		n := m.nodes[0]
+		if limit != 0 && deleted+int64(n.live) > limit {
+			break
+		}
+		var remove bool
+		if strategy == trimMaxLen {
+			remove = m.length-int64(n.live) >= maxLen
+		} else {
+			remove = n.ents[len(n.ents)-1].id.less(minID)
+		}
+		if remove {
+			m.nodes = m.nodes[1:]
+			m.length -= int64(n.live)
+			deleted += int64(n.live)
+			continue
+		}
+		if approx {
+			break
+		}
+		for _, e := range n.ents {
+			if strategy == trimMaxLen && m.length <= maxLen || strategy == trimMinID && !e.id.less(minID) {
+				break
+			}
+			if !e.del {
+				e.del = true
+				n.live--
+				m.length--
+				deleted++
+			}
+		}
+		break
+	}
+	if m.length == 0 {
+		m.first = streamID{}
+	} else if deleted > 0 {
+		m.refreshFirst()
+	}
+	return deleted
+}
+
+func (m *mStream) xdel(id streamID) bool {
+	for i, n := range m.nodes {
+		for _, e := range n.ents {
+			if e.id == id && !e.del {
+				if n.live == 1 {
+					m.nodes = slices.Delete(m.nodes, i, i+1)
+				} else {
+					e.del = true
+					n.live--
+				}
+				m.length--
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (m *mStream) hasTombstonesFrom(start streamID) bool {
+	if m.length == 0 || m.maxDel.isZero() || m.first.cmp(m.maxDel) > 0 {
+		return false
+	}
+	return start.cmp(m.maxDel) <= 0
+}
+
+func (m *mStream) estimate(id streamID) int64 {
+	switch {
+	case m.added == 0:
+		return 0
+	case m.length == 0 && id.cmp(m.last) <= 0:
+		return m.added
+	case id == m.last:
+		return m.added
+	case m.last.less(id):
+		return -1
+	}
+	if m.maxDel.isZero() || m.maxDel.less(m.first) {
+		if id.less(m.first) {
+			return m.added - m.length
+		}
+		if id == m.first {
+			return m.added - m.length + 1
+		}
+	}
+	return -1
+}
+
+func (m *mStream) lag(g *mGroup) string {
+	if m.added == 0 {
+		return ":0"
+	}
+	if g.entriesRead != -1 && !m.hasTombstonesFrom(g.last) {
+		return ":" + strconv.FormatInt(m.added-g.entriesRead, 10)
+	}
+	if r := m.estimate(g.last); r != -1 {
+		return ":" + strconv.FormatInt(m.added-r, 10)
+	}
+	return "(nil)"
+}
+
+// ---- reply formatting ----------------------------------------------------------
+
+func fmtV(v resp.Value) string {
+	var sb strings.Builder
+	var w func(v resp.Value)
+	w = func(v resp.Value) {
+		switch {
+		case v.Null || v.Type == '_':
+			sb.WriteString("(nil)")
+		case v.Type == '*' || v.Type == '%':
+			sb.WriteString("[")
+			for i, e := range v.Elems {
+				if i > 0 {
+					sb.WriteString(", ")
+				}
+				w(e)
+			}
+			sb.WriteString("]")
+		case v.Type == ':':
+			sb.WriteString(":" + strconv.FormatInt(v.Int, 10))
+		case v.Type == '$':
+			sb.WriteString(strconv.Quote(string(v.Str)))
+		default:
+			sb.WriteString(string(v.Type) + string(v.Str))
+		}
+	}
+	w(v)
+	return sb.String()
+}
+
+func qid(id streamID) string { return strconv.Quote(string(appendStreamID(nil, id))) }
+
+func fmtEntry(e *mEntry) string {
+	parts := make([]string, len(e.fv))
+	for i, s := range e.fv {
+		parts[i] = strconv.Quote(s)
+	}
+	return "[" + qid(e.id) + ", [" + strings.Join(parts, ", ") + "]]"
+}
+
+func fmtList(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+
+func idArg(id streamID) string { return string(appendStreamID(nil, id)) }
+
+// ---- structure checks ------------------------------------------------------------
+
+func pelRecount(p *pelIndex) (mem int64, n int) {
+	mem = int64(cap(p.leaves)) * 8
+	for _, lf := range p.leaves {
+		if len(lf.items) == 0 {
+			panic("empty PEL leaf")
+		}
+		mem += pelLeafOverhead + int64(cap(lf.items))*pelItemSize
+		n += len(lf.items)
+	}
+	return mem, n
+}
+
+// lpBytesRecount is the size of a block's Redis listpack, from scratch.
+func lpBytesRecount(b *streamBlock) int64 {
+	n := int64(7 + lpIntSize(b.live) + lpIntSize(b.dead) + lpIntSize(int64(b.nMaster)) + lpIntSize(0))
+	m := b.data
+	for range b.nMaster {
+		var f []byte
+		f, m = nextStr(m)
+		n += int64(lpStrSize(f))
+	}
+	for _, e := range b.ents {
+		n += int64(lpIntSize(int64(e.flags&^entDeleted)) + lpIntSize(int64(e.id.ms-b.master.ms)) + lpIntSize(int64(e.id.seq-b.master.seq)))
+		rec := b.data[e.off:]
+		strs := int(e.nf)
+		cnt := int64(e.nf) + 3
+		if e.flags&entSameFields == 0 {
+			strs *= 2
+			n += int64(lpIntSize(int64(e.nf)))
+			cnt += int64(e.nf) + 1
+		}
+		for range strs {
+			var x []byte
+			x, rec = nextStr(rec)
+			n += int64(lpStrSize(x))
+		}
+		n += int64(lpIntSize(cnt))
+	}
+	return n
+}
+
+// checkStream verifies s's invariants and that its incrementally kept memory
+// equals a recount from scratch.
+func checkStream(s *stream) error {
+	mem := int64(streamOverhead) + int64(cap(s.blocks))*8 + int64(cap(s.groups))*8
+	var length int64
+	var prev *streamID
+	for i, b := range s.blocks {
+		if len(b.ents) == 0 || b.ents[0].id != b.master {
+			return fmt.Errorf("block %d: master %v, first entry mismatch", i, b.master)
+		}
+		var live, dead int64
+		for _, e := range b.ents {
+			if prev != nil && !prev.less(e.id) {
+				return fmt.Errorf("block %d: entries out of order at %v", i, e.id)
+			}
+			id := e.id
+			prev = &id
+			if e.flags&entDeleted != 0 {
+				dead++
+			} else {
+				live++
+			}
+		}
+		if live != b.live || dead != b.dead {
+			return fmt.Errorf("block %d: live/dead %d/%d, counted %d/%d", i, b.live, b.dead, live, dead)
+		}
+		if got := lpBytesRecount(b); got != b.lpBytes() {
+			return fmt.Errorf("block %d: lpBytes %d, recount %d", i, b.lpBytes(), got)
+		}
+		length += live
+		mem += streamBlockOverhead + int64(cap(b.ents))*streamEntSize + int64(cap(b.data))
+	}
+	if length != s.length {
+		return fmt.Errorf("length %d, counted %d", s.length, length)
+	}
+	for i, g := range s.groups {
+		if i > 0 && s.groups[i-1].name >= g.name {
+			return fmt.Errorf("groups out of order")
+		}
+		pm, pn := pelRecount(&g.pel)
+		if pm != g.pel.mem || pn != g.pel.n {
+			return fmt.Errorf("group %s PEL: mem %d n %d, recount %d %d", g.name, g.pel.mem, g.pel.n, pm, pn)
+		}
+		mem += streamGroupOverhead + int64(len(g.name)) + int64(cap(g.consumers))*8 + pm + int64(pn)*streamNACKSize
+		total := 0
+		for j, c := range g.consumers {
+			if j > 0 && g.consumers[j-1].name >= c.name {
+				return fmt.Errorf("consumers out of order")
+			}
+			cm, cn := pelRecount(&c.pel)
+			if cm != c.pel.mem || cn != c.pel.n {
+				return fmt.Errorf("consumer %s PEL: mem %d n %d, recount %d %d", c.name, c.pel.mem, c.pel.n, cm, cn)
+			}
+			for cur := c.pel.first(); cur.valid(&c.pel); cur = c.pel.next(cur) {
+				it := c.pel.at(cur)
+				if it.n.consumer != c || g.pel.get(it.id) != it.n {
+					return fmt.Errorf("consumer %s: NACK %v not shared with the group PEL", c.name, it.id)
+				}
+			}
+			total += cn
+			mem += streamConsumerOverhead + int64(len(c.name)) + cm
+		}
+		if total != pn {
+			return fmt.Errorf("group %s: %d pending, consumers hold %d", g.name, pn, total)
+		}
+	}
+	if mem != s.mem {
+		return fmt.Errorf("memory %d, recount %d", s.mem, mem)
+	}
+	return nil
+}
+
+// inspectKey runs fn on key's object holding its shard (nil when missing).
+func inspectKey(rt *Runtime, key string, fn func(d *DB, o *object)) {
+	sh := rt.shards[rt.ShardOf([]byte(key))]
+	rt.acquire(sh)
+	defer rt.release(sh)
+	d := sh.dbs[0]
+	o, _ := d.find([]byte(key))
+	fn(d, o)
+}
+
+// ---- the property test -----------------------------------------------------------
+
+func TestStreamAgainstModel(t *testing.T) {
+	seeds := 12
+	steps := 1500
+	if testing.Short() {
+		seeds, steps = 4, 600
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			runStreamModel(t, uint64(seed), steps)
+		})
+	}
+}
+
+func runStreamModel(t *testing.T, seed uint64, steps int) {
+	rt, table := newTestRuntime(t, 2, RunToCompletion)
+	r := rand.New(rand.NewPCG(seed, 99))
+	maxEntries := 2 + r.IntN(5)
+	lim := DefaultEncodingLimits
+	lim.StreamNodeMaxEntries = int64(maxEntries)
+	rt.SetEncodingLimits(lim)
+	p := newProducer(rt, table)
+	const key = "s"
+	var m *mStream // nil: the key does not exist
+
+	randID := func() streamID {
+		if m != nil && r.IntN(3) > 0 && m.length > 0 {
+			es := m.entries()
+			id := es[r.IntN(len(es))].id
+			if r.IntN(3) == 0 {
+				id.seq++
+			}
+			return id
+		}
+		return streamID{uint64(r.IntN(40)), uint64(r.IntN(3))}
+	}
+	fields := []string{"a", "b", "c", "12", "-7"}
+	randFV := func() []string {
+		if r.IntN(2) == 0 {
+			return []string{"a", strconv.Itoa(r.IntN(1000))}
+		}
+		n := 1 + r.IntN(3)
+		fv := make([]string, 0, 2*n)
+		for range n {
+			fv = append(fv, fields[r.IntN(len(fields))], strings.Repeat("v", r.IntN(12)))
+		}
+		return fv
+	}
+	groupNames := []string{"g1", "g2", "g3"}
+	consumerNames := []string{"alice", "bob", "carol"}
+	var history []string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("commands (the last %d):\n%s", len(history), strings.Join(history, "\n"))
+		}
+	})
+	do := func(args ...string) resp.Value {
+		history = append(history, strings.Join(args, " "))
+		if len(history) > 40 {
+			history = history[1:]
+		}
+		return p.do(args...)
+	}
+	check := func(step int, args []string, want string) {
+		t.Helper()
+		got := fmtV(do(args...))
+		if got != want {
+			t.Fatalf("step %d: %q\n got: %s\nwant: %s", step, args, got, want)
+		}
+	}
+
+	for step := range steps {
+		switch op := r.IntN(100); {
+		case op < 30: // XADD
+			args := []string{"XADD", key}
+			if r.IntN(8) == 0 {
+				args = append(args, "NOMKSTREAM")
+			}
+			strategy, approx := trimNone, false
+			var maxLen int64
+			var minID streamID
+			var limit int64
+			if r.IntN(4) == 0 {
+				if r.IntN(2) == 0 {
+					strategy = trimMaxLen
+					maxLen = int64(r.IntN(12))
+					args = append(args, "MAXLEN")
+				} else {
+					strategy = trimMinID
+					minID = randID()
+					args = append(args, "MINID")
+				}
+				switch r.IntN(3) {
+				case 1:
+					args = append(args, "=")
+				case 2:
+					args = append(args, "~")
+					approx = true
+				}
+				if strategy == trimMaxLen {
+					args = append(args, strconv.FormatInt(maxLen, 10))
+				} else {
+					args = append(args, idArg(minID))
+				}
+				if approx {
+					limit = 100 * int64(maxEntries)
+					if r.IntN(3) == 0 {
+						limit = int64(r.IntN(6))
+						args = append(args, "LIMIT", strconv.FormatInt(limit, 10))
+					}
+				}
+			}
+			var id streamID
+			auto := r.IntN(4) == 0
+			if m != nil && r.IntN(2) == 0 {
+				id = m.last
+				id.ms += uint64(r.IntN(3))
+				id.seq += uint64(r.IntN(2))
+			} else {
+				id = streamID{uint64(r.IntN(50)), uint64(r.IntN(4))}
+			}
+			if auto {
+				args = append(args, strconv.FormatUint(id.ms, 10)+"-*")
+			} else {
+				args = append(args, idArg(id))
+			}
+			fv := randFV()
+			args = append(args, fv...)
+			if m == nil && slices.Contains(args, "NOMKSTREAM") {
+				check(step, args, "(nil)")
+				continue
+			}
+			if !auto && id.isZero() {
+				check(step, args, "-ERR The ID specified in XADD must be greater than 0-0")
+				continue
+			}
+			if m == nil {
+				m = &mStream{groups: map[string]*mGroup{}}
+			}
+			if auto {
+				if m.last.ms == id.ms {
+					id = m.last
+					id.seq++
+				} else {
+					id.seq = 0
+				}
+			}
+			if !m.last.less(id) {
+				check(step, args, "-ERR The ID specified in XADD is equal or smaller than the target stream top item")
+				continue
+			}
+			m.add(id, fv, maxEntries)
+			check(step, args, qid(id))
+			m.trim(strategy, maxLen, minID, approx, limit)
+		case op < 38: // XDEL
+			ids := []streamID{randID()}
+			if r.IntN(2) == 0 {
+				ids = append(ids, randID())
+			}
+			args := []string{"XDEL", key}
+			for _, id := range ids {
+				args = append(args, idArg(id))
+			}
+			if m == nil {
+				check(step, args, ":0")
+				continue
+			}
+			n, firstGone := 0, false
+			for _, id := range ids {
+				if m.xdel(id) {
+					n++
+					if id == m.first {
+						firstGone = true
+					}
+					if m.maxDel.less(id) {
+						m.maxDel = id
+					}
+				}
+			}
+			if n > 0 && (m.length == 0 || firstGone) {
+				m.refreshFirst()
+			}
+			check(step, args, ":"+strconv.Itoa(n))
+		case op < 44: // XTRIM
+			args := []string{"XTRIM", key}
+			strategy, approx := trimMaxLen, r.IntN(2) == 0
+			var maxLen int64
+			var minID streamID
+			if r.IntN(2) == 0 {
+				maxLen = int64(r.IntN(15))
+				args = append(args, "MAXLEN")
+			} else {
+				strategy = trimMinID
+				minID = randID()
+				args = append(args, "MINID")
+			}
+			if approx {
+				args = append(args, "~")
+			}
+			if strategy == trimMaxLen {
+				args = append(args, strconv.FormatInt(maxLen, 10))
+			} else {
+				args = append(args, idArg(minID))
+			}
+			var limit int64
+			if approx {
+				limit = 100 * int64(maxEntries)
+				if r.IntN(2) == 0 {
+					limit = int64(r.IntN(8))
+					args = append(args, "LIMIT", strconv.FormatInt(limit, 10))
+				}
+			}
+			if m == nil {
+				check(step, args, ":0")
+				continue
+			}
+			n := m.trim(strategy, maxLen, minID, approx, limit)
+			check(step, args, ":"+strconv.FormatInt(n, 10))
+		case op < 56: // XRANGE / XREVRANGE / XLEN
+			start, end := randID(), randID()
+			if start.cmp(end) > 0 && r.IntN(3) > 0 {
+				start, end = end, start
+			}
+			startArg, endArg := idArg(start), idArg(end)
+			if r.IntN(5) == 0 {
+				startArg, start = "-", streamID{}
+			}
+			if r.IntN(5) == 0 {
+				endArg, end = "+", maxStreamID
+			}
+			if r.IntN(4) == 0 && start != maxStreamID {
+				startArg = "(" + idArg(start)
+				start.incr()
+			}
+			if r.IntN(4) == 0 && !end.isZero() && end != maxStreamID {
+				endArg = "(" + idArg(end)
+				end.decr()
+			}
+			count := -1
+			rev := r.IntN(2) == 0
+			args := []string{"XRANGE", key, startArg, endArg}
+			if rev {
+				args = []string{"XREVRANGE", key, endArg, startArg}
+			}
+			if r.IntN(3) == 0 {
+				count = r.IntN(5)
+				args = append(args, "COUNT", strconv.Itoa(count))
+			}
+			if r.IntN(6) == 0 {
+				want := ":0"
+				if m != nil {
+					want = ":" + strconv.FormatInt(m.length, 10)
+				}
+				check(step, []string{"XLEN", key}, want)
+				continue
+			}
+			var want string
+			switch {
+			case m == nil:
+				want = "[]"
+			case count == 0:
+				want = "(nil)"
+			default:
+				var items []string
+				es := m.entries()
+				if rev {
+					slices.Reverse(es)
+				}
+				for _, e := range es {
+					if e.id.less(start) || end.less(e.id) {
+						continue
+					}
+					items = append(items, fmtEntry(e))
+					if len(items) == count {
+						break
+					}
+				}
+				want = fmtList(items)
+			}
+			check(step, args, want)
+		case op < 60: // XGROUP CREATE / SETID / DESTROY / DELCONSUMER
+			g := groupNames[r.IntN(len(groupNames))]
+			switch r.IntN(5) {
+			case 0, 1:
+				id := randID()
+				idA := idArg(id)
+				if r.IntN(3) == 0 {
+					idA = "$"
+					if m != nil {
+						id = m.last
+					} else {
+						id = streamID{}
+					}
+				}
+				args := []string{"XGROUP", "CREATE", key, g, idA}
+				mk := r.IntN(2) == 0
+				if mk {
+					args = append(args, "MKSTREAM")
+				}
+				switch {
+				case m == nil && !mk:
+					check(step, args, "-ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+				case m != nil && m.groups[g] != nil:
+					check(step, args, "-BUSYGROUP Consumer Group name already exists")
+				default:
+					if m == nil {
+						m = &mStream{groups: map[string]*mGroup{}}
+					}
+					m.groups[g] = &mGroup{last: id, entriesRead: -1, pel: map[streamID]*mNack{}, consumers: map[string]bool{}}
+					check(step, args, "+OK")
+				}
+			case 2:
+				if m == nil || m.groups[g] == nil {
+					continue
+				}
+				id := randID()
+				er := int64(r.IntN(5)) - 1
+				check(step, []string{"XGROUP", "SETID", key, g, idArg(id), "ENTRIESREAD", strconv.FormatInt(er, 10)}, "+OK")
+				m.groups[g].last, m.groups[g].entriesRead = id, er
+			case 3:
+				if m == nil {
+					continue
+				}
+				want := ":0"
+				if m.groups[g] != nil {
+					want = ":1"
+					delete(m.groups, g)
+				}
+				check(step, []string{"XGROUP", "DESTROY", key, g}, want)
+			case 4:
+				if m == nil || m.groups[g] == nil {
+					continue
+				}
+				gr := m.groups[g]
+				c := consumerNames[r.IntN(len(consumerNames))]
+				n := 0
+				if gr.consumers[c] {
+					for id, nk := range gr.pel {
+						if nk.consumer == c {
+							delete(gr.pel, id)
+							n++
+						}
+					}
+					delete(gr.consumers, c)
+				}
+				check(step, []string{"XGROUP", "DELCONSUMER", key, g, c}, ":"+strconv.Itoa(n))
+			}
+		case op < 74: // XREADGROUP
+			if m == nil || len(m.groups) == 0 {
+				continue
+			}
+			g := groupNames[r.IntN(len(groupNames))]
+			gr := m.groups[g]
+			if gr == nil {
+				continue
+			}
+			c := consumerNames[r.IntN(len(consumerNames))]
+			args := []string{"XREADGROUP", "GROUP", g, c}
+			count := 0
+			if r.IntN(2) == 0 {
+				count = 1 + r.IntN(4)
+				args = append(args, "COUNT", strconv.Itoa(count))
+			}
+			noack := r.IntN(5) == 0
+			if noack {
+				args = append(args, "NOACK")
+			}
+			history := r.IntN(3) == 0
+			if history {
+				start := randID()
+				if r.IntN(2) == 0 {
+					start = streamID{}
+				}
+				args = append(args, "STREAMS", key, idArg(start))
+				gr.consumers[c] = true
+				var ids []streamID
+				for id, nk := range gr.pel {
+					if nk.consumer == c && start.less(id) {
+						ids = append(ids, id)
+					}
+				}
+				slices.SortFunc(ids, streamID.cmp)
+				if count > 0 && len(ids) > count {
+					ids = ids[:count]
+				}
+				items := []string{}
+				for _, id := range ids {
+					if e := m.live(id); e != nil {
+						items = append(items, fmtEntry(e))
+						gr.pel[id].count++
+					} else {
+						items = append(items, "["+qid(id)+", (nil)]")
+					}
+				}
+				check(step, args, "[[\"s\", "+fmtList(items)+"]]")
+				continue
+			}
+			args = append(args, "STREAMS", key, ">")
+			var items []string
+			var lastLive streamID
+			if es := m.entries(); len(es) > 0 {
+				lastLive = es[len(es)-1].id
+			}
+			if m.length == 0 || !gr.last.less(lastLive) {
+				check(step, args, "(nil)")
+				continue
+			}
+			gr.consumers[c] = true
+			for _, e := range m.entries() {
+				if !gr.last.less(e.id) {
+					continue
+				}
+				if gr.entriesRead != -1 && !m.hasTombstonesFrom(e.id) {
+					gr.entriesRead++
+				} else if m.added != 0 {
+					gr.entriesRead = m.estimate(e.id)
+				}
+				gr.last = e.id
+				items = append(items, fmtEntry(e))
+				if !noack {
+					if nk := gr.pel[e.id]; nk != nil {
+						nk.consumer, nk.count = c, 1
+					} else {
+						gr.pel[e.id] = &mNack{consumer: c, count: 1}
+					}
+				}
+				if len(items) == count {
+					break
+				}
+			}
+			check(step, args, "[[\"s\", "+fmtList(items)+"]]")
+		case op < 80: // XACK
+			if m == nil {
+				continue
+			}
+			g := groupNames[r.IntN(len(groupNames))]
+			ids := []streamID{randID(), randID()}
+			gr := m.groups[g]
+			for id := range gr.pelIDs() {
+				if r.IntN(3) == 0 {
+					ids = append(ids, id)
+				}
+			}
+			args := []string{"XACK", key, g}
+			for _, id := range ids {
+				args = append(args, idArg(id))
+			}
+			n := 0
+			if gr != nil {
+				for _, id := range ids {
+					if gr.pel[id] != nil {
+						delete(gr.pel, id)
+						n++
+					}
+				}
+			}
+			check(step, args, ":"+strconv.Itoa(n))
+		case op < 86: // XPENDING
+			if m == nil {
+				continue
+			}
+			g := groupNames[r.IntN(len(groupNames))]
+			gr := m.groups[g]
+			if gr == nil {
+				check(step, []string{"XPENDING", key, g}, "-NOGROUP No such key 's' or consumer group '"+g+"'")
+				continue
+			}
+			ids := slices.SortedFunc(gr.pelIDs(), streamID.cmp)
+			if r.IntN(2) == 0 {
+				var want string
+				if len(ids) == 0 {
+					want = "[:0, (nil), (nil), (nil)]"
+				} else {
+					per := map[string]int{}
+					for _, nk := range gr.pel {
+						per[nk.consumer]++
+					}
+					names := make([]string, 0, len(per))
+					for n := range per {
+						names = append(names, n)
+					}
+					sort.Strings(names)
+					var cs []string
+					for _, n := range names {
+						cs = append(cs, "["+strconv.Quote(n)+", "+strconv.Quote(strconv.Itoa(per[n]))+"]")
+					}
+					want = fmt.Sprintf("[:%d, %s, %s, %s]", len(ids), qid(ids[0]), qid(ids[len(ids)-1]), fmtList(cs))
+				}
+				check(step, []string{"XPENDING", key, g}, want)
+				continue
+			}
+			args := []string{"XPENDING", key, g, "-", "+", "100"}
+			filter := ""
+			if r.IntN(2) == 0 {
+				filter = consumerNames[r.IntN(len(consumerNames))]
+				args = append(args, filter)
+			}
+			v := do(args...)
+			// Drop the idle times, which depend on the clock.
+			for i := range v.Elems {
+				if len(v.Elems[i].Elems) == 4 {
+					v.Elems[i].Elems = slices.Delete(v.Elems[i].Elems, 2, 3)
+				}
+			}
+			items := []string{}
+			if filter == "" || gr.consumers[filter] {
+				for _, id := range ids {
+					nk := gr.pel[id]
+					if filter != "" && nk.consumer != filter {
+						continue
+					}
+					items = append(items, fmt.Sprintf("[%s, %s, :%d]", qid(id), strconv.Quote(nk.consumer), nk.count))
+				}
+			}
+			if got, want := fmtV(v), fmtList(items); got != want {
+				t.Fatalf("step %d: %q\n got: %s\nwant: %s", step, args, got, want)
+			}
+		case op < 92: // XCLAIM / XAUTOCLAIM with JUSTID
+			if m == nil {
+				continue
+			}
+			g := groupNames[r.IntN(len(groupNames))]
+			gr := m.groups[g]
+			if gr == nil {
+				continue
+			}
+			c := consumerNames[r.IntN(len(consumerNames))]
+			if r.IntN(2) == 0 {
+				ids := []streamID{randID()}
+				for id := range gr.pelIDs() {
+					if r.IntN(2) == 0 {
+						ids = append(ids, id)
+					}
+				}
+				args := []string{"XCLAIM", key, g, c, "0"}
+				for _, id := range ids {
+					args = append(args, idArg(id))
+				}
+				args = append(args, "JUSTID")
+				items := []string{}
+				for _, id := range ids {
+					nk := gr.pel[id]
+					if m.live(id) == nil {
+						delete(gr.pel, id)
+						continue
+					}
+					if nk == nil {
+						continue
+					}
+					gr.consumers[c] = true
+					nk.consumer = c
+					items = append(items, qid(id))
+				}
+				check(step, args, fmtList(items))
+				continue
+			}
+			start := randID()
+			count := 1 + r.IntN(4)
+			args := []string{"XAUTOCLAIM", key, g, c, "0", idArg(start), "COUNT", strconv.Itoa(count), "JUSTID"}
+			ids := slices.SortedFunc(gr.pelIDs(), streamID.cmp)
+			claimed, deleted := []string{}, []string{}
+			next := streamID{}
+			attempts := count * 10
+			i := 0
+			for i < len(ids) && ids[i].less(start) {
+				i++
+			}
+			for ; attempts > 0 && count > 0 && i < len(ids); attempts-- {
+				id := ids[i]
+				i++
+				count--
+				if m.live(id) == nil {
+					delete(gr.pel, id)
+					deleted = append(deleted, qid(id))
+					continue
+				}
+				gr.consumers[c] = true
+				gr.pel[id].consumer = c
+				claimed = append(claimed, qid(id))
+			}
+			if i < len(ids) {
+				next = ids[i]
+			}
+			check(step, args, fmt.Sprintf("[%s, %s, %s]", qid(next), fmtList(claimed), fmtList(deleted)))
+		case op < 96: // XINFO STREAM / GROUPS
+			if m == nil {
+				check(step, []string{"XINFO", "STREAM", key}, "-ERR no such key")
+				continue
+			}
+			if r.IntN(2) == 0 {
+				es := m.entries()
+				first, last := "(nil)", "(nil)"
+				if len(es) > 0 {
+					first, last = fmtEntry(es[0]), fmtEntry(es[len(es)-1])
+				}
+				v := do("XINFO", "STREAM", key)
+				v.Elems[5] = resp.Value{Type: ':'} // radix-tree-nodes: checked against Redis by the golden script
+				want := fmt.Sprintf(`["length", :%d, "radix-tree-keys", :%d, "radix-tree-nodes", :0, "last-generated-id", %s, "max-deleted-entry-id", %s, "entries-added", :%d, "recorded-first-entry-id", %s, "groups", :%d, "first-entry", %s, "last-entry", %s]`,
+					m.length, len(m.nodes), qid(m.last), qid(m.maxDel), m.added, qid(m.first), len(m.groups), first, last)
+				if got := fmtV(v); got != want {
+					t.Fatalf("step %d: XINFO STREAM\n got: %s\nwant: %s", step, got, want)
+				}
+				continue
+			}
+			names := make([]string, 0, len(m.groups))
+			for n := range m.groups {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			items := []string{}
+			for _, n := range names {
+				gr := m.groups[n]
+				er := "(nil)"
+				if gr.entriesRead != -1 {
+					er = ":" + strconv.FormatInt(gr.entriesRead, 10)
+				}
+				items = append(items, fmt.Sprintf(`["name", %s, "consumers", :%d, "pending", :%d, "last-delivered-id", %s, "entries-read", %s, "lag", %s]`,
+					strconv.Quote(n), len(gr.consumers), len(gr.pel), qid(gr.last), er, m.lag(gr)))
+			}
+			check(step, []string{"XINFO", "GROUPS", key}, fmtList(items))
+		default: // DEL, rarely
+			if r.IntN(4) > 0 {
+				continue
+			}
+			want := ":0"
+			if m != nil {
+				want = ":1"
+			}
+			check(step, []string{"DEL", key}, want)
+			m = nil
+		}
+		var err error
+		inspectKey(rt, key, func(d *DB, o *object) {
+			if (o == nil) != (m == nil) {
+				err = fmt.Errorf("key exists: %v, model: %v", o != nil, m != nil)
+				return
+			}
+			if o == nil {
+				if mem := d.memory.Load(); mem != 0 {
+					err = fmt.Errorf("empty database holds %d bytes", mem)
+				}
+				return
+			}
+			if err = checkStream(streamOf(o)); err != nil {
+				return
+			}
+			if want := int64(len(key)+objectOverhead) + o.valueMemory(); d.memory.Load() != want {
+				err = fmt.Errorf("database memory %d, key accounts for %d", d.memory.Load(), want)
+			}
+		})
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+	}
+}
+
+func (g *mGroup) pelIDs() func(func(streamID) bool) {
+	return func(yield func(streamID) bool) {
+		if g == nil {
+			return
+		}
+		for id := range g.pel {
+			if !yield(id) {
+				return
+			}
+		}
+	}
+}
+
+// ---- COPY ----------------------------------------------------------------------
+
+func TestStreamCopyIsDeep(t *testing.T) {
+	rt, table := newTestRuntime(t, 1, RunToCompletion)
+	p := newProducer(rt, table)
+	for i := 1; i <= 250; i++ {
+		p.do("XADD", "{s}a", strconv.Itoa(i)+"-0", "f", strconv.Itoa(i))
+	}
+	p.do("XGROUP", "CREATE", "{s}a", "g", "0")
+	p.do("XREADGROUP", "GROUP", "g", "c", "COUNT", "100", "STREAMS", "{s}a", ">")
+	if got := fmtV(p.do("COPY", "{s}a", "{s}b")); got != ":1" {
+		t.Fatalf("COPY: %s", got)
+	}
+	p.do("XACK", "{s}a", "g", "1-0", "2-0")
+	p.do("XDEL", "{s}a", "3-0")
+	p.do("XADD", "{s}b", "300-0", "f", "x")
+	if got := fmtV(p.do("XPENDING", "{s}b", "g")); got != `[:100, "1-0", "100-0", [["c", "100"]]]` {
+		t.Fatalf("copy's PEL changed with the original's: %s", got)
+	}
+	if got := fmtV(p.do("XLEN", "{s}a")); got != ":249" {
+		t.Fatalf("XLEN original: %s", got)
+	}
+	for _, k := range []string{"{s}a", "{s}b"} {
+		inspectKey(rt, k, func(d *DB, o *object) {
+			if err := checkStream(streamOf(o)); err != nil {
+				t.Fatalf("%s: %v", k, err)
+			}
+		})
+	}
+	p.do("DEL", "{s}a", "{s}b")
+	inspectKey(rt, "{s}a", func(d *DB, o *object) {
+		if d.memory.Load() != 0 {
+			t.Fatalf("memory left after DEL: %d", d.memory.Load())
+		}
+	})
+}
+
+// ---- blocking --------------------------------------------------------------------
+
+// chanUnblocker receives a parked client's final reply.
+type chanUnblocker chan []byte
+
+func (u chanUnblocker) Unblocked(reply []byte, retry bool) {
+	if retry {
+		reply = []byte("retry")
+	}
+	u <- reply
+}
+
+// parkClient runs args as a client that can be parked and returns the channel
+// its reply arrives on (at once when it did not park).
+func parkClient(t *testing.T, rt *Runtime, p *producer, args ...string) chanUnblocker {
+	t.Helper()
+	u := make(chanUnblocker, 1)
+	c := &Ctx{}
+	c.Bind(rt)
+	c.Blocker = u
+	c.Now = time.Now().UnixMilli()
+	c.Args = make([][]byte, len(args))
+	for i, a := range args {
+		c.Args[i] = []byte(a)
+	}
+	c.Cmd = p.table.Lookup(c.Args[0])
+	if _, where := rt.Route(c.Cmd, c.Args); where != Coordinated {
+		t.Fatalf("%s is not routed through ExecMulti", args[0])
+	}
+	rt.ExecMulti(c)
+	if c.Blocked == nil {
+		u <- c.Out
+	}
+	return u
+}
+
+func replyOf(t *testing.T, u chanUnblocker) string {
+	t.Helper()
+	select {
+	case b := <-u:
+		v, _, err := resp.ReadReply(b)
+		if err != nil {
+			t.Fatalf("bad reply %q: %v", b, err)
+		}
+		return fmtV(v)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reply")
+	}
+	return ""
+}
+
+func noReply(t *testing.T, u chanUnblocker) {
+	t.Helper()
+	select {
+	case b := <-u:
+		t.Fatalf("unexpected reply %q", b)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+func TestStreamBlocking(t *testing.T) {
+	rt, table := newTestRuntime(t, 4, RunToCompletion)
+	p := newProducer(rt, table)
+	p.do("XADD", "s", "1-0", "f", "old")
+
+	// $ means the last ID when the command blocked, on every later run too.
+	dollar := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+	// A reader waiting past the entries still to come must not stop the others.
+	future := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "s", "5-0")
+	dollar2 := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "nosuch", "s", "$", "$")
+	noReply(t, dollar)
+	p.do("XADD", "s", "2-0", "f", "new")
+	if got := replyOf(t, dollar); got != `[["s", [["2-0", ["f", "new"]]]]]` {
+		t.Fatalf("XREAD $: %s", got)
+	}
+	if got := replyOf(t, dollar2); got != `[["s", [["2-0", ["f", "new"]]]]]` {
+		t.Fatalf("XREAD $ $: %s", got)
+	}
+	noReply(t, future)
+	p.do("XADD", "s", "6-0", "f", "later")
+	if got := replyOf(t, future); got != `[["s", [["6-0", ["f", "later"]]]]]` {
+		t.Fatalf("XREAD 5-0: %s", got)
+	}
+
+	// XREADGROUP >: each new entry goes to one consumer, oldest waiter first.
+	p.do("XGROUP", "CREATE", "s", "g", "$")
+	a := parkClient(t, rt, p, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+	b := parkClient(t, rt, p, "XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
+	p.do("XADD", "s", "7-0", "f", "x")
+	if got := replyOf(t, a); got != `[["s", [["7-0", ["f", "x"]]]]]` {
+		t.Fatalf("alice: %s", got)
+	}
+	noReply(t, b)
+	p.do("XADD", "s", "8-0", "f", "y")
+	if got := replyOf(t, b); got != `[["s", [["8-0", ["f", "y"]]]]]` {
+		t.Fatalf("bob: %s", got)
+	}
+	if got := fmtV(p.do("XPENDING", "s", "g")); got != `[:2, "7-0", "8-0", [["alice", "1"], ["bob", "1"]]]` {
+		t.Fatalf("XPENDING: %s", got)
+	}
+
+	// Destroying the group ends the wait with -NOGROUP.
+	c := parkClient(t, rt, p, "XREADGROUP", "GROUP", "g", "carol", "BLOCK", "0", "STREAMS", "s", ">")
+	noReply(t, c)
+	p.do("XGROUP", "DESTROY", "s", "g")
+	if got := replyOf(t, c); got != "-NOGROUP the consumer group this client was blocked on no longer exists" {
+		t.Fatalf("after DESTROY: %s", got)
+	}
+
+	// A stream created by XADD wakes a reader of the missing key; a key of
+	// another type does not.
+	fresh := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "fresh", "$")
+	p.do("SET", "fresh", "string")
+	noReply(t, fresh)
+	p.do("DEL", "fresh")
+	p.do("XADD", "fresh", "1-1", "k", "v")
+	if got := replyOf(t, fresh); got != `[["fresh", [["1-1", ["k", "v"]]]]]` {
+		t.Fatalf("fresh: %s", got)
+	}
+
+	// The timeout replies a null array.
+	to := parkClient(t, rt, p, "XREAD", "BLOCK", "30", "STREAMS", "s", "$")
+	if got := replyOf(t, to); got != "(nil)" {
+		t.Fatalf("timeout: %s", got)
+	}
+}
+
+// ---- allocations on the hot path ---------------------------------------------
+
+func BenchmarkXAdd(b *testing.B) {
+	rt, table := newTestRuntime(b, 1, RunToCompletion)
+	p := newProducer(rt, table)
+	args := [][]byte{[]byte("XADD"), []byte("bench"), []byte("MAXLEN"), []byte("~"), []byte("10000"), []byte("*"), []byte("field"), []byte("value-value-value")}
+	c := &p.ctx
+	c.Cmd = table.Lookup(args[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Now = time.Now().UnixMilli()
+		c.Args, c.Out = args, c.Out[:0]
+		rt.TryExec(0, c)
+	}
+}
+
+func BenchmarkXRange(b *testing.B) {
+	rt, table := newTestRuntime(b, 1, RunToCompletion)
+	p := newProducer(rt, table)
+	for i := 1; i <= 10000; i++ {
+		p.do("XADD", "bench", strconv.Itoa(i)+"-0", "field", "value")
+	}
+	args := [][]byte{[]byte("XRANGE"), []byte("bench"), []byte("5000"), []byte("+"), []byte("COUNT"), []byte("10")}
+	c := &p.ctx
+	c.Cmd = table.Lookup(args[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Args, c.Out = args, c.Out[:0]
+		rt.TryExec(0, c)
+	}
+}
+
+// TestPELIndexAgainstMap drives a PEL index through leaf splits, appends in
+// ID order and merges, checking order, lookups, seeks and memory.
+func TestPELIndexAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	var p pelIndex
+	var acct int64
+	model := map[streamID]*streamNACK{}
+	next := uint64(0)
+	for step := range 60000 {
+		var id streamID
+		switch op := r.IntN(10); {
+		case op < 3: // append in ID order, as XREADGROUP does
+			next++
+			id = streamID{next, 0}
+		case op < 5:
+			id = streamID{uint64(r.IntN(int(next) + 1)), uint64(r.IntN(2))}
+		default:
+			id = streamID{uint64(r.IntN(int(next) + 1)), 0}
+			if _, ok := model[id]; ok {
+				if !p.delete(id, &acct) {
+					t.Fatalf("step %d: delete %v found nothing", step, id)
+				}
+				delete(model, id)
+			} else if p.delete(id, &acct) {
+				t.Fatalf("step %d: deleted missing %v", step, id)
+			}
+			continue
+		}
+		if _, ok := model[id]; ok {
+			continue
+		}
+		n := &streamNACK{deliveryCount: int64(step)}
+		p.insert(id, n, &acct)
+		model[id] = n
+		if step%1000 == 0 || step > 59000 {
+			ids := slices.SortedFunc(func(yield func(streamID) bool) {
+				for id := range model {
+					if !yield(id) {
+						return
+					}
+				}
+			}, streamID.cmp)
+			i := 0
+			for cur := p.first(); cur.valid(&p); cur = p.next(cur) {
+				it := p.at(cur)
+				if i >= len(ids) || it.id != ids[i] || it.n != model[it.id] {
+					t.Fatalf("step %d: item %d is %v", step, i, it.id)
+				}
+				i++
+			}
+			if i != len(ids) || p.n != len(ids) {
+				t.Fatalf("step %d: %d items iterated, n %d, model %d", step, i, p.n, len(ids))
+			}
+			mem, cnt := pelRecount(&p)
+			if mem != p.mem || mem != acct || cnt != p.n {
+				t.Fatalf("step %d: mem %d acct %d recount %d", step, p.mem, acct, mem)
+			}
+			probe := streamID{uint64(r.IntN(int(next) + 2)), 0}
+			cur, found := p.seek(probe)
+			j, want := slices.BinarySearchFunc(ids, probe, streamID.cmp)
+			if found != want || cur.valid(&p) != (j < len(ids)) || j < len(ids) && p.at(cur).id != ids[j] {
+				t.Fatalf("step %d: seek %v", step, probe)
+			}
+			if len(p.leaves) > 4*len(ids)/pelLeafMax+4 {
+				t.Fatalf("step %d: %d leaves for %d items", step, len(p.leaves), len(ids))
+			}
+		}
+	}
+	for id := range model {
+		p.delete(id, &acct)
+	}
+	if p.n != 0 || p.mem != 0 || acct != 0 || p.leaves != nil {
+		t.Fatalf("emptied index keeps n %d mem %d acct %d", p.n, p.mem, acct)
+	}
+}

@@ -1,0 +1,1208 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"unsafe"
+
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/listpack"
+)
+
+// A sorted set value is held one of two ways, as in Redis 7.0:
+//
+//   - encListpack: o.str is a listpack of (member, score) pairs, two entries
+//     each, ordered by score then member (bytewise, as memcmp). A score entry
+//     is the 8 bytes of the float64, little endian. Redis stores an integral
+//     score as an integer there, which turns -0 into 0: svcdb does the same
+//     (zlScore normalises -0), the only observable trace of that encoding.
+//   - encSkiplist: o.coll is a *zskiplist: Redis' skiplist with spans (rank
+//     queries in O(log n)) plus a map member → node.
+//
+// A listpack converts when a new member would make it longer than
+// zset-max-listpack-entries or is longer than zset-max-listpack-value (Redis'
+// zsetAdd), and never converts back; ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE
+// build their result whole and pick the encoding by its size, as Redis'
+// zsetConvertToListpackIfNeeded.
+
+// ---- scores ------------------------------------------------------------------
+
+// zlScoreLen is the size of a score entry in a sorted set's listpack.
+const zlScoreLen = 8
+
+func zlScoreBytes(buf *[zlScoreLen]byte, f float64) []byte {
+	if f == 0 {
+		f = 0 // Redis keeps -0 as the integer 0 in a listpack
+	}
+	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(f))
+	return buf[:]
+}
+
+func zlScoreOf(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
+
+// zsBytes views a member string as bytes. The bytes must never be written.
+func zsBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// zsStr views b as a string for a comparison or a map lookup; the string
+// must not outlive the call.
+func zsStr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// cStrtod parses s, which must be entirely a number, as C's strtod reads
+// one: decimal or 0x hexadecimal (p exponent optional), inf, infinity, nan
+// and nan(...), case-insensitive, with an optional sign. overflow reports a
+// finite number too large (the result is ±Inf, strtod's HUGE_VAL with
+// ERANGE), underflow one that rounds to zero (ERANGE with a zero result).
+// It does not allocate unless the input overflows or is hexadecimal without
+// an exponent.
+func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
+	if len(s) == 0 {
+		return 0, false, false, false
+	}
+	t := s
+	neg := false
+	if t[0] == '+' || t[0] == '-' {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	if len(t) > 0 && (t[0]|0x20 == 'i' || t[0]|0x20 == 'n') {
+		switch {
+		case resp.EqualFold(t, "inf") || resp.EqualFold(t, "infinity"):
+			if neg {
+				return math.Inf(-1), true, false, false
+			}
+			return math.Inf(1), true, false, false
+		case resp.EqualFold(t, "nan"):
+			return math.NaN(), true, false, false
+		case len(t) >= 5 && resp.EqualFold(t[:4], "nan(") && t[len(t)-1] == ')':
+			for _, ch := range t[4 : len(t)-1] {
+				if !(ch >= '0' && ch <= '9' || ch|0x20 >= 'a' && ch|0x20 <= 'z' || ch == '_') {
+					return 0, false, false, false
+				}
+			}
+			return math.NaN(), true, false, false
+		}
+		return 0, false, false, false
+	}
+	hex := len(t) > 2 && t[0] == '0' && t[1]|0x20 == 'x'
+	body := t
+	if hex {
+		body = t[2:]
+	}
+	digits, nonzero := 0, false
+	i := 0
+	isDigit := func(ch byte) bool {
+		return ch >= '0' && ch <= '9' || hex && ch|0x20 >= 'a' && ch|0x20 <= 'f'
+	}
+	for ; i < len(body) && isDigit(body[i]); i++ {
+		digits++
+		nonzero = nonzero || body[i] != '0'
+	}
+	if i < len(body) && body[i] == '.' {
+		i++
+		for ; i < len(body) && isDigit(body[i]); i++ {
+			digits++
+			nonzero = nonzero || body[i] != '0'
+		}
+	}
+	if digits == 0 {
+		return 0, false, false, false
+	}
+	sawExp := false
+	if i < len(body) && (!hex && body[i]|0x20 == 'e' || hex && body[i]|0x20 == 'p') {
+		j := i + 1
+		if j < len(body) && (body[j] == '+' || body[j] == '-') {
+			j++
+		}
+		if j == len(body) || body[j] < '0' || body[j] > '9' {
+			return 0, false, false, false // strtod stops before the exponent
+		}
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+			j++
+		}
+		i, sawExp = j, true
+	}
+	if i != len(body) {
+		return 0, false, false, false
+	}
+	in := s
+	if hex && !sawExp {
+		in = append(append(make([]byte, 0, len(s)+2), s...), 'p', '0') // Go wants the exponent
+	}
+	f, err := strconv.ParseFloat(zsStr(in), 64)
+	if err != nil {
+		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
+			return 0, false, false, false
+		}
+		if math.IsInf(f, 0) {
+			return f, true, true, false
+		}
+	}
+	if f == 0 && nonzero {
+		return f, true, false, true
+	}
+	return f, true, false, false
+}
+
+// parseScore reads a score, increment or weight as Redis'
+// getDoubleFromObject (string2d): the whole argument, no leading space, no
+// NaN, and neither overflow nor underflow to zero.
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || isCSpace(b[0]) {
+		return 0, false
+	}
+	f, ok, over, under := cStrtod(b)
+	if !ok || over || under || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// zrangeSpec is a score interval (Redis' zrangespec).
+type zrangeSpec struct {
+	min, max     float64
+	minex, maxex bool
+}
+
+// parseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
+// it exclusive, the rest goes to strtod, which skips leading space, stops at
+// a NUL, reads an empty string as 0 and overflows to ±inf; NaN is refused.
+func parseScoreBound(b []byte) (f float64, ex, ok bool) {
+	if len(b) > 0 && b[0] == '(' {
+		ex = true
+		b = b[1:]
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) == 0 {
+		return 0, ex, true
+	}
+	t := b
+	for len(t) > 0 && isCSpace(t[0]) {
+		t = t[1:]
+	}
+	f, ok, _, _ = cStrtod(t)
+	if !ok || math.IsNaN(f) {
+		return 0, false, false
+	}
+	return f, ex, true
+}
+
+func parseScoreRange(min, max []byte) (r zrangeSpec, ok bool) {
+	var ok1, ok2 bool
+	r.min, r.minex, ok1 = parseScoreBound(min)
+	r.max, r.maxex, ok2 = parseScoreBound(max)
+	return r, ok1 && ok2
+}
+
+func (r *zrangeSpec) gteMin(v float64) bool {
+	if r.minex {
+		return v > r.min
+	}
+	return v >= r.min
+}
+
+func (r *zrangeSpec) lteMax(v float64) bool {
+	if r.maxex {
+		return v < r.max
+	}
+	return v <= r.max
+}
+
+// empty reports a range that can hold nothing whatever the set.
+func (r *zrangeSpec) empty() bool {
+	return r.min > r.max || r.min == r.max && (r.minex || r.maxex)
+}
+
+// zlexBound is one end of a lex interval: "-" (below every string), "+"
+// (above every string) or a value, inclusive ("[") or exclusive ("(").
+type zlexBound struct {
+	v    []byte
+	inf  int8 // -1 for "-", +1 for "+", 0 for v
+	excl bool
+}
+
+// zlexSpec is a lex interval (Redis' zlexrangespec).
+type zlexSpec struct{ min, max zlexBound }
+
+func parseLexBound(b []byte) (zlexBound, bool) {
+	if len(b) == 0 {
+		return zlexBound{}, false
+	}
+	switch b[0] {
+	case '+':
+		return zlexBound{inf: 1, excl: true}, len(b) == 1
+	case '-':
+		return zlexBound{inf: -1, excl: true}, len(b) == 1
+	case '(':
+		return zlexBound{v: b[1:], excl: true}, true
+	case '[':
+		return zlexBound{v: b[1:]}, true
+	}
+	return zlexBound{}, false
+}
+
+func parseLexRange(min, max []byte) (r zlexSpec, ok bool) {
+	var ok1, ok2 bool
+	r.min, ok1 = parseLexBound(min)
+	r.max, ok2 = parseLexBound(max)
+	return r, ok1 && ok2
+}
+
+// cmp compares v with the bound (Redis' sdscmplex).
+func (b *zlexBound) cmp(v []byte) int {
+	switch b.inf {
+	case -1:
+		return 1
+	case 1:
+		return -1
+	}
+	return bytes.Compare(v, b.v)
+}
+
+func (r *zlexSpec) gteMin(v []byte) bool {
+	c := r.min.cmp(v)
+	if r.min.excl {
+		return c > 0
+	}
+	return c >= 0
+}
+
+func (r *zlexSpec) lteMax(v []byte) bool {
+	c := r.max.cmp(v)
+	if r.max.excl {
+		return c < 0
+	}
+	return c <= 0
+}
+
+// empty reports a range that can hold nothing whatever the set.
+func (r *zlexSpec) empty() bool {
+	var c int
+	switch {
+	case r.min.inf != 0 && r.min.inf == r.max.inf:
+		c = 0
+	case r.min.inf == -1 || r.max.inf == 1:
+		c = -1
+	case r.min.inf == 1 || r.max.inf == -1:
+		c = 1
+	default:
+		c = bytes.Compare(r.min.v, r.max.v)
+	}
+	return c > 0 || c == 0 && (r.min.excl || r.max.excl)
+}
+
+// appendD2String formats f as Redis' d2string (ZSCAN's scores of a
+// skiplist): integers up to 2^52 without a fraction, "-0" for negative zero,
+// the rest as %.17g.
+func appendD2String(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	case f > -4503599627370495 && f < 4503599627370496 && f == float64(int64(f)):
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
+
+// appendListpackScore formats f as Redis keeps a score in a listpack (what
+// ZSCAN of a listpack returns): an integer when f is integral and within
+// LLONG_MAX/2 (double2ll), else d2string.
+func appendListpackScore(dst []byte, f float64) []byte {
+	if f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == float64(int64(f)) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return appendD2String(dst, f)
+}
+
+// ---- listpack sorted sets -------------------------------------------------------
+
+// zlLen is the number of members of a sorted set listpack.
+func zlLen(lp []byte) int { return listpack.Len(lp) / 2 }
+
+// zlScoreEntry is the size of a score entry: its length byte and 8 bytes.
+const zlScoreEntry = 1 + zlScoreLen
+
+// zlMember returns the member entry at off (a pair's start) and the offset
+// of its score entry. Members shorter than 128 bytes have a one-byte length.
+func zlMember(lp []byte, off int) (member []byte, scoreOff int) {
+	if n := int(lp[off]); n < 0x80 {
+		end := off + 1 + n
+		return lp[off+1 : end : end], end
+	}
+	return listpack.Next(lp, off)
+}
+
+// zlAt returns the pair at off and the offset of the next pair.
+func zlAt(lp []byte, off int) (member []byte, score float64, next int) {
+	m, s := zlMember(lp, off)
+	return m, zlScoreOf(lp[s+1 : s+zlScoreEntry]), s + zlScoreEntry
+}
+
+// zlFind returns the offset of member's pair and its score, or -1.
+func zlFind(lp []byte, member []byte) (int, float64) {
+	for off := listpack.First; off < len(lp); {
+		m, s := zlMember(lp, off)
+		if len(m) == len(member) && string(m) == string(member) {
+			return off, zlScoreOf(lp[s+1 : s+zlScoreEntry])
+		}
+		off = s + zlScoreEntry
+	}
+	return -1, 0
+}
+
+// zlInsert adds a pair, keeping the order. REQUIRES: member is absent.
+func zlInsert(lp []byte, member []byte, score float64) []byte {
+	off := listpack.First
+	for off < len(lp) {
+		m, s, next := zlAt(lp, off)
+		if s > score || s == score && bytes.Compare(m, member) > 0 {
+			break
+		}
+		off = next
+	}
+	var sb [zlScoreLen]byte
+	lp = listpack.Insert(lp, off, member)
+	_, after := listpack.Next(lp, off)
+	return listpack.Insert(lp, after, zlScoreBytes(&sb, score))
+}
+
+// zlDelete removes the pair at off.
+func zlDelete(lp []byte, off int) []byte { return listpack.Delete(lp, off, 2) }
+
+// zlOffsets appends the offset of every pair to offs.
+func zlOffsets(lp []byte, offs []int) []int {
+	for off := listpack.First; off < len(lp); {
+		offs = append(offs, off)
+		_, s := zlMember(lp, off)
+		off = s + zlScoreEntry
+	}
+	return offs
+}
+
+// ---- the skiplist ----------------------------------------------------------------
+
+const (
+	zslMaxLevel = 32 // Redis' ZSKIPLIST_MAXLEVEL
+	// zslP is Redis' ZSKIPLIST_P (0.25) as a threshold on a uint32.
+	zslP = 1 << 30
+)
+
+// zslLevel is one level of a node: the next node at this level (0: none)
+// and how many nodes the link skips (the rank distance).
+type zslLevel struct{ forward, span uint32 }
+
+// zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
+// index; index 0 is the header, so 0 also means "none" in links.
+type zslNode struct {
+	member   string
+	score    float64
+	backward uint32 // previous node at level 0; 0 when first
+	live     bool   // false for a free slot
+	l0       zslLevel
+	up       []zslLevel // levels 1.. (nil for a one-level node)
+}
+
+func (n *zslNode) level(i int) *zslLevel {
+	if i == 0 {
+		return &n.l0
+	}
+	return &n.up[i-1]
+}
+
+// zskiplist is a sorted set too large for a listpack: Redis' zset (a
+// skiplist ordered by score then member, with spans, plus a dict member →
+// score), with the nodes in one slice so the garbage collector sees one
+// array rather than a pointer per node.
+//
+// It owns its nodes, the map and the member strings (shared by the node and
+// the map key). Invariants:
+//   - dict[m] == i ⇔ nodes[i].live && nodes[i].member == m; len(dict) == length
+//   - following l0 from the header visits every live node once, in (score,
+//     member) order; level i's spans add up to the rank distance
+//   - a node keeps its index while it lives, even when its score changes, so
+//     ZSCAN's cursor (a slot index) returns every member present for the
+//     whole scan
+//   - mem is the bytes of the live members, their extra levels and their map
+//     entries (memory() adds the slices' capacity)
+type zskiplist struct {
+	nodes  []zslNode
+	free   []uint32
+	dict   map[string]uint32
+	level  int
+	length int
+	tail   uint32
+	mem    int64
+}
+
+const (
+	zslNodeSize    = int64(unsafe.Sizeof(zslNode{}))
+	zslLevelSize   = int64(unsafe.Sizeof(zslLevel{}))
+	zslMapEntry    = 40 // a map[string]uint32 entry: key header, value, hash byte, load factor slack
+	zslFixedMemory = int64(unsafe.Sizeof(zskiplist{})) + (zslMaxLevel-1)*zslLevelSize + 48
+)
+
+func newZskiplist(hint int) *zskiplist {
+	s := &zskiplist{
+		nodes: make([]zslNode, 1, 1+hint),
+		dict:  make(map[string]uint32, hint),
+		level: 1,
+	}
+	s.nodes[0].up = make([]zslLevel, zslMaxLevel-1)
+	return s
+}
+
+func (s *zskiplist) memory() int64 {
+	return zslFixedMemory + s.mem + int64(cap(s.nodes))*zslNodeSize + int64(cap(s.free))*4
+}
+
+// recount computes memory() from scratch (tests compare the two).
+func (s *zskiplist) recount() int64 {
+	var n int64
+	for i := 1; i < len(s.nodes); i++ {
+		nd := &s.nodes[i]
+		if nd.live {
+			n += zslEntryMemory(nd.member, 1+len(nd.up))
+		}
+	}
+	return zslFixedMemory + n + int64(cap(s.nodes))*zslNodeSize + int64(cap(s.free))*4
+}
+
+func zslEntryMemory(member string, levels int) int64 {
+	return int64(len(member)) + int64(levels-1)*zslLevelSize + zslMapEntry
+}
+
+func (s *zskiplist) clone() collection {
+	n := &zskiplist{
+		nodes:  make([]zslNode, len(s.nodes)),
+		free:   append([]uint32(nil), s.free...),
+		dict:   make(map[string]uint32, len(s.dict)),
+		level:  s.level,
+		length: s.length,
+		tail:   s.tail,
+		mem:    s.mem,
+	}
+	copy(n.nodes, s.nodes)
+	for i := range n.nodes {
+		if n.nodes[i].up != nil {
+			n.nodes[i].up = append([]zslLevel(nil), n.nodes[i].up...)
+		}
+	}
+	for k, v := range s.dict {
+		n.dict[k] = v
+	}
+	return n
+}
+
+func zslRandomLevel() int {
+	l := 1
+	for l < zslMaxLevel && rand.Uint32() < zslP {
+		l++
+	}
+	return l
+}
+
+// newNode takes a free slot (or a new one) for a node of lvl levels.
+func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
+	var x uint32
+	if n := len(s.free); n > 0 {
+		x = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.nodes = append(s.nodes, zslNode{})
+		x = uint32(len(s.nodes) - 1)
+	}
+	nd := &s.nodes[x]
+	nd.member, nd.score, nd.live = member, score, true
+	if lvl > 1 {
+		nd.up = make([]zslLevel, lvl-1)
+	}
+	s.mem += zslEntryMemory(member, lvl)
+	return x
+}
+
+func (s *zskiplist) freeNode(x uint32) {
+	nd := &s.nodes[x]
+	s.mem -= zslEntryMemory(nd.member, 1+len(nd.up))
+	*nd = zslNode{}
+	if int(x) == len(s.nodes)-1 {
+		s.nodes = s.nodes[:x]
+		return
+	}
+	s.free = append(s.free, x)
+}
+
+// less reports whether node x sorts before (score, member).
+func (s *zskiplist) less(x uint32, score float64, member string) bool {
+	n := &s.nodes[x]
+	return n.score < score || n.score == score && n.member < member
+}
+
+// link inserts node x (score, member and levels set, not linked) at its
+// place (Redis' zslInsert after the node is made).
+func (s *zskiplist) link(x uint32) {
+	var update, rank [zslMaxLevel]uint32
+	score, member := s.nodes[x].score, s.nodes[x].member
+	lvl := 1 + len(s.nodes[x].up)
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		if i < s.level-1 {
+			rank[i] = rank[i+1]
+		}
+		for {
+			l := s.nodes[p].level(i)
+			if l.forward == 0 || !s.less(l.forward, score, member) {
+				break
+			}
+			rank[i] += l.span
+			p = l.forward
+		}
+		update[i] = p
+	}
+	if lvl > s.level {
+		for i := s.level; i < lvl; i++ {
+			rank[i] = 0
+			update[i] = 0
+			s.nodes[0].level(i).span = uint32(s.length)
+		}
+		s.level = lvl
+	}
+	xn := &s.nodes[x]
+	for i := 0; i < lvl; i++ {
+		ul, xl := s.nodes[update[i]].level(i), xn.level(i)
+		xl.forward = ul.forward
+		ul.forward = x
+		xl.span = ul.span - (rank[0] - rank[i])
+		ul.span = rank[0] - rank[i] + 1
+	}
+	for i := lvl; i < s.level; i++ {
+		s.nodes[update[i]].level(i).span++
+	}
+	xn.backward = update[0]
+	if xn.l0.forward != 0 {
+		s.nodes[xn.l0.forward].backward = x
+	} else {
+		s.tail = x
+	}
+	s.length++
+}
+
+// path fills update with the last node before (score, member) at each
+// level and returns the node after update[0] (0 if none).
+func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint32) uint32 {
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			l := s.nodes[p].level(i)
+			if l.forward == 0 || !s.less(l.forward, score, member) {
+				break
+			}
+			p = l.forward
+		}
+		update[i] = p
+	}
+	return s.nodes[p].l0.forward
+}
+
+// unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
+func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
+	xn := &s.nodes[x]
+	for i := 0; i < s.level; i++ {
+		ul := s.nodes[update[i]].level(i)
+		if ul.forward == x {
+			xl := xn.level(i)
+			ul.span += xl.span - 1
+			ul.forward = xl.forward
+		} else {
+			ul.span--
+		}
+	}
+	if xn.l0.forward != 0 {
+		s.nodes[xn.l0.forward].backward = xn.backward
+	} else {
+		s.tail = xn.backward
+	}
+	for s.level > 1 && s.nodes[0].level(s.level-1).forward == 0 {
+		s.level--
+	}
+	s.length--
+	xn.l0 = zslLevel{}
+	for i := range xn.up {
+		xn.up[i] = zslLevel{}
+	}
+	xn.backward = 0
+}
+
+// add inserts member, which must be absent.
+func (s *zskiplist) add(member []byte, score float64) uint32 {
+	m := string(member)
+	x := s.newNode(zslRandomLevel(), score, m)
+	s.link(x)
+	s.dict[m] = x
+	return x
+}
+
+// addString is add for a member already held as a string (conversion).
+func (s *zskiplist) addString(m string, score float64) {
+	x := s.newNode(zslRandomLevel(), score, m)
+	s.link(x)
+	s.dict[m] = x
+}
+
+func (s *zskiplist) find(member []byte) (uint32, bool) {
+	x, ok := s.dict[zsStr(member)]
+	return x, ok
+}
+
+// removeNode deletes node x.
+func (s *zskiplist) removeNode(x uint32) {
+	var update [zslMaxLevel]uint32
+	n := &s.nodes[x]
+	s.path(n.score, n.member, &update)
+	delete(s.dict, n.member)
+	s.unlink(x, &update)
+	s.freeNode(x)
+}
+
+// remove deletes member and reports whether it was there.
+func (s *zskiplist) remove(member []byte) bool {
+	x, ok := s.find(member)
+	if ok {
+		s.removeNode(x)
+	}
+	return ok
+}
+
+// setScore changes node x's score, moving it when the order requires
+// (Redis' zslUpdateScore); the node keeps its index.
+func (s *zskiplist) setScore(x uint32, score float64) {
+	n := &s.nodes[x]
+	if (n.backward == 0 || s.nodes[n.backward].score < score) &&
+		(n.l0.forward == 0 || s.nodes[n.l0.forward].score > score) {
+		n.score = score
+		return
+	}
+	var update [zslMaxLevel]uint32
+	s.path(n.score, n.member, &update)
+	s.unlink(x, &update)
+	s.nodes[x].score = score
+	s.link(x)
+}
+
+// rank is x's 1-based rank (Redis' zslGetRank).
+func (s *zskiplist) rank(x uint32) int {
+	score, member := s.nodes[x].score, s.nodes[x].member
+	rank := uint32(0)
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			l := s.nodes[p].level(i)
+			if l.forward == 0 {
+				break
+			}
+			f := &s.nodes[l.forward]
+			if !(f.score < score || f.score == score && f.member <= member) {
+				break
+			}
+			rank += l.span
+			p = l.forward
+		}
+		if p == x {
+			return int(rank)
+		}
+	}
+	return 0
+}
+
+// byRank returns the node of 1-based rank r, or 0.
+func (s *zskiplist) byRank(r int) uint32 {
+	traversed := uint32(0)
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			l := s.nodes[p].level(i)
+			if l.forward == 0 || traversed+l.span > uint32(r) {
+				break
+			}
+			traversed += l.span
+			p = l.forward
+		}
+		if traversed == uint32(r) {
+			return p
+		}
+	}
+	return 0
+}
+
+func (s *zskiplist) first() uint32 { return s.nodes[0].l0.forward }
+
+// ---- ranges on the skiplist (Redis' zsl*InRange, zsl*InLexRange) ----
+
+func (s *zskiplist) inRange(r *zrangeSpec) bool {
+	if r.empty() || s.tail == 0 {
+		return false
+	}
+	return r.gteMin(s.nodes[s.tail].score) && r.lteMax(s.nodes[s.first()].score)
+}
+
+func (s *zskiplist) firstInRange(r *zrangeSpec) uint32 {
+	if !s.inRange(r) {
+		return 0
+	}
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			f := s.nodes[p].level(i).forward
+			if f == 0 || r.gteMin(s.nodes[f].score) {
+				break
+			}
+			p = f
+		}
+	}
+	x := s.nodes[p].l0.forward
+	if x == 0 || !r.lteMax(s.nodes[x].score) {
+		return 0
+	}
+	return x
+}
+
+func (s *zskiplist) lastInRange(r *zrangeSpec) uint32 {
+	if !s.inRange(r) {
+		return 0
+	}
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			f := s.nodes[p].level(i).forward
+			if f == 0 || !r.lteMax(s.nodes[f].score) {
+				break
+			}
+			p = f
+		}
+	}
+	if p == 0 || !r.gteMin(s.nodes[p].score) {
+		return 0
+	}
+	return p
+}
+
+func (s *zskiplist) inLexRange(r *zlexSpec) bool {
+	if r.empty() || s.tail == 0 {
+		return false
+	}
+	return r.gteMin(zsBytes(s.nodes[s.tail].member)) && r.lteMax(zsBytes(s.nodes[s.first()].member))
+}
+
+func (s *zskiplist) firstInLexRange(r *zlexSpec) uint32 {
+	if !s.inLexRange(r) {
+		return 0
+	}
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			f := s.nodes[p].level(i).forward
+			if f == 0 || r.gteMin(zsBytes(s.nodes[f].member)) {
+				break
+			}
+			p = f
+		}
+	}
+	x := s.nodes[p].l0.forward
+	if x == 0 || !r.lteMax(zsBytes(s.nodes[x].member)) {
+		return 0
+	}
+	return x
+}
+
+func (s *zskiplist) lastInLexRange(r *zlexSpec) uint32 {
+	if !s.inLexRange(r) {
+		return 0
+	}
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			f := s.nodes[p].level(i).forward
+			if f == 0 || !r.lteMax(zsBytes(s.nodes[f].member)) {
+				break
+			}
+			p = f
+		}
+	}
+	if p == 0 || !r.gteMin(zsBytes(s.nodes[p].member)) {
+		return 0
+	}
+	return p
+}
+
+// deleteFrom removes nodes from x on while keep(x) holds and returns how
+// many it removed (Redis' zslDeleteRangeBy*: one path, then walk).
+func (s *zskiplist) deleteWhile(x uint32, keep func(x uint32) bool) int {
+	if x == 0 {
+		return 0
+	}
+	var update [zslMaxLevel]uint32
+	s.path(s.nodes[x].score, s.nodes[x].member, &update)
+	removed := 0
+	for x != 0 && keep(x) {
+		next := s.nodes[x].l0.forward
+		delete(s.dict, s.nodes[x].member)
+		s.unlink(x, &update)
+		s.freeNode(x)
+		removed++
+		x = next
+	}
+	return removed
+}
+
+// ---- one sorted set, either encoding ------------------------------------------
+
+func zsetLen(o *object) int {
+	if o.enc == encListpack {
+		return zlLen(o.str)
+	}
+	return o.coll.(*zskiplist).length
+}
+
+func zsetScore(o *object, member []byte) (float64, bool) {
+	if o.enc == encListpack {
+		off, s := zlFind(o.str, member)
+		return s, off >= 0
+	}
+	s := o.coll.(*zskiplist)
+	x, ok := s.find(member)
+	if !ok {
+		return 0, false
+	}
+	return s.nodes[x].score, true
+}
+
+// zsetRank is member's 0-based rank from the lowest score.
+func zsetRank(o *object, member []byte) (int, bool) {
+	if o.enc == encListpack {
+		lp := o.str
+		r := 0
+		for off := listpack.First; off < len(lp); r++ {
+			m, _, next := zlAt(lp, off)
+			if bytes.Equal(m, member) {
+				return r, true
+			}
+			off = next
+		}
+		return 0, false
+	}
+	s := o.coll.(*zskiplist)
+	x, ok := s.find(member)
+	if !ok {
+		return 0, false
+	}
+	return s.rank(x) - 1, true
+}
+
+// newZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
+// or a skiplist when even one member of firstLen bytes would not fit one
+// (Redis' zaddGenericCommand on a new key).
+func newZSetValue(o *object, firstLen int, lim *EncodingLimits) {
+	if lim.ZSetMaxListpackEntries == 0 || int64(firstLen) > lim.ZSetMaxListpackValue {
+		o.enc = encSkiplist
+		o.coll = newZskiplist(0)
+		return
+	}
+	o.enc = encListpack
+	o.str = listpack.New(firstLen + 16)
+}
+
+// zsetConvert turns a listpack into a skiplist.
+func zsetConvert(o *object) {
+	lp := o.str
+	s := newZskiplist(zlLen(lp))
+	for off := listpack.First; off < len(lp); {
+		m, sc, next := zlAt(lp, off)
+		s.addString(string(m), sc)
+		off = next
+	}
+	o.str, o.coll, o.enc = nil, s, encSkiplist
+}
+
+// zadd input flags and results (Redis' ZADD_IN_* and ZADD_OUT_*).
+const (
+	zaddNX = 1 << iota
+	zaddXX
+	zaddGT
+	zaddLT
+	zaddIncr
+)
+
+const (
+	zaddOutNaN = 1 << iota
+	zaddOutAdded
+	zaddOutUpdated
+	zaddOutNop
+)
+
+// zsetAdd adds member or updates its score, as Redis' zsetAdd; it returns
+// the zaddOut* flags and the member's score afterwards.
+func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLimits) (out int, newScore float64) {
+	if math.IsNaN(score) {
+		return zaddOutNaN, 0
+	}
+	if o.enc == encListpack {
+		off, cur := zlFind(o.str, member)
+		if off >= 0 {
+			if flags&zaddNX != 0 {
+				return zaddOutNop, cur
+			}
+			if flags&zaddIncr != 0 {
+				score += cur
+				if math.IsNaN(score) {
+					return zaddOutNaN, 0
+				}
+			}
+			if flags&zaddLT != 0 && score >= cur || flags&zaddGT != 0 && score <= cur {
+				return zaddOutNop, cur
+			}
+			if score != cur {
+				o.str = zlDelete(o.str, off)
+				o.str = zlInsert(o.str, member, score)
+				return zaddOutUpdated, score
+			}
+			return 0, score
+		}
+		if flags&zaddXX != 0 {
+			return zaddOutNop, 0
+		}
+		if int64(zlLen(o.str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
+			zsetConvert(o)
+		} else {
+			o.str = zlInsert(o.str, member, score)
+			return zaddOutAdded, score // Redis replies the score given, even -0
+		}
+	}
+	s := o.coll.(*zskiplist)
+	if x, ok := s.find(member); ok {
+		if flags&zaddNX != 0 {
+			return zaddOutNop, s.nodes[x].score
+		}
+		cur := s.nodes[x].score
+		if flags&zaddIncr != 0 {
+			score += cur
+			if math.IsNaN(score) {
+				return zaddOutNaN, 0
+			}
+		}
+		if flags&zaddLT != 0 && score >= cur || flags&zaddGT != 0 && score <= cur {
+			return zaddOutNop, cur
+		}
+		if score != cur {
+			s.setScore(x, score)
+			return zaddOutUpdated, score
+		}
+		return 0, score
+	}
+	if flags&zaddXX != 0 {
+		return zaddOutNop, 0
+	}
+	s.add(member, score)
+	return zaddOutAdded, score
+}
+
+// zsetDel removes member and reports whether it was there.
+func zsetDel(o *object, member []byte) bool {
+	if o.enc == encListpack {
+		off, _ := zlFind(o.str, member)
+		if off < 0 {
+			return false
+		}
+		o.str = zlDelete(o.str, off)
+		return true
+	}
+	return o.coll.(*zskiplist).remove(member)
+}
+
+// ---- positions ---------------------------------------------------------------
+
+// zcur is a position in a sorted set of either encoding, for walking it in
+// order or backwards. A listpack is addressed through the offsets of its
+// pairs (built once by zview), a skiplist by node. Member bytes it returns
+// are read-only and valid until the set changes.
+type zcur struct {
+	offs []int // listpack: pair offsets
+	lp   []byte
+	i    int // listpack: pair index, -1 or len(offs) when off the ends
+	sl   *zskiplist
+	x    uint32 // skiplist: node, 0 when off the ends
+}
+
+// zview returns a cursor (not yet placed) over o. buf provides the storage
+// for a listpack's offsets so small sets need no allocation.
+func zview(o *object, buf []int) zcur {
+	if o.enc == encListpack {
+		return zcur{lp: o.str, offs: zlOffsets(o.str, buf[:0]), i: -1}
+	}
+	return zcur{sl: o.coll.(*zskiplist)}
+}
+
+func (z *zcur) len() int {
+	if z.sl != nil {
+		return z.sl.length
+	}
+	return len(z.offs)
+}
+
+func (z *zcur) valid() bool {
+	if z.sl != nil {
+		return z.x != 0
+	}
+	return z.i >= 0 && z.i < len(z.offs)
+}
+
+func (z *zcur) member() []byte {
+	if z.sl != nil {
+		return zsBytes(z.sl.nodes[z.x].member)
+	}
+	m, _ := zlMember(z.lp, z.offs[z.i])
+	return m
+}
+
+func (z *zcur) score() float64 {
+	if z.sl != nil {
+		return z.sl.nodes[z.x].score
+	}
+	_, s := zlMember(z.lp, z.offs[z.i])
+	return zlScoreOf(z.lp[s+1 : s+zlScoreEntry])
+}
+
+func (z *zcur) next() {
+	if z.sl != nil {
+		z.x = z.sl.nodes[z.x].l0.forward
+		return
+	}
+	z.i++
+}
+
+func (z *zcur) prev() {
+	if z.sl != nil {
+		z.x = z.sl.nodes[z.x].backward
+		return
+	}
+	z.i--
+}
+
+// move steps forward, or backwards when rev.
+func (z *zcur) move(rev bool) {
+	if rev {
+		z.prev()
+	} else {
+		z.next()
+	}
+}
+
+// seekRank places the cursor on the member of 0-based rank r (from the
+// lowest score). REQUIRES: 0 <= r < len.
+func (z *zcur) seekRank(r int) {
+	if z.sl != nil {
+		switch {
+		case r == 0:
+			z.x = z.sl.first()
+		case r == z.sl.length-1:
+			z.x = z.sl.tail
+		default:
+			z.x = z.sl.byRank(r + 1)
+		}
+		return
+	}
+	z.i = r
+}
+
+// seekScore places the cursor on the first member in r (the last, when
+// last), or off the ends when none is (Redis' z*FirstInRange/LastInRange).
+func (z *zcur) seekScore(r *zrangeSpec, last bool) {
+	if z.sl != nil {
+		if last {
+			z.x = z.sl.lastInRange(r)
+		} else {
+			z.x = z.sl.firstInRange(r)
+		}
+		return
+	}
+	z.i = -1
+	n := len(z.offs)
+	if r.empty() || n == 0 {
+		return
+	}
+	if last {
+		for z.i = n - 1; z.i >= 0; z.i-- {
+			if s := z.score(); r.lteMax(s) {
+				if !r.gteMin(s) {
+					z.i = -1
+				}
+				return
+			}
+		}
+		return
+	}
+	for z.i = 0; z.i < n; z.i++ {
+		if s := z.score(); r.gteMin(s) {
+			if !r.lteMax(s) {
+				z.i = -1
+			}
+			return
+		}
+	}
+}
+
+// seekLex is seekScore for a lex range.
+func (z *zcur) seekLex(r *zlexSpec, last bool) {
+	if z.sl != nil {
+		if last {
+			z.x = z.sl.lastInLexRange(r)
+		} else {
+			z.x = z.sl.firstInLexRange(r)
+		}
+		return
+	}
+	z.i = -1
+	n := len(z.offs)
+	if r.empty() || n == 0 {
+		return
+	}
+	// Redis' zzlIsInLexRange: the ends must be on the right sides first.
+	z.i = n - 1
+	if !r.gteMin(z.member()) {
+		z.i = -1
+		return
+	}
+	z.i = 0
+	if !r.lteMax(z.member()) {
+		z.i = -1
+		return
+	}
+	if last {
+		for z.i = n - 1; z.i >= 0; z.i-- {
+			if m := z.member(); r.lteMax(m) {
+				if !r.gteMin(m) {
+					z.i = -1
+				}
+				return
+			}
+		}
+		return
+	}
+	for z.i = 0; z.i < n; z.i++ {
+		if m := z.member(); r.gteMin(m) {
+			if !r.lteMax(m) {
+				z.i = -1
+			}
+			return
+		}
+	}
+}
