@@ -58,16 +58,41 @@ var hotCommands = []struct {
 	{"GET", mb("GET", "key:000042"), "$10\r\nvalue:0042\r\n"},
 	{"SET", mb("SET", "key:000042", "value:0042"), "+OK\r\n"},
 	{"INCR", mb("INCR", "counter:7"), ""},
+	// The data types in steady state (the value keeps its size), on the
+	// values hotSetup builds: what redis-benchmark's HSET, SADD, ZADD,
+	// LPUSH/RPOP and LRANGE tests do once their keys exist.
+	{"HSET", mb("HSET", "myhash", "element:42", "v"), ":0\r\n"},
+	{"HGET", mb("HGET", "myhash", "element:42"), "$1\r\nv\r\n"},
+	{"SADD", mb("SADD", "myset", "element:42"), ":0\r\n"},
+	{"SISMEMBER", mb("SISMEMBER", "myset", "element:42"), ":1\r\n"},
+	{"ZADD", mb("ZADD", "myzset", "42", "element:42"), ":0\r\n"},
+	{"ZSCORE", mb("ZSCORE", "myzset", "element:42"), "$2\r\n42\r\n"},
+	{"LPUSH+RPOP", mb("LPUSH", "mylist", "x") + mb("RPOP", "mylist"), ""},
+	{"LRANGE_100", mb("LRANGE", "mylist", "0", "99"), ""},
 }
 
-// TestHotPathAllocs asserts what BenchmarkHotPath reports: steady-state GET,
-// SET and INCR allocate nothing, one command at a time and pipelined.
+// hotSetup builds the values the data-type hot commands work on.
+var hotSetup = func() string {
+	var b strings.Builder
+	b.WriteString(mb("SET", "key:000042", "value:0042"))
+	for i := range 600 {
+		e := fmt.Sprint("element:", i)
+		b.WriteString(mb("HSET", "myhash", e, "v"))
+		b.WriteString(mb("SADD", "myset", e))
+		b.WriteString(mb("ZADD", "myzset", fmt.Sprint(i), e))
+		b.WriteString(mb("RPUSH", "mylist", e))
+	}
+	return b.String()
+}()
+
+// TestHotPathAllocs asserts what BenchmarkHotPath reports: steady-state
+// commands allocate nothing, one command at a time and pipelined.
 func TestHotPathAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates; BenchmarkHotPath and this test run without -race in make test")
 	}
 	h := newHotPath(t)
-	h.run(t, []byte(mb("SET", "key:000042", "value:0042")))
+	h.run(t, []byte(hotSetup))
 	for _, hc := range hotCommands {
 		in := []byte(hc.in)
 		pipelined := []byte(strings.Repeat(hc.in, 16))
@@ -90,7 +115,7 @@ func BenchmarkHotPath(b *testing.B) {
 		for _, depth := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/pipeline=%d", hc.name, depth), func(b *testing.B) {
 				h := newHotPath(b)
-				h.run(b, []byte(mb("SET", "key:000042", "value:0042")))
+				h.run(b, []byte(hotSetup))
 				buf := []byte(strings.Repeat(hc.in, depth))
 				h.run(b, buf)
 				b.ReportAllocs()
