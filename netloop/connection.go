@@ -86,6 +86,8 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		s.cmdDebug(c, args)
 	case "status":
 		s.cmdStatus(c, cmd, args)
+	case "memory":
+		s.cmdMemory(c, cmd, args) // memorycmd.go; USAGE runs in the shards
 	case "lastsave":
 		// Nothing is ever saved: like a Redis that has not saved since it
 		// started, report the start time.

@@ -55,6 +55,7 @@ const (
 	routeAll                       // every shard (keyspace-wide commands)
 	routeScan                      // one shard, chosen by the SCAN cursor
 	routeSubKey                    // a container whose subcommands take one key at args[2] (OBJECT)
+	routeKeyedSub                  // a container whose subcommands with a key (args[2]) run in its shard; the others are the server's (MEMORY)
 	routeKeySpecs                  // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
 )
 
@@ -103,6 +104,11 @@ func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where 
 			return 0, OneShard
 		}
 		return 0, Coordinated
+	case routeKeyedSub:
+		if len(args) > 2 {
+			return rt.ShardOf(args[2]), OneShard
+		}
+		return 0, NotShard
 	case routeSubKey:
 		if len(args) > 2 {
 			return rt.ShardOf(args[2]), OneShard
@@ -224,6 +230,7 @@ func handlerTable() map[string]struct {
 	add("flushdb", cmdFlushDB, routeAll)
 	add("flushall", cmdFlushAll, routeAll)
 	add("object", cmdObject, routeSubKey)
+	add("memory", cmdMemory, routeKeyedSub)
 	// data types (one file per type registers its commands)
 	addHashCommands(add)
 	addListCommands(add)

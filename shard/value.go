@@ -247,3 +247,31 @@ var objectHelp = []string{
 	"HELP",
 	"    Prints this help.",
 }
+
+// ---- MEMORY USAGE --------------------------------------------------------------
+
+// cmdMemory serves MEMORY USAGE key [SAMPLES n], the one MEMORY subcommand
+// with a key (the others are the server's). The figure is the key's share of
+// the shard's memory accounting: key bytes, per-key overhead and the value's
+// bytes, exact rather than sampled, so SAMPLES is checked and ignored.
+func cmdMemory(c *Ctx) {
+	for i := 3; i < len(c.Args); i++ {
+		if resp.EqualFold(c.Args[i], "samples") && i+1 < len(c.Args) {
+			if _, ok := resp.ParseInt(c.Args[i+1]); !ok {
+				c.notInteger()
+				return
+			}
+			i++
+			continue
+		}
+		c.syntaxErr()
+		return
+	}
+	key := c.Args[2]
+	o := c.db(key).lookup(key, c.Now)
+	if o == nil {
+		c.null()
+		return
+	}
+	c.int(int64(len(o.key)+objectOverhead) + o.valueMemory())
+}

@@ -31,6 +31,7 @@ var wantNames = map[string][]string{
 	"expireat": nil, "pexpireat": nil, "ttl": nil, "pttl": nil, "expiretime": nil, "pexpiretime": nil,
 	"persist": nil,
 	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
+	"memory":  {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
 	// hash
 	"hdel": nil, "hexists": nil, "hget": nil, "hgetall": nil, "hincrby": nil, "hincrbyfloat": nil,
 	"hkeys": nil, "hlen": nil, "hmget": nil, "hmset": nil, "hrandfield": nil, "hscan": nil, "hset": nil,

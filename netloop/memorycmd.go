@@ -1,0 +1,105 @@
+package netloop
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// MEMORY DOCTOR, MALLOC-STATS, PURGE, STATS and HELP; MEMORY USAGE runs in
+// the shard that owns its key (shard.cmdMemory).
+
+var memoryHelp = []string{
+	"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DOCTOR",
+	"    Return memory problems reports.",
+	"MALLOC-STATS",
+	"    Return internal statistics report from the memory allocator.",
+	"PURGE",
+	"    Attempt to purge dirty pages for reclamation by the allocator.",
+	"STATS",
+	"    Return information about the memory usage of the server.",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+	"HELP",
+	"    Prints this help.",
+}
+
+func (s *Server) cmdMemory(c *client, cmd *command.Command, args [][]byte) {
+	switch s.subcommand(cmd, args).Name {
+	case "help":
+		c.out = resp.AppendArrayHeader(c.out, len(memoryHelp))
+		for _, l := range memoryHelp {
+			c.out = resp.AppendSimpleString(c.out, l)
+		}
+	case "doctor":
+		// Redis' memoryDoctor refuses to judge below 5 MB; svcdb has no
+		// fragmentation or peak heuristics yet, so above it there is nothing
+		// to report, in Redis' words.
+		text := "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
+		if s.usedMemory() < 5<<20 {
+			text = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting."
+		}
+		c.out = resp.AppendVerbatim(c.out, "txt", []byte(text), c.ctx.RESP3)
+	case "malloc-stats":
+		c.out = resp.AppendVerbatim(c.out, "txt", []byte("Stats not supported for the current allocator"), c.ctx.RESP3)
+	case "purge":
+		// A full collection and returning free pages to the OS take the
+		// whole heap's time: off the loop, like a bundle.
+		s.runAsync(c, func() []byte {
+			runtime.GC()
+			debug.FreeOSMemory()
+			return append([]byte(nil), resp.OK...)
+		})
+	case "stats":
+		s.memoryStats(c)
+	}
+}
+
+func (s *Server) usedMemory() int64 {
+	var used int64
+	for _, sn := range s.rt.Snapshots() {
+		used += sn.MemoryUsed
+	}
+	return used
+}
+
+// memoryStats replies with the MEMORY STATS fields svcdb can fill truthfully,
+// in Redis' order and names; allocator fields come from the Go runtime.
+func (s *Server) memoryStats(c *client) {
+	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(ms)
+	sys, heap := int64(ms[0].Value.Uint64()), int64(ms[1].Value.Uint64())
+	var keys, dataset int64
+	for _, sn := range s.rt.Snapshots() {
+		keys += sn.TotalKeys()
+		dataset += sn.MemoryUsed
+	}
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = dataset / keys
+	}
+	fields := []struct {
+		name string
+		val  int64
+	}{
+		{"total.allocated", heap},
+		{"replication.backlog", 0},
+		{"clients.slaves", 0},
+		{"aof.buffer", 0},
+		{"keys.count", keys},
+		{"keys.bytes-per-key", perKey},
+		{"dataset.bytes", dataset},
+		{"allocator.allocated", heap},
+		{"allocator.resident", sys},
+	}
+	c.out = resp.AppendMapHeader(c.out, len(fields), c.ctx.RESP3)
+	for _, f := range fields {
+		c.out = resp.AppendBulkString(c.out, f.name)
+		c.out = resp.AppendInt(c.out, f.val)
+	}
+}
