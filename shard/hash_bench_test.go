@@ -25,8 +25,10 @@ func newExecer(tb testing.TB) *execer {
 	return e
 }
 
+func (e *execer) cmd(name string) *command.Command { return e.table.Lookup([]byte(name)) }
+
 // run executes args (args[0] is the command name, already lower case).
-func (e *execer) run(tb testing.TB, cmd *command.Command, args ...[]byte) []byte {
+func (e *execer) run(cmd *command.Command, args ...[]byte) []byte {
 	e.args = append(e.args[:0], args...)
 	e.ctx.Now = time.Now().UnixMilli()
 	e.ctx.Cmd, e.ctx.Args, e.ctx.Out = cmd, e.args, e.ctx.Out[:0]
@@ -45,9 +47,9 @@ func TestSmallHashNoAllocs(t *testing.T) {
 	hset, hget := e.table.Lookup([]byte("hset")), e.table.Lookup([]byte("hget"))
 	sadd, sismember := e.table.Lookup([]byte("sadd")), e.table.Lookup([]byte("sismember"))
 	key, field := []byte("user:1000"), []byte("name")
-	e.run(t, hset, []byte("hset"), key, field, []byte("alice"), []byte("age"), []byte("33"))
-	e.run(t, sadd, []byte("sadd"), []byte("ints"), []byte("1"), []byte("2"))
-	e.run(t, sadd, []byte("sadd"), []byte("strs"), []byte("a"), []byte("b"))
+	e.run(hset, []byte("hset"), key, field, []byte("alice"), []byte("age"), []byte("33"))
+	e.run(sadd, []byte("sadd"), []byte("ints"), []byte("1"), []byte("2"))
+	e.run(sadd, []byte("sadd"), []byte("strs"), []byte("a"), []byte("b"))
 	for _, c := range []struct {
 		name string
 		cmd  *command.Command
@@ -59,7 +61,7 @@ func TestSmallHashNoAllocs(t *testing.T) {
 		{"SADD existing string", sadd, [][]byte{[]byte("sadd"), []byte("strs"), []byte("b")}},
 		{"SISMEMBER", sismember, [][]byte{[]byte("sismember"), []byte("strs"), []byte("a")}},
 	} {
-		if n := testing.AllocsPerRun(200, func() { e.run(t, c.cmd, c.args...) }); n != 0 {
+		if n := testing.AllocsPerRun(200, func() { e.run(c.cmd, c.args...) }); n != 0 {
 			t.Errorf("%s: %.1f allocations per call, want 0", c.name, n)
 		}
 	}
@@ -104,7 +106,7 @@ func BenchmarkHashSet(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			e.run(b, hset, name, key, fields[i%nfields], val)
+			e.run(hset, name, key, fields[i%nfields], val)
 			i++
 		}
 	})
@@ -115,13 +117,13 @@ func BenchmarkHashSet(b *testing.B) {
 		keys := make([][]byte, 1000)
 		for i := range keys {
 			keys[i] = []byte("user:" + strconv.Itoa(i))
-			e.run(b, hset, name, keys[i], []byte("name"), []byte("alice"), []byte("age"), []byte("33"))
+			e.run(hset, name, keys[i], []byte("name"), []byte("alice"), []byte("age"), []byte("33"))
 		}
 		field, val := []byte("age"), []byte("34")
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			e.run(b, hset, name, keys[i%len(keys)], field, val)
+			e.run(hset, name, keys[i%len(keys)], field, val)
 			i++
 		}
 	})
@@ -131,13 +133,13 @@ func BenchmarkHashSet(b *testing.B) {
 		keys := make([][]byte, 1000)
 		for i := range keys {
 			keys[i] = []byte("user:" + strconv.Itoa(i))
-			e.run(b, hset, []byte("hset"), keys[i], []byte("name"), []byte("alice"), []byte("age"), []byte("33"))
+			e.run(hset, []byte("hset"), keys[i], []byte("name"), []byte("alice"), []byte("age"), []byte("33"))
 		}
 		name, field := []byte("hget"), []byte("age")
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			e.run(b, hget, name, keys[i%len(keys)], field)
+			e.run(hget, name, keys[i%len(keys)], field)
 			i++
 		}
 	})
@@ -148,7 +150,7 @@ func BenchmarkHashSet(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			e.run(b, sadd, name, key, fields[i%nfields])
+			e.run(sadd, name, key, fields[i%nfields])
 			i++
 		}
 	})
@@ -162,11 +164,11 @@ func BenchmarkHashSet(b *testing.B) {
 			if i%nfields == 0 {
 				b.StopTimer()
 				for _, f := range fields {
-					e.run(b, sadd, []byte("sadd"), key, f)
+					e.run(sadd, []byte("sadd"), key, f)
 				}
 				b.StartTimer()
 			}
-			e.run(b, spop, name, key)
+			e.run(spop, name, key)
 			i++
 		}
 	})

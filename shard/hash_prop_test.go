@@ -233,19 +233,12 @@ func TestHashModel(t *testing.T) {
 						want = h.fields
 					}
 					got := map[string]string{}
-					cursor := "0"
-					for calls := 0; ; calls++ {
-						v := p.do("HSCAN", k, cursor, "COUNT", strconv.Itoa(1+r.IntN(4)))
-						cursor = string(v.Elems[0].Str)
-						for i := 0; i < len(v.Elems[1].Elems); i += 2 {
-							got[string(v.Elems[1].Elems[i].Str)] = string(v.Elems[1].Elems[i+1].Str)
+					if !scanToEnd(p, r, "HSCAN", k, 4, 100, func(page []resp.Value) {
+						for i := 0; i < len(page); i += 2 {
+							got[string(page[i].Str)] = string(page[i+1].Str)
 						}
-						if cursor == "0" {
-							break
-						}
-						if calls > 100 {
-							t.Fatalf("%s: HSCAN %s does not end", ctx, k)
-						}
+					}, nil) {
+						t.Fatalf("%s: HSCAN %s does not end", ctx, k)
 					}
 					if !maps.Equal(got, want) {
 						t.Fatalf("%s: HSCAN %s = %v, want %v", ctx, k, got, want)
@@ -300,19 +293,11 @@ func TestHashScanGuarantee(t *testing.T) {
 		}
 		stable := maps.Clone(present) // present from start to end
 		seen := map[string]bool{}
-		cursor := "0"
-		for calls := 0; ; calls++ {
-			v := p.do("HSCAN", "h", cursor, "COUNT", strconv.Itoa(1+r.IntN(5)))
-			cursor = string(v.Elems[0].Str)
-			for i := 0; i < len(v.Elems[1].Elems); i += 2 {
-				seen[string(v.Elems[1].Elems[i].Str)] = true
+		if !scanToEnd(p, r, "HSCAN", "h", 5, 1000, func(page []resp.Value) {
+			for i := 0; i < len(page); i += 2 {
+				seen[string(page[i].Str)] = true
 			}
-			if cursor == "0" {
-				break
-			}
-			if calls > 1000 {
-				t.Fatalf("round %d: the scan does not end", round)
-			}
+		}, func() {
 			for range r.IntN(4) {
 				f := "f" + strconv.Itoa(r.IntN(150))
 				if r.IntN(2) == 0 {
@@ -324,6 +309,8 @@ func TestHashScanGuarantee(t *testing.T) {
 					present[f] = true
 				}
 			}
+		}) {
+			t.Fatalf("round %d: the scan does not end", round)
 		}
 		for f := range stable {
 			if !seen[f] {
@@ -332,6 +319,29 @@ func TestHashScanGuarantee(t *testing.T) {
 		}
 	}
 	checkValueMemory(t, rt)
+}
+
+// scanToEnd calls cmd (HSCAN or SSCAN) on key, with a random COUNT from 1 to
+// maxCount, from cursor 0 until the cursor is 0 again, handing each reply's
+// elements to page and, when between is not nil, calling it after each call
+// that did not end the scan. It reports false when the scan has not ended
+// after maxCalls+2 calls.
+func scanToEnd(p *producer, r *rand.Rand, cmd, key string, maxCount, maxCalls int, page func([]resp.Value), between func()) bool {
+	cursor := "0"
+	for calls := 0; ; calls++ {
+		v := p.do(cmd, key, cursor, "COUNT", strconv.Itoa(1+r.IntN(maxCount)))
+		cursor = string(v.Elems[0].Str)
+		page(v.Elems[1].Elems)
+		if cursor == "0" {
+			return true
+		}
+		if calls > maxCalls {
+			return false
+		}
+		if between != nil {
+			between()
+		}
+	}
 }
 
 // checkValueMemory checks, holding each shard, that every database's memory

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/svcdb/svcdb/core/resp"
 )
 
 // listModel is the reference the property test checks the handlers against:
@@ -722,63 +720,6 @@ func TestQnodeEntries(t *testing.T) {
 
 // ---- blocking ------------------------------------------------------------------------
 
-// lwaiter receives a parked list client's final reply.
-type lwaiter chan []byte
-
-func (w lwaiter) Unblocked(reply []byte, retry bool) {
-	if retry {
-		reply = []byte("+retry\r\n")
-	}
-	w <- reply
-}
-
-// lpark runs a blocking list command as a client that can be parked and
-// returns the channel its reply arrives on (at once when it did not park).
-func lpark(t *testing.T, rt *Runtime, p *producer, args ...string) lwaiter {
-	t.Helper()
-	w := make(lwaiter, 1)
-	c := &Ctx{}
-	c.Bind(rt)
-	c.Blocker = w
-	c.Now = time.Now().UnixMilli()
-	for _, a := range args {
-		c.Args = append(c.Args, []byte(a))
-	}
-	c.Cmd = p.table.Lookup(c.Args[0])
-	if _, where := rt.Route(c.Cmd, c.Args); where != Coordinated {
-		t.Fatalf("%s is not routed through ExecMulti", args[0])
-	}
-	rt.ExecMulti(c)
-	if c.Blocked == nil {
-		w <- c.Out
-	}
-	return w
-}
-
-func (w lwaiter) reply(t *testing.T) string {
-	t.Helper()
-	select {
-	case b := <-w:
-		v, _, err := resp.ReadReply(b)
-		if err != nil {
-			t.Fatalf("bad reply %q: %v", b, err)
-		}
-		return v.String()
-	case <-time.After(5 * time.Second):
-		t.Fatal("no reply")
-	}
-	return ""
-}
-
-func (w lwaiter) none(t *testing.T) {
-	t.Helper()
-	select {
-	case b := <-w:
-		t.Fatalf("unexpected reply %q", b)
-	case <-time.After(20 * time.Millisecond):
-	}
-}
-
 func TestListBlocking(t *testing.T) {
 	rt, table := newTestRuntime(t, 4, RunToCompletion)
 	p := newProducer(rt, table)
@@ -791,12 +732,12 @@ func TestListBlocking(t *testing.T) {
 
 	// Served at once when a key has elements.
 	p.do("RPUSH", "ready", "a", "b")
-	expect(lpark(t, rt, p, "BRPOP", "nokey", "ready", "0").reply(t), `["ready" "b"]`)
+	expect(parkClient(t, rt, p, "BRPOP", "nokey", "ready", "0").reply(t), `["ready" "b"]`)
 
 	// Waiters on one key are served in the order they blocked, one element
 	// each; what is left stays.
-	a := lpark(t, rt, p, "BLPOP", "q", "0")
-	b := lpark(t, rt, p, "BLPOP", "other", "q", "0")
+	a := parkClient(t, rt, p, "BLPOP", "q", "0")
+	b := parkClient(t, rt, p, "BLPOP", "other", "q", "0")
 	a.none(t)
 	expect(p.do("RPUSH", "q", "1", "2", "3").String(), eInt(3))
 	expect(a.reply(t), `["q" "1"]`)
@@ -804,38 +745,38 @@ func TestListBlocking(t *testing.T) {
 	expect(p.do("LRANGE", "q", "0", "-1").String(), `["3"]`)
 
 	// BRPOP on keys of different shards takes from the one that got data.
-	a = lpark(t, rt, p, "BRPOP", "k1", "k2", "k3", "0")
+	a = parkClient(t, rt, p, "BRPOP", "k1", "k2", "k3", "0")
 	p.do("RPUSH", "k3", "x", "y")
 	expect(a.reply(t), `["k3" "y"]`)
 
 	// BLMPOP takes up to COUNT from the key that got data.
-	a = lpark(t, rt, p, "BLMPOP", "0", "2", "m1", "m2", "RIGHT", "COUNT", "2")
+	a = parkClient(t, rt, p, "BLMPOP", "0", "2", "m1", "m2", "RIGHT", "COUNT", "2")
 	p.do("RPUSH", "m2", "a", "b", "c")
 	expect(a.reply(t), `["m2" ["c" "b"]]`)
 	expect(p.do("LRANGE", "m2", "0", "-1").String(), `["a"]`)
 
 	// A key of another type on the way does not stop a woken BLMPOP.
-	a = lpark(t, rt, p, "BLMPOP", "0", "2", "{w}s", "{w}l", "LEFT")
+	a = parkClient(t, rt, p, "BLMPOP", "0", "2", "{w}s", "{w}l", "LEFT")
 	p.do("SET", "{w}s", "str")
 	p.do("RPUSH", "{w}l", "v")
 	expect(a.reply(t), `["{w}l" ["v"]]`)
 
 	// BLMOVE moves the element once it arrives, to a new destination.
-	a = lpark(t, rt, p, "BLMOVE", "{m}src", "{m}dst", "LEFT", "RIGHT", "0")
+	a = parkClient(t, rt, p, "BLMOVE", "{m}src", "{m}dst", "LEFT", "RIGHT", "0")
 	p.do("LPUSH", "{m}src", "e1")
 	expect(a.reply(t), `"e1"`)
 	expect(p.do("LRANGE", "{m}dst", "0", "-1").String(), `["e1"]`)
 	expect(p.do("EXISTS", "{m}src").String(), eInt(0))
 
 	// BRPOPLPUSH onto itself: a rotation of the one element.
-	a = lpark(t, rt, p, "BRPOPLPUSH", "{r}l", "{r}l", "0")
+	a = parkClient(t, rt, p, "BRPOPLPUSH", "{r}l", "{r}l", "0")
 	p.do("RPUSH", "{r}l", "only")
 	expect(a.reply(t), `"only"`)
 	expect(p.do("LRANGE", "{r}l", "0", "-1").String(), `["only"]`)
 
 	// A destination of the wrong type: the woken client gets WRONGTYPE and
 	// the element stays in the source, as in Redis 7.0.
-	a = lpark(t, rt, p, "BLMOVE", "{t}src", "{t}dst", "LEFT", "LEFT", "0")
+	a = parkClient(t, rt, p, "BLMOVE", "{t}src", "{t}dst", "LEFT", "LEFT", "0")
 	p.do("SET", "{t}dst", "str")
 	p.do("RPUSH", "{t}src", "x")
 	expect(a.reply(t), eErr("WRONGTYPE Operation against a key holding the wrong kind of value"))
@@ -843,9 +784,9 @@ func TestListBlocking(t *testing.T) {
 
 	// A timeout replies the null of the command's shape.
 	start := time.Now()
-	expect(lpark(t, rt, p, "BLPOP", "none", "0.05").reply(t), eNilArray)
-	expect(lpark(t, rt, p, "BLMOVE", "none", "x", "LEFT", "LEFT", "0.05").reply(t), eNilBulk)
-	expect(lpark(t, rt, p, "BLMPOP", "0.05", "1", "none", "LEFT").reply(t), eNilArray)
+	expect(parkClient(t, rt, p, "BLPOP", "none", "0.05").reply(t), eNilArray)
+	expect(parkClient(t, rt, p, "BLMOVE", "none", "x", "LEFT", "LEFT", "0.05").reply(t), eNilBulk)
+	expect(parkClient(t, rt, p, "BLMPOP", "0.05", "1", "none", "LEFT").reply(t), eNilArray)
 	if el := time.Since(start); el < 140*time.Millisecond {
 		t.Fatalf("three 50ms timeouts took %v", el)
 	}

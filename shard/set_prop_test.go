@@ -288,19 +288,12 @@ func TestSetModel(t *testing.T) {
 				case 11: // SSCAN to the end
 					want := members(k)
 					got := map[string]bool{}
-					cursor := "0"
-					for calls := 0; ; calls++ {
-						v := p.do("SSCAN", k, cursor, "COUNT", strconv.Itoa(1+r.IntN(4)))
-						cursor = string(v.Elems[0].Str)
-						for _, e := range v.Elems[1].Elems {
+					if !scanToEnd(p, r, "SSCAN", k, 4, 100, func(page []resp.Value) {
+						for _, e := range page {
 							got[string(e.Str)] = true
 						}
-						if cursor == "0" {
-							break
-						}
-						if calls > 100 {
-							t.Fatalf("%s: SSCAN %s does not end", ctx, k)
-						}
+					}, nil) {
+						t.Fatalf("%s: SSCAN %s does not end", ctx, k)
 					}
 					if !maps.Equal(got, want) {
 						t.Fatalf("%s: SSCAN %s = %v, want %v", ctx, k, got, want)
@@ -379,19 +372,11 @@ func TestSetScanGuarantee(t *testing.T) {
 			stable[m] = true
 		}
 		seen := map[string]bool{}
-		cursor := "0"
-		for calls := 0; ; calls++ {
-			v := p.do("SSCAN", "s", cursor, "COUNT", strconv.Itoa(1+r.IntN(5)))
-			cursor = string(v.Elems[0].Str)
-			for _, e := range v.Elems[1].Elems {
+		if !scanToEnd(p, r, "SSCAN", "s", 5, 1000, func(page []resp.Value) {
+			for _, e := range page {
 				seen[string(e.Str)] = true
 			}
-			if cursor == "0" {
-				break
-			}
-			if calls > 1000 {
-				t.Fatalf("round %d: the scan does not end", round)
-			}
+		}, func() {
 			for range r.IntN(4) {
 				m := "m" + strconv.Itoa(r.IntN(150))
 				switch r.IntN(7) {
@@ -411,6 +396,8 @@ func TestSetScanGuarantee(t *testing.T) {
 					p.do("SADD", "s", m)
 				}
 			}
+		}) {
+			t.Fatalf("round %d: the scan does not end", round)
 		}
 		for m := range stable {
 			if !seen[m] {

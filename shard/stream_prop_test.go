@@ -1087,64 +1087,6 @@ func TestStreamCopyIsDeep(t *testing.T) {
 
 // ---- blocking --------------------------------------------------------------------
 
-// chanUnblocker receives a parked client's final reply.
-type chanUnblocker chan []byte
-
-func (u chanUnblocker) Unblocked(reply []byte, retry bool) {
-	if retry {
-		reply = []byte("retry")
-	}
-	u <- reply
-}
-
-// parkClient runs args as a client that can be parked and returns the channel
-// its reply arrives on (at once when it did not park).
-func parkClient(t *testing.T, rt *Runtime, p *producer, args ...string) chanUnblocker {
-	t.Helper()
-	u := make(chanUnblocker, 1)
-	c := &Ctx{}
-	c.Bind(rt)
-	c.Blocker = u
-	c.Now = time.Now().UnixMilli()
-	c.Args = make([][]byte, len(args))
-	for i, a := range args {
-		c.Args[i] = []byte(a)
-	}
-	c.Cmd = p.table.Lookup(c.Args[0])
-	if _, where := rt.Route(c.Cmd, c.Args); where != Coordinated {
-		t.Fatalf("%s is not routed through ExecMulti", args[0])
-	}
-	rt.ExecMulti(c)
-	if c.Blocked == nil {
-		u <- c.Out
-	}
-	return u
-}
-
-func replyOf(t *testing.T, u chanUnblocker) string {
-	t.Helper()
-	select {
-	case b := <-u:
-		v, _, err := resp.ReadReply(b)
-		if err != nil {
-			t.Fatalf("bad reply %q: %v", b, err)
-		}
-		return fmtV(v)
-	case <-time.After(5 * time.Second):
-		t.Fatal("no reply")
-	}
-	return ""
-}
-
-func noReply(t *testing.T, u chanUnblocker) {
-	t.Helper()
-	select {
-	case b := <-u:
-		t.Fatalf("unexpected reply %q", b)
-	case <-time.After(20 * time.Millisecond):
-	}
-}
-
 func TestStreamBlocking(t *testing.T) {
 	rt, table := newTestRuntime(t, 4, RunToCompletion)
 	p := newProducer(rt, table)
@@ -1155,17 +1097,17 @@ func TestStreamBlocking(t *testing.T) {
 	// A reader waiting past the entries still to come must not stop the others.
 	future := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "s", "5-0")
 	dollar2 := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "nosuch", "s", "$", "$")
-	noReply(t, dollar)
+	dollar.none(t)
 	p.do("XADD", "s", "2-0", "f", "new")
-	if got := replyOf(t, dollar); got != `[["s", [["2-0", ["f", "new"]]]]]` {
+	if got := fmtV(dollar.value(t)); got != `[["s", [["2-0", ["f", "new"]]]]]` {
 		t.Fatalf("XREAD $: %s", got)
 	}
-	if got := replyOf(t, dollar2); got != `[["s", [["2-0", ["f", "new"]]]]]` {
+	if got := fmtV(dollar2.value(t)); got != `[["s", [["2-0", ["f", "new"]]]]]` {
 		t.Fatalf("XREAD $ $: %s", got)
 	}
-	noReply(t, future)
+	future.none(t)
 	p.do("XADD", "s", "6-0", "f", "later")
-	if got := replyOf(t, future); got != `[["s", [["6-0", ["f", "later"]]]]]` {
+	if got := fmtV(future.value(t)); got != `[["s", [["6-0", ["f", "later"]]]]]` {
 		t.Fatalf("XREAD 5-0: %s", got)
 	}
 
@@ -1174,12 +1116,12 @@ func TestStreamBlocking(t *testing.T) {
 	a := parkClient(t, rt, p, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
 	b := parkClient(t, rt, p, "XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
 	p.do("XADD", "s", "7-0", "f", "x")
-	if got := replyOf(t, a); got != `[["s", [["7-0", ["f", "x"]]]]]` {
+	if got := fmtV(a.value(t)); got != `[["s", [["7-0", ["f", "x"]]]]]` {
 		t.Fatalf("alice: %s", got)
 	}
-	noReply(t, b)
+	b.none(t)
 	p.do("XADD", "s", "8-0", "f", "y")
-	if got := replyOf(t, b); got != `[["s", [["8-0", ["f", "y"]]]]]` {
+	if got := fmtV(b.value(t)); got != `[["s", [["8-0", ["f", "y"]]]]]` {
 		t.Fatalf("bob: %s", got)
 	}
 	if got := fmtV(p.do("XPENDING", "s", "g")); got != `[:2, "7-0", "8-0", [["alice", "1"], ["bob", "1"]]]` {
@@ -1188,9 +1130,9 @@ func TestStreamBlocking(t *testing.T) {
 
 	// Destroying the group ends the wait with -NOGROUP.
 	c := parkClient(t, rt, p, "XREADGROUP", "GROUP", "g", "carol", "BLOCK", "0", "STREAMS", "s", ">")
-	noReply(t, c)
+	c.none(t)
 	p.do("XGROUP", "DESTROY", "s", "g")
-	if got := replyOf(t, c); got != "-NOGROUP the consumer group this client was blocked on no longer exists" {
+	if got := fmtV(c.value(t)); got != "-NOGROUP the consumer group this client was blocked on no longer exists" {
 		t.Fatalf("after DESTROY: %s", got)
 	}
 
@@ -1198,16 +1140,16 @@ func TestStreamBlocking(t *testing.T) {
 	// another type does not.
 	fresh := parkClient(t, rt, p, "XREAD", "BLOCK", "0", "STREAMS", "fresh", "$")
 	p.do("SET", "fresh", "string")
-	noReply(t, fresh)
+	fresh.none(t)
 	p.do("DEL", "fresh")
 	p.do("XADD", "fresh", "1-1", "k", "v")
-	if got := replyOf(t, fresh); got != `[["fresh", [["1-1", ["k", "v"]]]]]` {
+	if got := fmtV(fresh.value(t)); got != `[["fresh", [["1-1", ["k", "v"]]]]]` {
 		t.Fatalf("fresh: %s", got)
 	}
 
 	// The timeout replies a null array.
 	to := parkClient(t, rt, p, "XREAD", "BLOCK", "30", "STREAMS", "s", "$")
-	if got := replyOf(t, to); got != "(nil)" {
+	if got := fmtV(to.value(t)); got != "(nil)" {
 		t.Fatalf("timeout: %s", got)
 	}
 }

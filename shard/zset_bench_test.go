@@ -1,42 +1,9 @@
 package shard
 
 import (
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
-
-	"github.com/svcdb/svcdb/core/command"
 )
-
-// zexec runs one command at a time on a one-shard runtime through TryExec,
-// the path netloop takes, reusing its argument and reply buffers.
-type zexec struct {
-	rt    *Runtime
-	table *command.Table
-	ctx   Ctx
-	args  [][]byte
-}
-
-func newZExec(tb testing.TB) *zexec {
-	rt, table := newTestRuntime(tb, 1, RunToCompletion)
-	e := &zexec{rt: rt, table: table}
-	e.ctx.Bind(rt)
-	return e
-}
-
-func (e *zexec) cmd(name string) *command.Command { return e.table.Lookup([]byte(name)) }
-
-func (e *zexec) run(cmd *command.Command, args ...[]byte) []byte {
-	e.args = append(e.args[:0], args...)
-	e.ctx.Now = time.Now().UnixMilli()
-	e.ctx.Cmd, e.ctx.Args, e.ctx.Out = cmd, e.args, e.ctx.Out[:0]
-	idx, _ := e.rt.Route(cmd, e.args)
-	for !e.rt.TryExec(idx, &e.ctx) {
-		runtime.Gosched() // the expiry cycle holds the shard for a moment
-	}
-	return e.ctx.Out
-}
 
 func zb(s ...string) [][]byte {
 	out := make([][]byte, len(s))
@@ -50,7 +17,7 @@ func zb(s ...string) [][]byte {
 // member, ZSCORE, ZRANK, ZRANGE and ZINCRBY of a small sorted set allocate
 // nothing; nor does ZADD of an existing member of a skiplist.
 func TestSmallZSetNoAllocs(t *testing.T) {
-	e := newZExec(t)
+	e := newExecer(t)
 	zadd := e.cmd("zadd")
 	e.run(zadd, zb("zadd", "small", "1", "a", "2", "b", "3", "c", "4.5", "d")...)
 	big := zb("zadd", "big")
@@ -94,7 +61,7 @@ func BenchmarkZAdd(b *testing.B) {
 	}
 	score := []byte("0")
 	b.Run("ZADD big", func(b *testing.B) {
-		e := newZExec(b)
+		e := newExecer(b)
 		zadd := e.cmd("zadd")
 		key := []byte("myzset")
 		name := []byte("zadd")
@@ -106,7 +73,7 @@ func BenchmarkZAdd(b *testing.B) {
 		}
 	})
 	b.Run("ZPOPMIN big", func(b *testing.B) {
-		e := newZExec(b)
+		e := newExecer(b)
 		zadd, zpopmin := e.cmd("zadd"), e.cmd("zpopmin")
 		key := []byte("myzset")
 		args := [][]byte{[]byte("zadd"), key}
@@ -128,7 +95,7 @@ func BenchmarkZAdd(b *testing.B) {
 		}
 	})
 	b.Run("ZADD small", func(b *testing.B) {
-		e := newZExec(b)
+		e := newExecer(b)
 		zadd := e.cmd("zadd")
 		keys := make([][]byte, 1000)
 		for i := range keys {
@@ -145,7 +112,7 @@ func BenchmarkZAdd(b *testing.B) {
 		}
 	})
 	b.Run("ZSCORE small", func(b *testing.B) {
-		e := newZExec(b)
+		e := newExecer(b)
 		zadd, zscore := e.cmd("zadd"), e.cmd("zscore")
 		key := []byte("small")
 		for i := range 64 {

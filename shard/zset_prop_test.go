@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
 )
@@ -67,6 +66,16 @@ func (z *zmodel) sorted() []zmPair {
 		return strings.Compare(a.m, b.m)
 	})
 	return out
+}
+
+// rankRange is ps from rank start to end inclusive, negative ranks counting
+// from the end, clamped as Redis does (nil when the range is empty).
+func rankRange(ps []zmPair, start, end int64) []zmPair {
+	s, e, empty := clampRange(int(start), int(end), len(ps))
+	if empty {
+		return nil
+	}
+	return ps[s : e+1]
 }
 
 // set stores a score as the encoding would keep it (a listpack turns -0
@@ -424,19 +433,7 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 			if rev {
 				slices.Reverse(ps)
 			}
-			n := int64(len(ps))
-			if start < 0 {
-				start += n
-			}
-			if end < 0 {
-				end += n
-			}
-			start = max(start, 0)
-			var sel []zmPair
-			if start <= end && start < n {
-				sel = ps[start : min(end, n-1)+1]
-			}
-			check(ctx, got, pairsValue(sel, ws))
+			check(ctx, got, pairsValue(rankRange(ps, start, end), ws))
 		case 7, 8: // ZRANGE BYSCORE (and the old commands), LIMIT
 			minA, min, minex := bound()
 			maxA, max, maxex := bound()
@@ -676,20 +673,9 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 				got, ctx := do("ZREMRANGEBYRANK", k, strconv.FormatInt(start, 10), strconv.FormatInt(end, 10))
 				var n int64
 				if z != nil {
-					ps := z.sorted()
-					l := int64(len(ps))
-					if start < 0 {
-						start += l
-					}
-					if end < 0 {
-						end += l
-					}
-					start = max(start, 0)
-					if start <= end && start < l {
-						for _, p := range ps[start : min(end, l-1)+1] {
-							delete(z.m, p.m)
-							n++
-						}
+					for _, p := range rankRange(z.sorted(), start, end) {
+						delete(z.m, p.m)
+						n++
 					}
 					drop(k)
 				}
@@ -775,19 +761,8 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 			got, ctx := do("ZRANGESTORE", dst, k, strconv.FormatInt(start, 10), strconv.FormatInt(end, 10))
 			res := map[string]float64{}
 			if z := model[k]; z != nil {
-				ps := z.sorted()
-				l := int64(len(ps))
-				if start < 0 {
-					start += l
-				}
-				if end < 0 {
-					end += l
-				}
-				start = max(start, 0)
-				if start <= end && start < l {
-					for _, p := range ps[start : min(end, l-1)+1] {
-						res[p.m] = p.s
-					}
+				for _, p := range rankRange(z.sorted(), start, end) {
+					res[p.m] = p.s
 				}
 			}
 			check(ctx, got, zvInt(int64(len(res))))
@@ -1256,77 +1231,20 @@ func TestZParseScore(t *testing.T) {
 
 // ---- blocking ------------------------------------------------------------------------
 
-// zwaiter receives a parked client's final reply.
-type zwaiter chan []byte
-
-func (w zwaiter) Unblocked(reply []byte, retry bool) {
-	if retry {
-		reply = []byte("+retry\r\n")
-	}
-	w <- reply
-}
-
-// zpark runs a blocking command as a client that can be parked and returns
-// the channel its reply arrives on (at once when it did not park).
-func zpark(t *testing.T, rt *Runtime, p *producer, args ...string) zwaiter {
-	t.Helper()
-	w := make(zwaiter, 1)
-	c := &Ctx{}
-	c.Bind(rt)
-	c.Blocker = w
-	c.Now = time.Now().UnixMilli()
-	for _, a := range args {
-		c.Args = append(c.Args, []byte(a))
-	}
-	c.Cmd = p.table.Lookup(c.Args[0])
-	if _, where := rt.Route(c.Cmd, c.Args); where != Coordinated {
-		t.Fatalf("%s is not routed through ExecMulti", args[0])
-	}
-	rt.ExecMulti(c)
-	if c.Blocked == nil {
-		w <- c.Out
-	}
-	return w
-}
-
-func (w zwaiter) reply(t *testing.T) string {
-	t.Helper()
-	select {
-	case b := <-w:
-		v, _, err := resp.ReadReply(b)
-		if err != nil {
-			t.Fatalf("bad reply %q: %v", b, err)
-		}
-		return v.String()
-	case <-time.After(5 * time.Second):
-		t.Fatal("no reply")
-	}
-	return ""
-}
-
-func (w zwaiter) none(t *testing.T) {
-	t.Helper()
-	select {
-	case b := <-w:
-		t.Fatalf("unexpected reply %q", b)
-	case <-time.After(20 * time.Millisecond):
-	}
-}
-
 func TestZSetBlocking(t *testing.T) {
 	rt, table := newTestRuntime(t, 4, RunToCompletion)
 	p := newProducer(rt, table)
 
 	// Served at once when a key has members.
 	p.do("ZADD", "ready", "1", "a", "2", "b")
-	if got := zpark(t, rt, p, "BZPOPMAX", "nokey", "ready", "0").reply(t); got != `["ready" "b" "2"]` {
+	if got := parkClient(t, rt, p, "BZPOPMAX", "nokey", "ready", "0").reply(t); got != `["ready" "b" "2"]` {
 		t.Fatalf("BZPOPMAX: %s", got)
 	}
 
 	// Two waiters on keys of different shards: the first to block is served
 	// first, and each gets one member.
-	a := zpark(t, rt, p, "BZPOPMIN", "k1", "k2", "0")
-	b := zpark(t, rt, p, "BZPOPMIN", "k2", "0")
+	a := parkClient(t, rt, p, "BZPOPMIN", "k1", "k2", "0")
+	b := parkClient(t, rt, p, "BZPOPMIN", "k2", "0")
 	a.none(t)
 	b.none(t)
 	p.do("ZADD", "k2", "5", "x", "6", "y")
@@ -1341,7 +1259,7 @@ func TestZSetBlocking(t *testing.T) {
 	}
 
 	// BZMPOP takes COUNT members; a key of another type does not wake it.
-	m := zpark(t, rt, p, "BZMPOP", "0", "2", "m1", "m2", "MAX", "COUNT", "2")
+	m := parkClient(t, rt, p, "BZMPOP", "0", "2", "m1", "m2", "MAX", "COUNT", "2")
 	p.do("SET", "m1", "string")
 	m.none(t)
 	p.do("ZADD", "m2", "1", "a", "2", "b", "3", "c")
@@ -1350,7 +1268,7 @@ func TestZSetBlocking(t *testing.T) {
 	}
 
 	// ZUNIONSTORE creating a key wakes a waiter on it.
-	u := zpark(t, rt, p, "BZPOPMIN", "{u}dst", "0")
+	u := parkClient(t, rt, p, "BZPOPMIN", "{u}dst", "0")
 	p.do("ZADD", "{u}src", "7", "z")
 	p.do("ZUNIONSTORE", "{u}dst", "1", "{u}src")
 	if got := u.reply(t); got != `["{u}dst" "z" "7"]` {
@@ -1358,10 +1276,10 @@ func TestZSetBlocking(t *testing.T) {
 	}
 
 	// The timeout replies a null array.
-	if got := zpark(t, rt, p, "BZPOPMIN", "never", "0.03").reply(t); got != "(nil array)" {
+	if got := parkClient(t, rt, p, "BZPOPMIN", "never", "0.03").reply(t); got != "(nil array)" {
 		t.Fatalf("timeout: %s", got)
 	}
-	if got := zpark(t, rt, p, "BZMPOP", "0.03", "1", "never", "MIN").reply(t); got != "(nil array)" {
+	if got := parkClient(t, rt, p, "BZMPOP", "0.03", "1", "never", "MIN").reply(t); got != "(nil array)" {
 		t.Fatalf("BZMPOP timeout: %s", got)
 	}
 }
