@@ -129,35 +129,7 @@ func cmdHMGet(c *Ctx) {
 	}
 }
 
-func cmdHDel(c *Ctx) {
-	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindHash)
-	if !ok {
-		return
-	}
-	if o == nil {
-		c.int(0)
-		return
-	}
-	before := o.valueMemory()
-	var deleted int64
-	for _, f := range c.Args[2:] {
-		if hashDelete(o, f) {
-			deleted++
-			if hashLen(o) == 0 {
-				break
-			}
-		}
-	}
-	if deleted > 0 { // as Redis, a no-op leaves WATCH alone
-		d.valueChanged(o, before)
-		if hashLen(o) == 0 {
-			d.remove(o)
-		}
-	}
-	c.int(deleted)
-}
+func cmdHDel(c *Ctx) { c.removeMembers(KindHash, hashDelete, hashLen) }
 
 func cmdHLen(c *Ctx) {
 	key := c.Args[1]
@@ -487,7 +459,7 @@ func sampleDistinct(n, k int, fn func(i int)) {
 	}
 }
 
-// ---- HSCAN / SSCAN -----------------------------------------------------------
+// ---- HSCAN / SSCAN / ZSCAN ---------------------------------------------------
 
 // emptyScan is Redis' shared.emptyscan: cursor 0 and no elements.
 var emptyScan = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
@@ -538,6 +510,29 @@ func (c *Ctx) parseCollScanOptions(args [][]byte) (pattern []byte, count int64, 
 	return pattern, count, true
 }
 
+// collScanStart begins HSCAN, SSCAN and ZSCAN of a kind key: it reads the
+// cursor, looks the key up (a missing key is an empty scan), then reads the
+// options, in Redis' order, and opens the two-element reply. ok is false once
+// it has replied.
+func (c *Ctx) collScanStart(kind Kind) (o *object, cursor uint64, pattern []byte, count int64, ok bool) {
+	if cursor, ok = c.parseCollScanCursor(c.Args[2]); !ok {
+		return nil, 0, nil, 0, false
+	}
+	key := c.Args[1]
+	if o, ok = c.readKind(c.db(key), key, kind); !ok {
+		return nil, 0, nil, 0, false
+	}
+	if o == nil {
+		c.raw(emptyScan)
+		return nil, 0, nil, 0, false
+	}
+	if pattern, count, ok = c.parseCollScanOptions(c.Args[3:]); !ok {
+		return nil, 0, nil, 0, false
+	}
+	c.array(2)
+	return o, cursor, pattern, count, true
+}
+
 // scanPositions is the cursor arithmetic of HSCAN/SSCAN over an htable of n
 // entries: cursor 0 starts at the top position, cursor p > 0 at position p-1
 // (or the top, if the table shrank below it). A call visits count positions
@@ -571,24 +566,10 @@ func (c *Ctx) spliceHeader(start int, prefix byte, n int) {
 }
 
 func cmdHScan(c *Ctx) {
-	cursor, ok := c.parseCollScanCursor(c.Args[2])
+	o, cursor, pattern, count, ok := c.collScanStart(KindHash)
 	if !ok {
 		return
 	}
-	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
-	if !ok {
-		return
-	}
-	if o == nil {
-		c.raw(emptyScan)
-		return
-	}
-	pattern, count, ok := c.parseCollScanOptions(c.Args[3:])
-	if !ok {
-		return
-	}
-	c.array(2)
 	if o.enc == encHashtable {
 		t := o.coll.(*htable)
 		hi, lo, next := scanPositions(t.len(), cursor, count)

@@ -57,35 +57,7 @@ func cmdSAdd(c *Ctx) {
 	c.int(added)
 }
 
-func cmdSRem(c *Ctx) {
-	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindSet)
-	if !ok {
-		return
-	}
-	if o == nil {
-		c.int(0)
-		return
-	}
-	before := o.valueMemory()
-	var removed int64
-	for _, m := range c.Args[2:] {
-		if setRemove(o, m) {
-			removed++
-			if setLen(o) == 0 {
-				break
-			}
-		}
-	}
-	if removed > 0 { // as Redis, a no-op leaves WATCH alone
-		d.valueChanged(o, before)
-		if setLen(o) == 0 {
-			d.remove(o)
-		}
-	}
-	c.int(removed)
-}
+func cmdSRem(c *Ctx) { c.removeMembers(KindSet, setRemove, setLen) }
 
 // cmdSMove follows Redis' smoveCommand: a missing source is 0 before the
 // destination's type is looked at, and moving to the same set is a
@@ -103,11 +75,7 @@ func cmdSMove(c *Ctx) {
 		return
 	}
 	if so == do {
-		if setHas(so, member) {
-			c.int(1)
-		} else {
-			c.int(0)
-		}
+		c.isMemberReply(so, member)
 		return
 	}
 	before := so.valueMemory()
@@ -138,11 +106,7 @@ func cmdSIsMember(c *Ctx) {
 	if !ok {
 		return
 	}
-	if o != nil && setHas(o, c.Args[2]) {
-		c.int(1)
-	} else {
-		c.int(0)
-	}
+	c.isMemberReply(o, c.Args[2])
 }
 
 func cmdSMIsMember(c *Ctx) {
@@ -154,11 +118,16 @@ func cmdSMIsMember(c *Ctx) {
 	members := c.Args[2:]
 	c.array(len(members))
 	for _, m := range members {
-		if o != nil && setHas(o, m) {
-			c.int(1)
-		} else {
-			c.int(0)
-		}
+		c.isMemberReply(o, m)
+	}
+}
+
+// isMemberReply appends 1 when set o (nil for a missing key) has m, else 0.
+func (c *Ctx) isMemberReply(o *object, m []byte) {
+	if o != nil && setHas(o, m) {
+		c.int(1)
+	} else {
+		c.int(0)
 	}
 }
 
@@ -594,24 +563,10 @@ func diffAlgorithm(sets []*object) int {
 }
 
 func cmdSScan(c *Ctx) {
-	cursor, ok := c.parseCollScanCursor(c.Args[2])
+	o, cursor, pattern, count, ok := c.collScanStart(KindSet)
 	if !ok {
 		return
 	}
-	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
-	if !ok {
-		return
-	}
-	if o == nil {
-		c.raw(emptyScan)
-		return
-	}
-	pattern, count, ok := c.parseCollScanOptions(c.Args[3:])
-	if !ok {
-		return
-	}
-	c.array(2)
 	// An intset is returned whole, with cursor 0, as Redis does.
 	hi, lo, next := setLen(o)-1, 0, uint64(0)
 	if o.enc == encHashtable {

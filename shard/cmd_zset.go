@@ -173,32 +173,7 @@ func (c *Ctx) zadd(flags int) {
 	}
 }
 
-func cmdZRem(c *Ctx) {
-	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindZSet)
-	if !ok {
-		return
-	}
-	if o == nil {
-		c.int(0)
-		return
-	}
-	before := o.valueMemory()
-	var deleted int64
-	for _, m := range c.Args[2:] {
-		if zsetDel(o, m) {
-			deleted++
-		}
-		if zsetLen(o) == 0 {
-			break
-		}
-	}
-	if deleted > 0 {
-		d.zsetDone(o, before)
-	}
-	c.int(deleted)
-}
+func cmdZRem(c *Ctx) { c.removeMembers(KindZSet, zsetDel, zsetLen) }
 
 // zaddOption reads one ZADD option word: its flag, or ch for CH; neither
 // for the first score.
@@ -1397,24 +1372,10 @@ func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
 // ---- ZSCAN -----------------------------------------------------------------------------
 
 func cmdZScan(c *Ctx) {
-	cursor, ok := c.parseCollScanCursor(c.Args[2])
+	o, cursor, pattern, count, ok := c.collScanStart(KindZSet)
 	if !ok {
 		return
 	}
-	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
-	if !ok {
-		return
-	}
-	if o == nil {
-		c.raw(emptyScan)
-		return
-	}
-	pattern, count, ok := c.parseCollScanOptions(c.Args[3:])
-	if !ok {
-		return
-	}
-	c.array(2)
 	var num [32]byte
 	if o.enc == encListpack {
 		// A listpack is returned whole, with cursor 0, as Redis does.

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"math/rand/v2"
 	"unsafe"
 
 	"github.com/svcdb/svcdb/shard/listpack"
@@ -171,23 +170,11 @@ func (t *htable) shrink() {
 	}
 }
 
-// random returns a uniformly random position. REQUIRES: len() > 0.
-func (t *htable) random() int { return rand.IntN(len(t.keys)) }
-
 // htKeyBytes views a key string as bytes without copying. The result must
 // never be written to.
 func htKeyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // ---- hash values -------------------------------------------------------------
-
-// lpEntrySize is the bytes v takes in a listpack.
-func lpEntrySize(v []byte) int {
-	n := 1
-	for x := len(v); x >= 0x80; x >>= 7 {
-		n++
-	}
-	return n + len(v)
-}
 
 // newHashValue gives o (a fresh KindHash object) an empty value sized for the
 // field/value pairs about to be written: a listpack with room for all of
@@ -200,7 +187,7 @@ func newHashValue(o *object, pairs [][]byte, lim *EncodingLimits) {
 			o.coll = newHTable(true, len(pairs)/2)
 			return
 		}
-		size += lpEntrySize(a)
+		size += listpack.EntrySize(a)
 	}
 	o.enc = encListpack
 	o.str = listpack.New(size)

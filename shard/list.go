@@ -83,17 +83,8 @@ type qnode struct {
 	count      int
 }
 
-func uvarintLen(x int) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
-}
-
 // entrySize is the bytes a node entry holding a value of n bytes takes.
-func entrySize(n int) int { return 2*uvarintLen(n) + n }
+func entrySize(n int) int { return 2*listpack.UvarintLen(uint64(n)) + n }
 
 // putEntry writes v as an entry at b[off:] and returns the offset after it.
 func putEntry(b []byte, off int, v []byte) int {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/listpack"
 )
 
 // A set value is held one of two ways, as in Redis 7.0 (listpack sets came
@@ -129,23 +130,10 @@ func intsetAdd(is []byte, v int64) ([]byte, bool) {
 		return is, false
 	}
 	off := intsetHeader + i*w
-	is = intsetGrow(is, w)
+	is = listpack.Grow(is, w)
 	copy(is[off+w:], is[off:len(is)-w])
 	intsetWrite(is[off:], w, v)
 	return is, true
-}
-
-// intsetGrow extends is by n bytes, growing the buffer by a quarter at a
-// time (sets are many and small; append's doubling would waste more).
-func intsetGrow(is []byte, n int) []byte {
-	if len(is)+n <= cap(is) {
-		return is[:len(is)+n]
-	}
-	c := len(is) + n
-	c += c / 4
-	nb := make([]byte, len(is)+n, c)
-	copy(nb, is)
-	return nb
 }
 
 // intsetRemove removes v and reports whether it was there.

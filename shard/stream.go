@@ -103,30 +103,10 @@ func parseULL(s []byte) (uint64, bool) {
 	for i < len(s) && isCSpace(s[i]) {
 		i++
 	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
 	if i == len(s) {
 		return 0, false
 	}
-	var v uint64
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false // ERANGE
-		}
-		v = v*10 + d
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
+	return parseCursor(s[i:]) // the sign and digits, read as strtoul does
 }
 
 // parseStreamID is Redis' streamGenericParseIDOrReply without the reply:

@@ -141,6 +141,40 @@ func (c *Ctx) writeKind(d *DB, key []byte, kind Kind) (*object, bool) {
 	return o, true
 }
 
+// removeMembers is HDEL, SREM and ZREM: del removes each of c.Args[2:] from
+// the key's kind value, stopping once it is empty, and the reply is how many
+// it removed. As in Redis, a no-op leaves WATCH alone and an emptied key is
+// deleted.
+func (c *Ctx) removeMembers(kind Kind, del func(*object, []byte) bool, size func(*object) int) {
+	key := c.Args[1]
+	d := c.db(key)
+	o, ok := c.writeKind(d, key, kind)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.int(0)
+		return
+	}
+	before := o.valueMemory()
+	var removed int64
+	for _, m := range c.Args[2:] {
+		if del(o, m) {
+			removed++
+			if size(o) == 0 {
+				break
+			}
+		}
+	}
+	if removed > 0 {
+		d.valueChanged(o, before)
+		if size(o) == 0 {
+			d.remove(o)
+		}
+	}
+	c.int(removed)
+}
+
 // ---- encoding thresholds ------------------------------------------------------
 
 // EncodingLimits are the thresholds past which a compact value converts to

@@ -759,41 +759,18 @@ func (s *zskiplist) firstInRange(r *zrangeSpec) uint32 {
 	if !s.inRange(r) {
 		return 0
 	}
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			f := s.nodes[p].level(i).forward
-			if f == 0 || r.gteMin(s.nodes[f].score) {
-				break
-			}
-			p = f
-		}
-	}
-	x := s.nodes[p].l0.forward
-	if x == 0 || !r.lteMax(s.nodes[x].score) {
-		return 0
-	}
-	return x
+	return s.firstWhere(
+		func(x uint32) bool { return r.gteMin(s.nodes[x].score) },
+		func(x uint32) bool { return r.lteMax(s.nodes[x].score) })
 }
 
 func (s *zskiplist) lastInRange(r *zrangeSpec) uint32 {
 	if !s.inRange(r) {
 		return 0
 	}
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			f := s.nodes[p].level(i).forward
-			if f == 0 || !r.lteMax(s.nodes[f].score) {
-				break
-			}
-			p = f
-		}
-	}
-	if p == 0 || !r.gteMin(s.nodes[p].score) {
-		return 0
-	}
-	return p
+	return s.lastWhere(
+		func(x uint32) bool { return r.gteMin(s.nodes[x].score) },
+		func(x uint32) bool { return r.lteMax(s.nodes[x].score) })
 }
 
 func (s *zskiplist) inLexRange(r *zlexSpec) bool {
@@ -807,38 +784,54 @@ func (s *zskiplist) firstInLexRange(r *zlexSpec) uint32 {
 	if !s.inLexRange(r) {
 		return 0
 	}
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			f := s.nodes[p].level(i).forward
-			if f == 0 || r.gteMin(zsBytes(s.nodes[f].member)) {
-				break
-			}
-			p = f
-		}
-	}
-	x := s.nodes[p].l0.forward
-	if x == 0 || !r.lteMax(zsBytes(s.nodes[x].member)) {
-		return 0
-	}
-	return x
+	return s.firstWhere(
+		func(x uint32) bool { return r.gteMin(zsBytes(s.nodes[x].member)) },
+		func(x uint32) bool { return r.lteMax(zsBytes(s.nodes[x].member)) })
 }
 
 func (s *zskiplist) lastInLexRange(r *zlexSpec) uint32 {
 	if !s.inLexRange(r) {
 		return 0
 	}
+	return s.lastWhere(
+		func(x uint32) bool { return r.gteMin(zsBytes(s.nodes[x].member)) },
+		func(x uint32) bool { return r.lteMax(zsBytes(s.nodes[x].member)) })
+}
+
+// firstWhere is the walk of firstInRange and firstInLexRange: the first node
+// x for which gteMin(x) holds, or 0 when lteMax(x) does not.
+func (s *zskiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
 			f := s.nodes[p].level(i).forward
-			if f == 0 || !r.lteMax(zsBytes(s.nodes[f].member)) {
+			if f == 0 || gteMin(f) {
 				break
 			}
 			p = f
 		}
 	}
-	if p == 0 || !r.gteMin(zsBytes(s.nodes[p].member)) {
+	x := s.nodes[p].l0.forward
+	if x == 0 || !lteMax(x) {
+		return 0
+	}
+	return x
+}
+
+// lastWhere is the walk of lastInRange and lastInLexRange: the last node x
+// for which lteMax(x) holds, or 0 when gteMin(x) does not.
+func (s *zskiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
+	p := uint32(0)
+	for i := s.level - 1; i >= 0; i-- {
+		for {
+			f := s.nodes[p].level(i).forward
+			if f == 0 || !lteMax(f) {
+				break
+			}
+			p = f
+		}
+	}
+	if p == 0 || !gteMin(p) {
 		return 0
 	}
 	return p
@@ -1139,25 +1132,7 @@ func (z *zcur) seekScore(r *zrangeSpec, last bool) {
 	if r.empty() || n == 0 {
 		return
 	}
-	if last {
-		for z.i = n - 1; z.i >= 0; z.i-- {
-			if s := z.score(); r.lteMax(s) {
-				if !r.gteMin(s) {
-					z.i = -1
-				}
-				return
-			}
-		}
-		return
-	}
-	for z.i = 0; z.i < n; z.i++ {
-		if s := z.score(); r.gteMin(s) {
-			if !r.lteMax(s) {
-				z.i = -1
-			}
-			return
-		}
-	}
+	z.seekEntry(last, func() bool { return r.gteMin(z.score()) }, func() bool { return r.lteMax(z.score()) })
 }
 
 // seekLex is seekScore for a lex range.
@@ -1186,10 +1161,19 @@ func (z *zcur) seekLex(r *zlexSpec, last bool) {
 		z.i = -1
 		return
 	}
+	z.seekEntry(last, func() bool { return r.gteMin(z.member()) }, func() bool { return r.lteMax(z.member()) })
+}
+
+// seekEntry is the listpack half of seekScore and seekLex: it places the
+// cursor on the first entry for which gteMin holds (the last for which lteMax
+// holds, when last), or at -1 when there is none or the other bound does not
+// hold there. gteMin and lteMax test the entry under the cursor.
+func (z *zcur) seekEntry(last bool, gteMin, lteMax func() bool) {
+	n := len(z.offs)
 	if last {
 		for z.i = n - 1; z.i >= 0; z.i-- {
-			if m := z.member(); r.lteMax(m) {
-				if !r.gteMin(m) {
+			if lteMax() {
+				if !gteMin() {
 					z.i = -1
 				}
 				return
@@ -1198,8 +1182,8 @@ func (z *zcur) seekLex(r *zlexSpec, last bool) {
 		return
 	}
 	for z.i = 0; z.i < n; z.i++ {
-		if m := z.member(); r.gteMin(m) {
-			if !r.lteMax(m) {
+		if gteMin() {
+			if !lteMax() {
 				z.i = -1
 			}
 			return

@@ -85,9 +85,11 @@ func Find(lp []byte, v []byte, step int) int {
 	return -1
 }
 
-func entrySize(v []byte) int { return uvarintLen(uint64(len(v))) + len(v) }
+// EntrySize is the bytes v takes as a listpack entry.
+func EntrySize(v []byte) int { return UvarintLen(uint64(len(v))) + len(v) }
 
-func uvarintLen(x uint64) int {
+// UvarintLen is the bytes binary.PutUvarint writes for x.
+func UvarintLen(x uint64) int {
 	n := 1
 	for x >= 0x80 {
 		x >>= 7
@@ -99,10 +101,10 @@ func uvarintLen(x uint64) int {
 // Append adds v after the last entry.
 func Append(lp []byte, v []byte) []byte {
 	if len(lp) < First {
-		lp = New(entrySize(v))
+		lp = New(EntrySize(v))
 	}
 	off := len(lp)
-	lp = grow(lp, entrySize(v))
+	lp = Grow(lp, EntrySize(v))
 	w := binary.PutUvarint(lp[off:], uint64(len(v)))
 	copy(lp[off+w:], v)
 	setLen(lp, Len(lp)+1)
@@ -114,8 +116,8 @@ func Insert(lp []byte, off int, v []byte) []byte {
 	if off == len(lp) {
 		return Append(lp, v)
 	}
-	size := entrySize(v)
-	lp = grow(lp, size)
+	size := EntrySize(v)
+	lp = Grow(lp, size)
 	copy(lp[off+size:], lp[off:len(lp)-size])
 	w := binary.PutUvarint(lp[off:], uint64(len(v)))
 	copy(lp[off+w:], v)
@@ -140,14 +142,14 @@ func Delete(lp []byte, off, count int) []byte {
 // of the entry after it.
 func Replace(lp []byte, off int, v []byte) ([]byte, int) {
 	_, next := Next(lp, off)
-	oldSize, size := next-off, entrySize(v)
+	oldSize, size := next-off, EntrySize(v)
 	if size == oldSize {
 		w := binary.PutUvarint(lp[off:], uint64(len(v)))
 		copy(lp[off+w:], v)
 		return lp, next
 	}
 	if size > oldSize {
-		lp = grow(lp, size-oldSize)
+		lp = Grow(lp, size-oldSize)
 		copy(lp[off+size:], lp[next:len(lp)-(size-oldSize)])
 	} else {
 		n := copy(lp[off+size:], lp[next:])
@@ -158,10 +160,10 @@ func Replace(lp []byte, off int, v []byte) ([]byte, int) {
 	return lp, off + size
 }
 
-// grow extends lp by n bytes (contents of the new tail unspecified), growing
+// Grow extends lp by n bytes (contents of the new tail unspecified), growing
 // the buffer by a quarter at a time: listpacks are many and small, so the
-// slack append's doubling would leave matters.
-func grow(lp []byte, n int) []byte {
+// slack append's doubling would leave matters. Intsets grow the same way.
+func Grow(lp []byte, n int) []byte {
 	if len(lp)+n <= cap(lp) {
 		return lp[:len(lp)+n]
 	}
