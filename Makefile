@@ -19,7 +19,7 @@ FUZZ_TARGETS := \
 # /metrics and the alert rules, taskset for make bench, and headless
 # Chromium (package chromium) for the debug UI's browser tests.
 
-.PHONY: all build run test check vet fmt-check race allocs fuzz fuzz-long bench deps clean
+.PHONY: all build run test check vet fmt-check race allocs fuzz fuzz-long bench bench-memory deps clean
 
 all: build
 
@@ -80,14 +80,29 @@ fuzz:
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=5m
 
-## bench: svcdb and redis-server side by side (redis-benchmark and svcbench),
-## interleaved, medians and ratios; plus the Go hot-path benchmarks; then
-## svcdb with its diagnostics HTTP server off and on, scraped every second
-## (about 70 s; DIAG_ARGS passes flags to svcbench diag).
+## bench: the Go hot-path benchmarks; then svcdb and redis-server side by
+## side, interleaved, medians and ratios: redis-benchmark's full default suite
+## (the 20 tests of a plain redis-benchmark run) at -P 1 and -P 16, -c 50
+## -r 100000, and memtier's default workload (SET:GET 1:10, 32-byte values,
+## 50 connections) at pipeline 1 and 16, checked against the bar (every
+## suite test's ops/s >= 0.9x redis-server's, no error: svcbench compare
+## exits 3 otherwise); then svcdb with its diagnostics HTTP server off and
+## on, scraped every second. 10 to 12 minutes. BENCH_ARGS and DIAG_ARGS
+## pass flags to svcbench compare and diag; both run, and the recipe fails
+## with the first failing one's status (3: the bar is not met).
 bench: deps build
 	$(GO) test -run '^$$' -bench 'HotPath|Queue|Drain' -benchmem ./netloop/ ./shard/
-	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_ARGS)
-	./$(BIN)/svcbench diag --svcdb ./$(SVCDB) $(DIAG_ARGS)
+	status=0; \
+	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_ARGS) || status=$$?; \
+	./$(BIN)/svcbench diag --svcdb ./$(SVCDB) $(DIAG_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
+	exit $$status
+
+## bench-memory: bytes per key, svcdb vs redis-server, 1,000,000 keys of each
+## shape (string, small hash, set, zset, list) loaded into fresh servers; RSS
+## and INFO used_memory. MEMORY_ARGS passes flags to svcbench memory (e.g.
+## MEMORY_ARGS="--shapes string,hash --keys 200000").
+bench-memory: deps build
+	./$(BIN)/svcbench memory --svcdb ./$(SVCDB) $(MEMORY_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,11 +60,20 @@ func (s Sample) OthersShare() float64 {
 // Case is one benchmark (a redis-benchmark test at a pipeline depth, or a
 // load generator workload) with its samples per server.
 type Case struct {
-	Name   string   `json:"name"`
-	Tool   string   `json:"tool"` // "redis-benchmark" or "loadgen"
-	Detail string   `json:"detail"`
-	SvcDB  []Sample `json:"svcdb"`
-	Redis  []Sample `json:"redis"`
+	Name   string `json:"name"`
+	Tool   string `json:"tool"` // "redis-benchmark" or "loadgen"
+	Detail string `json:"detail"`
+	// Suite is the default suite's group the case belongs to, "" for a
+	// test run on its own and for load generator workloads.
+	Suite string `json:"suite,omitempty"`
+	// Gated cases are held to the bar (Config.MinRatio): redis-benchmark's.
+	Gated bool `json:"gated,omitempty"`
+	// Failure says why the case failed: which server, and what it or
+	// redis-benchmark said ("svcdb: Error from server: ERR unknown command
+	// ..."). A failed case fails the bar whatever its samples.
+	Failure string   `json:"failure,omitempty"`
+	SvcDB   []Sample `json:"svcdb"`
+	Redis   []Sample `json:"redis"`
 }
 
 // Report is the outcome of Run.
@@ -76,7 +86,14 @@ type Report struct {
 	PinNote  string    `json:"pin_note"`
 	SvcDBCmd string    `json:"svcdb_cmd"`
 	RedisCmd string    `json:"redis_cmd"`
-	Cases    []*Case   `json:"cases"`
+	// MinRatio is the bar the gated cases are held to (Config.MinRatio).
+	MinRatio float64 `json:"min_ratio"`
+	// MaxOthers is the share of a CPU other processes could take during a
+	// run before it counted as disturbed (Config.MaxOthers).
+	MaxOthers float64 `json:"max_others"`
+	// Notes are caveats about the measurements, for the report's header.
+	Notes []string `json:"notes,omitempty"`
+	Cases []*Case  `json:"cases"`
 }
 
 // Run performs the comparison described by cfg. Every process it starts is
@@ -90,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	rep = &Report{Started: time.Now(), Rounds: cfg.Rounds}
+	rep = &Report{Started: time.Now(), Rounds: cfg.Rounds, MinRatio: cfg.MinRatio, MaxOthers: cfg.MaxOthers}
 	defer func() { rep.Elapsed = time.Since(rep.Started).Seconds() }()
 
 	serverCPUs, clientCPUs, note := pinning(cfg.Pin, cfg.ServerCPUs, cfg.ClientCPUs)
@@ -133,27 +150,43 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	rep.RedisCmd = servers[SideRedis].CommandLine()
 	rep.Machine = describeMachine(ctx, &cfg)
 
-	r := &runner{cfg: &cfg, progress: progress, clientCPUs: clientCPUs, servers: servers}
+	r := &runner{cfg: &cfg, progress: progress, clientCPUs: clientCPUs, servers: servers, failCases: true,
+		maxOthers: cfg.MaxOthers, quietLeft: cfg.QuietBudget}
 	if r.benchCPUs, err = benchCPUs(serverCPUs, clientCPUs); err != nil {
 		return rep, err
 	}
-	r.total = cfg.Rounds * 2 * (len(cfg.Tests)*len(cfg.Pipelines) + len(cfg.Loads))
+	r.total = cfg.Rounds * 2 * ((len(cfg.Tests)+len(cfg.Suite))*len(cfg.Pipelines) + len(cfg.Loads))
+
+	if cfg.hasSuite() {
+		if r.stdbuf, err = exec.LookPath("stdbuf"); err != nil {
+			r.stdbuf = ""
+			rep.Notes = append(rep.Notes, "stdbuf (coreutils) not found: the suite's rows have no CPU time per request (redis-benchmark's rows arrive only at its exit)")
+		}
+		for _, p := range cfg.Pipelines {
+			if err := r.runSuite(ctx, rep, p); err != nil {
+				return rep, err
+			}
+		}
+	}
 
 	for _, test := range cfg.Tests {
 		for _, p := range cfg.Pipelines {
-			name := fmt.Sprintf("%s -P %d", strings.ToUpper(test), p)
+			c := &Case{Name: fmt.Sprintf("%s -P %d", strings.ToUpper(test), p), Tool: "redis-benchmark", Gated: true}
+			rep.Cases = append(rep.Cases, c)
 			n := cfg.RequestsFor(p)
 			if cfg.TargetTime > 0 {
-				if n, err = r.calibrate(ctx, name, test, p, SideSvcDB, SideRedis); err != nil {
-					return rep, err
+				if n, err = r.calibrate(ctx, c.Name, test, p, SideSvcDB, SideRedis); err != nil {
+					var be *benchError
+					if !errors.As(err, &be) {
+						return rep, err
+					}
+					c.Failure = be.msg
+					r.done += 2 * cfg.Rounds
+					fmt.Fprintf(progress, "[fail]  %s (calibration): %s\n", c.Name, be.msg)
+					continue
 				}
 			}
-			c := &Case{
-				Name:   name,
-				Tool:   "redis-benchmark",
-				Detail: "redis-benchmark " + strings.Join(benchArgs(0, cfg.Clients, n, cfg.KeySpace, test, p)[4:], " "),
-			}
-			rep.Cases = append(rep.Cases, c)
+			c.Detail = "redis-benchmark " + strings.Join(benchArgs(0, cfg.Clients, n, cfg.KeySpace, test, p)[4:], " ")
 			if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
 				return r.redisBenchmark(ctx, s, test, p, n)
 			}); err != nil {
@@ -242,6 +275,13 @@ type runner struct {
 	cfg        *Config
 	progress   io.Writer
 	clientCPUs string
+	// failCases makes a run that fails because of a server's replies (a
+	// benchError) fail its case, and the comparison go on; otherwise (the
+	// diagnostics comparison) it ends the comparison.
+	failCases bool
+	// stdbuf is the stdbuf executable that line-buffers redis-benchmark's
+	// output during suite runs, "" if there is none.
+	stdbuf string
 	// benchCPUs are the CPUs the runs use, for OthersCPU: the server and
 	// client lists when pinned, nil (every CPU) when not.
 	benchCPUs []int
@@ -263,12 +303,27 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 				return context.Cause(ctx)
 			}
 			s := r.servers[side]
+			if r.maxOthers > 0 {
+				if err := r.waitQuiet(ctx, r.maxOthers); err != nil {
+					return err
+				}
+			}
 			rctx, cancel := context.WithTimeoutCause(ctx, r.cfg.RunTimeout,
 				fmt.Errorf("%s against %s: run timeout %v", c.Name, side, r.cfg.RunTimeout))
 			sample, err := run(rctx, s)
 			cancel()
 			if exited, werr := s.Exited(); exited {
 				return fmt.Errorf("%s exited during %s (round %d): %v; output:\n%s", side, c.Name, round, werr, s.Output())
+			}
+			var be *benchError
+			if err != nil && r.failCases && ctx.Err() == nil && errors.As(err, &be) {
+				c.Failure = side + ": " + be.msg
+				fmt.Fprintf(r.progress, "[fail]  %s on %s, round %d: %s\n", c.Name, side, round, be.msg)
+				r.done += 2*(r.cfg.Rounds-round) + 1
+				if side == SideSvcDB {
+					r.done++
+				}
+				return nil
 			}
 			if err != nil {
 				return fmt.Errorf("%s against %s, round %d: %w", c.Name, side, round, err)
@@ -279,9 +334,9 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 				c.Redis = append(c.Redis, sample)
 			}
 			r.done++
-			fmt.Fprintf(r.progress, "[%2d/%d] %-28s %-5s round %d/%d: %10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  cpu %6.2f us/req  (%.2f s)\n",
+			fmt.Fprintf(r.progress, "[%2d/%d] %-28s %-5s round %d/%d: %10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  cpu %6.2f us/req  (%.2f s, others %3.0f%%)\n",
 				r.done, r.total, c.Name, side, round, r.cfg.Rounds,
-				sample.OpsPerSec, sample.P50Ms, sample.P99Ms, sample.CPUUsPerReq, sample.WallSec)
+				sample.OpsPerSec, sample.P50Ms, sample.P99Ms, sample.CPUUsPerReq, sample.WallSec, 100*sample.OthersShare())
 		}
 	}
 	return nil
@@ -300,6 +355,10 @@ func (r *runner) calibrate(ctx context.Context, name, test string, p int, sides 
 		s, err := r.redisBenchmark(rctx, r.servers[side], test, p, ncal)
 		cancel()
 		if err != nil {
+			var be *benchError
+			if errors.As(err, &be) && ctx.Err() == nil {
+				return 0, &benchError{msg: side + ": " + be.msg}
+			}
 			return 0, fmt.Errorf("calibrating %s against %s: %w", name, side, err)
 		}
 		rps = s.OpsPerSec // the baseline's, as it runs last
@@ -329,6 +388,7 @@ func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string
 // still inside the window (the diagnostics scraper: what the server spends
 // answering it is part of what is measured).
 func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test string, p, n int, during func() (stop func())) (Sample, error) {
+	errsBefore := readErrorCounts(ctx, s.Addr)
 	sysBefore, sysErr := proc.ReadCPUTimes(r.benchCPUs)
 	selfBefore := selfCPU()
 	before, err := proc.ReadCPU(s.Pid())
@@ -349,7 +409,23 @@ func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test st
 		stop()
 	}
 	if err != nil {
-		return Sample{}, err
+		if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// The run's own timeout: the server stopped answering.
+				return Sample{}, &benchError{msg: "no reply in time: " + context.Cause(ctx).Error()}
+			}
+			return Sample{}, err
+		}
+		// The server's doing until shown otherwise: redis-benchmark exits
+		// at the first error reply it gets.
+		msg := benchFailure(res.Stderr)
+		if msg == "" {
+			msg = err.Error()
+		}
+		if _, perr := parseBenchCSV(res.Stdout, test); perr == nil {
+			return Sample{}, fmt.Errorf("redis-benchmark failed after its test: %w", err)
+		}
+		return Sample{}, &benchError{msg: msg}
 	}
 	after, err := proc.ReadCPU(s.Pid())
 	if err != nil {
@@ -364,6 +440,10 @@ func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test st
 	row, err := parseBenchCSV(res.Stdout, test)
 	if err != nil {
 		return Sample{}, err
+	}
+	if d := readErrorCounts(ctx, s.Addr).since(errsBefore); d.Known && d.Total > 0 {
+		return Sample{}, &benchError{msg: fmt.Sprintf(
+			"the server counted %d error replies during the run (INFO stats total_error_replies) that redis-benchmark did not report", d.Total)}
 	}
 	cpu := after.Sub(before)
 	return Sample{
@@ -388,6 +468,7 @@ func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (S
 	defer l.Close()
 	// Read counters after the connections are up, so accept() and
 	// connection set-up are not charged to the requests.
+	sysBefore, sysErr := proc.ReadCPUTimes(r.benchCPUs)
 	before, err := proc.ReadCPU(s.Pid())
 	if err != nil {
 		return Sample{}, err
@@ -402,9 +483,14 @@ func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (S
 	if err != nil {
 		return Sample{}, err
 	}
+	var others time.Duration
+	if sysAfter, err := proc.ReadCPUTimes(r.benchCPUs); err == nil && sysErr == nil {
+		d := sysAfter.Sub(sysBefore)
+		others = max(d.Busy+d.Steal-after.Sub(before)-(selfAfter-selfBefore), 0)
+	}
 	sum := res.Summary()
 	if sum.Totals.Errors > 0 {
-		return Sample{}, fmt.Errorf("%d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; "))
+		return Sample{}, &benchError{msg: fmt.Sprintf("%d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; "))}
 	}
 	if sum.Totals.Ops == 0 {
 		return Sample{}, errors.New("no requests completed")
@@ -419,6 +505,7 @@ func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (S
 		WallSec:     sum.DurationSec,
 		ServerCPU:   cpu.Seconds(),
 		ClientCPU:   (selfAfter - selfBefore).Seconds(),
+		OthersCPU:   others.Seconds(),
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,8 @@ func tinyConfig(t *testing.T) (harness.Config, *bytes.Buffer) {
 	c.Redis.Path = redis
 	c.RedisBenchmark = bench
 	c.Rounds = 1
+	c.Suite = nil   // TestSuiteFailingCommands runs it
+	c.MaxOthers = 0 // no waiting for quiet CPUs in tests
 	c.Tests = []string{"set", "mset"}
 	c.Pipelines = []int{1, 16}
 	c.Requests = 2000
@@ -159,4 +162,129 @@ func TestServerThatWillNotStart(t *testing.T) {
 	if strings.Contains(progress.String(), "started redis") {
 		t.Errorf("redis was started although svcdb failed:\n%s", progress)
 	}
+}
+
+// TestSuiteFailingCommands runs the default suite against a redis-server
+// with LPOP and LRANGE renamed away as "svcdb": their tests, and the LPUSH
+// LRANGE needs, fail with the server's words; every other test is measured
+// on both sides, and the report fails the bar.
+func TestSuiteFailingCommands(t *testing.T) {
+	cfg, progress := tinyConfig(t)
+	cfg.SvcDB.Args = append(slices.Clone(harness.RedisBaselineArgs),
+		"--rename-command", "LPOP", "", "--rename-command", "LRANGE", "")
+	cfg.Suite = harness.CloneSuite(harness.DefaultSuite)
+	cfg.Tests = []string{"lpop", "set"} // one at a time, after the suite
+	cfg.Loads = nil
+	cfg.Pipelines = []int{1}
+	cfg.SuiteTestTime = 0 // fixed sizes: main 2000 requests, lrange and mset the floor of 1000
+	rep, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress)
+	}
+	checkGone(t, progress.String())
+	rows := rep.Rows()
+	if len(rows) != 22 {
+		t.Fatalf("%d rows; want the 20 tests of the default suite and 2 single tests", len(rows))
+	}
+	// The single tests: LPOP fails the same way, SET is measured.
+	single := rows[20:]
+	rows = rows[:20]
+	if c := single[0].Case; c.Suite != "" || c.Name != "LPOP -P 1" || !strings.HasPrefix(c.Failure, "svcdb: Error from server: ERR unknown command 'LPOP'") || single[0].Verdict != harness.VerdictFailed {
+		t.Errorf("single LPOP: %+v, %s", c, single[0].Verdict)
+	}
+	if c := single[1].Case; c.Failure != "" || len(c.SvcDB) != 1 || len(c.Redis) != 1 {
+		t.Errorf("single SET: %+v", c)
+	}
+	failed := map[string]string{}
+	for _, r := range rows {
+		if !r.Case.Gated || r.Case.Tool != "redis-benchmark" || r.Case.Suite == "" {
+			t.Errorf("%s: case %+v; want a gated suite case", r.Case.Name, r.Case)
+		}
+		if r.Verdict == harness.VerdictFailed {
+			failed[r.Case.Name] = r.Case.Failure
+			continue
+		}
+		if len(r.Case.SvcDB) != 1 || len(r.Case.Redis) != 1 || r.OpsRatio <= 0 {
+			t.Errorf("%s: %d/%d samples, ratio %v", r.Case.Name, len(r.Case.SvcDB), len(r.Case.Redis), r.OpsRatio)
+		}
+		for _, s := range []harness.Sample{r.SvcDB, r.Redis} {
+			if s.WallSec <= 0 || s.Requests == 0 || s.P99Ms < s.P50Ms {
+				t.Errorf("%s: implausible sample %+v", r.Case.Name, s)
+			}
+			if s.CPUUsPerReq <= 0 {
+				t.Logf("%s: no CPU per request (stdbuf missing?): %+v", r.Case.Name, s)
+			}
+		}
+	}
+	want := map[string]string{
+		"LPOP -P 1":               "svcdb: Error from server: ERR unknown command 'LPOP'",
+		"LRANGE_100 -P 1":         "svcdb: Error from server: ERR unknown command 'LRANGE'",
+		"LRANGE_300 -P 1":         "svcdb: Error from server: ERR unknown command 'LRANGE'",
+		"LRANGE_500 -P 1":         "svcdb: Error from server: ERR unknown command 'LRANGE'",
+		"LRANGE_600 -P 1":         "svcdb: Error from server: ERR unknown command 'LRANGE'",
+		"LPUSH (for LRANGE) -P 1": "not measured",
+	}
+	if len(failed) != len(want) {
+		t.Errorf("failed cases %q; want %d", failed, len(want))
+	}
+	for name, prefix := range want {
+		if !strings.HasPrefix(failed[name], prefix) {
+			t.Errorf("%s failure %q; want it to start with %q", name, failed[name], prefix)
+		}
+	}
+	if p := rep.Problems(); len(p) < len(want) {
+		t.Errorf("problems %q; want at least the %d failures", p, len(want))
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PING_INLINE -P 1", "MSET -P 1", "FAILED", "LPOP -P 1: FAILED: svcdb: Error from server: ERR unknown command 'LPOP'"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+// TestMemoryRedisWithItself loads two shapes into two redis-servers, the
+// "svcdb" one refusing HSET.
+func TestMemoryRedisWithItself(t *testing.T) {
+	redis := benchtest.NeedTool(t, "redis-server")
+	cfg := harness.DefaultMemoryConfig()
+	cfg.SvcDB = harness.Server{Path: redis, Args: append(slices.Clone(harness.RedisBaselineArgs), "--rename-command", "HSET", "")}
+	cfg.Redis.Path = redis
+	cfg.Shapes = []string{"string", "hash"}
+	cfg.Keys = 20_000
+	cfg.Settle = 0
+	cfg.WorkDir = t.TempDir()
+	var progress bytes.Buffer
+	cfg.Progress = &progress
+	rep, err := harness.RunMemory(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	str, hash := rep.Results[0], rep.Results[1]
+	for _, side := range []harness.MemorySide{str.SvcDB, str.Redis, hash.Redis} {
+		used := side.UsedPerKey(cfg.Keys)
+		// A small string key costs Redis 7 about 80-100 bytes, a 3-field
+		// listpack hash about 100-150.
+		if side.Failure != "" || side.Keys != int64(cfg.Keys) || !side.HasUsed || used < 40 || used > 400 || side.RSSAfter <= side.RSSBefore {
+			t.Errorf("implausible side %+v (used %.1f B/key)", side, used)
+		}
+	}
+	if str.RSSRatio() <= 0 {
+		t.Errorf("string RSS ratio %v", str.RSSRatio())
+	}
+	if !strings.Contains(hash.SvcDB.Failure, "unknown command 'HSET'") {
+		t.Errorf("hash on the HSET-less server: failure %q", hash.SvcDB.Failure)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table.String())
 }

@@ -22,8 +22,9 @@ type Server struct {
 // persistence, in the foreground.
 var RedisBaselineArgs = []string{"--save", "", "--appendonly", "no", "--daemonize", "no"}
 
-// Tests are the redis-benchmark tests the harness knows how to run (-t).
-var Tests = []string{"set", "get", "incr", "mset"}
+// Tests are the redis-benchmark tests the harness can run one at a time
+// (-t): every test of the default suite that has a -t name of its own.
+var Tests = suiteSelects(DefaultSuite)
 
 // Bench is what both comparisons (Config and DiagConfig) share: the
 // redis-benchmark runs, how they are sized and where they are pinned.
@@ -43,8 +44,9 @@ type Bench struct {
 	// medians. Default 3.
 	Rounds int
 
-	// Tests and Pipelines select the redis-benchmark cases (-t, -P); either
-	// empty means no redis-benchmark runs.
+	// Tests and Pipelines select the redis-benchmark cases run one test at
+	// a time (-t, -P); either empty means none. Pipelines also gives the
+	// depths of Config.Suite.
 	Tests     []string
 	Pipelines []int
 	// Requests is redis-benchmark's -n at pipeline 1; at pipeline P it is
@@ -73,6 +75,35 @@ type Config struct {
 	SvcDB, Redis Server
 	Bench
 
+	// Suite is redis-benchmark's default suite (DefaultSuite), run at each
+	// of Pipelines: each group of tests is one redis-benchmark invocation
+	// per round and server, and each test in it a case. Empty means none.
+	Suite []SuiteGroup
+	// SuiteTestTime sizes the suite's runs: an unrecorded calibration run
+	// of each group on each server measures the baseline's rates, and the
+	// group's -n becomes its median rate × SuiteTestTime, so a test of
+	// median cost lasts about this long, and its fastest test at least a
+	// fifth of it. Both servers always get the same -n. Default 1 s; 0 uses
+	// RequestsFor(p) × the group's Share.
+	SuiteTestTime time.Duration
+
+	// MinRatio is the bar for redis-benchmark cases (the suite's and
+	// single tests'): svcdb's ops/s at least MinRatio × redis-server's, and
+	// no error from either server. The report flags every case that misses
+	// it (Report.Problems). Default 0.9; 0 checks errors only.
+	MinRatio float64
+
+	// MaxOthers is how much of a CPU other processes (and the hypervisor's
+	// steal) may take on the benchmark's CPUs during a run before the run
+	// counts as disturbed: disturbed runs are left out of a case's medians
+	// when both servers have undisturbed ones (see Report.Rows), and before
+	// each recorded run the harness waits for quiet CPUs (QuietBudget).
+	// Default 0.1; 0 turns both off.
+	MaxOthers float64
+	// QuietBudget bounds the time the whole comparison may wait for quiet
+	// CPUs before its runs. Default 60 s.
+	QuietBudget time.Duration
+
 	// Loads are the load generator workloads (Addr is filled in per server).
 	// Empty means no load generator runs.
 	Loads []loadgen.Config
@@ -85,13 +116,26 @@ type Config struct {
 }
 
 // DefaultLoad is the memtier-like default workload of a comparison:
-// memtier's defaults (1:10 SET:GET, random keys over 0..10M, 32-byte values,
-// 4 threads × 50 clients, pipeline 1), bounded to 3 s instead of 10000
-// requests per client so a round takes as long as a redis-benchmark run.
+// memtier_benchmark's defaults (1:10 SET:GET, random keys over 0..10M,
+// 32-byte values, 50 clients per thread, pipeline 1) scaled to a 2-CPU
+// machine, where the client gets one CPU: 1 thread instead of memtier's 4
+// (memtier sizes threads to the client's cores), so 50 connections, as
+// redis-benchmark's -c 50; and bounded to 3 s instead of 10000 requests per
+// client so a round takes as long as a redis-benchmark run. It is also what
+// a --load workload starts from.
 func DefaultLoad() loadgen.Config {
 	c := loadgen.DefaultConfig()
+	c.Threads = 1
 	c.TestTime = 3 * time.Second
 	return c
+}
+
+// DefaultLoads are the load generator workloads of a comparison:
+// DefaultLoad, and the same with 16 requests in flight per connection.
+func DefaultLoads() []loadgen.Config {
+	a, b := DefaultLoad(), DefaultLoad()
+	b.Pipeline = 16
+	return []loadgen.Config{a, b}
 }
 
 // defaultBench returns the defaults described on Bench's fields.
@@ -102,7 +146,6 @@ func defaultBench() Bench {
 		ServerCPUs:     "0",
 		ClientCPUs:     "1",
 		Rounds:         3,
-		Tests:          slices.Clone(Tests),
 		Pipelines:      []int{1, 16},
 		Requests:       200_000,
 		TargetTime:     2500 * time.Millisecond,
@@ -115,9 +158,14 @@ func defaultBench() Bench {
 // DefaultConfig returns the defaults described on each field.
 func DefaultConfig() Config {
 	return Config{
-		Redis: Server{Path: "/usr/bin/redis-server", Args: slices.Clone(RedisBaselineArgs)},
-		Bench: defaultBench(),
-		Loads: []loadgen.Config{DefaultLoad()},
+		Redis:         Server{Path: "/usr/bin/redis-server", Args: slices.Clone(RedisBaselineArgs)},
+		Bench:         defaultBench(),
+		Suite:         CloneSuite(DefaultSuite),
+		SuiteTestTime: time.Second,
+		MinRatio:      0.9,
+		MaxOthers:     0.1,
+		QuietBudget:   time.Minute,
+		Loads:         DefaultLoads(),
 	}
 }
 
@@ -160,13 +208,25 @@ func (b *Bench) validate(errs []error, withRuns bool) []error {
 // hasRuns reports whether b selects any redis-benchmark case.
 func (b *Bench) hasRuns() bool { return len(b.Tests) > 0 && len(b.Pipelines) > 0 }
 
+// hasSuite reports whether c runs the default suite.
+func (c *Config) hasSuite() bool { return len(c.Suite) > 0 && len(c.Pipelines) > 0 }
+
 // Validate checks c and returns every problem found.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.SvcDB.Path == "" || c.Redis.Path == "" {
 		errs = append(errs, errors.New("both servers need a path"))
 	}
-	errs = c.Bench.validate(errs, c.hasRuns())
+	errs = c.Bench.validate(errs, c.hasRuns() || c.hasSuite())
+	if c.SuiteTestTime < 0 || c.MinRatio < 0 || c.MaxOthers < 0 || c.QuietBudget < 0 {
+		errs = append(errs, fmt.Errorf("suite test time %v, min ratio %v, max others %v, quiet budget %v: want >= 0",
+			c.SuiteTestTime, c.MinRatio, c.MaxOthers, c.QuietBudget))
+	}
+	for _, g := range c.Suite {
+		if len(g.Tests) == 0 || g.Share <= 0 || len(suiteSelects([]SuiteGroup{g})) == 0 {
+			errs = append(errs, fmt.Errorf("suite group %q: want tests, one with a -t name at least, and a share > 0", g.Name))
+		}
+	}
 	for i := range c.Loads {
 		l := c.Loads[i]
 		l.Addr = "127.0.0.1:1" // filled in per server
@@ -174,7 +234,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("load workload %d: %w", i+1, err))
 		}
 	}
-	if len(c.Loads) == 0 && !c.hasRuns() {
+	if len(c.Loads) == 0 && !c.hasRuns() && !c.hasSuite() {
 		errs = append(errs, errors.New("nothing to run: no redis-benchmark tests and no load workloads"))
 	}
 	return errors.Join(errs...)

@@ -55,14 +55,14 @@ func TestDiagValidate(t *testing.T) {
 	if c.ScrapeInterval != time.Second || c.MaxCostPct != 3 || c.MaxOthers != 0.1 || c.Retries != 6 || len(c.Endpoints) != 3 || !c.Endpoints[0].Required || c.Endpoints[1].Required {
 		t.Errorf("defaults: %+v", c)
 	}
-	c.Tests = []string{"lpush"}
+	c.Tests = []string{"lpushx"}
 	c.Pipelines = []int{0}
 	c.ScrapeInterval = 0
 	c.Endpoints = []Endpoint{{Path: "metrics"}}
 	c.Token = "a b"
 	c.Retries = -1
 	err := c.Validate()
-	for _, want := range []string{`test "lpush"`, "pipeline 0", "scrape interval 0s", `endpoint "metrics"`, "white space", "retries -1"} {
+	for _, want := range []string{`test "lpushx"`, "pipeline 0", "scrape interval 0s", `endpoint "metrics"`, "white space", "retries -1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %q", err, want)
 		}

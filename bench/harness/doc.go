@@ -5,18 +5,41 @@
 //   - start both servers on free 127.0.0.1 ports, in temporary directories,
 //     pinned to the server CPU (taskset) when the machine has two or more
 //     usable CPUs, with the clients pinned to another CPU;
-//   - for each redis-benchmark (test, pipeline) pair and each workload of
-//     our own load generator (bench/loadgen), run every round against svcdb
-//     and then redis-server, alternating, so drift (thermal, noisy
-//     neighbours) hits both alike;
-//   - size redis-benchmark's -n per case from an unrecorded calibration run
-//     on each server (which also warms both up), so every run lasts about
-//     TargetTime whatever the command's cost or the machine's speed;
+//   - run redis-benchmark's default suite (DefaultSuite: the 20 tests of a
+//     plain redis-benchmark run, PING_INLINE to MSET) at each pipeline
+//     depth, as three redis-benchmark invocations per round and server
+//     (single-key commands, LRANGE, MSET: one -n would give PING
+//     milliseconds where LRANGE_600 gets a second), each test a case read
+//     from its CSV row; and, one test per invocation, any -t tests;
+//   - for each of those and each workload of our own load generator
+//     (bench/loadgen), run every round against svcdb and then
+//     redis-server, alternating, so drift (thermal, noisy neighbours) hits
+//     both alike;
+//   - size redis-benchmark's -n per case (per suite group) from an
+//     unrecorded calibration run on each server (which also warms both up),
+//     so every run (every suite test) lasts about TargetTime
+//     (SuiteTestTime) whatever the command's cost or the machine's speed;
 //   - read each server's CPU time from /proc before and after each run
-//     (bench/proc) and divide by the requests completed;
-//   - report medians per server and svcdb/redis ratios as a text table,
-//     Markdown (for docs/performance.md) or JSON, with a description of the
-//     machine and the exact commands.
+//     (bench/proc) and divide by the requests completed; in a suite run,
+//     read it as each CSV row arrives (redis-benchmark line-buffered by
+//     stdbuf) to split it between the tests;
+//   - fail a case, not the comparison, when a server answers with an error
+//     (redis-benchmark 7 exits at the first one, naming it: the failed test
+//     is the first without a CSV row, and the group runs again without it),
+//     breaks the connection or stops answering; and check the servers' own
+//     error counts (INFO total_error_replies, commandstats failed_calls) so
+//     that a test cannot pass by receiving errors fast;
+//   - report medians per server, svcdb/redis ratios and the bar (MinRatio,
+//     0.9: every redis-benchmark case's ops/s ratio at least that, and no
+//     failure; Report.Problems) as a text table, Markdown (for
+//     docs/performance.md) or JSON, with a description of the machine and
+//     the exact commands.
+//
+// RunMemory is the memory comparison: for each MemoryShape (string, small
+// hash, set, sorted set, list), fresh svcdb and redis-server processes,
+// N keys loaded over pipelined connections, and the growth per key of each
+// server's RSS (/proc/<pid>/status VmRSS) and INFO memory used_memory, and
+// of svcdb's Go heap (used_memory_heap).
 //
 // RunDiag is the second comparison, svcdb against itself: the same binary
 // started twice, without its HTTP diagnostics server and with it

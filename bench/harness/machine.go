@@ -44,7 +44,7 @@ func describeMachine(ctx context.Context, cfg *Config) Machine {
 	if cfg.Redis.Path != "" { // the diagnostics comparison runs no redis-server
 		m.RedisVersion = toolVersion(ctx, cfg.Redis.Path)
 	}
-	if len(cfg.Tests) > 0 && len(cfg.Pipelines) > 0 {
+	if cfg.hasRuns() || cfg.hasSuite() {
 		m.RedisBenchmarkVersion = toolVersion(ctx, cfg.RedisBenchmark)
 	}
 	return m

@@ -53,6 +53,82 @@ type Row struct {
 	// ClientBound is set when a client used over 90% of a CPU during the
 	// median run: the ratio then understates the faster server.
 	ClientBound bool
+	// Others is the larger of the two servers' median OthersShare over the
+	// runs the medians use: how much of a CPU other processes took.
+	Others float64
+	// LeftOut counts disturbed runs left out of the medians; Disturbed
+	// those used anyway, because one server had no undisturbed run.
+	LeftOut, Disturbed int
+	// Verdict is the case against the bar: VerdictOK, VerdictLow (ops/s
+	// ratio below Report.MinRatio) or VerdictFailed (an error, or no
+	// samples) for gated cases; "" for the others, unless they failed.
+	Verdict string
+}
+
+// Verdicts of Row.
+const (
+	VerdictOK     = "ok"
+	VerdictLow    = "LOW"
+	VerdictFailed = "FAILED"
+)
+
+func (r *Report) verdict(row *Row) string {
+	c := row.Case
+	switch {
+	case c.Failure != "" || (c.Gated && (len(c.SvcDB) == 0 || len(c.Redis) == 0)):
+		return VerdictFailed
+	case !c.Gated:
+		return ""
+	case r.MinRatio > 0 && row.OpsRatio < r.MinRatio:
+		return VerdictLow
+	default:
+		return VerdictOK
+	}
+}
+
+// Problems lists, one line each, the cases that miss the bar: failed ones
+// (any case) and gated ones whose ops/s ratio is below MinRatio. Empty
+// means the comparison passed.
+func (r *Report) Problems() []string {
+	var out []string
+	rows := r.Rows()
+	for i := range rows {
+		row := &rows[i]
+		switch row.Verdict {
+		case VerdictFailed:
+			why := row.Case.Failure
+			if why == "" {
+				why = "no samples"
+			}
+			out = append(out, fmt.Sprintf("%s: FAILED: %s", row.Case.Name, why))
+		case VerdictLow:
+			line := fmt.Sprintf("%s: ops/s ratio %.2f < %.2f (svcdb %.0f, redis %.0f ops/s; spread %.0f%%)",
+				row.Case.Name, row.OpsRatio, r.MinRatio, row.SvcDB.OpsPerSec, row.Redis.OpsPerSec, 100*row.Spread)
+			if row.Disturbed > 0 {
+				line += fmt.Sprintf("; disturbed: other processes took %.0f%% of a CPU", 100*row.Others)
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// barLine sums the gated cases up against the bar.
+func (r *Report) barLine() string {
+	var gated, ok int
+	rows := r.Rows()
+	for i := range rows {
+		if rows[i].Case.Gated {
+			gated++
+			if rows[i].Verdict == VerdictOK {
+				ok++
+			}
+		}
+	}
+	if gated == 0 {
+		return ""
+	}
+	return fmt.Sprintf("bar: svcdb ops/s >= %.2f × redis-server's and no error, for every redis-benchmark case: %d of %d pass", r.MinRatio, ok, gated)
 }
 
 // spread returns (max-min)/median of the samples' ops/s.
@@ -74,11 +150,22 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// Rows computes the table rows.
+// Rows computes the table rows. As in the diagnostics comparison, the
+// medians (and spread) leave out disturbed runs, those during which other
+// processes took more than MaxOthers of a CPU, when both servers have an
+// undisturbed run of the case: the disturbed ones measured the neighbours
+// as much as the server. Otherwise they use every run of both, as comparing
+// one server's quiet runs with the other's disturbed ones would invent a
+// difference.
 func (r *Report) Rows() []Row {
 	rows := make([]Row, 0, len(r.Cases))
 	for _, c := range r.Cases {
-		s, q := Median(c.SvcDB), Median(c.Redis)
+		sIdx, qIdx := r.clean(c.SvcDB), r.clean(c.Redis)
+		if len(sIdx) == 0 || len(qIdx) == 0 {
+			sIdx, qIdx = all(len(c.SvcDB)), all(len(c.Redis))
+		}
+		sS, qS := pick(c.SvcDB, sIdx), pick(c.Redis, qIdx)
+		s, q := Median(sS), Median(qS)
 		row := Row{
 			Case: c, SvcDB: s, Redis: q,
 			OpsRatio: ratio(s.OpsPerSec, q.OpsPerSec),
@@ -86,15 +173,42 @@ func (r *Report) Rows() []Row {
 			P99Ratio: ratio(s.P99Ms, q.P99Ms),
 			CPURatio: ratio(s.CPUUsPerReq, q.CPUUsPerReq),
 		}
-		row.Spread = max(spread(c.SvcDB, s.OpsPerSec), spread(c.Redis, q.OpsPerSec))
+		row.Spread = max(spread(sS, s.OpsPerSec), spread(qS, q.OpsPerSec))
+		for _, side := range [][]Sample{sS, qS} {
+			sh := make([]Sample, len(side))
+			for i, x := range side {
+				sh[i].OpsPerSec = x.OthersShare()
+				if r.disturbed(x) {
+					row.Disturbed++
+				}
+			}
+			row.Others = max(row.Others, Median(sh).OpsPerSec)
+		}
+		row.LeftOut = len(c.SvcDB) + len(c.Redis) - len(sS) - len(qS)
 		for _, m := range []Sample{s, q} {
 			if m.WallSec > 0 && m.ClientCPU/m.WallSec > 0.9 {
 				row.ClientBound = true
 			}
 		}
+		row.Verdict = r.verdict(&row)
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+func (r *Report) disturbed(s Sample) bool {
+	return r.MaxOthers > 0 && s.OthersShare() > r.MaxOthers
+}
+
+// clean returns the indexes of the undisturbed samples.
+func (r *Report) clean(samples []Sample) []int {
+	var idx []int
+	for i, s := range samples {
+		if !r.disturbed(s) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 func (r *Report) machineLine() string {
@@ -113,11 +227,14 @@ func (r *Report) machineLine() string {
 }
 
 const legend = "ops/s: higher is better; p50, p99 (latency, ms) and cpu us/req (server CPU time per request): lower is better.\n" +
-	"spread: (max-min)/median of ops/s over the rounds, the larger of the two servers; an ops ratio closer to 1 than that is noise."
+	"spread: (max-min)/median of ops/s over the rounds, the larger of the two servers; an ops ratio closer to 1 than that is noise.\n" +
+	"others: share of a CPU other processes took on the benchmark's CPUs during a median run; runs over the limit are left out of the medians when both servers have others, and a ! marks a row that had to use some.\n" +
+	"bar: ok, LOW (ops/s ratio below the bar) or FAILED (an error reply, a broken connection or no reply: see below) for redis-benchmark cases; - for the load generator's, which are not held to the bar.\n" +
+	"suite rows: one redis-benchmark run per group of tests; a test's cpu us/req is the server CPU time between its CSV row and the previous one."
 
 var tableHeader = []string{
 	"case",
-	"svcdb ops/s", "redis ops/s", "ratio", "spread",
+	"svcdb ops/s", "redis ops/s", "ratio", "spread", "others", "bar",
 	"svcdb p50 ms", "redis p50 ms", "ratio",
 	"svcdb p99 ms", "redis p99 ms", "ratio",
 	"svcdb cpu us/req", "redis cpu us/req", "ratio",
@@ -132,13 +249,40 @@ func (row *Row) cells() []string {
 	if len(row.Case.SvcDB) > 1 || len(row.Case.Redis) > 1 {
 		spreadCell = fmt.Sprintf("%.0f%%", 100*row.Spread)
 	}
+	bar := row.Verdict
+	if bar == "" {
+		bar = "-"
+	}
+	others := fmt.Sprintf("%.0f%%", 100*row.Others)
+	if row.Disturbed > 0 {
+		others += "!"
+	}
+	// A side without samples (a failed case) has no numbers, not zeros.
+	hasS, hasR := len(row.Case.SvcDB) > 0, len(row.Case.Redis) > 0
+	num := func(ok bool, format string, v float64) string {
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	both := hasS && hasR
+	cpuKnown := row.SvcDB.CPUUsPerReq > 0 && row.Redis.CPUUsPerReq > 0
 	return []string{
 		row.Case.Name + mark,
-		fmt.Sprintf("%.0f", row.SvcDB.OpsPerSec), fmt.Sprintf("%.0f", row.Redis.OpsPerSec), fmt.Sprintf("%.2f", row.OpsRatio), spreadCell,
-		fmt.Sprintf("%.3f", row.SvcDB.P50Ms), fmt.Sprintf("%.3f", row.Redis.P50Ms), fmt.Sprintf("%.2f", row.P50Ratio),
-		fmt.Sprintf("%.3f", row.SvcDB.P99Ms), fmt.Sprintf("%.3f", row.Redis.P99Ms), fmt.Sprintf("%.2f", row.P99Ratio),
-		fmt.Sprintf("%.2f", row.SvcDB.CPUUsPerReq), fmt.Sprintf("%.2f", row.Redis.CPUUsPerReq), fmt.Sprintf("%.2f", row.CPURatio),
+		num(hasS, "%.0f", row.SvcDB.OpsPerSec), num(hasR, "%.0f", row.Redis.OpsPerSec), num(both, "%.2f", row.OpsRatio), spreadCell, others, bar,
+		num(hasS, "%.3f", row.SvcDB.P50Ms), num(hasR, "%.3f", row.Redis.P50Ms), num(both, "%.2f", row.P50Ratio),
+		num(hasS, "%.3f", row.SvcDB.P99Ms), num(hasR, "%.3f", row.Redis.P99Ms), num(both, "%.2f", row.P99Ratio),
+		cpuCell(row.SvcDB.CPUUsPerReq, 0), cpuCell(row.Redis.CPUUsPerReq, 0), num(both && cpuKnown, "%.2f", row.CPURatio),
 	}
+}
+
+// cpuCell formats a CPU time per request, "-" when unknown (0), right-aligned
+// to width.
+func cpuCell(us float64, width int) string {
+	if us <= 0 {
+		return fmt.Sprintf("%*s", width, "-")
+	}
+	return fmt.Sprintf("%*.2f", width, us)
 }
 
 // WriteTable prints the comparison as an aligned text table.
@@ -148,7 +292,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	ew.printf("machine: %s\n", r.machineLine())
 	ew.printf("pinning: %s\n", r.PinNote)
 	ew.printf("svcdb:   %s\n", r.SvcDBCmd)
-	ew.printf("redis:   %s\n\n", r.RedisCmd)
+	ew.printf("redis:   %s\n", r.RedisCmd)
+	for _, n := range r.Notes {
+		ew.printf("note:    %s\n", n)
+	}
+	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}
@@ -166,6 +314,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		ew.printf("* a client used > 90%% of its CPU: the run measured the client as much as the server\n")
 	}
 	ew.printf("%s\n", legend)
+	if line := r.barLine(); line != "" {
+		ew.printf("\n%s\n", line)
+	}
+	for _, p := range r.Problems() {
+		ew.printf("  %s\n", p)
+	}
 	return ew.err
 }
 
@@ -181,6 +335,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew.printf("- Pinning: %s\n", r.PinNote)
 	ew.printf("- svcdb: `%s`\n", r.SvcDBCmd)
 	ew.printf("- redis: `%s`\n", r.RedisCmd)
+	for _, n := range r.Notes {
+		ew.printf("- Note: %s\n", n)
+	}
 	ew.printf("- CPU us/req: the server's CPU time (sum of its threads' /proc schedstat) during the run divided by the requests completed.\n")
 	ew.printf("- %s\n\n", strings.ReplaceAll(legend, "\n", "\n- "))
 	ew.printf("| %s |\n", strings.Join(tableHeader, " | "))
@@ -197,17 +354,26 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			break
 		}
 	}
+	if line := r.barLine(); line != "" {
+		ew.printf("\n%s.\n", strings.Replace(line, "bar: ", "Bar: ", 1))
+		if probs := r.Problems(); len(probs) > 0 {
+			ew.printf("\n")
+			for _, p := range probs {
+				ew.printf("- %s\n", p)
+			}
+		}
+	}
 	ew.printf("\n<details><summary>All runs</summary>\n\n")
-	ew.printf("| case | server | round | ops/s | p50 ms | p99 ms | cpu us/req | requests | wall s | server cpu s | client cpu s |\n")
-	ew.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	ew.printf("| case | server | round | ops/s | p50 ms | p99 ms | cpu us/req | requests | wall s | server cpu s | client cpu s | others |\n")
+	ew.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range r.Cases {
 		for _, side := range []struct {
 			name    string
 			samples []Sample
 		}{{SideSvcDB, c.SvcDB}, {SideRedis, c.Redis}} {
 			for i, s := range side.samples {
-				ew.printf("| %s | %s | %d | %.0f | %.3f | %.3f | %.2f | %d | %.2f | %.3f | %.3f |\n",
-					c.Name, side.name, i+1, s.OpsPerSec, s.P50Ms, s.P99Ms, s.CPUUsPerReq, s.Requests, s.WallSec, s.ServerCPU, s.ClientCPU)
+				ew.printf("| %s | %s | %d | %.0f | %.3f | %.3f | %.2f | %d | %.2f | %.3f | %.3f | %.0f%% |\n",
+					c.Name, side.name, i+1, s.OpsPerSec, s.P50Ms, s.P99Ms, s.CPUUsPerReq, s.Requests, s.WallSec, s.ServerCPU, s.ClientCPU, 100*s.OthersShare())
 			}
 		}
 	}

@@ -68,11 +68,11 @@ func TestValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("default config: %v", err)
 	}
-	c.Tests = []string{"lpush"}
+	c.Tests = []string{"lpushx"}
 	c.Rounds = 0
 	c.Loads[0].Pipeline = 0
 	err := c.Validate()
-	for _, want := range []string{`test "lpush"`, "rounds 0", "load workload 1: pipeline 0"} {
+	for _, want := range []string{`test "lpushx"`, "rounds 0", "load workload 1: pipeline 0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %q", err, want)
 		}

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -302,5 +304,62 @@ func TestRelativePathWithDir(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(res.Stdout)); got != other {
 		t.Fatalf("child ran in %q; want %q", got, other)
+	}
+}
+
+func TestParseVmRSS(t *testing.T) {
+	got, err := parseVmRSS([]byte("Name:\tredis-server\nVmHWM:\t  9000 kB\nVmRSS:\t    8616 kB\nRssAnon:\t 1 kB\n"))
+	if err != nil || got != 8616<<10 {
+		t.Errorf("parseVmRSS = %d, %v; want %d", got, err, 8616<<10)
+	}
+	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tx kB\n"} {
+		if _, err := parseVmRSS([]byte(bad)); err == nil {
+			t.Errorf("parseVmRSS(%q): want an error", bad)
+		}
+	}
+	if rss, err := ReadRSS(os.Getpid()); err != nil || rss < 1<<20 {
+		t.Errorf("ReadRSS(self) = %d, %v; want at least 1 MiB", rss, err)
+	}
+}
+
+// lineRecorder records the lines written to it and the time it saw each.
+type lineRecorder struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines []string
+}
+
+func (l *lineRecorder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.lines = append(l.lines, string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+}
+
+func TestRunStdoutTeeAndOnStart(t *testing.T) {
+	rec := &lineRecorder{}
+	var pid int
+	res, err := Run(context.Background(), Spec{
+		Name: "sh", Path: "/bin/sh", Args: []string{"-c", "echo one; echo two; echo $$"},
+		Stdout: rec, OnStart: func(p int) { pid = p },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.lines) != 3 || rec.lines[0] != "one" || rec.lines[1] != "two" {
+		t.Fatalf("tee saw %q; want one, two, pid", rec.lines)
+	}
+	if rec.lines[2] != strconv.Itoa(pid) {
+		t.Errorf("OnStart pid %d; the shell says it is %s", pid, rec.lines[2])
+	}
+	if string(res.Stdout) != "one\ntwo\n"+rec.lines[2]+"\n" {
+		t.Errorf("RunResult.Stdout = %q", res.Stdout)
 	}
 }

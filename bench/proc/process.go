@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,14 @@ type Spec struct {
 	// a temporary directory so that a dump.rdb or log never lands in the
 	// checkout.
 	Dir string
+
+	// Stdout, if not nil, also receives a client's standard output as it is
+	// written (Run only; RunResult.Stdout still has all of it). Writes come
+	// from another goroutine and have all happened when Run returns.
+	Stdout io.Writer
+	// OnStart, if not nil, is called by Run with the client's pid as soon as
+	// it has started (the program's own pid: taskset execs it).
+	OnStart func(pid int)
 }
 
 // Process is a started process, the leader of its own process group.
@@ -123,12 +132,18 @@ func Run(ctx context.Context, spec Spec) (RunResult, error) {
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{limit: 8 << 10}
 	cmd.Stdout = &stdout
+	if spec.Stdout != nil {
+		cmd.Stdout = io.MultiWriter(&stdout, spec.Stdout)
+	}
 	cmd.Stderr = stderr
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return r, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
+	}
+	if spec.OnStart != nil {
+		spec.OnStart(cmd.Process.Pid)
 	}
 	err = cmd.Wait()
 	r.Wall = time.Since(start)

@@ -1,14 +1,19 @@
 // Command svcbench benchmarks svcdb against redis-server.
 //
-//	svcbench compare [flags]   start svcdb and redis-server, run redis-benchmark
-//	                           and the load generator against both, interleaved,
-//	                           and print medians and svcdb/redis ratios
+//	svcbench compare [flags]   start svcdb and redis-server, run redis-benchmark's
+//	                           default suite and the load generator against both,
+//	                           interleaved, print medians and svcdb/redis ratios,
+//	                           and exit 3 if a case failed or is below the bar
+//	                           (--min-ratio, 0.9)
 //	svcbench diag [flags]      start svcdb twice, without and with its HTTP
 //	                           diagnostics server (scraped every second by
 //	                           svcbench), run redis-benchmark against both,
 //	                           interleaved, and print medians, on/off ratios
 //	                           and the cost of diagnostics in percent
 //	svcbench load [flags]      memtier-like load against one server
+//	svcbench memory [flags]    start svcdb and redis-server, load N keys of a
+//	                           shape (string, hash, set, zset, list) into each,
+//	                           and print bytes per key (RSS, used_memory)
 //
 // It owns the command line only: it parses flags into harness.Config and
 // loadgen.Config values and wires bench/harness and bench/loadgen together.

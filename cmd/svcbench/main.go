@@ -24,13 +24,16 @@ import (
 const usage = `usage: svcbench <command> [flags]
 
 commands:
-  compare   start svcdb and redis-server, run redis-benchmark and the load
-            generator against both (interleaved), print medians and ratios
+  compare   start svcdb and redis-server, run redis-benchmark's default suite
+            and the load generator against both (interleaved), print medians
+            and ratios, and check the bar (exit status 3 when missed)
   diag      start svcdb twice, without and with its HTTP diagnostics server
             (scraped every second), run redis-benchmark against both
             (interleaved), print ops/s and CPU per request, on/off, and the
             cost in percent
   load      run a memtier-like workload against one server
+  memory    start svcdb and redis-server, load N keys of a shape into each,
+            print the memory each takes per key
 
 run "svcbench <command> -h" for the flags of a command.
 `
@@ -61,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = diag(ctx, args[1:], stdout, stderr)
 	case "load":
 		err = load(ctx, args[1:], stdout, stderr)
+	case "memory":
+		err = memory(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -75,6 +80,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errBar):
+		fmt.Fprintf(stderr, "svcbench %s: %v\n", args[0], err)
+		return 3
 	default:
 		fmt.Fprintf(stderr, "svcbench %s: %v\n", args[0], err)
 		return 1
@@ -83,6 +91,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // errUsage marks flag errors (already printed by the flag package).
 var errUsage = errors.New("usage error")
+
+// errBar marks a comparison that ran to the end but missed the bar.
+var errBar = errors.New("the bar is not met")
 
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
@@ -170,9 +181,12 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type benchFlags struct {
 	b                *harness.Bench
 	tests, pipelines string
+	// suite is set by apply when --tests names "suite".
+	suite bool
 }
 
-func addBenchFlags(fs *flag.FlagSet, b *harness.Bench) *benchFlags {
+// addBenchFlags binds b's fields; tests is --tests' default.
+func addBenchFlags(fs *flag.FlagSet, b *harness.Bench, tests string) *benchFlags {
 	f := &benchFlags{b: b}
 	pipes := make([]string, len(b.Pipelines))
 	for i, p := range b.Pipelines {
@@ -183,7 +197,7 @@ func addBenchFlags(fs *flag.FlagSet, b *harness.Bench) *benchFlags {
 	fs.StringVar(&b.ServerCPUs, "server-cpus", b.ServerCPUs, "CPU list for the servers when pinning")
 	fs.StringVar(&b.ClientCPUs, "client-cpus", b.ClientCPUs, "CPU list for the clients when pinning")
 	fs.IntVar(&b.Rounds, "rounds", b.Rounds, "runs per case and server (medians are reported)")
-	fs.StringVar(&f.tests, "tests", strings.Join(b.Tests, ","), "redis-benchmark tests (set,get,incr,mset), or none")
+	fs.StringVar(&f.tests, "tests", tests, "redis-benchmark tests, comma-separated: \"suite\" (compare only: the default suite, every test of a plain redis-benchmark run, one run per group of tests), test names run one at a time ("+strings.Join(harness.Tests, ",")+"), or none")
 	fs.StringVar(&f.pipelines, "pipelines", strings.Join(pipes, ","), "redis-benchmark pipeline depths (-P)")
 	fs.IntVar(&b.Requests, "requests", b.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
 	fs.DurationVar(&b.TargetTime, "target-time", b.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
@@ -195,9 +209,17 @@ func addBenchFlags(fs *flag.FlagSet, b *harness.Bench) *benchFlags {
 
 // apply sets the parsed --tests and --pipelines.
 func (f *benchFlags) apply() error {
-	f.b.Tests = nil
+	f.b.Tests, f.suite = nil, false
 	if f.tests != "none" && f.tests != "" {
-		f.b.Tests = strings.Split(strings.ToLower(f.tests), ",")
+		for _, t := range strings.Split(strings.ToLower(f.tests), ",") {
+			switch t = strings.TrimSpace(t); t {
+			case "":
+			case "suite":
+				f.suite = true
+			default:
+				f.b.Tests = append(f.b.Tests, t)
+			}
+		}
 	}
 	var err error
 	if f.b.Pipelines, err = parseInts(f.pipelines); err != nil {
@@ -226,8 +248,13 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted (e.g. \"--shards 4 --event-loops 1\")")
 	fs.StringVar(&cfg.Redis.Path, "redis", cfg.Redis.Path, "baseline redis-server")
 	fs.StringVar(&redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
-	bench := addBenchFlags(fs, &cfg.Bench)
-	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults for 3 s)")
+	bench := addBenchFlags(fs, &cfg.Bench, "suite")
+	fs.DurationVar(&cfg.SuiteTestTime, "suite-test-time", cfg.SuiteTestTime, "size each suite group's -n from a calibration run so a test of the group's median rate lasts about this long; 0: --requests × the group's share (main 1, lrange 0.2, mset 0.2)")
+	fs.Float64Var(&cfg.MinRatio, "min-ratio", cfg.MinRatio, "the bar: each redis-benchmark case's svcdb/redis ops/s ratio must be at least this, and no case may fail (exit status 3 otherwise); 0 checks failures only")
+	maxOthers := 100 * cfg.MaxOthers
+	fs.Float64Var(&maxOthers, "max-others", maxOthers, "a run during which other processes took more than this `percent` of a CPU on the benchmark's CPUs is left out of the medians when both servers have quieter runs, and runs wait for quiet CPUs (see --quiet-budget); 0: neither")
+	fs.DurationVar(&cfg.QuietBudget, "quiet-budget", cfg.QuietBudget, "most time the whole comparison waits for quiet CPUs before its runs")
+	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults scaled to one client CPU (-c 50 -t 1) for 3 s, at --pipeline 1 and 16)")
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
@@ -249,6 +276,10 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := bench.apply(); err != nil {
 		return err
 	}
+	if !bench.suite {
+		cfg.Suite = nil
+	}
+	cfg.MaxOthers = maxOthers / 100
 	if cfg.Loads, err = parseLoads(loads); err != nil {
 		return err
 	}
@@ -268,6 +299,12 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			err = werr
 		}
 	}
+	if err == nil {
+		if probs := rep.Problems(); len(probs) > 0 {
+			err = fmt.Errorf("%w: %d case(s) failed or have a svcdb/redis ops/s ratio below %.2f:\n  %s",
+				errBar, len(probs), cfg.MinRatio, strings.Join(probs, "\n  "))
+		}
+	}
 	return err
 }
 
@@ -282,7 +319,7 @@ func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	)
 	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (takes --port N --bind ADDR, and --http-port 0 --http-token T for diagnostics on)")
 	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for both svcdb processes, shell-quoted (e.g. \"--shards 4\")")
-	bench := addBenchFlags(fs, &cfg.Bench)
+	bench := addBenchFlags(fs, &cfg.Bench, strings.Join(cfg.Tests, ","))
 	fs.DurationVar(&cfg.ScrapeInterval, "scrape-interval", cfg.ScrapeInterval, "time between two scrapes of every endpoint during the diagnostics-on runs")
 	fs.StringVar(&endpoints, "endpoints", endpointList(cfg.Endpoints), "paths to scrape, comma-separated; a trailing ? marks one that may answer 404 (then it is skipped)")
 	fs.StringVar(&cfg.Token, "http-token", "", "bearer token for the diagnostics server and the scrapes (default: a random one)")
@@ -309,6 +346,9 @@ func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := bench.apply(); err != nil {
 		return err
+	}
+	if bench.suite {
+		return errors.New("--tests suite: diag runs single tests (e.g. --tests set,get)")
 	}
 	if cfg.Endpoints, err = parseEndpoints(endpoints); err != nil {
 		return fmt.Errorf("--endpoints: %w", err)
@@ -446,7 +486,7 @@ func parseInts(s string) ([]int, error) {
 // compare command's default workload.
 func parseLoads(loads []string) ([]loadgen.Config, error) {
 	if len(loads) == 0 {
-		return []loadgen.Config{harness.DefaultLoad()}, nil
+		return harness.DefaultLoads(), nil
 	}
 	var out []loadgen.Config
 	for _, l := range loads {
@@ -550,4 +590,73 @@ func (d *secondsFlag) Set(s string) error {
 	}
 	*d = secondsFlag(v)
 	return nil
+}
+
+func memory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("svcbench memory", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := harness.DefaultMemoryConfig()
+	var (
+		svcdbArgs, redisArgs   string
+		shapes                 string
+		markdownFile, jsonFile string
+		quiet                  bool
+	)
+	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (any server taking --port N --bind ADDR)")
+	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted")
+	fs.StringVar(&cfg.Redis.Path, "redis", cfg.Redis.Path, "baseline redis-server")
+	fs.StringVar(&redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
+	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin the servers to the server CPUs and the loader to the client CPUs (if >= 2 CPUs)")
+	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
+	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the loader when pinning")
+	fs.StringVar(&shapes, "shapes", strings.Join(cfg.Shapes, ","), "key shapes to load, comma-separated: "+strings.Join(harness.MemoryShapeNames(), ", ")+" (each on fresh servers)")
+	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "keys loaded per shape")
+	fs.IntVar(&cfg.Connections, "connections", cfg.Connections, "loader connections")
+	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "commands in flight per loader connection")
+	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait this long after loading before reading memory (Go forces a GC every 2 minutes: 2m10s reads svcdb after one)")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "limit for loading one shape into one server")
+	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
+	fs.StringVar(&jsonFile, "json", "", "also write every reading as JSON to `FILE`")
+	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: svcbench memory [flags]\n\nFor each shape, start svcdb and redis-server, load --keys keys of that shape into each over pipelined connections, and print the bytes per key each took: RSS growth for both, INFO used_memory growth for both, and svcdb's Go heap growth.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.SvcDB.Args, err = proc.SplitArgs(svcdbArgs); err != nil {
+		return fmt.Errorf("--svcdb-args: %w", err)
+	}
+	if cfg.Redis.Args, err = proc.SplitArgs(redisArgs); err != nil {
+		return fmt.Errorf("--redis-args: %w", err)
+	}
+	cfg.Shapes = nil
+	for _, s := range strings.Split(shapes, ",") {
+		if s = strings.TrimSpace(strings.ToLower(s)); s != "" {
+			cfg.Shapes = append(cfg.Shapes, s)
+		}
+	}
+	if _, err := os.Stat(cfg.SvcDB.Path); err != nil {
+		return fmt.Errorf("--svcdb %s: %w (build it with `go build -o bin/svcdb ./cmd/svcdb`, or point --svcdb at any Redis-protocol server)", cfg.SvcDB.Path, err)
+	}
+	if !quiet {
+		cfg.Progress = stderr
+	}
+	rep, err := harness.RunMemory(ctx, cfg)
+	if rep != nil && len(rep.Results) > 0 {
+		if err != nil {
+			fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
+		}
+		if werr := writeReports(rep, stdout, markdownFile, jsonFile); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err == nil {
+		if f := rep.Failures(); len(f) > 0 {
+			err = fmt.Errorf("%d shape(s) could not be loaded:\n  %s", len(f), strings.Join(f, "\n  "))
+		}
+	}
+	return err
 }

@@ -13,8 +13,15 @@ import (
 
 func TestParseLoads(t *testing.T) {
 	got, err := parseLoads(nil)
-	if err != nil || len(got) != 1 || got[0].TestTime != 3*time.Second || got[0].Clients != 50 {
-		t.Fatalf("default: %+v, %v; want one memtier-default 3 s workload", got, err)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("default: %+v, %v; want two workloads", got, err)
+	}
+	for i, want := range []int{1, 16} {
+		c := got[i]
+		if c.TestTime != 3*time.Second || c.Clients != 50 || c.Threads != 1 || c.Ratio != (loadgen.Ratio{Set: 1, Get: 10}) ||
+			c.DataSize != 32 || c.KeyMax != 10_000_000 || c.Pipeline != want {
+			t.Errorf("default workload %d: %+v; want memtier's defaults on 50 connections for 3 s at pipeline %d", i+1, c, want)
+		}
 	}
 	got, err = parseLoads([]string{"none"})
 	if err != nil || len(got) != 0 {
@@ -61,6 +68,12 @@ func TestRunExitCodes(t *testing.T) {
 	f([]string{"compare", "--rounds", "x"}, 2, "invalid value")
 	f([]string{"compare", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
 	f([]string{"compare", "--svcdb-args", "'open"}, 1, "unterminated")
+	f([]string{"compare", "--svcdb", "/bin/true", "--tests", "suite,lpushx", "--load", "none"}, 1, `test "lpushx"`)
+	f([]string{"compare", "--svcdb", "/bin/true", "--min-ratio", "-1"}, 1, "min ratio -1")
+	f([]string{"diag", "--tests", "suite"}, 1, "diag runs single tests")
+	f([]string{"memory", "-h"}, 0, "-shapes")
+	f([]string{"memory", "--svcdb", "/bin/true", "--shapes", "string,blob"}, 1, `shape "blob"`)
+	f([]string{"memory", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
 	f([]string{"diag", "-h"}, 0, "-scrape-interval")
 	f([]string{"diag", "--rounds", "x"}, 2, "invalid value")
 	f([]string{"diag", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
@@ -111,4 +124,23 @@ func TestRedactFlag(t *testing.T) {
 			t.Errorf("redactFlag(%q) = %q; want %q", c.in, got, c.want)
 		}
 	}
+}
+
+func TestBenchFlagsApply(t *testing.T) {
+	f := func(tests string, wantSuite bool, want ...string) {
+		t.Helper()
+		b := harness.Bench{}
+		bf := &benchFlags{b: &b, tests: tests, pipelines: "1,16"}
+		if err := bf.apply(); err != nil {
+			t.Fatal(err)
+		}
+		if bf.suite != wantSuite || !slices.Equal(b.Tests, want) || !slices.Equal(b.Pipelines, []int{1, 16}) {
+			t.Errorf("--tests %q: suite %v, tests %q, pipelines %v; want %v, %q", tests, bf.suite, b.Tests, b.Pipelines, wantSuite, want)
+		}
+	}
+	f("suite", true)
+	f("SUITE, lrange_600", true, "lrange_600")
+	f("set,get", false, "set", "get")
+	f("none", false)
+	f("", false)
 }
