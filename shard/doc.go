@@ -25,8 +25,19 @@
 // and cannot deadlock: a token holder never waits for a lower-numbered token, and
 // queued batches never need a second token.
 //
+// # Values
+//
+// A key's value is an object (db.go): a string, or a list, set, sorted set,
+// hash or stream. Small collections live in one flat buffer (package listpack,
+// or an intset), larger ones in a structure behind a collection (value.go),
+// converting at Redis' *-max-listpack-* thresholds. Every change to a value
+// ends with DB.valueChanged, which keeps the shard's memory figure and WATCH
+// (watch.go) current; blocking commands park and are served through the API
+// in block.go and blocking.go.
+//
 // # What it must never do
 //
 // Know about sockets, connections or HTTP; block while holding a token; allocate
-// per command on the GET/SET/INCR path in steady state.
+// per command on the hot paths (GET, SET, INCR, HSET, HGET, SADD, ZADD,
+// LPUSH/RPOP, LRANGE ...) in steady state; walk a value to learn its size.
 package shard
