@@ -398,9 +398,16 @@ const (
 	zslP = 1 << 30
 )
 
-// zslLevel is one level of a node: the next node at this level (0: none)
-// and how many nodes the link skips (the rank distance).
-type zslLevel struct{ forward, span uint32 }
+// zslLevel is one level of a node: the next node at this level (0: none),
+// how many nodes the link skips (the rank distance), and the next node's
+// score. With the score in the link a search compares without reading the
+// next node, which lives elsewhere in memory: one cache miss per step instead
+// of two (the next node is read only on a tie, for its member). Invariant:
+// forward != 0 ⇒ fscore == nodes[forward].score.
+type zslLevel struct {
+	forward, span uint32
+	fscore        float64
+}
 
 // zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
 // index; index 0 is the header, so 0 also means "none" in links.
@@ -409,15 +416,23 @@ type zslNode struct {
 	score    float64
 	backward uint32 // previous node at level 0; 0 when first
 	live     bool   // false for a free slot
-	l0       zslLevel
-	up       []zslLevel // levels 1.. (nil for a one-level node)
+	nlvl     uint8  // levels, 1..zslMaxLevel
+	l0, l1   zslLevel
+	up       []zslLevel // levels 2.. (nil for a node of one or two levels)
 }
 
+// level returns the node's link at level i. The first two levels are in the
+// node itself: a search step reads only the node it is on (the next node's
+// score is in the link), and three nodes in four have one level, nearly all
+// the rest two, so a step rarely follows up into a second allocation.
 func (n *zslNode) level(i int) *zslLevel {
-	if i == 0 {
+	switch i {
+	case 0:
 		return &n.l0
+	case 1:
+		return &n.l1
 	}
-	return &n.up[i-1]
+	return &n.up[i-2]
 }
 
 // zskiplist is a sorted set too large for a listpack: Redis' zset (a
@@ -458,7 +473,8 @@ func newZskiplist(hint int) *zskiplist {
 		dict:  make(map[string]uint32, hint),
 		level: 1,
 	}
-	s.nodes[0].up = make([]zslLevel, zslMaxLevel-1)
+	s.nodes[0].up = make([]zslLevel, zslMaxLevel-2)
+	s.nodes[0].nlvl = zslMaxLevel
 	return s
 }
 
@@ -472,14 +488,16 @@ func (s *zskiplist) recount() int64 {
 	for i := 1; i < len(s.nodes); i++ {
 		nd := &s.nodes[i]
 		if nd.live {
-			n += zslEntryMemory(nd.member, 1+len(nd.up))
+			n += zslEntryMemory(nd.member, int(nd.nlvl))
 		}
 	}
 	return zslFixedMemory + n + int64(cap(s.nodes))*zslNodeSize + int64(cap(s.free))*4
 }
 
+// zslEntryMemory is what a member costs beyond its node's slot: its bytes,
+// its levels past the two in the node, its map entry.
 func zslEntryMemory(member string, levels int) int64 {
-	return int64(len(member)) + int64(levels-1)*zslLevelSize + zslMapEntry
+	return int64(len(member)) + int64(max(levels-2, 0))*zslLevelSize + zslMapEntry
 }
 
 func (s *zskiplist) clone() collection {
@@ -523,9 +541,9 @@ func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
 		x = uint32(len(s.nodes) - 1)
 	}
 	nd := &s.nodes[x]
-	nd.member, nd.score, nd.live = member, score, true
-	if lvl > 1 {
-		nd.up = make([]zslLevel, lvl-1)
+	nd.member, nd.score, nd.live, nd.nlvl = member, score, true, uint8(lvl)
+	if lvl > 2 {
+		nd.up = make([]zslLevel, lvl-2)
 	}
 	s.mem += zslEntryMemory(member, lvl)
 	return x
@@ -533,7 +551,7 @@ func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
 
 func (s *zskiplist) freeNode(x uint32) {
 	nd := &s.nodes[x]
-	s.mem -= zslEntryMemory(nd.member, 1+len(nd.up))
+	s.mem -= zslEntryMemory(nd.member, int(nd.nlvl))
 	*nd = zslNode{}
 	if int(x) == len(s.nodes)-1 {
 		s.nodes = s.nodes[:x]
@@ -542,10 +560,10 @@ func (s *zskiplist) freeNode(x uint32) {
 	s.free = append(s.free, x)
 }
 
-// less reports whether node x sorts before (score, member).
-func (s *zskiplist) less(x uint32, score float64, member string) bool {
-	n := &s.nodes[x]
-	return n.score < score || n.score == score && n.member < member
+// before reports whether the node l links to sorts before (score, member).
+// REQUIRES: l.forward != 0.
+func (s *zskiplist) before(l *zslLevel, score float64, member string) bool {
+	return l.fscore < score || l.fscore == score && s.nodes[l.forward].member < member
 }
 
 // link inserts node x (score, member and levels set, not linked) at its
@@ -553,7 +571,7 @@ func (s *zskiplist) less(x uint32, score float64, member string) bool {
 func (s *zskiplist) link(x uint32) {
 	var update, rank [zslMaxLevel]uint32
 	score, member := s.nodes[x].score, s.nodes[x].member
-	lvl := 1 + len(s.nodes[x].up)
+	lvl := int(s.nodes[x].nlvl)
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		if i < s.level-1 {
@@ -561,7 +579,7 @@ func (s *zskiplist) link(x uint32) {
 		}
 		for {
 			l := s.nodes[p].level(i)
-			if l.forward == 0 || !s.less(l.forward, score, member) {
+			if l.forward == 0 || !s.before(l, score, member) {
 				break
 			}
 			rank[i] += l.span
@@ -580,8 +598,8 @@ func (s *zskiplist) link(x uint32) {
 	xn := &s.nodes[x]
 	for i := 0; i < lvl; i++ {
 		ul, xl := s.nodes[update[i]].level(i), xn.level(i)
-		xl.forward = ul.forward
-		ul.forward = x
+		xl.forward, xl.fscore = ul.forward, ul.fscore
+		ul.forward, ul.fscore = x, score
 		xl.span = ul.span - (rank[0] - rank[i])
 		ul.span = rank[0] - rank[i] + 1
 	}
@@ -604,7 +622,7 @@ func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint
 	for i := s.level - 1; i >= 0; i-- {
 		for {
 			l := s.nodes[p].level(i)
-			if l.forward == 0 || !s.less(l.forward, score, member) {
+			if l.forward == 0 || !s.before(l, score, member) {
 				break
 			}
 			p = l.forward
@@ -622,7 +640,7 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 		if ul.forward == x {
 			xl := xn.level(i)
 			ul.span += xl.span - 1
-			ul.forward = xl.forward
+			ul.forward, ul.fscore = xl.forward, xl.fscore
 		} else {
 			ul.span--
 		}
@@ -636,7 +654,7 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 		s.level--
 	}
 	s.length--
-	xn.l0 = zslLevel{}
+	xn.l0, xn.l1 = zslLevel{}, zslLevel{}
 	for i := range xn.up {
 		xn.up[i] = zslLevel{}
 	}
@@ -689,6 +707,12 @@ func (s *zskiplist) setScore(x uint32, score float64) {
 	n := &s.nodes[x]
 	if (n.backward == 0 || s.nodes[n.backward].score < score) &&
 		(n.l0.forward == 0 || s.nodes[n.l0.forward].score > score) {
+		// In place; the links into x carry its score (zslLevel.fscore).
+		var update [zslMaxLevel]uint32
+		s.path(n.score, n.member, &update)
+		for i := 0; i < int(n.nlvl); i++ {
+			s.nodes[update[i]].level(i).fscore = score
+		}
 		n.score = score
 		return
 	}

@@ -1082,11 +1082,11 @@ func (s *zskiplist) check() error {
 		if nd.backward != prev {
 			return fmt.Errorf("node %d backward %d, want %d", x, nd.backward, prev)
 		}
-		if prev != 0 && !s.less(prev, nd.score, nd.member) {
+		if pn := &s.nodes[prev]; prev != 0 && !(pn.score < nd.score || pn.score == nd.score && pn.member < nd.member) {
 			return fmt.Errorf("node %d out of order", x)
 		}
-		if 1+len(nd.up) > s.level {
-			return fmt.Errorf("node %d has %d levels, list %d", x, 1+len(nd.up), s.level)
+		if int(nd.nlvl) > s.level {
+			return fmt.Errorf("node %d has %d levels, list %d", x, nd.nlvl, s.level)
 		}
 		rankOf[x] = uint32(n)
 		prev = x
@@ -1099,6 +1099,9 @@ func (s *zskiplist) check() error {
 			l := s.nodes[x].level(lv)
 			if l.forward == 0 {
 				break
+			}
+			if l.fscore != s.nodes[l.forward].score {
+				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.fscore, l.forward, s.nodes[l.forward].score)
 			}
 			if rankOf[l.forward]-rankOf[x] != l.span {
 				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.span, x, l.forward, rankOf[x], rankOf[l.forward])
