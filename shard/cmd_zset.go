@@ -1401,7 +1401,7 @@ func cmdZScan(c *Ctx) {
 	from, end := max(cursor, 1), uint64(len(s.nodes))
 	p, visited := from, int64(0)
 	for ; p < end && visited < count && p-from < uint64(10*count); p++ {
-		if s.nodes[p].live {
+		if s.nodes[p].isLive() {
 			visited++
 		}
 	}
@@ -1413,7 +1413,7 @@ func cmdZScan(c *Ctx) {
 	start, n := len(c.Out), 0
 	for q := from; q < p; q++ {
 		nd := &s.nodes[q]
-		if !nd.live {
+		if !nd.isLive() {
 			continue
 		}
 		m := zsBytes(nd.member)

@@ -415,24 +415,31 @@ type zslNode struct {
 	member   string
 	score    float64
 	backward uint32 // previous node at level 0; 0 when first
-	live     bool   // false for a free slot
-	nlvl     uint8  // levels, 1..zslMaxLevel
-	l0, l1   zslLevel
-	up       []zslLevel // levels 2.. (nil for a node of one or two levels)
+	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
+	// more than two levels, where levels 2.. start in zskiplist.up.
+	lv     uint32
+	l0, l1 zslLevel
 }
 
-// level returns the node's link at level i. The first two levels are in the
-// node itself: a search step reads only the node it is on (the next node's
-// score is in the link), and three nodes in four have one level, nearly all
-// the rest two, so a step rarely follows up into a second allocation.
-func (n *zslNode) level(i int) *zslLevel {
+// A node is 64 bytes, one cache line of the node array: a search step reads
+// only the node it is on (the next node's score is in the link), and three
+// nodes in four have one level, nearly all the rest two, so a step rarely
+// reads the up pool, whose few entries stay in cache.
+
+func (n *zslNode) levels() int  { return int(n.lv >> 24) }
+func (n *zslNode) upOff() int   { return int(n.lv & (1<<24 - 1)) }
+func (n *zslNode) isLive() bool { return n.lv != 0 }
+
+// lnk returns node x's link at level i.
+func (s *zskiplist) lnk(x uint32, i int) *zslLevel {
+	n := &s.nodes[x]
 	switch i {
 	case 0:
 		return &n.l0
 	case 1:
 		return &n.l1
 	}
-	return &n.up[i-2]
+	return &s.up[n.upOff()+i-2]
 }
 
 // zskiplist is a sorted set too large for a listpack: Redis' zset (a
@@ -452,6 +459,8 @@ func (n *zslNode) level(i int) *zslLevel {
 //     entries (memory() adds the slices' capacity)
 type zskiplist struct {
 	nodes  []zslNode
+	up     []zslLevel            // levels 2.. of the nodes that have them, in blocks
+	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
 	free   []uint32
 	dict   map[string]uint32
 	level  int
@@ -473,13 +482,22 @@ func newZskiplist(hint int) *zskiplist {
 		dict:  make(map[string]uint32, hint),
 		level: 1,
 	}
-	s.nodes[0].up = make([]zslLevel, zslMaxLevel-2)
-	s.nodes[0].nlvl = zslMaxLevel
+	s.up = make([]zslLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
+	s.nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
 	return s
 }
 
 func (s *zskiplist) memory() int64 {
-	return zslFixedMemory + s.mem + int64(cap(s.nodes))*zslNodeSize + int64(cap(s.free))*4
+	return zslFixedMemory + s.mem + s.arrays()
+}
+
+// arrays is the bytes of the node array, the up pool and the free lists.
+func (s *zskiplist) arrays() int64 {
+	n := int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslLevelSize + int64(cap(s.free))*4
+	for _, f := range s.upFree {
+		n += int64(cap(f)) * 4
+	}
+	return n
 }
 
 // recount computes memory() from scratch (tests compare the two).
@@ -487,17 +505,17 @@ func (s *zskiplist) recount() int64 {
 	var n int64
 	for i := 1; i < len(s.nodes); i++ {
 		nd := &s.nodes[i]
-		if nd.live {
-			n += zslEntryMemory(nd.member, int(nd.nlvl))
+		if nd.isLive() {
+			n += zslEntryMemory(nd.member)
 		}
 	}
-	return zslFixedMemory + n + int64(cap(s.nodes))*zslNodeSize + int64(cap(s.free))*4
+	return zslFixedMemory + n + s.arrays()
 }
 
-// zslEntryMemory is what a member costs beyond its node's slot: its bytes,
-// its levels past the two in the node, its map entry.
-func zslEntryMemory(member string, levels int) int64 {
-	return int64(len(member)) + int64(max(levels-2, 0))*zslLevelSize + zslMapEntry
+// zslEntryMemory is what a member costs beyond its node's slot and levels
+// (arrays counts those): its bytes and its map entry.
+func zslEntryMemory(member string) int64 {
+	return int64(len(member)) + zslMapEntry
 }
 
 func (s *zskiplist) clone() collection {
@@ -511,9 +529,10 @@ func (s *zskiplist) clone() collection {
 		mem:    s.mem,
 	}
 	copy(n.nodes, s.nodes)
-	for i := range n.nodes {
-		if n.nodes[i].up != nil {
-			n.nodes[i].up = append([]zslLevel(nil), n.nodes[i].up...)
+	n.up = append(make([]zslLevel, 0, cap(s.up)), s.up...)
+	for i, f := range s.upFree {
+		if f != nil {
+			n.upFree[i] = append([]uint32(nil), f...)
 		}
 	}
 	for k, v := range s.dict {
@@ -540,18 +559,38 @@ func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
 		s.nodes = append(s.nodes, zslNode{})
 		x = uint32(len(s.nodes) - 1)
 	}
-	nd := &s.nodes[x]
-	nd.member, nd.score, nd.live, nd.nlvl = member, score, true, uint8(lvl)
+	off := 0
 	if lvl > 2 {
-		nd.up = make([]zslLevel, lvl-2)
+		off = s.allocUp(lvl - 2)
 	}
-	s.mem += zslEntryMemory(member, lvl)
+	nd := &s.nodes[x]
+	nd.member, nd.score, nd.lv = member, score, uint32(lvl)<<24|uint32(off)
+	s.mem += zslEntryMemory(member)
 	return x
+}
+
+// allocUp returns the offset of n free entries of up, reusing a freed block
+// of that size before growing the pool.
+func (s *zskiplist) allocUp(n int) int {
+	if f := s.upFree[n]; len(f) > 0 {
+		off := f[len(f)-1]
+		s.upFree[n] = f[:len(f)-1]
+		return int(off)
+	}
+	off := len(s.up)
+	if off+n >= 1<<24 {
+		panic("shard: skiplist level pool past 2^24 entries")
+	}
+	s.up = append(s.up, make([]zslLevel, n)...)
+	return off
 }
 
 func (s *zskiplist) freeNode(x uint32) {
 	nd := &s.nodes[x]
-	s.mem -= zslEntryMemory(nd.member, int(nd.nlvl))
+	s.mem -= zslEntryMemory(nd.member)
+	if n := nd.levels() - 2; n > 0 {
+		s.upFree[n] = append(s.upFree[n], uint32(nd.upOff()))
+	}
 	*nd = zslNode{}
 	if int(x) == len(s.nodes)-1 {
 		s.nodes = s.nodes[:x]
@@ -571,14 +610,14 @@ func (s *zskiplist) before(l *zslLevel, score float64, member string) bool {
 func (s *zskiplist) link(x uint32) {
 	var update, rank [zslMaxLevel]uint32
 	score, member := s.nodes[x].score, s.nodes[x].member
-	lvl := int(s.nodes[x].nlvl)
+	lvl := s.nodes[x].levels()
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		if i < s.level-1 {
 			rank[i] = rank[i+1]
 		}
 		for {
-			l := s.nodes[p].level(i)
+			l := s.lnk(p, i)
 			if l.forward == 0 || !s.before(l, score, member) {
 				break
 			}
@@ -591,20 +630,20 @@ func (s *zskiplist) link(x uint32) {
 		for i := s.level; i < lvl; i++ {
 			rank[i] = 0
 			update[i] = 0
-			s.nodes[0].level(i).span = uint32(s.length)
+			s.lnk(0, i).span = uint32(s.length)
 		}
 		s.level = lvl
 	}
 	xn := &s.nodes[x]
 	for i := 0; i < lvl; i++ {
-		ul, xl := s.nodes[update[i]].level(i), xn.level(i)
+		ul, xl := s.lnk(update[i], i), s.lnk(x, i)
 		xl.forward, xl.fscore = ul.forward, ul.fscore
 		ul.forward, ul.fscore = x, score
 		xl.span = ul.span - (rank[0] - rank[i])
 		ul.span = rank[0] - rank[i] + 1
 	}
 	for i := lvl; i < s.level; i++ {
-		s.nodes[update[i]].level(i).span++
+		s.lnk(update[i], i).span++
 	}
 	xn.backward = update[0]
 	if xn.l0.forward != 0 {
@@ -621,7 +660,7 @@ func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			l := s.nodes[p].level(i)
+			l := s.lnk(p, i)
 			if l.forward == 0 || !s.before(l, score, member) {
 				break
 			}
@@ -636,9 +675,9 @@ func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint
 func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 	xn := &s.nodes[x]
 	for i := 0; i < s.level; i++ {
-		ul := s.nodes[update[i]].level(i)
+		ul := s.lnk(update[i], i)
 		if ul.forward == x {
-			xl := xn.level(i)
+			xl := s.lnk(x, i)
 			ul.span += xl.span - 1
 			ul.forward, ul.fscore = xl.forward, xl.fscore
 		} else {
@@ -650,13 +689,12 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 	} else {
 		s.tail = xn.backward
 	}
-	for s.level > 1 && s.nodes[0].level(s.level-1).forward == 0 {
+	for s.level > 1 && s.lnk(0, s.level-1).forward == 0 {
 		s.level--
 	}
 	s.length--
-	xn.l0, xn.l1 = zslLevel{}, zslLevel{}
-	for i := range xn.up {
-		xn.up[i] = zslLevel{}
+	for i := range xn.levels() {
+		*s.lnk(x, i) = zslLevel{}
 	}
 	xn.backward = 0
 }
@@ -710,8 +748,8 @@ func (s *zskiplist) setScore(x uint32, score float64) {
 		// In place; the links into x carry its score (zslLevel.fscore).
 		var update [zslMaxLevel]uint32
 		s.path(n.score, n.member, &update)
-		for i := 0; i < int(n.nlvl); i++ {
-			s.nodes[update[i]].level(i).fscore = score
+		for i := 0; i < n.levels(); i++ {
+			s.lnk(update[i], i).fscore = score
 		}
 		n.score = score
 		return
@@ -730,7 +768,7 @@ func (s *zskiplist) rank(x uint32) int {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			l := s.nodes[p].level(i)
+			l := s.lnk(p, i)
 			if l.forward == 0 {
 				break
 			}
@@ -754,7 +792,7 @@ func (s *zskiplist) byRank(r int) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			l := s.nodes[p].level(i)
+			l := s.lnk(p, i)
 			if l.forward == 0 || traversed+l.span > uint32(r) {
 				break
 			}
@@ -828,7 +866,7 @@ func (s *zskiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			f := s.nodes[p].level(i).forward
+			f := s.lnk(p, i).forward
 			if f == 0 || gteMin(f) {
 				break
 			}
@@ -848,7 +886,7 @@ func (s *zskiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			f := s.nodes[p].level(i).forward
+			f := s.lnk(p, i).forward
 			if f == 0 || !lteMax(f) {
 				break
 			}

@@ -1073,7 +1073,7 @@ func (s *zskiplist) check() error {
 	for x := s.first(); x != 0; x = s.nodes[x].l0.forward {
 		n++
 		nd := &s.nodes[x]
-		if !nd.live {
+		if !nd.isLive() {
 			return fmt.Errorf("node %d linked but free", x)
 		}
 		if s.dict[nd.member] != x {
@@ -1085,8 +1085,8 @@ func (s *zskiplist) check() error {
 		if pn := &s.nodes[prev]; prev != 0 && !(pn.score < nd.score || pn.score == nd.score && pn.member < nd.member) {
 			return fmt.Errorf("node %d out of order", x)
 		}
-		if int(nd.nlvl) > s.level {
-			return fmt.Errorf("node %d has %d levels, list %d", x, nd.nlvl, s.level)
+		if nd.levels() > s.level {
+			return fmt.Errorf("node %d has %d levels, list %d", x, nd.levels(), s.level)
 		}
 		rankOf[x] = uint32(n)
 		prev = x
@@ -1096,7 +1096,7 @@ func (s *zskiplist) check() error {
 	}
 	for lv := 0; lv < s.level; lv++ {
 		for x := uint32(0); ; {
-			l := s.nodes[x].level(lv)
+			l := s.lnk(x, lv)
 			if l.forward == 0 {
 				break
 			}
@@ -1109,11 +1109,11 @@ func (s *zskiplist) check() error {
 			x = l.forward
 		}
 	}
-	if s.level > 1 && s.nodes[0].level(s.level-1).forward == 0 {
+	if s.level > 1 && s.lnk(0, s.level-1).forward == 0 {
 		return fmt.Errorf("level %d is empty", s.level)
 	}
 	for x := range s.nodes[1:] {
-		if !s.nodes[x+1].live && slices.Index(s.free, uint32(x+1)) < 0 {
+		if !s.nodes[x+1].isLive() && slices.Index(s.free, uint32(x+1)) < 0 {
 			return fmt.Errorf("free slot %d not on the free list", x+1)
 		}
 	}
