@@ -113,12 +113,13 @@ func (c *Ctx) block(keys [][]byte, deadline int64, reply timeoutReply) {
 	c.park(keys, deadline, reply)
 }
 
-func (c *Ctx) timeoutReply(r timeoutReply) {
+func (c *Ctx) timeoutReply(r timeoutReply) { c.Out = appendTimeoutReply(c.Out, r, c.RESP3) }
+
+func appendTimeoutReply(dst []byte, r timeoutReply, resp3 bool) []byte {
 	if r == timeoutNullBulk {
-		c.null()
-	} else {
-		c.Out = resp.AppendNullArray(c.Out, c.RESP3)
+		return resp.AppendNull(dst, resp3)
 	}
+	return resp.AppendNullArray(dst, resp3)
 }
 
 // signalReady tells blocked clients that key may now serve them (XADD, which

@@ -3,11 +3,11 @@ package shard
 import (
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
-	"github.com/svcdb/svcdb/core/resp"
 )
 
 // Parking blocked clients (the API handlers use is in block.go).
@@ -80,10 +80,7 @@ func (w *Waiter) Cancel() bool { return w.finish(nil) }
 func (w *Waiter) finish(reply []byte) bool {
 	for i := 0; ; i++ {
 		if w.state.CompareAndSwap(waitWaiting, waitDone) {
-			if w.timer != nil {
-				w.timer.Stop()
-			}
-			w.rt.blocked.Add(-1)
+			w.ended()
 			if reply != nil {
 				w.owner.Unblocked(reply, false)
 			}
@@ -98,15 +95,15 @@ func (w *Waiter) finish(reply []byte) bool {
 	}
 }
 
-func (w *Waiter) fire() {
-	var reply []byte
-	if w.timeout == timeoutNullBulk {
-		reply = resp.AppendNull(nil, w.resp3)
-	} else {
-		reply = resp.AppendNullArray(nil, w.resp3)
+// ended is the bookkeeping of a wait that just became waitDone.
+func (w *Waiter) ended() {
+	if w.timer != nil {
+		w.timer.Stop()
 	}
-	w.finish(reply)
+	w.rt.blocked.Add(-1)
 }
+
+func (w *Waiter) fire() { w.finish(appendTimeoutReply(nil, w.timeout, w.resp3)) }
 
 // BlockedClients is how many clients are parked now (INFO blocked_clients).
 func (rt *Runtime) BlockedClients() int64 { return rt.blocked.Load() }
@@ -117,7 +114,7 @@ type readyKey struct {
 	key string
 }
 
-// parkAll registers a waiter for the running command (see Ctx.block).
+// park registers a waiter for the running command (see Ctx.block).
 // REQUIRES: the caller holds the shards of all keys (ExecMulti).
 func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 	if c.RetryDeadline != 0 && (deadline == 0 || c.RetryDeadline < deadline) {
@@ -138,19 +135,8 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 	}
 	// Keys of the command that it does not wait on (a destination) must be on
 	// the serving shard, else the client retries.
-	last := c.Cmd.LastKey
-	if last < 0 {
-		last += len(c.Args)
-	}
-	for i := c.Cmd.FirstKey; c.Cmd.FirstKey > 0 && i <= last && i < len(c.Args); i += max(c.Cmd.Step, 1) {
-		waited := false
-		for _, k := range keys {
-			if string(k) == string(c.Args[i]) {
-				waited = true
-				break
-			}
-		}
-		if !waited {
+	for _, i := range c.Cmd.Keys(c.Args, nil) {
+		if !slices.ContainsFunc(keys, func(k []byte) bool { return string(k) == string(c.Args[i]) }) {
 			w.local = append(w.local, w.args[i])
 		}
 	}
@@ -233,10 +219,7 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 		}
 		if !rt.servableHere(s, w) {
 			w.state.Store(waitDone)
-			if w.timer != nil {
-				w.timer.Stop()
-			}
-			rt.blocked.Add(-1)
+			w.ended()
 			list = append(list[:i], list[i+1:]...)
 			w.owner.Unblocked(nil, true)
 			continue
@@ -255,11 +238,8 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 		}
 		reply := c.Out
 		c.Out, c.Args = nil, nil
-		if w.timer != nil {
-			w.timer.Stop()
-		}
 		w.state.Store(waitDone)
-		rt.blocked.Add(-1)
+		w.ended()
 		list = append(list[:i], list[i+1:]...)
 		w.owner.Unblocked(reply, false)
 	}
