@@ -325,19 +325,31 @@ func (rt *Runtime) ExecMulti(c *Ctx) {
 	} else {
 		rt.keyShards(c.Cmd, c.Args, &set)
 	}
+	rt.holdSet(&set)
+	c.single = nil
+	rt.run(c)
+	rt.releaseSet(&set)
+}
+
+// holdSet takes the shards in set in ascending order (see acquire).
+func (rt *Runtime) holdSet(set *shardSet) {
 	for i := range len(rt.shards) {
 		if set.has(i) {
 			rt.acquire(rt.shards[i])
 		}
 	}
-	c.single = nil
-	rt.run(c)
+}
+
+// releaseSet serves the clients blocked on keys the held commands filled and
+// lets the shards in set go.
+func (rt *Runtime) releaseSet(set *shardSet) {
 	for i := len(rt.shards) - 1; i >= 0; i-- {
 		if set.has(i) {
-			if s := rt.shards[i]; len(s.ready) > 0 {
+			s := rt.shards[i]
+			if len(s.ready) > 0 {
 				rt.serveReady(s)
 			}
-			rt.release(rt.shards[i])
+			rt.release(s)
 		}
 	}
 }

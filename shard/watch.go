@@ -121,9 +121,9 @@ func (rt *Runtime) WatchFailed(w *Watch, now int64) bool {
 
 // HoldAll takes every shard, in ascending order (EXEC).
 func (rt *Runtime) HoldAll() {
-	for _, s := range rt.shards {
-		rt.acquire(s)
-	}
+	var all shardSet
+	all.all(len(rt.shards))
+	rt.holdSet(&all)
 }
 
 // ExecHeld runs c's command while HoldAll is in effect.
@@ -135,27 +135,7 @@ func (rt *Runtime) ExecHeld(c *Ctx) {
 // ReleaseAll serves the clients blocked on keys the held commands filled and
 // lets every shard go.
 func (rt *Runtime) ReleaseAll() {
-	for i := len(rt.shards) - 1; i >= 0; i-- {
-		s := rt.shards[i]
-		if len(s.ready) > 0 {
-			rt.serveReady(s)
-		}
-		rt.release(s)
-	}
-}
-
-func (rt *Runtime) holdSet(set *shardSet) {
-	for i := range len(rt.shards) {
-		if set.has(i) {
-			rt.acquire(rt.shards[i])
-		}
-	}
-}
-
-func (rt *Runtime) releaseSet(set *shardSet) {
-	for i := len(rt.shards) - 1; i >= 0; i-- {
-		if set.has(i) {
-			rt.release(rt.shards[i])
-		}
-	}
+	var all shardSet
+	all.all(len(rt.shards))
+	rt.releaseSet(&all)
 }
