@@ -171,17 +171,26 @@ func (s *Server) unparked(c *client) bool {
 	// Serving needed shards the server did not hold: run the command again,
 	// holding all of its keys, with what is left of its timeout.
 	cmd, args := w.Command()
+	return s.execCoordinated(c, cmd, args, w.Deadline())
+}
+
+// execCoordinated runs a command holding every shard it involves
+// (shard.Runtime.ExecMulti) and parks the client when the command blocked; it
+// reports whether it did. retryDeadline is a retried waiter's deadline (0
+// otherwise).
+func (s *Server) execCoordinated(c *client, cmd *command.Command, args [][]byte, retryDeadline int64) bool {
 	c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
-	c.ctx.RetryDeadline = w.Deadline()
+	c.ctx.RetryDeadline = retryDeadline
 	s.rt.ExecMulti(&c.ctx)
 	c.ctx.RetryDeadline = 0
 	c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
-	if nw := c.ctx.Blocked; nw != nil {
-		c.ctx.Blocked = nil
-		s.park(c, nw)
-		return true
+	w := c.ctx.Blocked
+	if w == nil {
+		return false
 	}
-	return false
+	c.ctx.Blocked = nil
+	s.park(c, w)
+	return true
 }
 
 // unblockOnClose ends a closing client's wait.

@@ -362,13 +362,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 			span = nil
 		}
 	case shard.Coordinated:
-		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
-		s.rt.ExecMulti(&c.ctx)
-		c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
-		if w := c.ctx.Blocked; w != nil {
-			c.ctx.Blocked = nil
-			s.park(c, w)
-		}
+		s.execCoordinated(c, cmd, args, 0)
 	default:
 		s.local(c, cmd, args)
 	}
