@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -133,15 +132,11 @@ func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
 	for _, sn := range in.shards() {
 		used += sn.MemoryUsed
 	}
-	// runtime/metrics, not runtime.ReadMemStats: the latter stops the world,
-	// so an INFO poller would pause every event loop.
-	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(ms)
-	sys, heap := ms[0].Value.Uint64(), ms[1].Value.Uint64()
+	sys, heap := goMemory()
 	field(b, "used_memory", used)
 	field(b, "used_memory_human", humanBytes(used))
 	field(b, "used_memory_rss", sys)
-	field(b, "used_memory_rss_human", humanBytes(int64(sys)))
+	field(b, "used_memory_rss_human", humanBytes(sys))
 	field(b, "used_memory_heap", heap)
 	maxmem := s.params.Size("maxmemory")
 	field(b, "maxmemory", maxmem)

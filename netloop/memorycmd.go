@@ -41,7 +41,7 @@ func (s *Server) cmdMemory(c *client, cmd *command.Command, args [][]byte) {
 		// fragmentation or peak heuristics yet, so above it there is nothing
 		// to report, in Redis' words.
 		text := "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
-		if s.usedMemory() < 5<<20 {
+		if _, used := s.datasetTotals(); used < 5<<20 {
 			text = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting."
 		}
 		c.out = resp.AppendVerbatim(c.out, "txt", []byte(text), c.ctx.RESP3)
@@ -60,25 +60,29 @@ func (s *Server) cmdMemory(c *client, cmd *command.Command, args [][]byte) {
 	}
 }
 
-func (s *Server) usedMemory() int64 {
-	var used int64
+// datasetTotals sums the shards' published key counts and value memory.
+func (s *Server) datasetTotals() (keys, bytes int64) {
 	for _, sn := range s.rt.Snapshots() {
-		used += sn.MemoryUsed
+		keys += sn.TotalKeys()
+		bytes += sn.MemoryUsed
 	}
-	return used
+	return keys, bytes
+}
+
+// goMemory reads what the Go runtime has mapped and what its heap objects
+// take. runtime/metrics, not runtime.ReadMemStats: the latter stops the
+// world, so an INFO poller would pause every event loop.
+func goMemory() (sys, heap int64) {
+	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(ms)
+	return int64(ms[0].Value.Uint64()), int64(ms[1].Value.Uint64())
 }
 
 // memoryStats replies with the MEMORY STATS fields svcdb can fill truthfully,
 // in Redis' order and names; allocator fields come from the Go runtime.
 func (s *Server) memoryStats(c *client) {
-	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(ms)
-	sys, heap := int64(ms[0].Value.Uint64()), int64(ms[1].Value.Uint64())
-	var keys, dataset int64
-	for _, sn := range s.rt.Snapshots() {
-		keys += sn.TotalKeys()
-		dataset += sn.MemoryUsed
-	}
+	sys, heap := goMemory()
+	keys, dataset := s.datasetTotals()
 	perKey := int64(0)
 	if keys > 0 {
 		perKey = dataset / keys
