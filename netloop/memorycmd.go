@@ -32,10 +32,7 @@ var memoryHelp = []string{
 func (s *Server) cmdMemory(c *client, cmd *command.Command, args [][]byte) {
 	switch s.subcommand(cmd, args).Name {
 	case "help":
-		c.out = resp.AppendArrayHeader(c.out, len(memoryHelp))
-		for _, l := range memoryHelp {
-			c.out = resp.AppendSimpleString(c.out, l)
-		}
+		c.out = resp.AppendHelp(c.out, memoryHelp)
 	case "doctor":
 		// Redis' memoryDoctor refuses to judge below 5 MB; svcdb has no
 		// fragmentation or peak heuristics yet, so above it there is nothing

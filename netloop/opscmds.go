@@ -52,20 +52,12 @@ var latencyHelp = []string{
 
 const errSlowlogCount = "ERR count should be greater than or equal to -1"
 
-func appendHelpLines(dst []byte, lines []string) []byte {
-	dst = resp.AppendArrayHeader(dst, len(lines))
-	for _, l := range lines {
-		dst = resp.AppendSimpleString(dst, l)
-	}
-	return dst
-}
-
 // cmdSlowlog is Redis' slowlogCommand. process has checked that the
 // subcommand exists and its arity.
 func (s *Server) cmdSlowlog(c *client, cmd *command.Command, args [][]byte) {
 	switch s.subcommand(cmd, args).Name {
 	case "help":
-		c.out = appendHelpLines(c.out, slowlogHelp)
+		c.out = resp.AppendHelp(c.out, slowlogHelp)
 	case "reset":
 		s.slowlog.Reset()
 		c.out = append(c.out, resp.OK...)
@@ -150,7 +142,7 @@ func (s *Server) cmdLatency(c *client, cmd *command.Command, args [][]byte) {
 	case "histogram":
 		s.latencyHistogram(c, args)
 	case "help":
-		c.out = appendHelpLines(c.out, latencyHelp)
+		c.out = resp.AppendHelp(c.out, latencyHelp)
 	default:
 		c.out = resp.AppendErrSubcommandSyntax(c.out, args[1], cmd.Name)
 	}

@@ -789,13 +789,6 @@ var xinfoHelp = []string{
 	"    Prints this help.",
 }
 
-func (c *Ctx) replyHelp(lines []string) {
-	c.array(len(lines))
-	for _, l := range lines {
-		c.simple(l)
-	}
-}
-
 func cmdXGroup(c *Ctx) {
 	args := c.Args
 	sub := args[1]
@@ -853,7 +846,7 @@ func cmdXGroup(c *Ctx) {
 	}
 	switch {
 	case len(args) == 2 && resp.EqualFold(sub, "help"):
-		c.replyHelp(xgroupHelp)
+		c.help(xgroupHelp)
 	case create && len(args) >= 5 && len(args) <= 8:
 		var id streamID
 		if a := args[4]; len(a) == 1 && a[0] == '$' {
@@ -1390,7 +1383,7 @@ func cmdXInfo(c *Ctx) {
 	args := c.Args
 	sub := args[1]
 	if resp.EqualFold(sub, "help") {
-		c.replyHelp(xinfoHelp)
+		c.help(xinfoHelp)
 		return
 	}
 	if len(args) < 3 {

@@ -271,3 +271,4 @@ func (c *Ctx) wrongType()          { c.Out = append(c.Out, resp.ErrWrongType...)
 func (c *Ctx) syntaxErr()          { c.Out = append(c.Out, resp.ErrSyntax...) }
 func (c *Ctx) notInteger()         { c.Out = append(c.Out, resp.ErrNotInteger...) }
 func (c *Ctx) bulkString(s string) { c.Out = resp.AppendBulkString(c.Out, s) }
+func (c *Ctx) help(lines []string) { c.Out = resp.AppendHelp(c.Out, lines) }

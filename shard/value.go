@@ -223,10 +223,7 @@ func (c *Ctx) limits() *EncodingLimits {
 func cmdObject(c *Ctx) {
 	sub := c.Args[1]
 	if resp.EqualFold(sub, "help") {
-		c.array(len(objectHelp))
-		for _, l := range objectHelp {
-			c.simple(l)
-		}
+		c.help(objectHelp)
 		return
 	}
 	if len(c.Args) != 3 {

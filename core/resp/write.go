@@ -329,6 +329,16 @@ func AppendBigNumber(dst []byte, s string, resp3 bool) []byte {
 	return append(dst, '\r', '\n')
 }
 
+// AppendHelp appends a HELP reply as Redis' addReplyHelp sends it: an array
+// of simple strings, one per line.
+func AppendHelp(dst []byte, lines []string) []byte {
+	dst = AppendArrayHeader(dst, len(lines))
+	for _, l := range lines {
+		dst = AppendSimpleString(dst, l)
+	}
+	return dst
+}
+
 // AppendVerbatim appends a verbatim string: RESP3
 // "=<len>\r\n<format>:<text>\r\n", RESP2 a bulk string of text alone.
 // format is the three-byte type, "txt" or "mkd"; the length is computed
