@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"strconv"
 	"sync/atomic"
 
 	"github.com/svcdb/svcdb/core/resp"
@@ -62,7 +61,7 @@ func (o *object) encodingName() string {
 	case encInt:
 		return "int"
 	case encRaw:
-		if _, ok := canonicalInt(o.str); ok {
+		if _, ok := resp.ParseInt(o.str); ok {
 			return "int" // Redis' tryObjectEncoding would have made it one
 		}
 		if len(o.str) <= 44 {
@@ -88,20 +87,6 @@ func (o *object) encodingName() string {
 		return "stream"
 	}
 	return "unknown"
-}
-
-// canonicalInt reports whether b is an integer Redis would store as one
-// (string2l: at most 20 bytes, no sign but '-', no leading zeros, no "-0").
-func canonicalInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	var buf [20]byte
-	return n, string(strconv.AppendInt(buf[:0], n, 10)) == string(b)
 }
 
 // edited records that a string was changed in place (APPEND, SETRANGE).
@@ -244,7 +229,7 @@ func cmdObject(c *Ctx) {
 		// them so; svcdb holds them inline, which is the same observable fact.
 		n, isInt := o.ival, o.enc == encInt
 		if o.enc == encRaw {
-			n, isInt = canonicalInt(o.str)
+			n, isInt = resp.ParseInt(o.str)
 		}
 		if isInt && n >= 0 && n < 10000 {
 			c.int(2147483647)
