@@ -166,12 +166,13 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" name=" + c.stringField(&c.name))
 	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
 	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
-	flags := pubsubFlag(c)
-	if flags == "" {
-		flags = "N"
+	sub, psub, ssub := pubsubCounts(c)
+	flags := "N"
+	if sub+psub+ssub > 0 {
+		flags = "P"
 	}
 	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.db.Load())))
-	b.WriteString(pubsubFields(c) + " multi=-1")
+	b.WriteString(" sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub)) + " multi=-1")
 	b.WriteString(" qbuf=" + strconv.FormatInt(c.qbuf.Load(), 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
 	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(c.obl.Load()+pubsubQueued(c), 10))
 	b.WriteString(" tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
@@ -242,14 +243,13 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		return
 	}
 	var (
-		id            int64
-		addr, laddr   string
-		user          string
-		hasUser       bool
-		skipMe        = true
-		maxAge        int64
-		typeMatchNone bool
-		killType      string // "normal" or "pubsub" (clientType)
+		id          int64
+		addr, laddr string
+		user        string
+		hasUser     bool
+		skipMe      = true
+		maxAge      int64
+		killType    string // "normal" or "pubsub" (clientType); "none" for replicas and masters
 	)
 	for i := 0; i < len(opts); i += 2 {
 		k, v := opts[i], opts[i+1]
@@ -293,7 +293,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 			case resp.EqualFold(v, "normal"), resp.EqualFold(v, "pubsub"):
 				killType = strings.ToLower(string(v))
 			case resp.EqualFold(v, "master"), resp.EqualFold(v, "replica"), resp.EqualFold(v, "slave"):
-				typeMatchNone = true
+				killType = "none" // there are no replicas or masters
 			default:
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(v)+"'")
 				return
@@ -307,8 +307,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 	now := time.Now()
 	for _, cl := range s.clients() {
 		switch {
-		case typeMatchNone,
-			killType != "" && clientType(cl) != killType,
+		case killType != "" && clientType(cl) != killType,
 			id != 0 && cl.id != id,
 			addr != "" && cl.addr != addr,
 			laddr != "" && cl.lad != laddr,

@@ -40,7 +40,6 @@ package netloop
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -258,25 +257,17 @@ func (ps *pubsubState) storeCounts() {
 
 // inPubSub reports whether c has any subscription; from any goroutine.
 func (c *client) inPubSub() bool {
-	ps := c.ps.Load()
-	return ps != nil && ps.nsub.Load()+ps.npsub.Load()+ps.nssub.Load() > 0
+	sub, psub, ssub := pubsubCounts(c)
+	return sub+psub+ssub > 0
 }
 
-// pubsubFlag is CLIENT LIST's flag for a subscribed client ("P"), or "".
-func pubsubFlag(c *client) string {
-	if c.inPubSub() {
-		return "P"
-	}
-	return ""
-}
-
-// pubsubFields are CLIENT LIST's " sub=n psub=n ssub=n".
-func pubsubFields(c *client) string {
-	var sub, psub, ssub int32
+// pubsubCounts are c's channel, pattern and shard channel subscriptions
+// (CLIENT LIST's sub, psub and ssub); from any goroutine.
+func pubsubCounts(c *client) (sub, psub, ssub int32) {
 	if ps := c.ps.Load(); ps != nil {
-		sub, psub, ssub = ps.nsub.Load(), ps.npsub.Load(), ps.nssub.Load()
+		return ps.nsub.Load(), ps.npsub.Load(), ps.nssub.Load()
 	}
-	return " sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub))
+	return 0, 0, 0
 }
 
 // pubsubQueued is the size of c's mailbox (part of CLIENT LIST omem).

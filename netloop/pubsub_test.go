@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/redistest"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/netloop"
@@ -140,16 +141,16 @@ var pubsubScript = []psStep{
 func pubsubTranscript(t *testing.T, addr string, script []psStep) []string {
 	t.Helper()
 	names := []string{"a", "b", "c"}
-	conns := map[string]*rawConn{}
+	conns := map[string]*transcriptConn{}
 	for _, n := range names {
-		conns[n] = dialRaw(t, addr)
+		conns[n] = dialTranscript(t, addr)
 	}
 	closed := map[string]bool{}
 	var out []string
 	for i, st := range script {
 		conns[st.conn].write(multibulk(st.args...))
 		if st.queued {
-			got := readRawReply(t, conns[st.conn])
+			got, _ := conns[st.conn].readRaw()
 			out = append(out, fmt.Sprintf("%d %s %q -> %s: %q", i, st.conn, st.args, st.conn, got))
 			continue
 		}
@@ -162,7 +163,7 @@ func pubsubTranscript(t *testing.T, addr string, script []psStep) []string {
 				continue
 			}
 			if st.args[0] == "QUIT" && n == st.conn {
-				got := readRawReply(t, r)
+				got, _ := r.readRaw()
 				r.expectClosed()
 				closed[n] = true
 				out = append(out, fmt.Sprintf("%d %s %q -> %s: %q, closed", i, st.conn, st.args, n, got))
@@ -172,7 +173,7 @@ func pubsubTranscript(t *testing.T, addr string, script []psStep) []string {
 			r.write(multibulk("PING", sentinel))
 			var got []byte
 			for {
-				raw, v := readRawValue(t, r)
+				raw, v := r.readRaw()
 				if isSentinel(v, sentinel) {
 					got = append(got, "<sync>"...)
 					got = append(got, raw...)
@@ -196,35 +197,28 @@ func isSentinel(v resp.Value, sentinel string) bool {
 	return v.Type == '*' && len(v.Elems) == 2 && string(v.Elems[0].Str) == "pong" && string(v.Elems[1].Str) == sentinel
 }
 
-// readRawValue returns the next reply's bytes as sent, and its value.
-func readRawValue(t *testing.T, r *rawConn) ([]byte, resp.Value) {
-	t.Helper()
-	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	for {
-		if len(r.buf) > 0 {
-			v, n, err := resp.ReadReply(r.buf)
-			if err != nil {
-				t.Fatalf("bad reply: %v (%q)", err, r.buf)
-			}
-			if n > 0 {
-				raw := bytes.Clone(r.buf[:n])
-				r.buf = r.buf[n:]
-				return raw, v
-			}
-		}
-		chunk := make([]byte, 64<<10)
-		n, err := r.rd.Read(chunk)
-		r.buf = append(r.buf, chunk[:n]...)
-		if err != nil && n == 0 {
-			t.Fatalf("read: %v (have %q)", err, r.buf)
-		}
-	}
+// transcriptConn is a rawConn that keeps every byte it receives, so each
+// reply can be recorded exactly as sent.
+type transcriptConn struct {
+	*rawConn
+	rec  bytes.Buffer // everything read from the socket
+	used int          // how much of rec the replies read so far took
 }
 
-func readRawReply(t *testing.T, r *rawConn) []byte {
-	t.Helper()
-	raw, _ := readRawValue(t, r)
-	return raw
+func dialTranscript(t *testing.T, addr string) *transcriptConn {
+	tc := &transcriptConn{rawConn: dialRaw(t, addr)}
+	tc.rd = bufio.NewReaderSize(io.TeeReader(tc.c, &tc.rec), 1<<16)
+	return tc
+}
+
+// readRaw returns the next reply's bytes as sent, and its value.
+func (tc *transcriptConn) readRaw() ([]byte, resp.Value) {
+	tc.t.Helper()
+	v := tc.read()
+	end := tc.rec.Len() - tc.rd.Buffered() - len(tc.buf)
+	raw := bytes.Clone(tc.rec.Bytes()[tc.used:end])
+	tc.used = end
+	return raw, v
 }
 
 func TestPubSubExactBytesAgainstRedis(t *testing.T) {
@@ -314,7 +308,7 @@ func TestPubSubManyPublishersAndSubscribers(t *testing.T) {
 			}
 		}
 		for _, p := range sp.patterns {
-			if ok, _ := patternMatch(p, ch); ok {
+			if glob.Match([]byte(p), []byte(ch), false) {
 				keys = append(keys, "p:"+p)
 			}
 		}
@@ -474,27 +468,6 @@ func TestPubSubManyPublishersAndSubscribers(t *testing.T) {
 			t.Errorf("%s: %v", r.name, r.err)
 		}
 	}
-}
-
-// patternMatch is path.Match-like glob matching good enough for the test's
-// patterns ('*', '?', '[..]'), which have the same meaning in Redis.
-func patternMatch(pattern, s string) (bool, error) {
-	re := "^"
-	for i := 0; i < len(pattern); i++ {
-		switch c := pattern[i]; c {
-		case '*':
-			re += ".*"
-		case '?':
-			re += "."
-		case '[':
-			j := strings.IndexByte(pattern[i:], ']')
-			re += pattern[i : i+j+1]
-			i += j
-		default:
-			re += regexp.QuoteMeta(string(c))
-		}
-	}
-	return regexp.MatchString(re+"$", s)
 }
 
 // ---- slow subscribers ------------------------------------------------------------
@@ -716,16 +689,9 @@ func TestPubSubSlowSubscriberSoftLimit(t *testing.T) {
 			t.Fatalf("PUBLISH during the burst: %v (closed before the soft seconds?)", v)
 		}
 	}
-	for {
-		v := pub.do("PUBLISH", "soft", payload)
-		if v.Int == 0 {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("still subscribed 10 s past the soft limit of 1 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second-time.Since(start), func() bool {
+		return pub.do("PUBLISH", "soft", payload).Int == 0
+	}, "still subscribed 10 s past the soft limit of 1 s")
 	if el := time.Since(start); el < 900*time.Millisecond {
 		t.Fatalf("closed after %v, before the soft limit's 1 s", el)
 	}
@@ -749,12 +715,20 @@ func TestPubSubObservability(t *testing.T) {
 	b.do("SUBSCRIBE", "c1")
 	adm := dialRaw(t, ts.Addr)
 
-	info := string(adm.do("INFO", "stats").Str)
-	for _, f := range []string{"pubsub_channels:3\r\n", "pubsub_patterns:1\r\n", "pubsubshard_channels:1\r\n"} {
-		if !strings.Contains(info, f) {
-			t.Errorf("INFO stats lacks %q:\n%s", f, info)
+	wantInfo := func(channels, patterns, shard int) {
+		t.Helper()
+		info := string(adm.do("INFO", "stats").Str)
+		for _, f := range []string{
+			fmt.Sprintf("pubsub_channels:%d\r\n", channels),
+			fmt.Sprintf("pubsub_patterns:%d\r\n", patterns),
+			fmt.Sprintf("pubsubshard_channels:%d\r\n", shard),
+		} {
+			if !strings.Contains(info, f) {
+				t.Errorf("INFO stats lacks %q:\n%s", f, info)
+			}
 		}
 	}
+	wantInfo(3, 1, 1)
 	list := string(adm.do("CLIENT", "LIST").Str)
 	if !regexp.MustCompile(`name=subscriber .*flags=P db=0 sub=3 psub=1 ssub=1 `).MatchString(list) {
 		t.Errorf("CLIENT LIST:\n%s", list)
@@ -798,12 +772,7 @@ func TestPubSubObservability(t *testing.T) {
 	if v := adm.do("PUBSUB", "NUMPAT"); v.Int != 0 {
 		t.Errorf("PUBSUB NUMPAT after the kill: %v", v)
 	}
-	info = string(adm.do("INFO", "stats").Str)
-	for _, f := range []string{"pubsub_channels:0\r\n", "pubsub_patterns:0\r\n", "pubsubshard_channels:0\r\n"} {
-		if !strings.Contains(info, f) {
-			t.Errorf("INFO stats lacks %q", f)
-		}
-	}
+	wantInfo(0, 0, 0)
 }
 
 // TestPubSubNoIdleTimeout: as in Redis, timeout does not close subscribers.
