@@ -708,10 +708,7 @@ func (s *Server) cmdPubsubIntrospect(c *client, cmd *command.Command, args [][]b
 		h.mu.RUnlock()
 		c.out = resp.AppendInt(c.out, int64(n))
 	case "help":
-		c.out = resp.AppendArrayHeader(c.out, len(pubsubHelp))
-		for _, l := range pubsubHelp {
-			c.out = resp.AppendSimpleString(c.out, l)
-		}
+		c.out = resp.AppendHelp(c.out, pubsubHelp)
 	default:
 		c.out = resp.AppendErrSubcommandSyntax(c.out, args[1], cmd.Name)
 	}
