@@ -2,8 +2,6 @@ package netloop_test
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,23 +9,9 @@ import (
 	"github.com/svcdb/svcdb/core/resp"
 )
 
-// blockedClients reads INFO clients' blocked_clients.
-func blockedClients(t testing.TB, r *rawConn) int {
-	t.Helper()
-	v := r.do("INFO", "clients")
-	for _, line := range strings.Split(string(v.Str), "\r\n") {
-		if n, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
-			i, _ := strconv.Atoi(n)
-			return i
-		}
-	}
-	t.Fatalf("no blocked_clients in INFO clients: %q", v.Str)
-	return 0
-}
-
 func waitBlocked(t testing.TB, admin *rawConn, n int) {
 	t.Helper()
-	eventually(t, 5*time.Second, func() bool { return blockedClients(t, admin) == n }, "waiting for %d blocked clients", n)
+	eventually(t, 5*time.Second, func() bool { return infoInt(t, admin.info("clients"), "blocked_clients") == int64(n) }, "waiting for %d blocked clients", n)
 }
 
 // keysOnShards returns n keys with the given prefix that live on n different

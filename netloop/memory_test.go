@@ -3,26 +3,9 @@ package netloop_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 )
-
-func infoField(t testing.TB, r *rawConn, section, name string) int64 {
-	t.Helper()
-	v := r.do("INFO", section)
-	for _, line := range strings.Split(string(v.Str), "\r\n") {
-		if s, ok := strings.CutPrefix(line, name+":"); ok {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				t.Fatalf("INFO %s: %s = %q", section, name, s)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO %s has no %s", section, name)
-	return 0
-}
 
 // TestMemoryAccountingAddsUp: after random writes to every type (growing,
 // shrinking, converting encodings, deleting), INFO used_memory, which the
@@ -84,11 +67,11 @@ func TestMemoryAccountingAddsUp(t *testing.T) {
 		}
 		sum += v.Int
 	}
-	if used := infoField(t, r, "memory", "used_memory"); used != sum {
+	if used := infoInt(t, r.info("memory"), "used_memory"); used != sum {
 		t.Fatalf("INFO used_memory = %d, sum of MEMORY USAGE over %d keys = %d", used, len(keys.Elems), sum)
 	}
 	r.do("FLUSHALL")
-	if used := infoField(t, r, "memory", "used_memory"); used != 0 {
+	if used := infoInt(t, r.info("memory"), "used_memory"); used != 0 {
 		t.Fatalf("used_memory after FLUSHALL = %d, want 0", used)
 	}
 	if v := r.do("MEMORY", "PURGE"); string(v.Str) != "OK" {
