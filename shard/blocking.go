@@ -124,7 +124,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 	switch c.Cmd.Group {
 	case "list":
 		w.kind = KindList
-	case "sorted-set", "sorted_set":
+	case "sorted-set":
 		w.kind = KindZSet
 	case "stream":
 		w.kind = KindStream

@@ -54,7 +54,7 @@ const (
 	routeKeys                      // the shards of its keys (legacy key positions)
 	routeAll                       // every shard (keyspace-wide commands)
 	routeScan                      // one shard, chosen by the SCAN cursor
-	routeSubKey                    // a container whose subcommands take one key at args[2] (OBJECT)
+	routeSubKey                    // a container whose subcommands take one key at args[2], HELP included (OBJECT, XGROUP, XINFO)
 	routeKeyedSub                  // a container whose subcommands with a key (args[2]) run in its shard; the others are the server's (MEMORY)
 	routeKeySpecs                  // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
 )
