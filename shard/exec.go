@@ -61,6 +61,10 @@ const (
 
 type route struct {
 	kind routeKind
+	// parks: a blocking command routed by its keys; it always runs through
+	// ExecMulti, since only the producer's own synchronous call can park its
+	// client (blocking.go).
+	parks bool
 }
 
 // Where says how a producer must run a command.
@@ -76,9 +80,7 @@ const (
 // passed the arity check.
 func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
 	r := rt.routes[cmd.ID]
-	if cmd.Flags&command.FlagBlocking != 0 && (r.kind == routeKeys || r.kind == routeKeySpecs) {
-		// A blocking command may park its client, which only the producer's
-		// own synchronous call can do (blocking.go).
+	if r.parks {
 		return 0, Coordinated
 	}
 	switch r.kind {
@@ -252,7 +254,8 @@ func (rt *Runtime) register() error {
 			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
 		}
 		rt.handlers[cmd.ID] = e.h
-		rt.routes[cmd.ID] = route{kind: e.r}
+		rt.routes[cmd.ID] = route{kind: e.r,
+			parks: cmd.Flags&command.FlagBlocking != 0 && (e.r == routeKeys || e.r == routeKeySpecs)}
 	}
 	return nil
 }
