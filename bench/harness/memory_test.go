@@ -1,11 +1,12 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 func TestMemoryArithmetic(t *testing.T) {
@@ -86,19 +87,19 @@ func TestMemoryShapeCommands(t *testing.T) {
 		"list":   {"RPUSH", "key:42", "a000000042", "b000000042", "c000000042"},
 	}
 	for _, s := range MemoryShapes {
-		r := bufio.NewReader(bytes.NewReader(s.appendCmd(nil, 42)))
-		rp, err := readReply(r)
+		cmd := s.appendCmd(nil, 42)
+		rp, n, err := resp.ReadReply(cmd)
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}
 		var got []string
 		for _, e := range rp.Elems {
-			got = append(got, e.Str)
+			got = append(got, string(e.Str))
 		}
 		if strings.Join(got, " ") != strings.Join(want[s.Name], " ") {
 			t.Errorf("%s: %q; want %q", s.Name, got, want[s.Name])
 		}
-		if _, err := r.ReadByte(); err == nil {
+		if n != len(cmd) {
 			t.Errorf("%s: bytes after the command", s.Name)
 		}
 	}

@@ -407,8 +407,8 @@ func checkLRange(ctx context.Context, addr string, live []SuiteTest) []suiteFail
 		switch {
 		case err != nil:
 			fails = append(fails, suiteFail{t.Name, fmt.Sprintf("LRANGE mylist 0 %d after the run: %v", n-1, err)})
-		case rp.Kind != '*' || len(rp.Elems) != n:
-			fails = append(fails, suiteFail{t.Name, fmt.Sprintf("LRANGE mylist 0 %d after the run answered %d elements (reply type %q), want %d", n-1, len(rp.Elems), rp.Kind, n)})
+		case rp.Type != '*' || len(rp.Elems) != n:
+			fails = append(fails, suiteFail{t.Name, fmt.Sprintf("LRANGE mylist 0 %d after the run answered %d elements (reply type %q), want %d", n-1, len(rp.Elems), rp.Type, n)})
 		}
 	}
 	return fails
