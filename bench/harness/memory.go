@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/bench/proc"
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // MemoryShape is a kind of key the memory comparison loads: one command
@@ -40,61 +41,27 @@ var MemoryShapes = []MemoryShape{
 	{
 		Name: "string", Command: "SET key:<i> <32-byte value>", Expect: "+OK",
 		appendCmd: func(b []byte, i int) []byte {
-			b = appendHeader(b, 3)
-			b = appendBulk(b, "SET")
+			b = resp.AppendArrayHeader(b, 3)
+			b = resp.AppendBulkString(b, "SET")
 			b = appendKey(b, i)
 			return appendValue(b, 'v', 31, i)
 		},
 	},
 	{
 		Name: "hash", Command: "HSET key:<i> f1 <10 bytes> f2 <10 bytes> f3 <10 bytes>", Expect: ":3",
-		appendCmd: func(b []byte, i int) []byte {
-			b = appendHeader(b, 8)
-			b = appendBulk(b, "HSET")
-			b = appendKey(b, i)
-			for j := range 3 {
-				b = appendBulk(b, "f"+strconv.Itoa(j+1))
-				b = appendValue(b, byte('a'+j), 9, i)
-			}
-			return b
-		},
+		appendCmd: threeMembers("HSET", func(k int) string { return "f" + strconv.Itoa(k) }),
 	},
 	{
 		Name: "set", Command: "SADD key:<i> <10 bytes> <10 bytes> <10 bytes>", Expect: ":3",
-		appendCmd: func(b []byte, i int) []byte {
-			b = appendHeader(b, 5)
-			b = appendBulk(b, "SADD")
-			b = appendKey(b, i)
-			for j := range 3 {
-				b = appendValue(b, byte('a'+j), 9, i)
-			}
-			return b
-		},
+		appendCmd: threeMembers("SADD", nil),
 	},
 	{
 		Name: "zset", Command: "ZADD key:<i> 1 <10 bytes> 2 <10 bytes> 3 <10 bytes>", Expect: ":3",
-		appendCmd: func(b []byte, i int) []byte {
-			b = appendHeader(b, 8)
-			b = appendBulk(b, "ZADD")
-			b = appendKey(b, i)
-			for j := range 3 {
-				b = appendBulk(b, strconv.Itoa(j+1))
-				b = appendValue(b, byte('a'+j), 9, i)
-			}
-			return b
-		},
+		appendCmd: threeMembers("ZADD", strconv.Itoa),
 	},
 	{
 		Name: "list", Command: "RPUSH key:<i> <10 bytes> <10 bytes> <10 bytes>", Expect: ":3",
-		appendCmd: func(b []byte, i int) []byte {
-			b = appendHeader(b, 5)
-			b = appendBulk(b, "RPUSH")
-			b = appendKey(b, i)
-			for j := range 3 {
-				b = appendValue(b, byte('a'+j), 9, i)
-			}
-			return b
-		},
+		appendCmd: threeMembers("RPUSH", nil),
 	},
 }
 
@@ -115,47 +82,48 @@ func lookupShape(name string) (MemoryShape, bool) {
 	return MemoryShapes[i], true
 }
 
-func appendHeader(b []byte, n int) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, '\r', '\n')
-}
-
-func appendBulk(b []byte, s string) []byte {
-	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
-	b = append(b, '\r', '\n')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
+// threeMembers returns the appendCmd of "cmd key:<i> m1 m2 m3": the members
+// are 10-byte values 'a', 'b', 'c' then i in 9 digits, each after before(k)
+// (k = 1, 2, 3: a field or a score) unless before is nil.
+func threeMembers(cmd string, before func(k int) string) func(dst []byte, i int) []byte {
+	args := 2 + 3
+	if before != nil {
+		args += 3
+	}
+	return func(b []byte, i int) []byte {
+		b = resp.AppendArrayHeader(b, args)
+		b = resp.AppendBulkString(b, cmd)
+		b = appendKey(b, i)
+		for j := range 3 {
+			if before != nil {
+				b = resp.AppendBulkString(b, before(j+1))
+			}
+			b = appendValue(b, byte('a'+j), 9, i)
+		}
+		return b
+	}
 }
 
 // appendKey appends the bulk string "key:<i>".
 func appendKey(b []byte, i int) []byte {
-	var num [20]byte
-	d := strconv.AppendInt(num[:0], int64(i), 10)
-	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(4+len(d)), 10)
-	b = append(b, "\r\nkey:"...)
-	b = append(b, d...)
-	return append(b, '\r', '\n')
+	var key [24]byte
+	return resp.AppendBulk(b, strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10))
 }
 
 // appendValue appends a bulk string of 1+digits bytes: letter, then i
 // zero-padded to digits (its last digits if longer).
 func appendValue(b []byte, letter byte, digits, i int) []byte {
-	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(1+digits), 10)
-	b = append(b, '\r', '\n', letter)
 	var num [20]byte
 	d := strconv.AppendInt(num[:0], int64(i), 10)
 	if len(d) > digits {
 		d = d[len(d)-digits:]
 	}
+	var v [40]byte
+	w := append(v[:0], letter)
 	for range digits - len(d) {
-		b = append(b, '0')
+		w = append(w, '0')
 	}
-	b = append(b, d...)
-	return append(b, '\r', '\n')
+	return resp.AppendBulk(b, append(w, d...))
 }
 
 // MemoryConfig is one memory comparison. DefaultMemoryConfig fills
