@@ -86,10 +86,7 @@ type DiagRow struct {
 func (r *DiagReport) Rows() []DiagRow {
 	rows := make([]DiagRow, 0, len(r.Cases))
 	for _, c := range r.Cases {
-		offIdx, onIdx := r.clean(c.Off), r.clean(c.On)
-		if len(offIdx) == 0 || len(onIdx) == 0 {
-			offIdx, onIdx = all(len(c.Off)), all(len(c.On))
-		}
+		offIdx, onIdx := cleanPair(c.Off, c.On, r.MaxOthers)
 		offS, onS := pick(c.Off, offIdx), pick(c.On, onIdx)
 		off, on := Median(offS), Median(onS)
 		row := DiagRow{
@@ -112,40 +109,64 @@ func (r *DiagReport) Rows() []DiagRow {
 			}
 		}
 		row.Scrapes = int(math.Round(Median(sc).OpsPerSec))
-		for _, side := range [][]Sample{offS, onS} {
-			sh := make([]Sample, len(side))
-			for i, x := range side {
-				sh[i].OpsPerSec = x.OthersShare()
-				if r.disturbed(x) {
-					row.Disturbed++
-				}
-			}
-			row.Others = max(row.Others, Median(sh).OpsPerSec)
-		}
+		row.Others, row.Disturbed = othersOf(r.MaxOthers, offS, onS)
 		row.LeftOut = len(c.Off) + len(c.On) - len(offS) - len(onS)
-		for _, m := range []Sample{off, on} {
-			if m.WallSec > 0 && m.ClientCPU/m.WallSec > 0.9 {
-				row.ClientBound = true
-			}
-		}
+		row.ClientBound = clientBound(off, on)
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func (r *DiagReport) disturbed(s Sample) bool {
-	return r.MaxOthers > 0 && s.OthersShare() > r.MaxOthers
+// disturbed reports whether other processes took more than maxOthers of a
+// CPU during s (never when maxOthers is 0).
+func disturbed(s Sample, maxOthers float64) bool {
+	return maxOthers > 0 && s.OthersShare() > maxOthers
 }
 
-// clean returns the indexes of the undisturbed samples.
-func (r *DiagReport) clean(samples []Sample) []int {
-	var idx []int
-	for i, s := range samples {
-		if !r.disturbed(s) {
-			idx = append(idx, i)
+// cleanPair returns the indexes of the undisturbed samples of the two sides
+// of a case, or of all their samples when either side has none.
+func cleanPair(a, b []Sample, maxOthers float64) (aIdx, bIdx []int) {
+	clean := func(samples []Sample) []int {
+		var idx []int
+		for i, s := range samples {
+			if !disturbed(s, maxOthers) {
+				idx = append(idx, i)
+			}
+		}
+		return idx
+	}
+	aIdx, bIdx = clean(a), clean(b)
+	if len(aIdx) == 0 || len(bIdx) == 0 {
+		aIdx, bIdx = all(len(a)), all(len(b))
+	}
+	return aIdx, bIdx
+}
+
+// othersOf returns the largest of the sides' median shares of a CPU other
+// processes took, and how many of their samples were disturbed.
+func othersOf(maxOthers float64, sides ...[]Sample) (others float64, disturbedRuns int) {
+	for _, side := range sides {
+		sh := make([]Sample, len(side))
+		for i, x := range side {
+			sh[i].OpsPerSec = x.OthersShare()
+			if disturbed(x, maxOthers) {
+				disturbedRuns++
+			}
+		}
+		others = max(others, Median(sh).OpsPerSec)
+	}
+	return others, disturbedRuns
+}
+
+// clientBound reports whether the client used more than 90% of its CPU in
+// any of the medians.
+func clientBound(medians ...Sample) bool {
+	for _, m := range medians {
+		if m.WallSec > 0 && m.ClientCPU/m.WallSec > 0.9 {
+			return true
 		}
 	}
-	return idx
+	return false
 }
 
 func all(n int) []int {

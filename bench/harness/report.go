@@ -160,10 +160,7 @@ func ratio(a, b float64) float64 {
 func (r *Report) Rows() []Row {
 	rows := make([]Row, 0, len(r.Cases))
 	for _, c := range r.Cases {
-		sIdx, qIdx := r.clean(c.SvcDB), r.clean(c.Redis)
-		if len(sIdx) == 0 || len(qIdx) == 0 {
-			sIdx, qIdx = all(len(c.SvcDB)), all(len(c.Redis))
-		}
+		sIdx, qIdx := cleanPair(c.SvcDB, c.Redis, r.MaxOthers)
 		sS, qS := pick(c.SvcDB, sIdx), pick(c.Redis, qIdx)
 		s, q := Median(sS), Median(qS)
 		row := Row{
@@ -174,41 +171,13 @@ func (r *Report) Rows() []Row {
 			CPURatio: ratio(s.CPUUsPerReq, q.CPUUsPerReq),
 		}
 		row.Spread = max(spread(sS, s.OpsPerSec), spread(qS, q.OpsPerSec))
-		for _, side := range [][]Sample{sS, qS} {
-			sh := make([]Sample, len(side))
-			for i, x := range side {
-				sh[i].OpsPerSec = x.OthersShare()
-				if r.disturbed(x) {
-					row.Disturbed++
-				}
-			}
-			row.Others = max(row.Others, Median(sh).OpsPerSec)
-		}
+		row.Others, row.Disturbed = othersOf(r.MaxOthers, sS, qS)
 		row.LeftOut = len(c.SvcDB) + len(c.Redis) - len(sS) - len(qS)
-		for _, m := range []Sample{s, q} {
-			if m.WallSec > 0 && m.ClientCPU/m.WallSec > 0.9 {
-				row.ClientBound = true
-			}
-		}
+		row.ClientBound = clientBound(s, q)
 		row.Verdict = r.verdict(&row)
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-func (r *Report) disturbed(s Sample) bool {
-	return r.MaxOthers > 0 && s.OthersShare() > r.MaxOthers
-}
-
-// clean returns the indexes of the undisturbed samples.
-func (r *Report) clean(samples []Sample) []int {
-	var idx []int
-	for i, s := range samples {
-		if !r.disturbed(s) {
-			idx = append(idx, i)
-		}
-	}
-	return idx
 }
 
 func (r *Report) machineLine() string {
