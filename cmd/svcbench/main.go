@@ -228,6 +228,45 @@ func (f *benchFlags) apply() error {
 	return nil
 }
 
+// serverFlags are the flags naming the servers compare and memory start:
+// svcdb and the baseline redis-server, each with its arguments.
+type serverFlags struct {
+	svcdb, redis         *harness.Server
+	svcdbArgs, redisArgs string
+}
+
+// addServerFlags defines --svcdb, --svcdb-args, --redis and --redis-args on
+// fs; svcdbArgsExample ends --svcdb-args' help.
+func addServerFlags(fs *flag.FlagSet, svcdb, redis *harness.Server, svcdbArgsExample string) *serverFlags {
+	f := &serverFlags{svcdb: svcdb, redis: redis}
+	fs.StringVar(&svcdb.Path, "svcdb", "bin/svcdb", "server under test (any server taking --port N --bind ADDR)")
+	fs.StringVar(&f.svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted"+svcdbArgsExample)
+	fs.StringVar(&redis.Path, "redis", redis.Path, "baseline redis-server")
+	fs.StringVar(&f.redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
+	return f
+}
+
+// apply sets the servers' arguments from the parsed --svcdb-args and
+// --redis-args.
+func (f *serverFlags) apply() error {
+	var err error
+	if f.svcdb.Args, err = proc.SplitArgs(f.svcdbArgs); err != nil {
+		return fmt.Errorf("--svcdb-args: %w", err)
+	}
+	if f.redis.Args, err = proc.SplitArgs(f.redisArgs); err != nil {
+		return fmt.Errorf("--redis-args: %w", err)
+	}
+	return nil
+}
+
+// check makes sure --svcdb names a file.
+func (f *serverFlags) check() error {
+	if _, err := os.Stat(f.svcdb.Path); err != nil {
+		return fmt.Errorf("--svcdb %s: %w (build it with `go build -o bin/svcdb ./cmd/svcdb`, or point --svcdb at any Redis-protocol server)", f.svcdb.Path, err)
+	}
+	return nil
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -239,15 +278,11 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	cfg := harness.DefaultConfig()
 	var (
-		svcdbArgs, redisArgs   string
 		loads                  stringList
 		markdownFile, jsonFile string
 		quiet                  bool
 	)
-	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (any server taking --port N --bind ADDR)")
-	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted (e.g. \"--shards 4 --event-loops 1\")")
-	fs.StringVar(&cfg.Redis.Path, "redis", cfg.Redis.Path, "baseline redis-server")
-	fs.StringVar(&redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
+	servers := addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, " (e.g. \"--shards 4 --event-loops 1\")")
 	bench := addBenchFlags(fs, &cfg.Bench, "suite")
 	fs.DurationVar(&cfg.SuiteTestTime, "suite-test-time", cfg.SuiteTestTime, "size each suite group's -n from a calibration run so a test of the group's median rate lasts about this long; 0: --requests × the group's share (main 1, lrange 0.2, mset 0.2)")
 	fs.Float64Var(&cfg.MinRatio, "min-ratio", cfg.MinRatio, "the bar: each redis-benchmark case's svcdb/redis ops/s ratio must be at least this, and no case may fail (exit status 3 otherwise); 0 checks failures only")
@@ -267,11 +302,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	var err error
-	if cfg.SvcDB.Args, err = proc.SplitArgs(svcdbArgs); err != nil {
-		return fmt.Errorf("--svcdb-args: %w", err)
-	}
-	if cfg.Redis.Args, err = proc.SplitArgs(redisArgs); err != nil {
-		return fmt.Errorf("--redis-args: %w", err)
+	if err = servers.apply(); err != nil {
+		return err
 	}
 	if err := bench.apply(); err != nil {
 		return err
@@ -283,8 +315,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if cfg.Loads, err = parseLoads(loads); err != nil {
 		return err
 	}
-	if _, err := os.Stat(cfg.SvcDB.Path); err != nil {
-		return fmt.Errorf("--svcdb %s: %w (build it with `go build -o bin/svcdb ./cmd/svcdb`, or point --svcdb at any Redis-protocol server)", cfg.SvcDB.Path, err)
+	if err := servers.check(); err != nil {
+		return err
 	}
 	if !quiet {
 		cfg.Progress = stderr
@@ -292,12 +324,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	rep, err := harness.Run(ctx, cfg)
 	if rep != nil && len(rep.Cases) > 0 {
-		if err != nil {
-			fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
-		}
-		if werr := writeReports(rep, stdout, markdownFile, jsonFile); werr != nil && err == nil {
-			err = werr
-		}
+		err = writeReports(rep, err, stdout, stderr, markdownFile, jsonFile)
 	}
 	if err == nil {
 		if probs := rep.Problems(); len(probs) > 0 {
@@ -366,12 +393,7 @@ func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) > 0 {
 			rep.Command += " " + proc.QuoteArgs(redactFlag(args, "http-token"))
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
-		}
-		if werr := writeReports(rep, stdout, markdownFile, jsonFile); werr != nil && err == nil {
-			err = werr
-		}
+		err = writeReports(rep, err, stdout, stderr, markdownFile, jsonFile)
 	}
 	return err
 }
@@ -435,7 +457,20 @@ type report interface {
 	WriteJSON(io.Writer) error
 }
 
-func writeReports(rep report, stdout io.Writer, markdownFile, jsonFile string) error {
+// writeReports prints rep and writes it to the files named, after a note on
+// stderr that the results are partial when the run failed with runErr. It
+// returns runErr, or else the first error printing or writing.
+func writeReports(rep report, runErr error, stdout, stderr io.Writer, markdownFile, jsonFile string) error {
+	if runErr != nil {
+		fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
+	}
+	if err := writeReportFiles(rep, stdout, markdownFile, jsonFile); err != nil && runErr == nil {
+		return err
+	}
+	return runErr
+}
+
+func writeReportFiles(rep report, stdout io.Writer, markdownFile, jsonFile string) error {
 	fmt.Fprintln(stdout)
 	if err := rep.WriteTable(stdout); err != nil {
 		return err
@@ -597,15 +632,11 @@ func memory(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	cfg := harness.DefaultMemoryConfig()
 	var (
-		svcdbArgs, redisArgs   string
 		shapes                 string
 		markdownFile, jsonFile string
 		quiet                  bool
 	)
-	fs.StringVar(&cfg.SvcDB.Path, "svcdb", "bin/svcdb", "server under test (any server taking --port N --bind ADDR)")
-	fs.StringVar(&svcdbArgs, "svcdb-args", "", "extra arguments for the server under test, shell-quoted")
-	fs.StringVar(&cfg.Redis.Path, "redis", cfg.Redis.Path, "baseline redis-server")
-	fs.StringVar(&redisArgs, "redis-args", proc.QuoteArgs(harness.RedisBaselineArgs), "arguments for the baseline after --port/--bind")
+	servers := addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, "")
 	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin the servers to the server CPUs and the loader to the client CPUs (if >= 2 CPUs)")
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
 	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the loader when pinning")
@@ -626,11 +657,8 @@ func memory(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	var err error
-	if cfg.SvcDB.Args, err = proc.SplitArgs(svcdbArgs); err != nil {
-		return fmt.Errorf("--svcdb-args: %w", err)
-	}
-	if cfg.Redis.Args, err = proc.SplitArgs(redisArgs); err != nil {
-		return fmt.Errorf("--redis-args: %w", err)
+	if err = servers.apply(); err != nil {
+		return err
 	}
 	cfg.Shapes = nil
 	for _, s := range strings.Split(shapes, ",") {
@@ -638,20 +666,15 @@ func memory(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			cfg.Shapes = append(cfg.Shapes, s)
 		}
 	}
-	if _, err := os.Stat(cfg.SvcDB.Path); err != nil {
-		return fmt.Errorf("--svcdb %s: %w (build it with `go build -o bin/svcdb ./cmd/svcdb`, or point --svcdb at any Redis-protocol server)", cfg.SvcDB.Path, err)
+	if err := servers.check(); err != nil {
+		return err
 	}
 	if !quiet {
 		cfg.Progress = stderr
 	}
 	rep, err := harness.RunMemory(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
-		if err != nil {
-			fmt.Fprintf(stderr, "\npartial results (the run failed):\n")
-		}
-		if werr := writeReports(rep, stdout, markdownFile, jsonFile); werr != nil && err == nil {
-			err = werr
-		}
+		err = writeReports(rep, err, stdout, stderr, markdownFile, jsonFile)
 	}
 	if err == nil {
 		if f := rep.Failures(); len(f) > 0 {
