@@ -386,6 +386,7 @@ var appliedLater = []string{
 	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
 	"notify-keyspace-events", "busy-reply-threshold", "hz",
 	"save", "appendonly", "appendfsync", "aof-load-truncated",
+	"stop-writes-on-bgsave-error", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

@@ -67,6 +67,7 @@ var wantNames = map[string][]string{
 	"pubsub": {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
 	// server
 	"dbsize": nil, "flushdb": nil, "flushall": nil, "time": nil, "info": nil, "shutdown": nil, "lastsave": nil,
+	"save": nil, "bgsave": nil, "bgrewriteaof": nil,
 	"debug":   nil,
 	"status":  {"help", "json"}, // svcdb's own (svc.go)
 	"slowlog": {"get", "help", "len", "reset"},

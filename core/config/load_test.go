@@ -105,6 +105,10 @@ appendfsync = "always"
 dbfilename = "x.rdb"
 appenddirname = "aofdir"
 aof-load-truncated = false
+appendfilename = "my.aof"
+stop-writes-on-bgsave-error = false
+auto-aof-rewrite-percentage = 50
+auto-aof-rewrite-min-size = "1mb"
 `
 
 // everyKeyGet is what CONFIG GET answers for each parameter after loading
@@ -131,7 +135,8 @@ var everyKeyGet = map[string]string{
 	"zset-max-listpack-value": "32", "stream-node-max-entries": "50", "notify-keyspace-events": "AKE",
 	"busy-reply-threshold": "1000", "hz": "500", "latency-monitor-threshold": "100",
 	"save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always", "dbfilename": "x.rdb",
-	"appenddirname": "aofdir", "aof-load-truncated": "no",
+	"appenddirname": "aofdir", "aof-load-truncated": "no", "appendfilename": "my.aof",
+	"stop-writes-on-bgsave-error": "no", "auto-aof-rewrite-percentage": "50", "auto-aof-rewrite-min-size": "1048576",
 }
 
 func TestEveryKeyFromFileReadsBackThroughConfigGet(t *testing.T) {

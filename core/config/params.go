@@ -28,7 +28,7 @@ var tableDocs = []struct{ name, doc string }{
 	{"logging.rotation", "Rotation of the log file set by [logging] file-path."},
 	{"tracing", "OpenTelemetry tracing, exported with OTLP over HTTP/protobuf."},
 	{"redis", "Redis 7.0 parameters under their Redis names, for clients, tools and redis.conf habits. Validated like Redis does and shown by CONFIG GET; each takes effect where svcdb has the matching behaviour."},
-	{"persistence", "Redis persistence parameters. svcdb does not persist data yet: these are validated, stored and shown (CONFIG GET save answers \"\") so that tools which disable persistence with CONFIG SET keep working."},
+	{"persistence", "Snapshots (RDB) and the append-only file (AOF), under Redis' names; files live in [server] data-dir (see docs/persistence.md)."},
 }
 
 // defs is the parameter table: one entry per parameter, in the order
@@ -194,6 +194,14 @@ func defs() []*Param {
 			Doc: "Append-only directory name inside data-dir"},
 		{Name: "aof-load-truncated", Table: "persistence", Key: "aof-load-truncated", Kind: Bool, Default: "yes", Mutable: true,
 			Doc: "Load a truncated append-only file instead of refusing to start"},
+		{Name: "appendfilename", Table: "persistence", Key: "appendfilename", Kind: String, Default: "appendonly.aof", check: checkFilename("appendfilename", "filename"),
+			Doc: "Base name of the append-only files inside appenddirname (<name>.<seq>.base.rdb, <name>.<seq>.incr.aof, <name>.manifest)"},
+		{Name: "stop-writes-on-bgsave-error", Table: "persistence", Key: "stop-writes-on-bgsave-error", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "Refuse writes with -MISCONF while the last snapshot failed and save rules are set"},
+		{Name: "auto-aof-rewrite-percentage", Table: "persistence", Key: "auto-aof-rewrite-percentage", Kind: Int, Default: "100", Min: 0, Max: maxI32, HasRange: true, Unit: "percent", Mutable: true,
+			Doc: "Rewrite the append-only file when it grew this much over its size after the last rewrite (0 = never)"},
+		{Name: "auto-aof-rewrite-min-size", Table: "persistence", Key: "auto-aof-rewrite-min-size", Kind: Size, Default: "67108864", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
+			Doc: "No automatic rewrite while the append-only file is smaller than this"},
 	}
 }
 
