@@ -63,7 +63,13 @@ type Waiter struct {
 	timeout  timeoutReply
 	kind     Kind // the type of key the command pops from (list, zset, stream)
 	timer    *time.Timer
+	logEnd   int64 // the append-only log's end after the serving command's change (aoflog.go)
 }
+
+// LogEnd is the append-only log's end offset after the change that served
+// the waiter (0: none logged). Read it after the reply arrived (Unblocked):
+// under appendfsync always the reply waits until the log is durable there.
+func (w *Waiter) LogEnd() int64 { return w.logEnd }
 
 // Command is the blocked command and its arguments (owned by the waiter).
 func (w *Waiter) Command() (*command.Command, [][]byte) { return w.cmd, w.args }
@@ -226,6 +232,9 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 		}
 		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, rt: rt, ready: key}
 		c.single = s
+		if s.snap != nil {
+			rt.snapBeforeCommand(c) // snapshot.go
+		}
 		rt.run(c)
 		o, _ = d.find(key) // the command may have emptied (deleted) the key
 		if len(c.Out) == 0 {
@@ -238,6 +247,7 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 		}
 		reply := c.Out
 		c.Out, c.Args = nil, nil
+		w.logEnd, c.LogEnd = c.LogEnd, 0
 		w.state.Store(waitDone)
 		w.ended()
 		list = append(list[:i], list[i+1:]...)

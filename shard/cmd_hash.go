@@ -293,7 +293,10 @@ func cmdHIncrByFloat(c *Ctx) {
 	val := appendLongDoubleHuman(nil, cur)
 	c.hashStore(d, o, key, field, val)
 	c.bulk(val)
+	c.logAs(cmdHSET, key, field, val) // the result, as Redis' hincrbyfloatCommand
 }
+
+var cmdHSET = []byte("HSET")
 
 // errRandomCountRange is Redis 7.0.15's reply when HRANDFIELD's or
 // SRANDMEMBER's count is outside getRangeLongFromObjectOrReply(-LONG_MAX,

@@ -21,12 +21,12 @@ func cmdDel(c *Ctx) {
 	c.int(n)
 }
 
-// cmdExists serves EXISTS and TOUCH: both count the keys that exist, a key
-// named twice counting twice.
+// cmdExists serves EXISTS: it counts the keys that exist, a key named twice
+// counting twice, without recording an access (TOUCH does: evict.go).
 func cmdExists(c *Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
-		if c.db(key).lookup(key, c.Now) != nil {
+		if c.db(key).peek(key, c.Now) != nil {
 			n++
 		}
 	}
@@ -35,7 +35,7 @@ func cmdExists(c *Ctx) {
 
 func cmdType(c *Ctx) {
 	key := c.Args[1]
-	o := c.db(key).lookup(key, c.Now)
+	o := c.db(key).peek(key, c.Now) // not an access, as in Redis
 	if o == nil {
 		c.simple("none")
 		return
@@ -69,13 +69,13 @@ func (c *Ctx) rename(nx bool) {
 		}
 		dd.remove(old)
 	}
-	val, coll, ival, enc, kind, at := o.str, o.coll, o.ival, o.enc, o.kind, o.expireAt
+	val, coll, ival, enc, kind, at, access := o.str, o.coll, o.ival, o.enc, o.kind, o.expireAt, o.access
 	size := o.valueMemory()
 	o.str, o.coll = nil, nil // the value moves; keep remove from accounting it twice
 	sd.memory.Add(-size)
 	sd.remove(o)
 	n := dd.insert(dst, kind)
-	n.str, n.coll, n.ival, n.enc = val, coll, ival, enc
+	n.str, n.coll, n.ival, n.enc, n.access = val, coll, ival, enc, access // Redis moves the object, its LRU/LFU data too
 	dd.memory.Add(size)
 	dd.setExpire(n, at)
 	if nx {
@@ -229,10 +229,39 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 	if when <= c.Now {
 		d.remove(o)
 		d.expired.Add(1)
+		c.logAs(cmdDEL, key)
 	} else {
 		d.setExpire(o, when)
+		c.logExpireAt(absolute && unit == 1, when)
 	}
 	c.int(1)
+}
+
+// Command names the append-only log records in place of the command run.
+var (
+	cmdDEL       = []byte("DEL")
+	cmdSET       = []byte("SET")
+	cmdPEXPIREAT = []byte("PEXPIREAT")
+	cmdPERSIST   = []byte("PERSIST")
+	argPXAT      = []byte("PXAT")
+	argKEEPTTL   = []byte("KEEPTTL")
+)
+
+// logging reports whether the append-only log is on, for handlers that
+// must build the arguments they pass to logAs.
+func (c *Ctx) logging() bool { return c.rt != nil && c.rt.prop.Load() != nil }
+
+// logExpireAt records an EXPIRE family command that set an expiry as Redis'
+// expireGenericCommand propagates it: PEXPIREAT key <unix ms> with the
+// command's flags (NX, XX, GT, LT) as given, so the log holds an absolute
+// time; PEXPIREAT itself (asIs) is recorded unchanged.
+func (c *Ctx) logExpireAt(asIs bool, when int64) {
+	if asIs || !c.logging() {
+		return
+	}
+	var buf [8][]byte
+	args := append(buf[:0], cmdPEXPIREAT, c.Args[1], strconv.AppendInt(c.num[:0], when, 10))
+	c.logAs(append(args, c.Args[3:]...)...)
 }
 
 // appendSanitized appends client bytes to an error line as Redis'
@@ -258,7 +287,7 @@ func cmdPExpireTime(c *Ctx) { c.ttl(true, true) }
 
 func (c *Ctx) ttl(ms, absolute bool) {
 	key := c.Args[1]
-	o := c.db(key).lookup(key, c.Now)
+	o := c.db(key).peek(key, c.Now) // not an access, as in Redis
 	switch {
 	case o == nil:
 		c.int(-2)

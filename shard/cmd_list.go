@@ -3,6 +3,7 @@ package shard
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
@@ -570,11 +571,45 @@ func cmdLMPop(c *Ctx) {
 		if o != nil {
 			c.array(2)
 			c.bulk(key)
+			c.logPop(key, front, min(count, int64(listLen(o))))
 			c.listPopRange(d, o, front, count)
 			return
 		}
 	}
 	c.Out = resp.AppendNullArray(c.Out, c.RESP3)
+}
+
+// listDirection is LEFT or RIGHT as Redis writes them in the records of
+// served blocking commands.
+func listDirection(front bool) []byte {
+	if front {
+		return []byte("left")
+	}
+	return []byte("right")
+}
+
+var (
+	cmdLPOP      = []byte("LPOP")
+	cmdRPOP      = []byte("RPOP")
+	cmdLMOVE     = []byte("LMOVE")
+	cmdRPOPLPUSH = []byte("RPOPLPUSH")
+)
+
+// logPop records a pop from a served blocking command or an [B]LMPOP as
+// Redis propagates it: LPOP or RPOP key, with the number popped when n >= 0.
+func (c *Ctx) logPop(key []byte, front bool, n int64) {
+	if !c.logging() {
+		return
+	}
+	name := cmdRPOP
+	if front {
+		name = cmdLPOP
+	}
+	if n < 0 {
+		c.logAs(name, key)
+		return
+	}
+	c.logAs(name, key, strconv.AppendInt(c.num[:0], n, 10))
 }
 
 // parseMPop parses [B]LMPOP's arguments from numkeys (at args[numIdx]) on,
@@ -655,6 +690,7 @@ func (c *Ctx) blockingPop(front bool) {
 		c.bulk(key)
 		c.replyPop(o, front)
 		listDone(d, o, before)
+		c.logPop(key, front, -1)
 		return
 	}
 	c.block(keys, deadline, timeoutNullArray)
@@ -687,6 +723,16 @@ func (c *Ctx) blmove(timeout []byte, from, to bool) {
 		}
 		if o != nil {
 			c.lmove(from, to)
+			// As Redis: the non-blocking form, the directions as given, or
+			// as serveClientBlockedOnList writes them for a woken client.
+			switch {
+			case len(c.Args) == 6 && c.ready == nil:
+				c.logAs(cmdLMOVE, c.Args[1], c.Args[2], c.Args[3], c.Args[4])
+			case len(c.Args) == 6:
+				c.logAs(cmdLMOVE, c.Args[1], c.Args[2], listDirection(from), listDirection(to))
+			default:
+				c.logAs(cmdRPOPLPUSH, c.Args[1], c.Args[2])
+			}
 			return
 		}
 	}
@@ -714,6 +760,7 @@ func cmdBLMPop(c *Ctx) {
 		if o != nil {
 			c.array(2)
 			c.bulk(key)
+			c.logPop(key, front, min(count, int64(listLen(o))))
 			c.listPopRange(d, o, front, count)
 			return
 		}

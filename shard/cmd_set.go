@@ -197,6 +197,7 @@ func cmdSPop(c *Ctx) {
 	before := o.valueMemory()
 	i := rand.IntN(setLen(o))
 	c.setMemberReply(setAt(o, i))
+	c.logSRem(key, setAt(o, i))
 	setRemoveAt(o, i)
 	d.valueChanged(o, before)
 	if setLen(o) == 0 {
@@ -226,6 +227,7 @@ func (c *Ctx) spopCount() {
 	if l >= int64(size) {
 		c.replySet(o)
 		d.remove(o)
+		c.logAs(cmdDEL, key) // as Redis: the whole set went
 		return
 	}
 	count := int(l)
@@ -234,6 +236,7 @@ func (c *Ctx) spopCount() {
 	for range count {
 		i := rand.IntN(setLen(o))
 		c.setMemberReply(setAt(o, i))
+		c.logSRem(key, setAt(o, i))
 		setRemoveAt(o, i)
 	}
 	if remaining := size - count; remaining*spopMoveStrategyMul <= count && o.enc == encHashtable {
@@ -245,6 +248,18 @@ func (c *Ctx) spopCount() {
 		setShrinkToIntset(o, c.limits())
 	}
 	d.valueChanged(o, before)
+}
+
+var cmdSREM = []byte("SREM")
+
+// logSRem records the removal of a member SPOP chose at random as Redis
+// 7.0 propagates it: one SREM key member per member (several are wrapped in
+// MULTI/EXEC by the log).
+func (c *Ctx) logSRem(key []byte, m setMember) {
+	if c.logging() {
+		var buf [20]byte
+		c.logAs(cmdSREM, key, m.bytes(&buf))
+	}
 }
 
 func cmdSRandMember(c *Ctx) {

@@ -2,7 +2,9 @@ package shard
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
@@ -97,7 +99,10 @@ func (c *Ctx) replyEntry(b *streamBlock, e *streamEnt) {
 // (inclusive), at most count (0 = all), as an array unless raw. With a
 // group, entries delivered advance the group and (unless noack) become
 // pending for cons. It returns how many entries it sent.
-func (c *Ctx) replyRange(s *stream, start, end streamID, count int64, rev bool, g *streamGroup, cons *streamConsumer, noack, raw bool) int64 {
+//
+// For XREADGROUP, gl says where to log each new pending entry (an XCLAIM, as
+// Redis' streamReplyWithRange propagates it); nil otherwise.
+func (c *Ctx) replyRange(s *stream, start, end streamID, count int64, rev bool, g *streamGroup, cons *streamConsumer, noack, raw bool, gl *groupLog) int64 {
 	pos := len(c.Out)
 	var n int64
 	p := s.seekGE(start)
@@ -116,7 +121,8 @@ func (c *Ctx) replyRange(s *stream, start, end streamID, count int64, rev bool, 
 			}
 			c.replyEntry(b, e)
 			if g != nil && !noack {
-				s.addNACK(g, cons, e.id, c.Now)
+				s.addNACK(g, cons, e.id, gl.now)
+				gl.xclaim(c, g, e.id, g.pel.get(e.id))
 			}
 			n++
 			if n == count {
@@ -161,6 +167,84 @@ func cString(b []byte) string {
 		}
 	}
 	return string(b)
+}
+
+// ---- what the append-only log records for consumer groups -------------------
+
+var (
+	cmdXCLAIM         = []byte("XCLAIM")
+	cmdXGROUP         = []byte("XGROUP")
+	argSETID          = []byte("SETID")
+	argCREATECONSUMER = []byte("CREATECONSUMER")
+	argENTRIESREAD    = []byte("ENTRIESREAD")
+	argTIME           = []byte("TIME")
+	argRETRYCOUNT     = []byte("RETRYCOUNT")
+	argFORCE          = []byte("FORCE")
+	argJUSTID         = []byte("JUSTID")
+	argLASTID         = []byte("LASTID")
+	argZero           = []byte("0")
+)
+
+// groupLog is what a command that changes a consumer group (XREADGROUP,
+// XCLAIM, XAUTOCLAIM) logs through: the group's database, key and name as
+// given, and the time it records. Consumer-group changes do not signal the
+// key (WATCH stays clean, as in Redis) but count as changes of the dataset
+// (Redis' server.dirty), so that the log records them.
+type groupLog struct {
+	d          *DB
+	key, group []byte
+	now        int64
+}
+
+func (gl *groupLog) changed() { gl.d.countChange() }
+
+// countChange counts a change Redis adds to server.dirty without signalling
+// the key (consumer-group bookkeeping): the runtime logs a command only when
+// its shard's counter moved.
+func (d *DB) countChange() {
+	if s := d.owner; s != nil {
+		s.dirty++
+		s.dirtyPub.Store(s.dirty)
+	}
+}
+
+// xclaim records the pending entry id (its NACK n) as Redis'
+// streamPropagateXCLAIM: XCLAIM key group <n's consumer> 0 id TIME
+// <delivery time> RETRYCOUNT <count> FORCE JUSTID LASTID <group's last ID>,
+// which replays to the same NACK whatever the state (and, for an entry no
+// longer in the stream, drops it as the command did).
+func (gl *groupLog) xclaim(c *Ctx, g *streamGroup, id streamID, n *streamNACK) {
+	gl.changed()
+	if !c.logging() {
+		return
+	}
+	var idBuf, lastBuf [41]byte
+	var timeBuf, countBuf [20]byte
+	c.logAs(cmdXCLAIM, gl.key, gl.group, []byte(n.consumer.name), argZero,
+		appendStreamID(idBuf[:0], id),
+		argTIME, strconv.AppendInt(timeBuf[:0], n.deliveryTime, 10),
+		argRETRYCOUNT, strconv.AppendInt(countBuf[:0], n.deliveryCount, 10),
+		argFORCE, argJUSTID, argLASTID, appendStreamID(lastBuf[:0], g.lastID))
+}
+
+// setID records g's last ID and entries-read counter as Redis'
+// streamPropagateGroupID: XGROUP SETID key group <last ID> ENTRIESREAD <n>.
+func (gl *groupLog) setID(c *Ctx, g *streamGroup) {
+	gl.changed()
+	if !c.logging() {
+		return
+	}
+	var lastBuf [41]byte
+	var readBuf [20]byte
+	c.logAs(cmdXGROUP, argSETID, gl.key, gl.group, appendStreamID(lastBuf[:0], g.lastID),
+		argENTRIESREAD, strconv.AppendInt(readBuf[:0], g.entriesRead, 10))
+}
+
+// createConsumer records the creation of consumer as Redis'
+// streamPropagateConsumerCreation: XGROUP CREATECONSUMER key group consumer.
+func (gl *groupLog) createConsumer(c *Ctx, consumer []byte) {
+	gl.changed()
+	c.logAs(cmdXGROUP, argCREATECONSUMER, gl.key, gl.group, consumer)
 }
 
 // ---- XADD XTRIM --------------------------------------------------------------
@@ -256,6 +340,11 @@ loop:
 		return -1
 	}
 	switch {
+	case c.loading(args[1]):
+		// From the append-only file: trimming is exact there (the log
+		// records "~" as "=" with the resulting threshold), so LIMIT, kept
+		// in the record as Redis keeps it, must neither fail nor stop it.
+		a.limit = 0
 	case limitGiven && !a.approx:
 		c.err("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		return -1
@@ -323,7 +412,7 @@ func cmdXAdd(c *Ctx) {
 	var id streamID
 	switch {
 	case !a.idGiven:
-		if ms := uint64(c.Now); ms > s.lastID.ms {
+		if ms := uint64(c.streamNow(d)); ms > s.lastID.ms {
 			id = streamID{ms, 0}
 		} else {
 			id = s.lastID
@@ -353,6 +442,53 @@ func cmdXAdd(c *Ctx) {
 	if existed {
 		d.signalReady(key)
 	}
+	if c.logging() && (!a.idGiven || !a.seqGiven || a.approx) {
+		// As Redis' xaddCommand: the ID it generated, and an approximate
+		// trim as the exact one that removes the same entries.
+		args := slices.Clone(c.Args)
+		args[idPos] = appendStreamID(nil, id)
+		c.rewriteTrim(args, s, &a.trimArgs)
+		c.logAs(args...)
+	}
+}
+
+// rewriteTrim replaces, in a copy of XADD's or XTRIM's arguments, an
+// approximate trim ("~" threshold) by the exact one that leaves the stream
+// as it is now, as Redis' streamRewriteApproxSpecifier and
+// streamRewriteTrimArgument do: MAXLEN = the stream's length, MINID = its
+// first entry's ID (a deleted one included; the largest ID when empty).
+func (c *Ctx) rewriteTrim(args [][]byte, s *stream, a *trimArgs) {
+	if !a.approx {
+		return
+	}
+	args[a.argIdx-1] = []byte("=")
+	if a.strategy == trimMaxLen {
+		args[a.argIdx] = strconv.AppendInt(nil, s.length, 10)
+		return
+	}
+	first := maxStreamID
+	if len(s.blocks) > 0 {
+		first = s.blocks[0].ents[0].id
+	}
+	args[a.argIdx] = appendStreamID(nil, first)
+}
+
+// loading reports whether an append-only file is being replayed into the
+// shard that owns key (Redis' "the client is the AOF loader").
+func (c *Ctx) loading(key []byte) bool {
+	s := c.db(key).owner
+	return s != nil && s.loading
+}
+
+// streamNow is the clock stream bookkeeping records (the ID XADD generates,
+// delivery and seen times): c.Now, except while an append-only file is
+// replayed, where c.Now is 0 so that nothing expires and Redis' loader reads
+// the wall clock (mstime) for these.
+func (c *Ctx) streamNow(d *DB) int64 {
+	if d.owner != nil && d.owner.loading {
+		return time.Now().UnixMilli()
+	}
+	return c.Now
 }
 
 func cmdXTrim(c *Ctx) {
@@ -371,9 +507,15 @@ func cmdXTrim(c *Ctx) {
 		return
 	}
 	before := o.valueMemory()
-	n := streamOf(o).trim(&a.trimArgs)
+	s := streamOf(o)
+	n := s.trim(&a.trimArgs)
 	if n > 0 {
 		d.valueChanged(o, before)
+		if c.logging() && a.approx {
+			args := slices.Clone(c.Args)
+			c.rewriteTrim(args, s, &a.trimArgs)
+			c.logAs(args...)
+		}
 	}
 	c.int(n)
 }
@@ -452,7 +594,7 @@ func (c *Ctx) xrange(rev bool) {
 	case count == 0:
 		c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 	default:
-		c.replyRange(streamOf(o), start, end, max(count, 0), rev, nil, nil, false, false)
+		c.replyRange(streamOf(o), start, end, max(count, 0), rev, nil, nil, false, false, nil)
 	}
 }
 
@@ -689,11 +831,18 @@ loop:
 			serve = true
 		}
 		if serve {
+			var gl *groupLog
 			if group { // Redis 7.0 creates the consumer only when it serves it
+				gl = &groupLog{d: d, key: key, group: groupName, now: c.streamNow(d)}
 				if cons = g.consumer(consumerName); cons == nil {
-					cons = s.createConsumer(g, consumerName, c.Now)
+					cons = s.createConsumer(g, consumerName, gl.now)
+					// XCLAIM creates it when replayed; otherwise (NOACK as
+					// Redis, a history read as svcdb adds) the log must.
+					if noack || history {
+						gl.createConsumer(c, consumerName)
+					}
 				}
-				cons.seenTime = c.Now
+				cons.seenTime = gl.now
 			}
 			served++
 			if served == 1 {
@@ -706,9 +855,18 @@ loop:
 			}
 			c.bulk(key)
 			if history {
-				c.replyConsumerPEL(s, start, count, cons)
+				c.replyConsumerPEL(s, start, count, g, cons, gl)
+			} else if g == nil {
+				c.replyRange(s, start, maxStreamID, count, false, nil, nil, false, false, nil)
 			} else {
-				c.replyRange(s, start, maxStreamID, count, false, g, cons, noack, false)
+				last := g.lastID
+				c.replyRange(s, start, maxStreamID, count, false, g, cons, noack, false, gl)
+				if g.lastID != last {
+					// Redis logs the group's new last ID for NOACK only; svcdb
+					// logs it always, since the XCLAIMs above do not carry
+					// the group's entries-read counter (XINFO's lag).
+					gl.setID(c, g)
+				}
 			}
 		}
 		d.groupsChanged(o, before)
@@ -738,13 +896,17 @@ loop:
 // replyConsumerPEL is streamReplyWithRangeFromConsumerPEL: the consumer's
 // pending entries from start on, a deleted one as [id, null]; each one still
 // in the stream counts as delivered again.
-func (c *Ctx) replyConsumerPEL(s *stream, start streamID, count int64, cons *streamConsumer) {
+//
+// Unlike Redis, svcdb logs each entry delivered again (an XCLAIM with its
+// new delivery time and count), so that a restart keeps them.
+func (c *Ctx) replyConsumerPEL(s *stream, start streamID, count int64, g *streamGroup, cons *streamConsumer, gl *groupLog) {
 	pos, n := len(c.Out), int64(0)
 	for cur, _ := cons.pel.seek(start); cur.valid(&cons.pel) && (count == 0 || n < count); cur = cons.pel.next(cur) {
 		it := cons.pel.at(cur)
 		if c.replyEntryByID(s, it.id) {
-			it.n.deliveryTime = c.Now
+			it.n.deliveryTime = gl.now
 			it.n.deliveryCount++
+			gl.xclaim(c, g, it.id, it.n)
 		} else {
 			c.array(2)
 			c.bulkID(it.id)
@@ -866,6 +1028,7 @@ func cmdXGroup(c *Ctx) {
 		}
 		before := o.valueMemory()
 		if s.createGroup(args[3], id, entriesRead) != nil {
+			d.countChange()
 			c.ok()
 		} else {
 			c.err("BUSYGROUP Consumer Group name already exists")
@@ -883,6 +1046,7 @@ func cmdXGroup(c *Ctx) {
 		}
 		g.lastID = id
 		g.entriesRead = entriesRead
+		d.countChange()
 		c.ok()
 	case resp.EqualFold(sub, "destroy") && len(args) == 4:
 		if g == nil {
@@ -892,13 +1056,15 @@ func cmdXGroup(c *Ctx) {
 		before := o.valueMemory()
 		s.destroyGroup(g)
 		d.groupsChanged(o, before)
+		d.countChange()
 		c.int(1)
 		d.signalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
 	case resp.EqualFold(sub, "createconsumer") && len(args) == 5:
 		before := o.valueMemory()
-		created := s.createConsumer(g, args[4], c.Now) != nil
+		created := s.createConsumer(g, args[4], c.streamNow(d)) != nil
 		d.groupsChanged(o, before)
 		if created {
+			d.countChange()
 			c.int(1)
 		} else {
 			c.int(0)
@@ -910,6 +1076,7 @@ func cmdXGroup(c *Ctx) {
 			before := o.valueMemory()
 			s.deleteConsumer(g, cons)
 			d.groupsChanged(o, before)
+			d.countChange()
 		}
 		c.int(pending)
 	default:
@@ -981,6 +1148,7 @@ func cmdXSetID(c *Ctx) {
 	if !maxDel.isZero() {
 		s.maxDeleted = maxDel
 	}
+	c.db(key).countChange() // as Redis 7.0's xsetidCommand: server.dirty++, WATCH not signalled
 	c.ok()
 }
 
@@ -1019,6 +1187,9 @@ func cmdXAck(c *Ctx) {
 		if s.ack(g, id) {
 			acked++
 		}
+	}
+	if acked > 0 {
+		d.countChange()
 	}
 	d.groupsChanged(o, before)
 	c.int(acked)
@@ -1139,13 +1310,13 @@ func (s *stream) claimFor(n *streamNACK, id streamID, cons *streamConsumer) {
 
 // claimer returns the claiming consumer, created and marked seen on first use
 // (Redis 7.0 creates it only once something is claimed).
-func (c *Ctx) claimer(s *stream, g *streamGroup, cons **streamConsumer) *streamConsumer {
+func (c *Ctx) claimer(s *stream, g *streamGroup, cons **streamConsumer, now int64) *streamConsumer {
 	if *cons == nil {
 		name := c.Args[3]
 		if *cons = g.consumer(name); *cons == nil {
-			*cons = s.createConsumer(g, name, c.Now)
+			*cons = s.createConsumer(g, name, now)
 		}
-		(*cons).seenTime = c.Now
+		(*cons).seenTime = now
 	}
 	return *cons
 }
@@ -1174,7 +1345,8 @@ func cmdXClaim(c *Ctx) {
 		}
 	}
 	idArgs := args[5:j]
-	now := c.Now
+	gl := &groupLog{d: d, key: args[1], group: args[2], now: c.streamNow(d)}
+	now := gl.now
 	retryCount, deliveryTime := int64(-1), int64(-1)
 	force, justID := false, false
 	var lastID streamID
@@ -1223,8 +1395,12 @@ func cmdXClaim(c *Ctx) {
 	s := streamOf(o)
 	before := o.valueMemory()
 	defer d.groupsChanged(o, before)
+	// As Redis' xclaimCommand, a new last ID is logged by the XCLAIMs that
+	// carry it, or by XGROUP SETID when none is logged.
+	logLastID := false
 	if g.lastID.less(lastID) {
 		g.lastID = lastID
+		logLastID = true
 	}
 	if deliveryTime == -1 || deliveryTime < 0 || deliveryTime > now {
 		deliveryTime = now
@@ -1236,6 +1412,8 @@ func cmdXClaim(c *Ctx) {
 		nack := g.pel.get(id)
 		if _, exists := s.find(id); !exists {
 			if nack != nil { // pending, but gone from the stream: forget it
+				gl.xclaim(c, g, id, nack)
+				logLastID = false
 				s.ack(g, id)
 			}
 			continue
@@ -1248,7 +1426,7 @@ func cmdXClaim(c *Ctx) {
 		if nack == nil || nack.consumer != nil && minIdle != 0 && now-nack.deliveryTime < minIdle {
 			continue
 		}
-		cl := c.claimer(s, g, &cons)
+		cl := c.claimer(s, g, &cons, now)
 		nack.deliveryTime = deliveryTime
 		if retryCount >= 0 {
 			nack.deliveryCount = retryCount
@@ -1256,12 +1434,17 @@ func cmdXClaim(c *Ctx) {
 			nack.deliveryCount++
 		}
 		s.claimFor(nack, id, cl)
+		gl.xclaim(c, g, id, nack)
+		logLastID = false
 		if justID {
 			c.bulkID(id)
 		} else {
 			c.replyEntryByID(s, id)
 		}
 		n++
+	}
+	if logLastID {
+		gl.setID(c, g)
 	}
 	c.Out = insertArrayHeader(c.Out, pos, '*', n)
 }
@@ -1323,7 +1506,8 @@ func cmdXAutoClaim(c *Ctx) {
 	s := streamOf(o)
 	before := o.valueMemory()
 	defer d.groupsChanged(o, before)
-	now := c.Now
+	gl := &groupLog{d: d, key: args[1], group: args[2], now: c.streamNow(d)}
+	now := gl.now
 	attempts := count * 10
 	var cons *streamConsumer
 	var deleted []streamID
@@ -1335,6 +1519,7 @@ func cmdXAutoClaim(c *Ctx) {
 		it := g.pel.at(cur)
 		id, nack := it.id, it.n
 		if _, exists := s.find(id); !exists {
+			gl.xclaim(c, g, id, nack) // as Redis: logged, then forgotten
 			s.ack(g, id)
 			deleted = append(deleted, id)
 			cur, _ = g.pel.seek(id)
@@ -1349,7 +1534,8 @@ func cmdXAutoClaim(c *Ctx) {
 		if !justID {
 			nack.deliveryCount++
 		}
-		s.claimFor(nack, id, c.claimer(s, g, &cons))
+		s.claimFor(nack, id, c.claimer(s, g, &cons, now))
+		gl.xclaim(c, g, id, nack)
 		if justID {
 			c.bulkID(id)
 		} else {
@@ -1497,17 +1683,17 @@ func (c *Ctx) xinfoStream(s *stream) {
 		c.bulkString("groups")
 		c.int(int64(len(s.groups)))
 		c.bulkString("first-entry")
-		if c.replyRange(s, streamID{}, maxStreamID, 1, false, nil, nil, false, true) == 0 {
+		if c.replyRange(s, streamID{}, maxStreamID, 1, false, nil, nil, false, true, nil) == 0 {
 			c.null()
 		}
 		c.bulkString("last-entry")
-		if c.replyRange(s, streamID{}, maxStreamID, 1, true, nil, nil, false, true) == 0 {
+		if c.replyRange(s, streamID{}, maxStreamID, 1, true, nil, nil, false, true, nil) == 0 {
 			c.null()
 		}
 		return
 	}
 	c.bulkString("entries")
-	c.replyRange(s, streamID{}, maxStreamID, count, false, nil, nil, false, false)
+	c.replyRange(s, streamID{}, maxStreamID, count, false, nil, nil, false, false, nil)
 	c.bulkString("groups")
 	c.array(len(s.groups))
 	for _, g := range s.groups {

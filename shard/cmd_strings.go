@@ -3,6 +3,7 @@ package shard
 import (
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
 )
@@ -198,8 +199,12 @@ func (c *Ctx) set(key, val []byte, flags setFlags, at int64, done, abort []byte)
 		if at <= c.Now { // an EXAT/PXAT in the past: the key is gone at once
 			d.remove(o)
 			d.expired.Add(1)
+			c.logAs(cmdDEL, key)
 		} else {
 			d.setExpire(o, at)
+			// As Redis' setGenericCommand: SET key value PXAT <unix ms>, the
+			// options that already took effect (NX, XX, GET) dropped.
+			c.logAs(cmdSET, key, val, argPXAT, strconv.AppendInt(c.num[:0], at, 10))
 		}
 	} else if flags&setKeepTTL == 0 {
 		d.setExpire(o, 0)
@@ -228,6 +233,7 @@ func (c *Ctx) setex(seconds bool) {
 
 func cmdGetSet(c *Ctx) {
 	c.set(c.Args[1], c.Args[2], setGet, 0, nil, nil)
+	c.logAs(cmdSET, c.Args[1], c.Args[2]) // as Redis' getsetCommand
 }
 
 func cmdGetDel(c *Ctx) {
@@ -243,6 +249,7 @@ func cmdGetDel(c *Ctx) {
 	}
 	c.bulk(o.value(&c.num))
 	d.remove(o)
+	c.logAs(cmdDEL, key) // as Redis' getdelCommand
 }
 
 func cmdGetEx(c *Ctx) {
@@ -268,14 +275,20 @@ func cmdGetEx(c *Ctx) {
 		}
 	}
 	c.bulk(o.value(&c.num))
+	// Logged as Redis' getexCommand propagates it: DEL, PEXPIREAT with
+	// the absolute time, or PERSIST (only when a time to live was removed:
+	// otherwise nothing changed and nothing is logged).
 	switch {
 	case flags&setExpire != 0 && at <= c.Now:
 		d.remove(o)
 		d.expired.Add(1)
+		c.logAs(cmdDEL, key)
 	case flags&setExpire != 0:
 		d.setExpire(o, at)
+		c.logAs(cmdPEXPIREAT, key, strconv.AppendInt(c.num[:0], at, 10))
 	case persist:
 		d.setExpire(o, 0)
+		c.logAs(cmdPERSIST, key)
 	}
 }
 
@@ -436,7 +449,11 @@ func cmdIncrByFloat(c *Ctx) {
 	old := cap(o.str)
 	o.str = appendLongDoubleHuman(o.str[:0], cur)
 	d.accountResize(o, old)
+	d.touched(o.key) // signals WATCH and counts the change, as Redis' signalModifiedKey
 	c.bulk(o.value(&c.num))
+	// The result, not the increment: replaying the sum could round
+	// differently (Redis' incrbyfloatCommand).
+	c.logAs(cmdSET, key, o.str, argKEEPTTL)
 }
 
 func cmdAppend(c *Ctx) {

@@ -830,7 +830,8 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 		c.Out = append(c.Out, resp.EmptyArray...)
 		return
 	}
-	if count == -1 {
+	single := count == -1
+	if single {
 		count = 1
 	}
 	llen := zsetLen(o)
@@ -847,6 +848,9 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 		c.array(2)
 		c.bulk(key)
 		c.array(n)
+	}
+	if emitKey { // BZPOPMIN, BZPOPMAX, [B]ZMPOP: logged as Redis propagates them
+		c.logZPop(key, fromMax, single, n)
 	}
 	before := o.valueMemory()
 	emit := func(m []byte, s float64) {
@@ -882,6 +886,29 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 		}
 	}
 	d.zsetDone(o, before)
+}
+
+var (
+	cmdZPOPMIN = []byte("ZPOPMIN")
+	cmdZPOPMAX = []byte("ZPOPMAX")
+)
+
+// logZPop records a pop of n members by BZPOPMIN/BZPOPMAX (single: ZPOPMIN
+// key) or [B]ZMPOP (ZPOPMIN key n), as Redis' genericZpopCommand rewrites
+// them.
+func (c *Ctx) logZPop(key []byte, fromMax, single bool, n int) {
+	if !c.logging() {
+		return
+	}
+	name := cmdZPOPMIN
+	if fromMax {
+		name = cmdZPOPMAX
+	}
+	if single {
+		c.logAs(name, key)
+		return
+	}
+	c.logAs(name, key, strconv.AppendInt(c.num[:0], int64(n), 10))
 }
 
 func cmdBZPopMin(c *Ctx) { c.bzpop(false) }

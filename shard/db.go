@@ -52,6 +52,7 @@ type object struct {
 	ival     int64      // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
 	expireAt int64      // unix milliseconds; 0 = no expiry
 	volIdx   int32      // position in DB.volatile, -1 when expireAt == 0
+	access   uint32     // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	kind     Kind
 	enc      encoding
 }
@@ -101,9 +102,11 @@ type DB struct {
 	free     []uint32 // emptied positions, reused before growing
 	volatile []uint32 // positions of keys with an expiry
 	owner    *Shard
+	evict    *evictor             // maxmemory policy and access clock (evict.go)
 	num      int                  // database number
 	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (blocking.go); nil when none
 	watched  map[string][]*Watch  // WATCHed keys (watch.go); nil when none
+	snap     *dbSnap              // a running snapshot's pending keys (snapshot.go); nil when none
 
 	// Published for readers outside the shard (INFO keyspace, metrics).
 	keys    atomic.Int64
@@ -114,14 +117,18 @@ type DB struct {
 	misses  atomic.Int64 // keyspace_misses
 	memory  atomic.Int64 // approximate bytes held by keys and values
 	avgTTL  atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
+	evicted atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
 }
 
 // objectOverhead approximates the bytes a key costs beyond its key and value
-// bytes: the map entry, the slot and the string headers.
-const objectOverhead = 80
+// bytes: its slot (an object, 88 bytes), its index map entry at the map's
+// average load (about 40) and the allocator's rounding of the key and value
+// buffers to size classes (about 24). Calibrated against the Go heap
+// (TestMemoryAccountingMatchesHeap): within about 10% for small keys.
+const objectOverhead = 152
 
 func newDB() *DB {
-	return &DB{index: make(map[string]uint32)}
+	return &DB{index: make(map[string]uint32), evict: detachedEvictor}
 }
 
 func (d *DB) slot(pos uint32) *object {
@@ -138,14 +145,30 @@ func (d *DB) find(key []byte) (*object, uint32) {
 }
 
 // lookup returns the live object for key, deleting it first if it has expired
-// (lazy expiry, as Redis' expireIfNeeded).
+// (lazy expiry, as Redis' expireIfNeeded), and records the access for the
+// eviction policy, as Redis' lookupKey.
 func (d *DB) lookup(key []byte, now int64) *object {
+	o, _ := d.find(key)
+	if o == nil || o.expireAt != 0 && o.expireAt <= now {
+		return d.peek(key, now) // nil, after deleting an expired key
+	}
+	if w := d.evict.stamp.Load(); w&stampLFU == 0 {
+		o.access = w // the LRU clock, inline: the common case (evict.go)
+	} else {
+		d.touch(o)
+	}
+	return o
+}
+
+// peek is lookup without recording the access: Redis' LOOKUP_NOTOUCH, for
+// commands that inspect a key (OBJECT, TYPE, TTL, EXISTS, MEMORY USAGE).
+func (d *DB) peek(key []byte, now int64) *object {
 	o, pos := d.find(key)
 	if o == nil {
 		return nil
 	}
 	if o.expireAt != 0 && o.expireAt <= now {
-		d.removeAt(o, pos)
+		d.deleteExpired(o, pos)
 		d.expired.Add(1)
 		return nil
 	}
@@ -166,16 +189,19 @@ func (d *DB) insert(key []byte, kind Kind) *object {
 		}
 		d.used++
 	}
+	if d.snap != nil {
+		d.snapForget(pos) // a key born after the snapshot's point in time
+	}
 	k := string(key)
 	d.index[k] = pos
 	o := d.slot(pos)
-	*o = object{key: k, kind: kind, volIdx: -1}
+	*o = object{key: k, kind: kind, volIdx: -1, access: d.evict.newAccess()}
 	d.keys.Store(int64(len(d.index)))
 	d.memory.Add(int64(len(k) + objectOverhead))
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
 		d.markReady(k)
 	}
-	d.touched(k)
+	d.touchedWatches(k)
 	return o
 }
 
@@ -185,6 +211,9 @@ func (d *DB) remove(o *object) {
 }
 
 func (d *DB) removeAt(o *object, pos uint32) {
+	if d.snap != nil {
+		d.snapSave(pos) // written as it was before it goes
+	}
 	d.touched(o.key)
 	if o.expireAt != 0 {
 		d.clearExpire(o)
@@ -213,6 +242,13 @@ func (d *DB) reset() {
 // flush deletes every key and returns how many there were.
 func (d *DB) flush() int {
 	n := len(d.index)
+	if d.snap != nil {
+		d.snapFlush()
+	}
+	if s := d.owner; s != nil { // as Redis' flushdbCommand: server.dirty += keys removed
+		s.dirty += int64(n)
+		s.dirtyPub.Store(s.dirty)
+	}
 	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
 		if _, ok := d.index[key]; ok {
 			d.touched(key)
@@ -317,7 +353,7 @@ func (d *DB) randomLive(now int64) *object {
 			continue
 		}
 		if o.expireAt != 0 && o.expireAt <= now {
-			d.remove(o)
+			d.deleteExpired(o, d.index[o.key])
 			d.expired.Add(1)
 			continue
 		}
@@ -363,7 +399,7 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 			pos := d.volatile[rand.IntN(len(d.volatile))]
 			o := d.slot(pos)
 			if o.expireAt <= now {
-				d.removeAt(o, pos)
+				d.deleteExpired(o, pos)
 				expired++
 			} else {
 				ttlSum += o.expireAt - now

@@ -26,6 +26,23 @@ type Ctx struct {
 	Blocked       *Waiter
 	RetryDeadline int64
 
+	// LogEnd is the append-only log's end offset after the changes of the
+	// commands run with this context (0: none logged). Under appendfsync
+	// always the producer holds their replies until the log is durable up
+	// to it. The producer resets it.
+	LogEnd int64
+	// rewrite, when a handler called logAs, holds the RESP commands the
+	// append-only log records instead of Args (absolute times, the members
+	// SPOP chose, the non-blocking form of a served BLPOP ...); rewriteN
+	// counts them (aoflog.go).
+	rewrite  []byte
+	rewriteN int
+	// held is the set of shards ExecMulti holds for the command while
+	// holding is set, so that dirtyOf never reads a shard another goroutine
+	// holds (kept by value: a pointer to ExecMulti's set would escape).
+	held    shardSet
+	holding bool
+
 	rt     *Runtime
 	single *Shard   // the shard held, when the command runs on exactly one
 	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
@@ -211,7 +228,7 @@ func handlerTable() map[string]struct {
 	add("del", cmdDel, routeKeys)
 	add("unlink", cmdDel, routeKeys)
 	add("exists", cmdExists, routeKeys)
-	add("touch", cmdExists, routeKeys)
+	add("touch", cmdTouch, routeKeys) // evict.go
 	add("type", cmdType, routeKeys)
 	add("rename", cmdRename, routeKeys)
 	add("renamenx", cmdRenameNX, routeKeys)

@@ -78,6 +78,9 @@ type Runtime struct {
 	limits      encodingLimits
 	blocked     atomic.Int64 // parked clients
 	latency     atomic.Pointer[latency.Monitor]
+	snapRunning atomic.Bool                // a WriteSnapshot is running (snapshot.go)
+	prop        atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
+	evict       evictor                    // maxmemory, eviction policy and access clock (evict.go)
 	stop        chan struct{}
 	wg          sync.WaitGroup
 }
@@ -102,8 +105,10 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 	}
 	for i := range cfg.Shards {
 		rt.shards = append(rt.shards, newShard(i, cfg.QueueCap))
+		rt.shards[i].prop = &rt.prop
 	}
 	rt.hot = newHotRing(cfg.Shards)
+	rt.evict.attach(rt.shards)
 	if err := rt.register(); err != nil {
 		return nil, err
 	}
@@ -327,7 +332,16 @@ func (rt *Runtime) ExecMulti(c *Ctx) {
 	}
 	rt.holdSet(&set)
 	c.single = nil
+	if rt.evict.limit.Load() != 0 && !rt.admitHeld(&set, c) { // maxmemory (evict.go)
+		rt.releaseSet(&set)
+		return
+	}
+	if rt.snapRunning.Load() {
+		rt.snapBeforeCommand(c) // snapshot.go
+	}
+	c.held, c.holding = set, true
 	rt.run(c)
+	c.holding = false
 	rt.releaseSet(&set)
 }
 
@@ -367,6 +381,12 @@ func (s *shardSet) all(n int) {
 // exec runs one command on shard s. REQUIRES: the caller holds s's token.
 func (rt *Runtime) exec(s *Shard, c *Ctx) {
 	c.single = s
+	if rt.evict.limit.Load() != 0 && !rt.admit(s, c) { // maxmemory (evict.go)
+		return
+	}
+	if s.snap != nil {
+		rt.snapBeforeCommand(c) // snapshot.go
+	}
 	rt.run(c)
 	if len(s.ready) > 0 {
 		rt.serveReady(s)
@@ -382,9 +402,40 @@ func (rt *Runtime) exec(s *Shard, c *Ctx) {
 	}
 }
 
-// run calls the handler; a panic becomes an error reply so one bad command
-// cannot take the server down (OnPanic records it: a panic is always a bug).
+// run calls the handler and, when the append-only log is on and the command
+// changed the dataset, records it there (aoflog.go).
 func (rt *Runtime) run(c *Ctx) {
+	p := rt.prop.Load()
+	if p == nil || !rt.logged(c) {
+		rt.call(c)
+		return
+	}
+	before := rt.dirtyOf(c)
+	c.rewrite, c.rewriteN = c.rewrite[:0], 0
+	rt.call(c)
+	if rt.dirtyOf(c) != before {
+		p.propagate(c)
+	}
+}
+
+// dirtyOf sums the change counters of the shards c's command may touch: its
+// one shard, or every shard for commands that hold several (rare).
+func (rt *Runtime) dirtyOf(c *Ctx) int64 {
+	if c.single != nil {
+		return c.single.dirty
+	}
+	var n int64
+	for i, s := range rt.shards {
+		if !c.holding || c.held.has(i) { // never a shard another goroutine holds
+			n += s.dirty
+		}
+	}
+	return n
+}
+
+// call calls the handler; a panic becomes an error reply so one bad command
+// cannot take the server down (OnPanic records it: a panic is always a bug).
+func (rt *Runtime) call(c *Ctx) {
 	defer func() {
 		if r := recover(); r != nil {
 			buf := make([]byte, 16<<10)
@@ -410,6 +461,7 @@ func (rt *Runtime) expireLoop() {
 			return
 		case <-t.C:
 		}
+		rt.evict.tick(time.Now()) // the access clock (evict.go)
 		lat := rt.latency.Load()
 		for _, s := range rt.shards {
 			rt.acquire(s)
@@ -418,8 +470,12 @@ func (rt *Runtime) expireLoop() {
 			now := time.Now()
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
 			for _, d := range s.dbs {
+				if s.loading {
+					break // the log being replayed decides what expired
+				}
 				d.expireCycle(now.UnixMilli(), deadline)
 			}
+			rt.keepUnderLimit(s, rt.expireEvery/4/time.Duration(len(rt.shards))) // evict.go
 			rt.release(s)
 			if lat != nil {
 				// How long the shard was held: what its clients waited.

@@ -18,6 +18,13 @@ type Shard struct {
 	dbs      [NumDatabases]*DB
 	ready    []readyKey // keys that may serve blocked clients (blocking.go)
 	serveCtx Ctx        // scratch for serving them
+	snap     *shardSnap // a running snapshot's part in this shard (snapshot.go); nil when none
+	// dirty counts changes to the shard's keys (Redis' server.dirty), one
+	// per touched key; published to readers through dirtyPub (Runtime.Dirty).
+	dirty    int64
+	dirtyPub atomic.Int64
+	loading  bool                        // an append-only file is being replayed: no active expiry (replay.go)
+	prop     *atomic.Pointer[propagator] // the runtime's append-only log feed (aoflog.go)
 
 	stats shardStats
 }
@@ -53,6 +60,7 @@ type Snapshot struct {
 	// estimate from the keys the active expiry cycle samples (0 = none yet).
 	AvgTTL     [NumDatabases]int64
 	Expired    int64
+	Evicted    int64 // keys deleted to stay under maxmemory
 	MemoryUsed int64
 	Commands   int64
 	Reads      int64 // commands flagged readonly
@@ -86,6 +94,7 @@ func (s *Shard) Snapshot() Snapshot {
 		sn.Expires[i] = d.expires.Load()
 		sn.AvgTTL[i] = d.avgTTL.Load()
 		sn.Expired += d.expired.Load()
+		sn.Evicted += d.evicted.Load()
 		sn.MemoryUsed += d.memory.Load()
 		sn.Hits += d.hits.Load()
 		sn.Misses += d.misses.Load()

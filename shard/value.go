@@ -50,7 +50,7 @@ func (d *DB) copyValue(dst, src *object) {
 	if src.coll != nil {
 		dst.coll = src.coll.clone()
 	}
-	d.memory.Add(dst.valueMemory())
+	d.valueChanged(dst, 0)
 }
 
 // encodingName is what OBJECT ENCODING reports, from what the value really
@@ -216,7 +216,8 @@ func cmdObject(c *Ctx) {
 		return
 	}
 	key := c.Args[2]
-	o := c.db(key).lookup(key, c.Now)
+	d := c.db(key)
+	o := d.peek(key, c.Now) // Redis' LOOKUP_NOTOUCH: OBJECT is not an access
 	if o == nil {
 		c.null()
 		return
@@ -237,10 +238,17 @@ func cmdObject(c *Ctx) {
 			c.int(1)
 		}
 	case resp.EqualFold(sub, "idletime"):
-		// svcdb keeps no access clock per key yet (issue 7 adds LRU/LFU data).
-		c.int(0)
+		if d.evict.loadPolicy()&policyLFU != 0 {
+			c.err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			return
+		}
+		c.int(int64(d.evict.idleMillis(o.access) / 1000))
 	case resp.EqualFold(sub, "freq"):
-		c.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+		if d.evict.loadPolicy()&policyLFU == 0 {
+			c.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			return
+		}
+		c.int(int64(d.evict.lfuDecr(o.access)))
 	default:
 		c.Out = resp.AppendErrSubcommandSyntax(c.Out, sub, "object")
 	}
@@ -284,7 +292,7 @@ func cmdMemory(c *Ctx) {
 		return
 	}
 	key := c.Args[2]
-	o := c.db(key).lookup(key, c.Now)
+	o := c.db(key).peek(key, c.Now) // not an access, as in Redis
 	if o == nil {
 		c.null()
 		return

@@ -32,6 +32,17 @@ func (w *Watch) Watching() bool { return len(w.keys) > 0 }
 // touched marks the Watches on key dirty. Called by every primitive that
 // changes a key; one nil check when nothing is watched.
 func (d *DB) touched(key string) {
+	if s := d.owner; s != nil {
+		s.dirty++
+		s.dirtyPub.Store(s.dirty)
+	}
+	d.touchedWatches(key)
+}
+
+// touchedWatches marks the Watches on key dirty without counting a change:
+// insert uses it, since the value a new key gets counts (a SET of a new key
+// is one change, as in Redis).
+func (d *DB) touchedWatches(key string) {
 	if d.watched == nil {
 		return
 	}
@@ -119,23 +130,38 @@ func (rt *Runtime) WatchFailed(w *Watch, now int64) bool {
 	return false
 }
 
-// HoldAll takes every shard, in ascending order (EXEC).
+// HoldAll takes every shard, in ascending order (EXEC). The commands run
+// with ExecHeld until ReleaseAll are one transaction in the append-only log.
 func (rt *Runtime) HoldAll() {
 	var all shardSet
 	all.all(len(rt.shards))
 	rt.holdSet(&all)
+	if p := rt.prop.Load(); p != nil {
+		p.beginTxn()
+	}
 }
 
 // ExecHeld runs c's command while HoldAll is in effect.
 func (rt *Runtime) ExecHeld(c *Ctx) {
 	c.single = nil
+	if rt.snapRunning.Load() {
+		rt.snapBeforeCommand(c) // snapshot.go
+	}
 	rt.run(c)
 }
 
 // ReleaseAll serves the clients blocked on keys the held commands filled and
 // lets every shard go.
-func (rt *Runtime) ReleaseAll() {
+// It returns the append-only log's end offset after the transaction's
+// changes (0 when nothing was logged): under appendfsync always, EXEC's reply
+// waits for it.
+func (rt *Runtime) ReleaseAll() int64 {
+	var end int64
+	if p := rt.prop.Load(); p != nil {
+		end = p.endTxn()
+	}
 	var all shardSet
 	all.all(len(rt.shards))
 	rt.releaseSet(&all)
+	return end
 }

@@ -142,6 +142,7 @@ type Log struct {
 	manifest *Manifest
 	rewrite  *rewriteState
 	waiters  int
+	notify   []notifyReq // NotifyDurable's waiters
 	closed   bool
 	st       Status // the counters and flags Status returns (Policy, Buffered, sizes filled in there)
 	lastErr  *DiskError
@@ -355,6 +356,59 @@ func (l *Log) WaitDurable(end int64) error {
 	return nil
 }
 
+// Notifier is told that a wait registered with NotifyDurable is over.
+type Notifier interface {
+	Notify()
+}
+
+type notifyReq struct {
+	end int64
+	n   Notifier
+}
+
+// NotifyDurable is WaitDurable for callers that must not block (an event
+// loop serving other clients): it reports whether everything up to end is
+// written and fsynced; when not, n.Notify is called once it is, or once an
+// error or Close ends the wait, and the caller asks again. Many waiters
+// share the flusher's next fsync, as with WaitDurable. The error is
+// WaitDurable's.
+func (l *Log) NotifyDurable(end int64, n Notifier) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.durable >= end {
+		return true, nil
+	}
+	if l.lastErr != nil && !l.st.OK() {
+		return false, l.lastErr
+	}
+	if l.closed {
+		return false, ErrClosed
+	}
+	l.notify = append(l.notify, notifyReq{end, n})
+	l.wake()
+	return false, nil
+}
+
+// broadcast wakes WaitDurable's waiters and calls the NotifyDurable
+// waiters whose wait is over. REQUIRES: l.mu held.
+func (l *Log) broadcast() {
+	l.cond.Broadcast()
+	if len(l.notify) == 0 {
+		return
+	}
+	over := l.closed || (l.lastErr != nil && !l.st.OK())
+	keep := l.notify[:0]
+	for _, r := range l.notify {
+		if over || l.durable >= r.end {
+			r.n.Notify()
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	clear(l.notify[len(keep):])
+	l.notify = keep
+}
+
 // SetPolicy changes appendfsync at run time (CONFIG SET appendfsync).
 func (l *Log) SetPolicy(p FsyncPolicy) {
 	l.policy.Store(uint32(p))
@@ -424,7 +478,7 @@ func (l *Log) Close() error {
 			err = cerr
 		}
 	}
-	l.cond.Broadcast()
+	l.broadcast()
 	return err
 }
 
@@ -555,7 +609,7 @@ func (l *Log) advance(seg *segment, n int64, wrote bool, err error) {
 		l.st.Writes++
 		if !l.st.WriteOK {
 			l.st.WriteOK = true // Redis: "AOF write error looks solved, Redis can write again."
-			l.cond.Broadcast()
+			l.broadcast()
 		}
 	}
 }
@@ -589,7 +643,7 @@ func (l *Log) maybeSync(final bool) {
 	seg, target := l.segs[0], l.written
 	policy := l.Policy()
 	need := target > l.durable && !seg.discard
-	due := final || l.waiters > 0 || policy == FsyncAlways ||
+	due := final || l.waiters > 0 || len(l.notify) > 0 || policy == FsyncAlways ||
 		(policy == FsyncEverySec && time.Since(l.syncTry) >= time.Second)
 	if need && due {
 		l.syncTry = time.Now()
@@ -615,7 +669,7 @@ func (l *Log) synced(at int64) {
 	l.st.Fsyncs++
 	l.st.LastFsync = time.Now()
 	l.st.FsyncOK = true
-	l.cond.Broadcast()
+	l.broadcast()
 }
 
 // fail records a failed write or fsync. REQUIRES: l.mu held.
@@ -633,7 +687,7 @@ func (l *Log) fail(kind string, err error) {
 		l.st.FsyncErrors++
 		l.st.FsyncOK = false
 	}
-	l.cond.Broadcast()
+	l.broadcast()
 }
 
 // ---- rewrite ----------------------------------------------------------------
@@ -755,7 +809,7 @@ func (l *Log) FinishRewrite() error {
 	}
 	l.baseSize = l.size
 	l.durable = max(l.durable, rw.switchAt)
-	l.cond.Broadcast()
+	l.broadcast()
 	l.mu.Unlock()
 	l.wake()
 

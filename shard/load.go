@@ -1,0 +1,301 @@
+package shard
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/rdb"
+)
+
+// Loading an RDB file at start-up (LoadRDB).
+//
+// Package rdb decodes the file into neutral entries; each goes to the shard
+// that owns its key, gathered per shard and inserted loadBatchKeys at a time
+// while holding that shard's token (the expiry loop may already run). Each
+// value is built with the type's own constructors and mutators, choosing
+// the encoding Redis 7.0's rdbLoadObject would choose under the thresholds
+// in effect (EncodingLimits): a listpack hash while it has at most
+// hash-max-listpack-entries fields none longer than hash-max-listpack-value,
+// an intset while every member is an integer and there are at most
+// set-max-intset-entries, a listpack sorted set while it has at most
+// zset-max-listpack-entries members none longer than zset-max-listpack-value,
+// lists through the same push path as RPUSH, streams through the same append
+// path as XADD. Memory is accounted as the handlers account it (insert,
+// setString/setInt, valueChanged). Loading is not a change: it leaves
+// Dirty where it was.
+
+// loadBatchKeys is how many keys LoadRDB gathers for one shard before it
+// takes that shard and inserts them.
+const loadBatchKeys = 512
+
+// LoadStats describes one LoadRDB.
+type LoadStats struct {
+	Keys    int64 // keys inserted
+	Expired int64 // keys skipped because their time to live had passed
+}
+
+// LoadRDB reads an RDB file into the keyspace, each key on its shard, with
+// the encodings Redis would choose under the thresholds in effect, TTLs
+// kept and keys already expired skipped (as a Redis master does). Call it
+// before clients are served; keys already present are an error, as Redis'
+// "duplicated key". On an error the keys inserted so far stay.
+// REQUIRES: the caller holds no shard token.
+func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
+	var st LoadStats
+	lim := &DefaultEncodingLimits
+	if l := rt.limits.p.Load(); l != nil {
+		lim = l
+	}
+	now := time.Now().UnixMilli() // read once, as rdbLoadRio does
+	pending := make([][]rdb.Entry, len(rt.shards))
+	flush := func(i int) error {
+		n, err := rt.loadBatch(rt.shards[i], pending[i], lim)
+		st.Keys += int64(n)
+		clear(pending[i]) // let the inserted values' source bytes go
+		pending[i] = pending[i][:0]
+		return err
+	}
+	_, err := rdb.Load(r, func(e *rdb.Entry) error {
+		if e.DB < 0 || e.DB >= NumDatabases {
+			return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", NumDatabases)
+		}
+		if e.ExpireAt != 0 && e.ExpireAt < now {
+			st.Expired++
+			return nil
+		}
+		i := rt.ShardOf(e.Key)
+		pending[i] = append(pending[i], *e) // Load reuses *e; its slices are ours
+		if len(pending[i]) >= loadBatchKeys {
+			return flush(i)
+		}
+		return nil
+	})
+	for i := range pending {
+		if err != nil {
+			break
+		}
+		if len(pending[i]) > 0 {
+			err = flush(i)
+		}
+	}
+	return st, err
+}
+
+// loadBatch inserts entries into shard s, holding it, and returns how many
+// it inserted before an error.
+func (rt *Runtime) loadBatch(s *Shard, entries []rdb.Entry, lim *EncodingLimits) (int, error) {
+	rt.acquire(s)
+	dirty := s.dirty
+	var err error
+	done := 0
+	for k := range entries {
+		var added bool
+		if added, err = loadEntry(s.dbs[entries[k].DB], &entries[k], lim); err != nil {
+			break
+		}
+		if added {
+			done++
+		}
+	}
+	s.dirty = dirty
+	s.dirtyPub.Store(dirty)
+	rt.release(s)
+	return done, err
+}
+
+// loadEntry builds e's value and inserts it into d. An empty list, set,
+// sorted set or hash is skipped (added false), as Redis skips empty keys.
+func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error) {
+	if _, dup := d.index[string(e.Key)]; dup {
+		return false, fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
+	}
+	if len(e.Elems) == 0 && len(e.Pairs) == 0 && len(e.ZSet) == 0 &&
+		(e.Kind == rdb.KindList || e.Kind == rdb.KindSet || e.Kind == rdb.KindHash || e.Kind == rdb.KindZSet) {
+		return false, nil
+	}
+	var v object // the value, built before the key exists
+	switch e.Kind {
+	case rdb.KindString:
+		o := d.insert(e.Key, KindString)
+		if n, ok := resp.ParseInt(e.Str); ok {
+			d.setInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
+		} else {
+			d.setString(o, e.Str)
+		}
+		d.setExpire(o, e.ExpireAt)
+		return true, nil
+	case rdb.KindList:
+		v.kind = KindList
+		loadList(&v, e.Elems, lim)
+	case rdb.KindSet:
+		v.kind = KindSet
+		loadSet(&v, e.Elems, lim)
+	case rdb.KindZSet:
+		v.kind = KindZSet
+		loadZSet(&v, e.ZSet, lim)
+	case rdb.KindHash:
+		v.kind = KindHash
+		loadHash(&v, e.Pairs, lim)
+	case rdb.KindStream:
+		s, err := loadStream(e.Stream, lim)
+		if err != nil {
+			return false, fmt.Errorf("rdb: stream '%s' in DB %d: %w", e.Key, e.DB, err)
+		}
+		v.kind, v.enc, v.coll = KindStream, encStream, s
+	default:
+		return false, fmt.Errorf("rdb: key '%s' in DB %d has unknown kind %d", e.Key, e.DB, e.Kind)
+	}
+	o := d.insert(e.Key, v.kind)
+	o.str, o.coll, o.enc = v.str, v.coll, v.enc
+	d.valueChanged(o, 0)
+	d.setExpire(o, e.ExpireAt)
+	return true, nil
+}
+
+// loadList pushes elems at the tail, as RPUSH would, so the list takes the
+// layout RPUSH gives it under list-max-listpack-size.
+func loadList(v *object, elems [][]byte, lim *EncodingLimits) {
+	size := 0
+	for _, el := range elems[:min(len(elems), listpackMaxEntries)] {
+		size += listpack.EntrySize(el)
+	}
+	v.enc, v.str = encListpack, listpack.New(size)
+	for _, el := range elems {
+		listPush(v, el, false, lim.ListMaxListpackSize)
+	}
+}
+
+// loadSet is rdbLoadObject's RDB_TYPE_SET: a hash table from the start when
+// there are more members than set-max-intset-entries, else an intset that
+// converts at the first member that is not an integer.
+// REQUIRES: members is not empty.
+func loadSet(v *object, members [][]byte, lim *EncodingLimits) {
+	if int64(len(members)) > lim.SetMaxIntsetEntries {
+		v.enc, v.coll = encHashtable, newHTable(false, len(members))
+	} else {
+		newSetValue(v, members[0], len(members))
+	}
+	for _, m := range members {
+		setAdd(v, m, lim)
+	}
+}
+
+// loadZSet is rdbLoadObject's RDB_TYPE_ZSET_2: loaded whole, then a
+// listpack when it has at most zset-max-listpack-entries members and none
+// longer than zset-max-listpack-value, else a skiplist. It sorts members in
+// place.
+func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
+	maxLen := 0
+	for i := range members {
+		maxLen = max(maxLen, len(members[i].Member))
+	}
+	if int64(len(members)) > lim.ZSetMaxListpackEntries || int64(maxLen) > lim.ZSetMaxListpackValue {
+		sl := newZskiplist(len(members))
+		for i := range members {
+			if _, dup := sl.find(members[i].Member); !dup {
+				sl.add(members[i].Member, members[i].Score)
+			}
+		}
+		v.enc, v.coll = encSkiplist, sl
+		return
+	}
+	slices.SortFunc(members, func(a, b rdb.ZMember) int {
+		if c := cmp.Compare(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Member, b.Member)
+	})
+	size := 0
+	for i := range members {
+		size += listpack.EntrySize(members[i].Member) + zlScoreEntry
+	}
+	lp := listpack.New(size)
+	var sb [zlScoreLen]byte
+	for i := range members {
+		lp = listpack.Append(lp, members[i].Member)
+		lp = listpack.Append(lp, zlScoreBytes(&sb, members[i].Score))
+	}
+	v.enc, v.str = encListpack, lp
+}
+
+// loadHash is rdbLoadObject's RDB_TYPE_HASH: a hash table from the start
+// when there are more fields than hash-max-listpack-entries or one field or
+// value is longer than hash-max-listpack-value, else a listpack of the
+// pairs in file order. Package rdb guarantees no field repeats.
+func loadHash(v *object, pairs [][]byte, lim *EncodingLimits) {
+	n := len(pairs) / 2
+	if int64(n) > lim.HashMaxListpackEntries {
+		v.enc, v.coll = encHashtable, newHTable(true, n)
+	} else {
+		newHashValue(v, pairs, lim)
+	}
+	if v.enc == encListpack {
+		for _, x := range pairs {
+			v.str = listpack.Append(v.str, x)
+		}
+		return
+	}
+	t := v.coll.(*htable)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if _, dup := t.find(pairs[i]); !dup {
+			t.insert(pairs[i], pairs[i+1])
+		}
+	}
+}
+
+// loadStream rebuilds a stream: its entries appended as XADD appends them
+// (nodes split under stream-node-max-entries), then the file's last ID,
+// max deleted ID and entries-added counter, then the consumer groups with
+// their consumers (seen time) and pending entries (delivery time and count,
+// owning consumer).
+func loadStream(src *rdb.Stream, lim *EncodingLimits) (*stream, error) {
+	s := newStream()
+	for i := range src.Entries {
+		en := &src.Entries[i]
+		id := streamID{en.ID.Ms, en.ID.Seq}
+		if s.length > 0 && !s.lastID.less(id) {
+			return nil, fmt.Errorf("entry %d-%d is not above the one before it", id.ms, id.seq)
+		}
+		s.append(id, en.Fields, lim.StreamNodeMaxEntries)
+	}
+	if last := (streamID{src.LastID.Ms, src.LastID.Seq}); s.lastID.less(last) {
+		s.lastID = last
+	}
+	s.maxDeleted = streamID{src.MaxDeletedID.Ms, src.MaxDeletedID.Seq}
+	s.entriesAdded = max(int64(src.EntriesAdded), s.length)
+	for gi := range src.Groups {
+		sg := &src.Groups[gi]
+		g := s.createGroup(sg.Name, streamID{sg.LastID.Ms, sg.LastID.Seq}, sg.EntriesRead)
+		if g == nil {
+			return nil, fmt.Errorf("duplicated consumer group name '%s'", sg.Name)
+		}
+		for ci := range sg.Consumers {
+			sc := &sg.Consumers[ci]
+			if s.createConsumer(g, sc.Name, sc.SeenTime) == nil {
+				return nil, fmt.Errorf("group '%s': duplicated consumer name '%s'", sg.Name, sc.Name)
+			}
+		}
+		for pi := range sg.PEL {
+			p := &sg.PEL[pi]
+			id := streamID{p.ID.Ms, p.ID.Seq}
+			c := g.consumer(p.Consumer)
+			if c == nil {
+				return nil, fmt.Errorf("group '%s': pending entry %d-%d has no consumer", sg.Name, id.ms, id.seq)
+			}
+			if g.pel.get(id) != nil {
+				return nil, fmt.Errorf("group '%s': pending entry %d-%d appears twice", sg.Name, id.ms, id.seq)
+			}
+			n := &streamNACK{deliveryTime: p.DeliveryTime, deliveryCount: int64(p.DeliveryCount), consumer: c}
+			g.pel.insert(id, n, &s.mem)
+			c.pel.insert(id, n, &s.mem)
+			s.mem += streamNACKSize
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,637 @@
+package shard
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math/bits"
+	"time"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/rdb"
+)
+
+// Snapshots (SAVE, BGSAVE): a point-in-time RDB file written while the
+// shards keep serving, Dragonfly's versioned-snapshot idea on our slot array.
+//
+//   - Mark. WriteSnapshot holds every shard at once, as a multi-shard command
+//     does, for as long as it takes to give each non-empty database a bitmap
+//     with one bit per slot position holding a key (all ones up to DB.used,
+//     minus the free positions), then lets go. That instant is the
+//     snapshot's point in time on every shard, so a multi-shard command
+//     (MSET across shards, MULTI/EXEC) is wholly in it or wholly out.
+//   - Serialize. The caller's goroutine then asks each shard, database by
+//     database, for a step: a control message (inspect.go) that whoever
+//     holds the shard runs between command batches. A step encodes the next
+//     pending keys (at most snapshotStepKeys keys or snapshotStepBytes
+//     bytes) into a buffer, clearing their bits, and hands the buffer back
+//     through a channel that always has room; the caller writes it out and
+//     asks for the next step. Shards are asked in parallel within a
+//     database; the databases follow each other, since the file needs each
+//     database's entries after its SELECTDB.
+//   - Keep the point in time. A key whose bit is still set and that is
+//     about to change or go is encoded first, into its database's "early"
+//     buffer, and its bit cleared: before a write command runs (its keys,
+//     each on its own shard), before any deletion (DB.removeAt: DEL,
+//     expiry, eviction, RENAME, COPY ... REPLACE), before a database is
+//     flushed (every pending key of it), and before a blocked client is
+//     served. A key created after the mark lands in a free or new slot whose
+//     bit is clear (insert clears it as well), so it is not in the file. The
+//     early buffer goes out with the database's next step.
+//
+// Invariant (per database, while a snapshot runs): a set bit means the slot
+// holds the same key, with the same value and expiry, as at the point in
+// time. When no snapshot runs the write path pays one nil check per command
+// (Shard.snap), and the DB primitives one each (DB.snap).
+
+// ErrSnapshotRunning is WriteSnapshot's answer while another snapshot runs.
+var ErrSnapshotRunning = errors.New("ERR Background save already in progress")
+
+// The size of one serialization step: the keys a step encodes before it
+// hands its buffer back, and the bytes past which it stops early. Tests
+// shrink them to interleave steps with commands as finely as possible.
+var (
+	snapshotStepKeys  = 256
+	snapshotStepBytes = 64 << 10
+	// snapshotDuty is the share of one CPU the serialization steps may take
+	// (the driver sleeps to keep to it). Measured (docs/performance.md): at
+	// full speed the steps crowded the event loops out of the shards and
+	// p99 rose from 3 ms to 100 ms during a BGSAVE of 1M keys; a quarter of
+	// a CPU writes the same snapshot in about the time Redis' fork takes.
+	snapshotDuty = 0.25
+)
+
+// snapshotMarked, when set (tests only), is called while every shard is held
+// at the snapshot's point in time, after the marking.
+var snapshotMarked func(rt *Runtime)
+
+// SnapshotStats describes one WriteSnapshot.
+type SnapshotStats struct {
+	Keys, Bytes int64
+	// EarlyKeys are keys serialized ahead of the cursor because a command
+	// was about to change or delete them.
+	EarlyKeys int64
+	// LongestStep is the longest time a shard was held by one
+	// serialization step.
+	LongestStep time.Duration
+	// Mark is how long every shard was held to mark the point in time.
+	Mark     time.Duration
+	Duration time.Duration
+}
+
+// shardSnap is one shard's part of a running snapshot. Everything in it
+// except id, results and msg is owned by the shard's token holder; the
+// driver (WriteSnapshot) writes req before it queues msg and reads results.
+//
+// Invariant: dbs[n] != nil ⇔ database n still has pending keys or early
+// entries for this snapshot ⇔ the DB's snap points at dbs[n]; left counts
+// them, and the shard's snap points here while left > 0.
+type shardSnap struct {
+	id      int
+	dbs     [NumDatabases]*dbSnap
+	left    int
+	results chan<- stepResult
+	msg     Batch // the step's control message, queued again for each step
+	req     struct {
+		db  int
+		out []byte
+	}
+
+	keys, early int64
+	longest     time.Duration
+
+	// Scratch reused by every stream the shard encodes.
+	stream  rdb.Stream
+	fields  [][]byte
+	pel     []rdb.StreamPending
+	members []rdb.StreamConsumer
+}
+
+// dbSnap is one database's pending keys: bit p of pending is set while the
+// key in slot p is still to be written as it was at the point in time.
+// cursor is the next word of pending a step looks at; early holds entries
+// encoded ahead of the cursor.
+type dbSnap struct {
+	ss      *shardSnap
+	pending []uint64
+	cursor  int
+	early   []byte
+}
+
+// stepResult is a step's answer: the encoded entries, whether the database
+// is finished on that shard, and the shard's running totals.
+type stepResult struct {
+	shard       int
+	out         []byte
+	done        bool
+	keys, early int64
+	longest     time.Duration
+	took        time.Duration // this step's time holding the shard
+}
+
+// WriteSnapshot writes a point-in-time RDB snapshot of every database of
+// every shard to w: the header with aux, then for each non-empty database
+// SELECTDB (with RESIZEDB) and its entries, then EOF and the checksum. It
+// returns when the content is complete and flushed to w (the caller syncs
+// and renames the file). At most one snapshot runs at a time
+// (ErrSnapshotRunning otherwise). REQUIRES: the caller holds no shard token.
+func (rt *Runtime) WriteSnapshot(w io.Writer, aux ...[2]string) (SnapshotStats, error) {
+	return rt.WriteSnapshotAt(w, nil, aux...)
+}
+
+// WriteSnapshotAt is WriteSnapshot that also calls at (when not nil) at the
+// snapshot's point in time, while every shard is held: whatever at does (an
+// AOF rewrite switching to a new incremental file) happens between the last
+// command in the snapshot and the first one after it. at must be short and
+// must not take a shard token; when it fails, nothing is written after the
+// header and its error is returned.
+func (rt *Runtime) WriteSnapshotAt(w io.Writer, at func() error, aux ...[2]string) (SnapshotStats, error) {
+	var st SnapshotStats
+	if !rt.snapRunning.CompareAndSwap(false, true) {
+		return st, ErrSnapshotRunning
+	}
+	defer rt.snapRunning.Store(false)
+	start := time.Now()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	wr := rdb.NewWriter(bw)
+	if err := wr.Header(aux...); err != nil {
+		return st, err
+	}
+	results := make(chan stepResult, len(rt.shards))
+	m, err := rt.markSnapshot(results, at)
+	st.Mark = m.hold
+	if err != nil {
+		return st, err
+	}
+	last := make([]stepResult, len(rt.shards))
+	for db := range NumDatabases {
+		if m.keys[db] == 0 {
+			continue
+		}
+		if err = wr.SelectDB(db, uint64(m.keys[db]), uint64(m.expires[db])); err != nil {
+			break
+		}
+		if err = rt.writeSnapshotDB(db, m, wr, results, last); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		rt.abortSnapshot(m.snaps)
+		return st, err
+	}
+	if err = wr.End(); err == nil {
+		err = bw.Flush()
+	}
+	for _, r := range last {
+		st.Keys += r.keys
+		st.EarlyKeys += r.early
+		st.LongestStep = max(st.LongestStep, r.longest)
+	}
+	st.Bytes = wr.Written()
+	st.Duration = time.Since(start)
+	return st, err
+}
+
+// snapshotMark is what the marking learned: each shard's part (nil for a
+// shard with no keys), which databases each shard has keys in, and the key
+// and expiry counts per database at the point in time (for RESIZEDB).
+type snapshotMark struct {
+	snaps   []*shardSnap
+	marked  [][NumDatabases]bool
+	keys    [NumDatabases]int64
+	expires [NumDatabases]int64
+	hold    time.Duration
+}
+
+// markSnapshot fixes the point in time: it holds every shard and gives each
+// non-empty database its bitmap of pending slots, then calls at. When at
+// fails the snapshot is detached again before the shards are let go.
+func (rt *Runtime) markSnapshot(results chan<- stepResult, at func() error) (*snapshotMark, error) {
+	m := &snapshotMark{snaps: make([]*shardSnap, len(rt.shards)), marked: make([][NumDatabases]bool, len(rt.shards))}
+	var all shardSet
+	all.all(len(rt.shards))
+	rt.holdSet(&all)
+	t := time.Now()
+	for i, s := range rt.shards {
+		ss := &shardSnap{id: i, results: results}
+		ss.msg.shard = i
+		ss.msg.control = ss.step
+		for n, d := range s.dbs {
+			if len(d.index) == 0 {
+				continue
+			}
+			ds := &dbSnap{ss: ss, pending: make([]uint64, (d.used+63)/64)}
+			for w := range ds.pending {
+				ds.pending[w] = ^uint64(0)
+			}
+			if r := d.used % 64; r != 0 {
+				ds.pending[len(ds.pending)-1] = 1<<r - 1
+			}
+			for _, p := range d.free {
+				ds.pending[p>>6] &^= 1 << (p & 63)
+			}
+			m.keys[n] += int64(len(d.index))
+			m.expires[n] += int64(len(d.volatile))
+			d.snap, ss.dbs[n] = ds, ds
+			ss.left++
+			m.marked[i][n] = true
+		}
+		if ss.left > 0 {
+			s.snap, m.snaps[i] = ss, ss
+		}
+	}
+	var err error
+	if at != nil {
+		err = at()
+	}
+	if err != nil {
+		rt.detachSnapshot(m.snaps)
+	}
+	m.hold = time.Since(t)
+	if snapshotMarked != nil {
+		snapshotMarked(rt)
+	}
+	rt.releaseSet(&all)
+	return m, err
+}
+
+// writeSnapshotDB writes database db's entries: one step at a time per
+// shard, shards in parallel, each buffer written as it arrives. On a write
+// error it stops asking and waits for the steps still out.
+func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, results <-chan stepResult, last []stepResult) error {
+	out := 0
+	for i, ss := range m.snaps {
+		if ss != nil && m.marked[i][db] {
+			rt.queueStep(ss, db, nil)
+			out++
+		}
+	}
+	var err error
+	var pace pacer
+	for out > 0 {
+		r := <-results
+		last[r.shard] = r
+		if err == nil {
+			_, err = wr.Write(r.out)
+		}
+		if r.done || err != nil {
+			out--
+			continue
+		}
+		pace.after(r.took)
+		rt.queueStep(m.snaps[r.shard], db, r.out[:0])
+	}
+	return err
+}
+
+// pacer keeps the serialization steps to snapshotDuty of a CPU: after each
+// step it sleeps while the steps' total time is ahead of that share of the
+// time elapsed, in sleeps of at least a millisecond.
+type pacer struct {
+	start time.Time
+	busy  time.Duration
+}
+
+func (p *pacer) after(step time.Duration) {
+	if snapshotDuty >= 1 {
+		return
+	}
+	now := time.Now()
+	if p.start.IsZero() {
+		p.start = now.Add(-step)
+	}
+	p.busy += step
+	ahead := time.Duration(float64(p.busy)/snapshotDuty) - now.Sub(p.start)
+	if ahead >= time.Millisecond {
+		time.Sleep(ahead)
+	}
+}
+
+// queueStep asks ss's shard for the next step of database db, encoding into
+// out. A full queue is offered the message again until it has room.
+func (rt *Runtime) queueStep(ss *shardSnap, db int, out []byte) {
+	ss.req.db, ss.req.out = db, out
+	for !rt.offer(rt.shards[ss.id], &ss.msg) {
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// abortSnapshot detaches a snapshot that failed half-way from every shard,
+// so that the hooks stop encoding for it. No step of it is queued any more.
+func (rt *Runtime) abortSnapshot(snaps []*shardSnap) {
+	var all shardSet
+	all.all(len(rt.shards))
+	rt.holdSet(&all)
+	rt.detachSnapshot(snaps)
+	rt.releaseSet(&all)
+}
+
+// detachSnapshot clears every shard's and database's pointer to snaps.
+// REQUIRES: every shard is held.
+func (rt *Runtime) detachSnapshot(snaps []*shardSnap) {
+	for i, s := range rt.shards {
+		ss := snaps[i]
+		if ss == nil {
+			continue
+		}
+		for n, ds := range ss.dbs {
+			if ds != nil && s.dbs[n].snap == ds {
+				s.dbs[n].snap = nil
+			}
+			ss.dbs[n] = nil
+		}
+		ss.left = 0
+		if s.snap == ss {
+			s.snap = nil
+		}
+	}
+}
+
+// step is a serialization step, run by the holder of shard s as a control
+// message: the early entries of the requested database, then the next
+// pending keys. It never blocks: results has room for every shard's one
+// outstanding answer.
+func (ss *shardSnap) step(s *Shard) {
+	t := time.Now()
+	db := ss.req.db
+	out := ss.req.out[:0]
+	ss.req.out = nil
+	done := true
+	if ds := ss.dbs[db]; ds != nil {
+		out = append(out, ds.early...)
+		ds.early = ds.early[:0]
+		d := s.dbs[db]
+		out, done = ds.next(d, out)
+		if done {
+			if d.snap == ds {
+				d.snap = nil
+			}
+			ss.dbs[db] = nil
+			if ss.left--; ss.left == 0 && s.snap == ss {
+				s.snap = nil
+			}
+		}
+	}
+	took := time.Since(t)
+	ss.longest = max(ss.longest, took)
+	ss.results <- stepResult{shard: ss.id, out: out, done: done, keys: ss.keys, early: ss.early, longest: ss.longest, took: took}
+}
+
+// next encodes pending keys of d from the cursor on, clearing their bits,
+// until the step's budget is spent; done reports that none is left.
+func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
+	n := 0
+	for ds.cursor < len(ds.pending) {
+		w := ds.pending[ds.cursor]
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			w &= w - 1
+			ds.pending[ds.cursor] = w
+			out = ds.ss.appendEntry(out, d.slot(uint32(ds.cursor<<6+b)))
+			if n++; n >= snapshotStepKeys || len(out) >= snapshotStepBytes {
+				return out, false
+			}
+		}
+		ds.cursor++
+	}
+	return out, true
+}
+
+// ---- hooks: keeping the point in time ------------------------------------------
+
+// snapSave encodes the key in slot pos into the early buffer when it is
+// still pending, before something changes or deletes it.
+// REQUIRES: d.snap != nil; the caller holds d's shard.
+func (d *DB) snapSave(pos uint32) {
+	ds := d.snap
+	w := int(pos >> 6)
+	bit := uint64(1) << (pos & 63)
+	if w >= len(ds.pending) || ds.pending[w]&bit == 0 {
+		return
+	}
+	ds.pending[w] &^= bit
+	ds.early = ds.ss.appendEntry(ds.early, d.slot(pos))
+	ds.ss.early++
+}
+
+// snapForget clears slot pos's bit: insert puts a key created after the
+// point in time there. REQUIRES: d.snap != nil.
+func (d *DB) snapForget(pos uint32) {
+	ds := d.snap
+	if w := int(pos >> 6); w < len(ds.pending) {
+		ds.pending[w] &^= 1 << (pos & 63)
+	}
+}
+
+// snapFlush encodes every key of d still pending, before the whole
+// database is emptied (FLUSHDB, FLUSHALL). REQUIRES: d.snap != nil.
+func (d *DB) snapFlush() {
+	ds := d.snap
+	for w := ds.cursor; w < len(ds.pending); w++ {
+		for x := ds.pending[w]; x != 0; x &= x - 1 {
+			ds.early = ds.ss.appendEntry(ds.early, d.slot(uint32(w<<6+bits.TrailingZeros64(x))))
+			ds.ss.early++
+		}
+		ds.pending[w] = 0
+	}
+}
+
+// snapBeforeCommand encodes the still-pending keys c's command is about to
+// write, each in its own shard's database (c.single: only keys of that
+// shard; else every key's shard is held). Called only while a snapshot
+// runs; keys are found exactly as keyShards finds the shards to hold.
+func (rt *Runtime) snapBeforeCommand(c *Ctx) {
+	cmd := c.Cmd
+	r := rt.routes[cmd.ID]
+	var buf [16]int
+	var keys []int
+	switch {
+	case r.kind == routeSubKey || r.kind == routeKeyedSub:
+		// A container (XGROUP ...): its subcommand's flags decide.
+		if len(c.Args) > 2 {
+			if sub := rt.table.LookupSub(cmd, c.Args[1]); sub != nil && sub.Flags&command.FlagWrite != 0 {
+				keys = append(buf[:0], 2)
+			}
+		}
+	case cmd.Flags&command.FlagWrite == 0:
+		return
+	case cmd.Flags&command.FlagMovableKeys != 0 || r.kind == routeKeySpecs:
+		var flags [16]command.KeyFlag
+		keys, _, _ = cmd.KeysWithFlags(c.Args, buf[:0], flags[:0])
+	default:
+		keys = cmd.Keys(c.Args, buf[:0])
+	}
+	for _, i := range keys {
+		key := c.Args[i]
+		s := rt.shards[rt.ShardOf(key)]
+		if c.single != nil && s != c.single {
+			continue
+		}
+		d := s.dbs[c.DB]
+		if d.snap == nil {
+			continue
+		}
+		if pos, ok := d.index[string(key)]; ok {
+			d.snapSave(pos)
+		}
+	}
+}
+
+// ---- encoding one key ----------------------------------------------------------
+
+// appendEntry appends o as one RDB entry (expiry, type, key, value) to dst,
+// walking its structure directly: strings as they are (integers through
+// AppendInt), lists head to tail, sets, hashes, sorted sets with binary
+// scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already
+// expired is written too, with its time; loaders skip it.
+func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
+	ss.keys++
+	key := htKeyBytes(o.key)
+	switch o.kind {
+	case KindString:
+		dst = rdb.AppendKey(dst, rdb.TypeString, key, o.expireAt)
+		if o.enc == encInt {
+			return rdb.AppendInt(dst, o.ival)
+		}
+		return rdb.AppendString(dst, o.str)
+	case KindList:
+		dst = rdb.AppendKey(dst, rdb.TypeList, key, o.expireAt)
+		n := listLen(o)
+		dst = rdb.AppendLen(dst, uint64(n))
+		if n > 0 {
+			it := listIterAt(o, 0, false)
+			for range n {
+				dst = rdb.AppendString(dst, it.next())
+			}
+		}
+		return dst
+	case KindSet:
+		dst = rdb.AppendKey(dst, rdb.TypeSet, key, o.expireAt)
+		n := setLen(o)
+		dst = rdb.AppendLen(dst, uint64(n))
+		if o.enc == encIntset {
+			for i := range n {
+				dst = rdb.AppendInt(dst, intsetGet(o.str, i))
+			}
+			return dst
+		}
+		for _, m := range o.coll.(*htable).keys {
+			dst = rdb.AppendString(dst, htKeyBytes(m))
+		}
+		return dst
+	case KindZSet:
+		dst = rdb.AppendKey(dst, rdb.TypeZSet2, key, o.expireAt)
+		dst = rdb.AppendLen(dst, uint64(zsetLen(o)))
+		if o.enc == encListpack {
+			lp := o.str
+			for off := listpack.First; off < len(lp); {
+				m, score, next := zlAt(lp, off)
+				dst = rdb.AppendString(dst, m)
+				dst = rdb.AppendBinaryDouble(dst, score)
+				off = next
+			}
+			return dst
+		}
+		sl := o.coll.(*zskiplist)
+		for x := sl.first(); x != 0; x = sl.nodes[x].l0.forward {
+			nd := &sl.nodes[x]
+			dst = rdb.AppendString(dst, zsBytes(nd.member))
+			dst = rdb.AppendBinaryDouble(dst, nd.score)
+		}
+		return dst
+	case KindHash:
+		dst = rdb.AppendKey(dst, rdb.TypeHash, key, o.expireAt)
+		dst = rdb.AppendLen(dst, uint64(hashLen(o)))
+		it := newHashIter(o)
+		for {
+			f, v, ok := it.next()
+			if !ok {
+				return dst
+			}
+			dst = rdb.AppendString(dst, f)
+			dst = rdb.AppendString(dst, v)
+		}
+	case KindStream:
+		dst = rdb.AppendKey(dst, rdb.TypeStreamListpacks2, key, o.expireAt)
+		return rdb.AppendStream(dst, ss.neutralStream(o.coll.(*stream)))
+	}
+	ss.keys-- // an empty slot: nothing written (never reached while the invariant holds)
+	return dst
+}
+
+// neutralStream describes s as package rdb's Stream, in ss's reused
+// scratch: its live entries (fields and values point into s's blocks), IDs
+// and counters, groups with their PELs and consumers. The result is valid
+// until s changes or ss encodes another stream.
+func (ss *shardSnap) neutralStream(s *stream) *rdb.Stream {
+	st := &ss.stream
+	st.Entries = st.Entries[:0]
+	ss.fields = ss.fields[:0]
+	for _, b := range s.blocks {
+		for i := range b.ents {
+			e := &b.ents[i]
+			if e.flags&entDeleted != 0 {
+				continue
+			}
+			start := len(ss.fields)
+			rec := b.data[e.off:]
+			if e.flags&entSameFields != 0 {
+				m := b.data
+				for range e.nf {
+					var f, v []byte
+					f, m = nextStr(m)
+					v, rec = nextStr(rec)
+					ss.fields = append(ss.fields, f, v)
+				}
+			} else {
+				for range 2 * e.nf {
+					var x []byte
+					x, rec = nextStr(rec)
+					ss.fields = append(ss.fields, x)
+				}
+			}
+			end := len(ss.fields)
+			st.Entries = append(st.Entries, rdb.StreamEntry{ID: rdbID(e.id), Fields: ss.fields[start:end:end]})
+		}
+	}
+	st.Length = uint64(s.length)
+	st.LastID = rdbID(s.lastID)
+	st.FirstID = rdbID(s.firstID)
+	st.MaxDeletedID = rdbID(s.maxDeleted)
+	st.EntriesAdded = uint64(s.entriesAdded)
+	st.Groups = st.Groups[:0]
+	ss.pel = ss.pel[:0]
+	ss.members = ss.members[:0]
+	for _, g := range s.groups {
+		ps, cs := len(ss.pel), len(ss.members)
+		for cur := g.pel.first(); cur.valid(&g.pel); cur = g.pel.next(cur) {
+			it := g.pel.at(cur)
+			ss.pel = append(ss.pel, rdb.StreamPending{ID: rdbID(it.id), DeliveryTime: it.n.deliveryTime,
+				DeliveryCount: uint64(it.n.deliveryCount), Consumer: zsBytes(it.n.consumer.name)})
+		}
+		for _, c := range g.consumers {
+			ss.members = append(ss.members, rdb.StreamConsumer{Name: zsBytes(c.name), SeenTime: c.seenTime})
+		}
+		pe, ce := len(ss.pel), len(ss.members)
+		st.Groups = append(st.Groups, rdb.StreamGroup{Name: zsBytes(g.name), LastID: rdbID(g.lastID),
+			EntriesRead: g.entriesRead, PEL: ss.pel[ps:pe:pe], Consumers: ss.members[cs:ce:ce]})
+	}
+	return st
+}
+
+func rdbID(id streamID) rdb.StreamID { return rdb.StreamID{Ms: id.ms, Seq: id.seq} }
+
+// ---- Dirty ------------------------------------------------------------------
+
+// Dirty is the number of changes since the server started (Redis'
+// server.dirty), summed over shards: each change of a key counts
+// (DB.touched), a flush counts the keys it removed, loading counts nothing.
+// The save rules and rdb_changes_since_last_save read it.
+func (rt *Runtime) Dirty() int64 {
+	var n int64
+	for _, s := range rt.shards {
+		n += s.dirtyPub.Load()
+	}
+	return n
+}
