@@ -275,13 +275,31 @@ type metricsShard struct {
 	WritesTotal     int64 `json:"writes_total"`
 }
 
+// metricsPersistence is the svc_persistence_* series; booleans are the 0/1
+// gauges, errors_total is svc_persistence_errors_total by kind.
 type metricsPersistence struct {
-	ErrorsTotal int64 `json:"errors_total"`
+	Enabled                  bool                     `json:"enabled"`
+	ErrorsTotal              status.PersistenceErrors `json:"errors_total"`
+	LastSaveTimestampSeconds int64                    `json:"last_save_timestamp_seconds"`
+	BGSaveInProgress         bool                     `json:"bgsave_in_progress"`
+	AOFRewriteInProgress     bool                     `json:"aof_rewrite_in_progress"`
+	WritesRefused            bool                     `json:"writes_refused"`
 }
 
 type metricsRates struct {
 	Last1s  rateWindow `json:"last_1s"`
 	Last60s rateWindow `json:"last_60s"`
+}
+
+func persistenceMetrics(p status.Persistence) metricsPersistence {
+	return metricsPersistence{
+		Enabled:                  p.Enabled,
+		ErrorsTotal:              p.ErrorsTotal,
+		LastSaveTimestampSeconds: p.RDB.LastSave.Unix,
+		BGSaveInProgress:         p.RDB.BGSaveInProgress,
+		AOFRewriteInProgress:     p.AOF.RewriteInProgress,
+		WritesRefused:            p.WritesRefused != nil,
+	}
 }
 
 func (s *docs) metricsDoc(now time.Time) metricsDoc {
@@ -312,7 +330,7 @@ func (s *docs) metricsDoc(now time.Time) metricsDoc {
 		Keyspace:    metricsKeyspace{Databases: []databaseKs{}},
 		Network:     metricsNetwork{InputBytesTotal: nst.NetInputBytes, OutputBytesTotal: nst.NetOutputBytes},
 		Shards:      make([]metricsShard, len(snaps)),
-		Persistence: metricsPersistence{ErrorsTotal: int64(s.metrics.persistErrors.Get())},
+		Persistence: persistenceMetrics(persistenceOf(s.src)),
 		Process:     processMetrics(),
 		Rates: metricsRates{
 			Last1s:  s.rates.rates(1, s.src.CommandName),

@@ -312,7 +312,17 @@ type metricsJSON struct {
 		CommandsTotal   int64 `json:"commands_total"`
 	} `json:"shards"`
 	Persistence struct {
-		ErrorsTotal *int64 `json:"errors_total"`
+		Enabled     bool `json:"enabled"`
+		ErrorsTotal struct {
+			RDB      int64 `json:"rdb"`
+			AOFWrite int64 `json:"aof_write"`
+			AOFFsync int64 `json:"aof_fsync"`
+			Load     int64 `json:"load"`
+		} `json:"errors_total"`
+		LastSaveTimestampSeconds int64 `json:"last_save_timestamp_seconds"`
+		BGSaveInProgress         bool  `json:"bgsave_in_progress"`
+		AOFRewriteInProgress     bool  `json:"aof_rewrite_in_progress"`
+		WritesRefused            bool  `json:"writes_refused"`
 	} `json:"persistence"`
 	Process map[string]float64 `json:"process"`
 	Rates   struct {
@@ -385,7 +395,7 @@ func TestMetricsAPI(t *testing.T) {
 	// The snapshot's values are /metrics' values (no Redis traffic between
 	// the two requests).
 	_, m := f.scrape(t)
-	apiGet(t, f, "/debug/api/metrics", &doc)
+	body = apiGet(t, f, "/debug/api/metrics", &doc)
 	eq := func(what string, got int64, metric string) {
 		t.Helper()
 		want, ok := m[metric]
@@ -407,10 +417,13 @@ func TestMetricsAPI(t *testing.T) {
 	eq("keyspace.expired_keys_total", doc.Keyspace.ExpiredKeysTotal, "svc_expired_keys_total")
 	eq("network.input_bytes_total", doc.Network.InputBytesTotal, "svc_net_input_bytes_total")
 	eq("network.output_bytes_total", doc.Network.OutputBytesTotal, "svc_net_output_bytes_total")
-	if doc.Persistence.ErrorsTotal == nil {
-		t.Error("persistence.errors_total missing")
-	} else {
-		eq("persistence.errors_total", *doc.Persistence.ErrorsTotal, "svc_persistence_errors_total")
+	eq("persistence.errors_total.rdb", doc.Persistence.ErrorsTotal.RDB, `svc_persistence_errors_total{kind="rdb"}`)
+	eq("persistence.errors_total.aof_write", doc.Persistence.ErrorsTotal.AOFWrite, `svc_persistence_errors_total{kind="aof-write"}`)
+	eq("persistence.errors_total.aof_fsync", doc.Persistence.ErrorsTotal.AOFFsync, `svc_persistence_errors_total{kind="aof-fsync"}`)
+	eq("persistence.errors_total.load", doc.Persistence.ErrorsTotal.Load, `svc_persistence_errors_total{kind="load"}`)
+	eq("persistence.last_save_timestamp_seconds", doc.Persistence.LastSaveTimestampSeconds, "svc_persistence_last_save_timestamp_seconds")
+	if !strings.Contains(body, `"persistence":{"enabled":false,"errors_total":{"rdb":0,"aof_write":0,"aof_fsync":0,"load":0},`) {
+		t.Errorf("persistence without a manager: %+v", doc.Persistence)
 	}
 	for i, sh := range doc.Shards {
 		eq(fmt.Sprintf("shards[%d].keys", i), sh.Keys, fmt.Sprintf(`svc_shard_keys{shard="%d"}`, i))

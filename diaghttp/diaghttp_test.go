@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,9 +26,11 @@ import (
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/slowlog"
+	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/persist"
 )
 
 // source reads a real netloop.Server and shard.Runtime; the lifecycle state
@@ -38,7 +42,8 @@ type source struct {
 	maxMem atomic.Int64
 	reg    *config.Registry
 	table  *command.Table
-	logs   *logging.Logger // RecentLogs; nil: none
+	logs   *logging.Logger  // RecentLogs; nil: none
+	pm     *persist.Manager // Persistence; nil: the server's own section (none)
 }
 
 func (s *source) Lifecycle() lifecycle.State { return s.life.Load() }
@@ -58,6 +63,12 @@ func (s *source) RedisAddr() string                     { return s.srv.Addr() }
 func (s *source) Slowlog() *slowlog.Log                 { return s.srv.Slowlog() }
 func (s *source) Latency() *latency.Monitor             { return s.srv.Latency() }
 func (s *source) InfoText(sections ...string) string    { return s.srv.InfoText(sections...) }
+func (s *source) Persistence() status.Persistence {
+	if s.pm != nil {
+		return s.pm.StatusSection()
+	}
+	return s.srv.PersistenceStatus()
+}
 func (s *source) RecentLogs(n int) []string {
 	if s.logs == nil {
 		return nil
@@ -327,7 +338,13 @@ func TestMetrics(t *testing.T) {
 		`svc_commands_duration_seconds_bucket{le="+Inf"}`:        0,
 		"svc_commands_duration_seconds_count":                    0,
 		"svc_commands_duration_seconds_sum":                      0,
-		"svc_persistence_errors_total":                           0,
+		`svc_persistence_errors_total{kind="rdb"}`:               0,
+		`svc_persistence_errors_total{kind="aof-write"}`:         0,
+		`svc_persistence_errors_total{kind="aof-fsync"}`:         0,
+		`svc_persistence_errors_total{kind="load"}`:              0,
+		"svc_persistence_bgsave_in_progress":                     0,
+		"svc_persistence_aof_rewrite_in_progress":                0,
+		"svc_persistence_writes_refused":                         0,
 		`svc_connections_rejected_total{reason="maxclients"}`:    0,
 		`svc_connections_rejected_total{reason="shutting_down"}`: 0,
 		`svc_error_replies_total{code="ERR"}`:                    0,
@@ -353,10 +370,16 @@ func TestMetrics(t *testing.T) {
 		"svc_commands_duration_seconds": "histogram", "svc_persistence_errors_total": "counter",
 		"svc_connections_rejected_total": "counter", "svc_shard_keys": "gauge",
 		"svc_commands_processed_total": "counter", "svc_connected_clients": "gauge",
+		"svc_persistence_enabled": "gauge", "svc_persistence_last_save_timestamp_seconds": "gauge",
+		"svc_persistence_bgsave_in_progress": "gauge", "svc_persistence_aof_rewrite_in_progress": "gauge",
+		"svc_persistence_writes_refused": "gauge",
 	} {
 		if !strings.Contains(text, "# TYPE "+fam+" "+typ+"\n") {
 			t.Errorf("no TYPE %s %s", fam, typ)
 		}
+	}
+	if v := m["svc_persistence_last_save_timestamp_seconds"]; v <= 0 || v > float64(time.Now().Unix()) {
+		t.Errorf("svc_persistence_last_save_timestamp_seconds = %v without persistence; want the start time", v)
 	}
 	if _, ok := m["go_goroutines"]; !ok {
 		t.Error("no Go runtime metrics")
@@ -422,6 +445,124 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	checkMetrics(t, text)
+}
+
+// TestPersistenceMetrics: the svc_persistence_* series follow a real
+// persistence manager (save rules, data-dir under t.TempDir()): a snapshot
+// that fails on the real file system counts an rdb error and refuses writes,
+// a repaired one clears the refusal and moves the last-save time; every
+// scrape passes promtool, and /debug/api/metrics agrees with /metrics.
+func TestPersistenceMetrics(t *testing.T) {
+	f := start(t, apiToken)
+	f.src.life.Set(lifecycle.Ready)
+	dir := t.TempDir()
+	reg := config.New()
+	for k, v := range map[string]string{"data-dir": dir, "save": "3600 1"} {
+		if err := reg.Set(k, v, config.SourceFlag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pm := persist.New(f.src.rt, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := pm.Load(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pm.Close(false); err != nil {
+			t.Errorf("closing persistence: %v", err)
+		}
+	})
+	f.src.pm = pm
+
+	check := func(stage string, want map[string]float64) map[string]float64 {
+		t.Helper()
+		text, m := f.scrape(t)
+		checkMetrics(t, text)
+		for k, v := range want {
+			if got, ok := m[k]; !ok || got != v {
+				t.Errorf("%s: %s = %v (present %v), want %v", stage, k, got, ok, v)
+			}
+		}
+		var doc metricsJSON
+		apiGet(t, f, "/debug/api/metrics", &doc)
+		p := doc.Persistence
+		api := map[string]float64{
+			`svc_persistence_errors_total{kind="rdb"}`:       float64(p.ErrorsTotal.RDB),
+			`svc_persistence_errors_total{kind="aof-write"}`: float64(p.ErrorsTotal.AOFWrite),
+			`svc_persistence_errors_total{kind="aof-fsync"}`: float64(p.ErrorsTotal.AOFFsync),
+			`svc_persistence_errors_total{kind="load"}`:      float64(p.ErrorsTotal.Load),
+			"svc_persistence_enabled":                        b2f(p.Enabled),
+			"svc_persistence_bgsave_in_progress":             b2f(p.BGSaveInProgress),
+			"svc_persistence_aof_rewrite_in_progress":        b2f(p.AOFRewriteInProgress),
+			"svc_persistence_writes_refused":                 b2f(p.WritesRefused),
+			"svc_persistence_last_save_timestamp_seconds":    float64(p.LastSaveTimestampSeconds),
+		}
+		for k, v := range api {
+			if m[k] != v {
+				t.Errorf("%s: /debug/api/metrics has %v for %s, /metrics %v", stage, v, k, m[k])
+			}
+		}
+		return m
+	}
+
+	before := float64(time.Now().Unix())
+	if err := pm.Save(); err != nil {
+		t.Fatal(err)
+	}
+	m := check("saved", map[string]float64{
+		"svc_persistence_enabled":                  1,
+		`svc_persistence_errors_total{kind="rdb"}`: 0,
+		"svc_persistence_writes_refused":           0,
+		"svc_persistence_bgsave_in_progress":       0,
+	})
+	if ts := m["svc_persistence_last_save_timestamp_seconds"]; ts < before || ts > float64(time.Now().Unix()) {
+		t.Errorf("last save %v; the SAVE ran at %v", ts, before)
+	}
+
+	// data-dir is now a regular file: the snapshot cannot be written.
+	blocker := filepath.Join(dir, "not-a-directory")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Set("data-dir", blocker, config.SourceFlag); err != nil {
+		t.Fatal(err)
+	}
+	if err := pm.Save(); err == nil {
+		t.Fatal("a snapshot into a data-dir that is a file succeeded")
+	}
+	failed := check("failed", map[string]float64{
+		`svc_persistence_errors_total{kind="rdb"}`:       1,
+		`svc_persistence_errors_total{kind="aof-write"}`: 0,
+		"svc_persistence_writes_refused":                 1,
+		"svc_persistence_last_save_timestamp_seconds":    m["svc_persistence_last_save_timestamp_seconds"],
+	})
+
+	// Repaired: writes are accepted again; the error count stays.
+	if err := reg.Set("data-dir", dir, config.SourceFlag); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(time.Unix(int64(failed["svc_persistence_last_save_timestamp_seconds"])+1, 0))) // a later second
+	if err := pm.Save(); err != nil {
+		t.Fatal(err)
+	}
+	// Save returns just before the manager recomputes the refusal
+	// (persist.finishSnapshot closes the job, then calls Refresh).
+	for deadline := time.Now().Add(5 * time.Second); pm.WriteDenied() != "" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	m = check("repaired", map[string]float64{
+		`svc_persistence_errors_total{kind="rdb"}`: 1,
+		"svc_persistence_writes_refused":           0,
+	})
+	if m["svc_persistence_last_save_timestamp_seconds"] <= failed["svc_persistence_last_save_timestamp_seconds"] {
+		t.Errorf("last save did not move: %v", m["svc_persistence_last_save_timestamp_seconds"])
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // promtool finds promtool; missing fails the test under CI=true and skips it

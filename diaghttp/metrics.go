@@ -13,8 +13,10 @@ import (
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/persist"
 )
 
 // family is one metric family: its metadata, written by us, and its samples,
@@ -36,9 +38,6 @@ type registry struct {
 	src      Source
 	families []*family
 
-	// svc_persistence_errors_total: 0 until persistence exists.
-	persistErrors *metrics.Counter
-
 	mu      sync.Mutex // one scrape at a time; guards snap, buf and current
 	snap    scrape
 	current string // the family a custom writer is writing
@@ -51,9 +50,39 @@ type scrape struct {
 	shards []shard.Snapshot
 	maxMem int64
 	cmds   *cmdstats.Snapshot
-	// slowlogLen and state are read once per scrape too.
+	// slowlogLen, state and persist are read once per scrape too.
 	slowlogLen int
 	state      lifecycle.State
+	persist    status.Persistence
+}
+
+// PersistenceSource is the part of a Source that reports persistence
+// (cmd/svcdb's source reads the persistence manager through
+// netloop.Server.PersistenceStatus). A Source without it has no persistence:
+// its svc_persistence_* series read 0.
+type PersistenceSource interface {
+	Persistence() status.Persistence
+}
+
+// persistenceOf reads src's persistence section, or the section of a server
+// without persistence.
+func persistenceOf(src Source) status.Persistence {
+	if ps, ok := src.(PersistenceSource); ok {
+		return ps.Persistence()
+	}
+	return status.Persistence{}
+}
+
+// persistErrorKinds are svc_persistence_errors_total's kind label values
+// (shard/persist's error kinds) and where each count lives.
+var persistErrorKinds = []struct {
+	kind  string
+	count func(*status.PersistenceErrors) int64
+}{
+	{persist.KindRDB, func(e *status.PersistenceErrors) int64 { return e.RDB }},
+	{persist.KindAOFWrite, func(e *status.PersistenceErrors) int64 { return e.AOFWrite }},
+	{persist.KindAOFFsync, func(e *status.PersistenceErrors) int64 { return e.AOFFsync }},
+	{persist.KindLoad, func(e *status.PersistenceErrors) int64 { return e.Load }},
 }
 
 func newRegistry(src Source, version string) *registry {
@@ -100,8 +129,13 @@ func newRegistry(src Source, version string) *registry {
 	r.custom("svc_commands_duration_seconds",
 		"Time the server spent on each command (parse, execute, encode the reply), all commands together, in seconds.",
 		"histogram", r.writeDurationHistogram)
-	fam := r.add("svc_persistence_errors_total", "Persistence (snapshot or append) failures since start.", "counter")
-	r.persistErrors = fam.set.NewCounter("svc_persistence_errors_total")
+	fam := r.add("svc_persistence_errors_total",
+		"Persistence failures since start, by kind: rdb (writing a snapshot), aof-write (writing or rewriting the append-only file), aof-fsync (fsyncing it), load (reading the files at start-up).", "counter")
+	for _, k := range persistErrorKinds {
+		fam.set.NewGauge(`svc_persistence_errors_total{kind="`+k.kind+`"}`, func() float64 {
+			return float64(k.count(&r.snap.persist.ErrorsTotal))
+		})
+	}
 	fam = r.add("svc_connections_rejected_total", "Connections refused since start, by reason (maxclients reached, or the server shutting down).", "counter")
 	fam.set.NewGauge(`svc_connections_rejected_total{reason="maxclients"}`, func() float64 {
 		return float64(r.snap.net.RejectedConnections - r.snap.net.RejectedShutdown)
@@ -164,10 +198,18 @@ func newRegistry(src Source, version string) *registry {
 		})
 	g("svc_slowlog_length", "Entries in the slow log (SLOWLOG LEN).",
 		func(sc *scrape) float64 { return float64(sc.slowlogLen) })
-	c("svc_evicted_keys_total", "Keys evicted to stay under maxmemory since start (maxmemory is not enforced yet, so none are).",
-		func(sc *scrape) float64 { return 0 })
-	g("svc_persistence_enabled", "1 when RDB or AOF persistence is on; svcdb has no persistence yet.",
-		func(sc *scrape) float64 { return 0 })
+	c("svc_evicted_keys_total", "Keys evicted to stay under maxmemory since start (INFO evicted_keys, without CONFIG RESETSTAT).",
+		sumShards(func(s *shard.Snapshot) int64 { return s.Evicted }))
+	g("svc_persistence_enabled", "1 when save rules are set or appendonly is on, else 0.",
+		func(sc *scrape) float64 { return boolGauge(sc.persist.Enabled) })
+	g("svc_persistence_last_save_timestamp_seconds", "Unix time of the last successful RDB snapshot (LASTSAVE); the start time before the first.",
+		func(sc *scrape) float64 { return float64(sc.persist.RDB.LastSave.Unix) })
+	g("svc_persistence_bgsave_in_progress", "1 while an RDB snapshot is being written, else 0.",
+		func(sc *scrape) float64 { return boolGauge(sc.persist.RDB.BGSaveInProgress) })
+	g("svc_persistence_aof_rewrite_in_progress", "1 while the append-only file is being rewritten, else 0.",
+		func(sc *scrape) float64 { return boolGauge(sc.persist.AOF.RewriteInProgress) })
+	g("svc_persistence_writes_refused", "1 while write commands are refused with -MISCONF because persistence fails, else 0.",
+		func(sc *scrape) float64 { return boolGauge(sc.persist.WritesRefused != nil) })
 	fam = r.add("svc_lifecycle_state", "1 for the server's current lifecycle state, 0 for the others.", "gauge")
 	for _, st := range []lifecycle.State{lifecycle.Starting, lifecycle.Ready, lifecycle.Draining, lifecycle.ShuttingDown} {
 		fam.set.NewGauge(`svc_lifecycle_state{state="`+st.Name()+`"}`, func() float64 {
@@ -235,7 +277,7 @@ func (r *registry) write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes(), cmds: r.src.CommandStats(),
-		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle()}
+		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle(), persist: persistenceOf(r.src)}
 	r.buf.Reset()
 	for _, f := range r.families {
 		fmt.Fprintf(&r.buf, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
@@ -294,6 +336,10 @@ func labelValue(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-// PersistenceErrors is svc_persistence_errors_total, for persistence to count
-// its failures once it exists.
-func (s *Server) PersistenceErrors() *metrics.Counter { return s.metrics.persistErrors }
+// boolGauge is a gauge's value for a condition: 1 or 0.
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -44,11 +44,12 @@ type client struct {
 	retryBlocked atomic.Bool
 	multi        multiState // MULTI/EXEC/WATCH (multi.go)
 	// open: the batch is being filled during this turn and not yet submitted.
-	open       bool
-	authed     bool
-	closeAfter bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
-	paused     bool         // parsing stopped by output back-pressure
-	spans      []trace.Span // per-request spans of the queued batch, ended when it completes
+	open        bool
+	authed      bool
+	durableWait bool         // replies held until the append-only log is on disk (persistcmd.go)
+	closeAfter  bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
+	paused      bool         // parsing stopped by output back-pressure
+	spans       []trace.Span // per-request spans of the queued batch, ended when it completes
 
 	rec  *cmdstats.Recorder // this loop's command statistics (see cmdstats.go)
 	tick int64              // cmdstats.Now at the end of the last command or the start of the read (see lap)

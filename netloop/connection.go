@@ -88,10 +88,8 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		s.cmdStatus(c, cmd, args)
 	case "memory":
 		s.cmdMemory(c, cmd, args) // memorycmd.go; USAGE runs in the shards
-	case "lastsave":
-		// Nothing is ever saved: like a Redis that has not saved since it
-		// started, report the start time.
-		c.out = resp.AppendInt(c.out, s.started.Unix())
+	case "lastsave", "save", "bgsave", "bgrewriteaof":
+		s.cmdPersistence(c, cmd, args) // persistcmd.go
 	default:
 		c.out = resp.AppendError(c.out, "ERR command '"+cmd.FullName+"' is known but not implemented by svcdb yet")
 	}
@@ -255,6 +253,14 @@ func (s *Server) cmdShutdown(c *client, args [][]byte) {
 		if resp.EqualFold(a, "abort") {
 			c.out = resp.AppendError(c.out, "ERR No shutdown in progress.")
 			return
+		}
+	}
+	for _, a := range args[1:] { // NOSAVE wins over SAVE, as Redis' flags
+		if resp.EqualFold(a, "save") && s.shutdownSave.Load() == 0 {
+			s.shutdownSave.Store(1)
+		}
+		if resp.EqualFold(a, "nosave") {
+			s.shutdownSave.Store(-1)
 		}
 	}
 	s.log.Warn("user requested shutdown", "client", c.addr, "id", c.id)

@@ -11,7 +11,6 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
-	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -171,7 +170,7 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "total_net_output_bytes", netOut)
 	field(b, "rejected_connections", st.rejected)
 	field(b, "expired_keys", expired)
-	field(b, "evicted_keys", 0)
+	field(b, "evicted_keys", st.evicted)
 	field(b, "keyspace_hits", hits)
 	field(b, "keyspace_misses", misses)
 	psChannels, psPatterns, psShard := s.pubsub.counts()
@@ -180,20 +179,6 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "pubsubshard_channels", psShard)
 	field(b, "total_protocol_errors", st.protocolErrors)
 	field(b, "total_error_replies", in.cmds().ErrorTotal())
-}
-
-// infoPersistence: svcdb has no persistence yet (nothing is written to disk);
-// the fields say so rather than imitating a save history.
-func (s *Server) infoPersistence(in *infoInput, b *strings.Builder) {
-	field(b, "loading", boolInt(s.life.Load() == lifecycle.Starting))
-	field(b, "async_loading", 0)
-	field(b, "svc_persistence", "unavailable (svcdb keeps data in memory only; RDB and AOF are not implemented yet)")
-	field(b, "rdb_changes_since_last_save", in.writes())
-	field(b, "rdb_bgsave_in_progress", 0)
-	field(b, "rdb_last_save_time", s.started.Unix())
-	field(b, "rdb_saves", 0)
-	field(b, "aof_enabled", 0)
-	field(b, "aof_rewrite_in_progress", 0)
 }
 
 // infoInput is what one INFO reply reads, taken once on first use and shared
@@ -362,6 +347,7 @@ var configHelp = []string{
 // belong to loops and shards and are never written by anyone else.
 type statTotals struct {
 	commands, connections, rejected, netIn, netOut, expired, hits, misses, protocolErrors int64
+	evicted                                                                               int64
 }
 
 func (s *Server) statTotals() statTotals {
@@ -374,6 +360,7 @@ func (s *Server) statTotals() statTotals {
 	t.netIn, t.netOut = s.totalNet()
 	for _, sn := range s.rt.Snapshots() {
 		t.expired += sn.Expired
+		t.evicted += sn.Evicted
 		t.hits += sn.Hits
 		t.misses += sn.Misses
 	}
@@ -389,6 +376,7 @@ func (t statTotals) minus(base *statTotals) statTotals {
 		rejected: t.rejected - base.rejected, netIn: t.netIn - base.netIn, netOut: t.netOut - base.netOut,
 		expired: t.expired - base.expired, hits: t.hits - base.hits, misses: t.misses - base.misses,
 		protocolErrors: t.protocolErrors - base.protocolErrors,
+		evicted:        t.evicted - base.evicted,
 	}
 }
 

@@ -44,6 +44,9 @@ func multiControl(cmd *command.Command) bool {
 // queueInMulti queues a checked command inside MULTI, or refuses it when it
 // may not run in a transaction. It reports whether it handled the command.
 func (s *Server) queueInMulti(c *client, cmd, checked *command.Command, args [][]byte, mark int) bool {
+	if c.multi.active && s.refuseOOMInMulti(c, cmd, checked, mark) {
+		return true
+	}
 	if !c.multi.active || multiControl(cmd) {
 		return false
 	}
@@ -59,6 +62,39 @@ func (s *Server) queueInMulti(c *client, cmd, checked *command.Command, args [][
 	c.multi.queue = append(c.multi.queue, q)
 	c.out = append(c.out, "+QUEUED\r\n"...)
 	c.lap()
+	return true
+}
+
+// refuseOOMInMulti is Redis' maxmemory check for a client inside MULTI
+// (processCommand): while used memory is over maxmemory after evicting what
+// the policy allows, every command but EXEC, DISCARD, QUIT and RESET is
+// refused with -OOM, and EXEC too when the transaction queued a command that
+// may grow memory, aborting it. It reports whether it refused the command.
+func (s *Server) refuseOOMInMulti(c *client, cmd, checked *command.Command, mark int) bool {
+	if checked.Flags&command.FlagNoMulti != 0 {
+		return false // "not allowed inside a transaction" comes first, as in Redis
+	}
+	switch cmd.Name {
+	case "discard", "quit", "reset":
+		return false
+	case "exec":
+		denyOOM := false
+		for _, q := range c.multi.queue {
+			denyOOM = denyOOM || q.checked.Flags&command.FlagDenyOOM != 0
+		}
+		if !denyOOM || !s.rt.OutOfMemory() {
+			return false
+		}
+		c.out = resp.AppendError(c.out, "EXECABORT Transaction discarded because of: "+shard.OOMMessage)
+		s.rejected(c, checked, c.out[mark:])
+		s.endMulti(c)
+		return true
+	}
+	if !s.rt.OutOfMemory() {
+		return false
+	}
+	c.out = resp.AppendError(c.out, shard.OOMMessage)
+	s.rejected(c, checked, c.out[mark:])
 	return true
 }
 
@@ -138,7 +174,7 @@ func (s *Server) cmdExec(c *client) {
 	}
 	c.ctx.Blocker = blocker
 	c.multi.inExec = false
-	s.rt.ReleaseAll()
+	c.ctx.LogEnd = max(c.ctx.LogEnd, s.rt.ReleaseAll()) // the transaction's record, for awaitDurable
 	s.endMulti(c)
 }
 

@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"math"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,51 @@ func (s *Server) bindParams(reg *config.Registry) {
 	}
 	s.bindDiagParams(reg)
 	s.bindEncodingParams(reg)
+	s.bindMemoryParams(reg)
+}
+
+// goMemoryLimitAtStart is the Go runtime's memory limit before maxmemory set
+// one: GOMEMLIMIT's, or none (math.MaxInt64).
+var goMemoryLimitAtStart = debug.SetMemoryLimit(-1)
+
+// GoMemoryLimit is the Go runtime's soft memory limit for a maxmemory:
+// maxmemory plus a quarter for garbage not yet collected and 64 MiB for the
+// server's own buffers (connections, batches, replies); with maxmemory 0, the
+// limit the process started with (GOMEMLIMIT, else none).
+func GoMemoryLimit(maxmemory int64) int64 {
+	if maxmemory <= 0 {
+		return goMemoryLimitAtStart
+	}
+	const buffers = 64 << 20
+	if maxmemory > (math.MaxInt64-buffers)/5*4 {
+		return math.MaxInt64
+	}
+	return maxmemory + maxmemory/4 + buffers
+}
+
+// bindMemoryParams applies maxmemory and maxmemory-policy to the shards and
+// the Go runtime's memory limit, now and on every change.
+func (s *Server) bindMemoryParams(reg *config.Registry) {
+	apply := func(string) error {
+		policy, err := shard.ParsePolicy(reg.String("maxmemory-policy"))
+		if err != nil {
+			return err
+		}
+		limit := reg.Size("maxmemory")
+		s.rt.SetMaxMemory(limit, policy)
+		goLimit := GoMemoryLimit(limit)
+		debug.SetMemoryLimit(goLimit)
+		s.log.Info("memory limits applied", "maxmemory", limit, "maxmemory_policy", policy.String(), "go_memory_limit", goLimit)
+		if used := s.rt.MemoryUsed(); limit > 0 && used > limit {
+			// Redis' warning; the shards evict within 100 ms (or refuse writes).
+			s.log.Warn("the new maxmemory value is smaller than the current memory usage: this will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy",
+				"maxmemory", limit, "used_memory", used)
+		}
+		return nil
+	}
+	_ = apply("")
+	reg.OnChange("maxmemory", apply)
+	reg.OnChange("maxmemory-policy", apply)
 }
 
 // encodingParams are the thresholds past which compact values convert to

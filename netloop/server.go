@@ -57,6 +57,10 @@ type Config struct {
 	// Tracer makes per-request spans when its per-request switch is on; nil
 	// means no tracing.
 	Tracer *tracing.Tracer
+	// Persistence runs SAVE, BGSAVE, BGREWRITEAOF and LASTSAVE, fills INFO
+	// persistence, and makes commands wait (-LOADING) or refuses writes
+	// (-MISCONF) as it says. nil: a server without files (tests).
+	Persistence Persistence
 	// OnPanic is told about a panic in loop-side code (always a bug; the
 	// connection is closed and the server keeps running). May be nil.
 	OnPanic func(recovered any)
@@ -140,6 +144,7 @@ type Server struct {
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{}
+	shutdownSave atomic.Int32 // SHUTDOWN SAVE: 1, NOSAVE: -1, neither: 0
 
 	// bundles is DEBUG BUNDLE's service, set by SetBundles (bundlecmd.go).
 	bundles atomic.Pointer[bundleMakerBox]
@@ -236,7 +241,11 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.booted:
-		s.life.Set(lifecycle.Ready)
+		// While the dataset loads the server stays Starting (clients get
+		// -LOADING); the caller marks it Ready once loaded.
+		if s.cfg.Persistence == nil || !s.cfg.Persistence.Loading() {
+			s.life.Set(lifecycle.Ready)
+		}
 		return nil
 	case <-s.stopped:
 		if s.runErr == nil {
@@ -248,6 +257,19 @@ func (s *Server) Start() error {
 
 // Port is the TCP port the server listens on.
 func (s *Server) Port() int { return s.port }
+
+// ShutdownSave says whether the SHUTDOWN that was requested wants a final
+// snapshot: true for SAVE, false for NOSAVE, dflt (Redis: when save rules
+// are set) for neither or a signal.
+func (s *Server) ShutdownSave(dflt bool) bool {
+	switch s.shutdownSave.Load() {
+	case 1:
+		return true
+	case -1:
+		return false
+	}
+	return dflt
+}
 
 // ShutdownRequested is closed when a client sends SHUTDOWN.
 func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdownReq }

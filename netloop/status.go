@@ -33,10 +33,6 @@ const StatusDeadline = 100 * time.Millisecond
 // served while the dataset loads already has a meaningful age.
 var processStarted = time.Now()
 
-// persistenceMessage is the persistence section's text until persistence
-// exists: no issue is raised for it, and nothing pretends to have saved.
-const persistenceMessage = "persistence is not implemented yet: the dataset lives in memory only and is lost when the process exits"
-
 var statusHelp = []string{
 	"STATUS <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"JSON",
@@ -128,7 +124,7 @@ func (s *Server) StatusDocument(now time.Time) status.Document {
 			WarningPercent: memWarn,
 			Policy:         s.params.String("maxmemory-policy"),
 		},
-		Persistence: status.Persistence{Available: false, Message: persistenceMessage},
+		Persistence: s.PersistenceStatus(),
 		Shards:      make([]status.Shard, 0, len(reports)),
 		Keyspace:    status.Keyspace{Complete: true, LateShards: []int{}, Databases: []status.Database{}},
 		Commands:    status.Commands{Total: totals.commands, OpsPerSec: s.stats.opsSampler.rate()},
@@ -194,8 +190,21 @@ func (s *Server) StatusDocument(now time.Time) status.Document {
 		ConnectionWarningPercent: connWarn,
 		LateShards:               d.Keyspace.LateShards,
 		Deadline:                 StatusDeadline,
+		Persistence:              d.Persistence,
 	})
 	return d
+}
+
+// PersistenceStatus is the status document's persistence section, also
+// what /metrics reads of persistence at scrape time. A server without a
+// persistence manager (Config.Persistence nil) saves nothing: the section
+// says so, with the process start as the last save (Redis' lastsave before
+// any save).
+func (s *Server) PersistenceStatus() status.Persistence {
+	if p := s.cfg.Persistence; p != nil {
+		return p.StatusSection()
+	}
+	return status.NoPersistence(processStarted, s.params.String("appendfsync"))
 }
 
 // lifecycleName is the document's name for a lifecycle state.

@@ -3,7 +3,10 @@ package netloop_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,10 +15,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/persist"
 )
 
 // decodeStatus parses a status document and checks what every document
@@ -63,10 +69,32 @@ func decodeStatus(t *testing.T, raw string) status.Document {
 	if d.Health.Issues == nil || d.Keyspace.LateShards == nil || d.Keyspace.Databases == nil {
 		t.Errorf("a list rendered as null: %s", raw)
 	}
-	if d.Cluster.Mode != "standalone" || d.Cluster.Shards != len(d.Shards) || d.Persistence.Available || d.Persistence.Message == "" {
-		t.Errorf("cluster/persistence: %+v %+v", d.Cluster, d.Persistence)
+	if d.Cluster.Mode != "standalone" || d.Cluster.Shards != len(d.Shards) {
+		t.Errorf("cluster: %+v", d.Cluster)
 	}
+	checkPersistenceSection(t, raw, d.Persistence)
 	return d
+}
+
+// checkPersistenceSection checks what every persistence section satisfies,
+// with or without a persistence manager.
+func checkPersistenceSection(t *testing.T, raw string, p status.Persistence) {
+	t.Helper()
+	okErr := func(v string) bool { return v == status.PersistOK || v == status.PersistErr }
+	if p.Enabled != (p.RDB.Enabled || p.AOF.Enabled) || p.RDB.Enabled != (len(p.RDB.SaveRules) > 0) || p.RDB.SaveRules == nil ||
+		!okErr(p.RDB.LastBGSaveStatus) || !okErr(p.AOF.LastWriteStatus) || !okErr(p.AOF.LastFsyncStatus) ||
+		(p.RDB.LastBGSaveStatus == status.PersistOK) != (p.RDB.LastError == nil) || p.RDB.LastSave != status.At(time.Unix(p.RDB.LastSave.Unix, 0)) ||
+		(p.AOF.Fsync != "always" && p.AOF.Fsync != "everysec" && p.AOF.Fsync != "no") || (!p.AOF.Enabled && p.AOF.CurrentSizeBytes != nil) {
+		t.Errorf("persistence section: %+v", p)
+	}
+	for _, m := range regexp.MustCompile(`"(changes_since_last_save|current_size_bytes|rdb|aof_write|aof_fsync|load|seconds|changes)":(-?[0-9.eE+]+)`).FindAllStringSubmatch(raw, -1) {
+		if _, err := strconv.ParseInt(m[2], 10, 64); err != nil {
+			t.Errorf("%s is %s, not an integer", m[1], m[2])
+		}
+	}
+	if p.WritesRefused == nil && !strings.Contains(raw, `"writes_refused":null`) {
+		t.Errorf("writes_refused not rendered as null: %s", raw)
+	}
 }
 
 func TestStatusJSON(t *testing.T) {
@@ -118,6 +146,11 @@ func TestStatusJSON(t *testing.T) {
 				}
 				if !d.HotShards.Enabled || d.HotShards.HotReport == nil || len(d.HotShards.Shards) != 4 {
 					t.Errorf("hot_shards: %+v", d.HotShards)
+				}
+				// No persistence manager: nothing is saved and nothing fails.
+				if p := d.Persistence; p.Enabled || p.Loading || p.WritesRefused != nil || p.ErrorsTotal != (status.PersistenceErrors{}) ||
+					p.RDB.LastBGSaveStatus != status.PersistOK || p.AOF.LastFsync != nil || p.AOF.Fsync != "everysec" {
+					t.Errorf("persistence without a manager: %+v", p)
 				}
 			}
 
@@ -278,5 +311,173 @@ func TestStatusRedisCli(t *testing.T) {
 	out, err := runTool(t, "", "redis-cli", "-p", p, "COMMAND", "DOCS", "status")
 	if err != nil || !strings.Contains(out, "status document") || !strings.Contains(out, "json") {
 		t.Errorf("COMMAND DOCS status: %v %q", err, out)
+	}
+}
+
+// persistServer is a real svcdb with a real persistence manager over
+// dataDir: the wiring of cmd/svcdb (the manager loads after the port
+// opens, the lifecycle turns ready once it has), stopped by t.Cleanup.
+type persistServer struct {
+	addr string
+	reg  *config.Registry
+	pm   *persist.Manager
+	life *lifecycle.Tracker
+}
+
+func startPersistServer(t *testing.T, params map[string]string) *persistServer {
+	t.Helper()
+	reg := config.New()
+	for k, v := range params {
+		if err := reg.Set(k, v, config.SourceFlag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := command.New()
+	rt, err := shard.New(shard.Config{Shards: 4, Strategy: shard.RunToCompletion,
+		OnPanic: func(cmd string, r any, stack []byte) { t.Errorf("BUG: handler for %s panicked: %v\n%s", cmd, r, stack) }}, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Start()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pm := persist.New(rt, reg, logger)
+	pm.BeginLoading()
+	life := new(lifecycle.Tracker)
+	srv := netloop.New(netloop.Config{Bind: "127.0.0.1", EventLoops: 2, Version: "test", Params: reg, Logger: logger,
+		Lifecycle: life, Persistence: pm}, table, rt)
+	if err := srv.Start(); err != nil {
+		rt.Close()
+		t.Fatal(err)
+	}
+	ps := &persistServer{addr: srv.Addr(), reg: reg, pm: pm, life: life}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("stopping server: %v", err)
+		}
+		if err := pm.Close(false); err != nil {
+			t.Errorf("closing persistence: %v", err)
+		}
+		rt.Close()
+	})
+	return ps
+}
+
+// TestStatusPersistence: the persistence section and health of a server
+// with a real persistence manager (RDB save rules and the append-only file
+// under t.TempDir()): loading, a SAVE, a snapshot that fails on the real
+// file system (writes refused with -MISCONF, reads still served, health
+// degraded naming the error), and the recovery.
+func TestStatusPersistence(t *testing.T) {
+	dir := t.TempDir()
+	ps := startPersistServer(t, map[string]string{"data-dir": dir, "save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always"})
+	c := dialRaw(t, ps.addr)
+
+	// Loading: the server is starting, STATUS still answers.
+	d := decodeStatus(t, string(c.do("STATUS", "JSON").Str))
+	if !d.Persistence.Loading || d.Svc.State != status.StateStarting || d.Health.Status != status.Unhealthy || d.Health.Issues[0].Code != status.IssueNotReady {
+		t.Errorf("loading: persistence %+v svc %+v health %+v", d.Persistence, d.Svc, d.Health)
+	}
+	if v := c.do("GET", "k"); v.Type != '-' || !strings.HasPrefix(string(v.Str), "LOADING") {
+		t.Errorf("GET while loading: %c %q", v.Type, v.Str)
+	}
+	if err := ps.pm.Load(); err != nil {
+		t.Fatal(err)
+	}
+	ps.life.Set(lifecycle.Ready)
+	ps.pm.Start()
+
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: ps.addr})
+	defer rdb.Close()
+	for i := range 20 {
+		if err := rdb.Set(ctx, "k"+strconv.Itoa(i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := time.Now().Unix()
+	if err := rdb.Save(ctx).Err(); err != nil {
+		t.Fatalf("SAVE: %v", err)
+	}
+	lastsave, err := rdb.LastSave(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rdb.Do(ctx, "STATUS", "JSON").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = decodeStatus(t, raw)
+	p := d.Persistence
+	if !p.Enabled || p.Loading || !p.RDB.Enabled || len(p.RDB.SaveRules) != 2 || p.RDB.SaveRules[1] != (status.SaveRule{Seconds: 300, Changes: 100}) ||
+		p.RDB.LastBGSaveStatus != "ok" || p.RDB.BGSaveInProgress || p.RDB.ChangesSinceLastSave != 0 || p.RDB.LastError != nil ||
+		p.RDB.LastSave.Unix != lastsave || lastsave < before {
+		t.Errorf("rdb after SAVE: %+v (LASTSAVE %d)", p.RDB, lastsave)
+	}
+	if !p.AOF.Enabled || p.AOF.Fsync != "always" || p.AOF.LastWriteStatus != "ok" || p.AOF.LastFsyncStatus != "ok" ||
+		p.AOF.CurrentSizeBytes == nil || *p.AOF.CurrentSizeBytes <= 0 || p.AOF.LastFsync == nil || p.AOF.LastFsync.Unix < before-5 {
+		t.Errorf("aof: %+v", p.AOF)
+	}
+	if p.ErrorsTotal != (status.PersistenceErrors{}) || p.WritesRefused != nil || d.Svc.State != status.StateReady || d.Health.Status != status.Healthy {
+		t.Errorf("errors %+v refused %v health %+v", p.ErrorsTotal, p.WritesRefused, d.Health)
+	}
+	if err := rdb.Set(ctx, "k1", "v2", 0).Err(); err != nil { // one change, as Redis counts an overwrite
+		t.Fatal(err)
+	}
+	if d := decodeStatus(t, rdb.Do(ctx, "STATUS", "JSON").Val().(string)); d.Persistence.RDB.ChangesSinceLastSave != 1 {
+		t.Errorf("changes_since_last_save after one SET: %d", d.Persistence.RDB.ChangesSinceLastSave)
+	}
+
+	// The snapshot fails on the file system: data-dir is now a regular file.
+	blocker := filepath.Join(dir, "not-a-directory")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.reg.Set("data-dir", blocker, config.SourceFlag); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.BgSave(ctx).Err(); err != nil {
+		t.Fatalf("BGSAVE: %v", err)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		return ps.pm.WriteDenied() != ""
+	}, "writes still accepted after a failed snapshot")
+	if err := rdb.Set(ctx, "refused", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MISCONF ") {
+		t.Errorf("SET while the snapshot fails: %v", err)
+	}
+	if v, err := rdb.Get(ctx, "k1").Result(); err != nil || v != "v2" {
+		t.Errorf("GET while the snapshot fails: %q %v", v, err)
+	}
+	raw = rdb.Do(ctx, "STATUS", "JSON").Val().(string)
+	d = decodeStatus(t, raw)
+	p = d.Persistence
+	if p.RDB.LastBGSaveStatus != "err" || p.RDB.LastError == nil || !strings.Contains(*p.RDB.LastError, "not a directory") ||
+		p.ErrorsTotal.RDB != 1 || p.WritesRefused == nil || !strings.HasPrefix(*p.WritesRefused, "MISCONF Redis is configured to save RDB snapshots") ||
+		p.RDB.LastSave.Unix != lastsave {
+		t.Errorf("after a failed snapshot: %+v %+v refused %v", p.RDB, p.ErrorsTotal, p.WritesRefused)
+	}
+	if d.Health.Status != status.Degraded || len(d.Health.Issues) != 1 || d.Health.Issues[0].Code != status.IssuePersistenceFailing ||
+		d.Health.Issues[0].Severity != status.SeverityWarning || !strings.Contains(d.Health.Issues[0].Message, *p.RDB.LastError) {
+		t.Errorf("health while persistence fails: %+v", d.Health)
+	}
+
+	// Repaired: a SAVE succeeds and writes are accepted again.
+	if err := ps.reg.Set("data-dir", dir, config.SourceFlag); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Save(ctx).Err(); err != nil {
+		t.Fatalf("SAVE after the repair: %v", err)
+	}
+	// SAVE replies just before the manager recomputes the refusal
+	// (persist.finishSnapshot closes the job, then calls Refresh).
+	eventually(t, 5*time.Second, func() bool { return ps.pm.WriteDenied() == "" }, "writes still refused after a successful SAVE")
+	d = decodeStatus(t, rdb.Do(ctx, "STATUS", "JSON").Val().(string))
+	if p := d.Persistence; p.RDB.LastBGSaveStatus != "ok" || p.RDB.LastError != nil || p.WritesRefused != nil || p.ErrorsTotal.RDB != 1 ||
+		d.Health.Status != status.Healthy {
+		t.Errorf("after the repair: %+v health %+v", p, d.Health)
+	}
+	if err := rdb.Set(ctx, "accepted", "v", 0).Err(); err != nil {
+		t.Errorf("SET after the repair: %v", err)
 	}
 }

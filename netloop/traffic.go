@@ -111,6 +111,14 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.ps.Load() != nil && s.pubsubDeliver(c) {
 		return gnet.Close // over the pubsub output buffer limit
 	}
+	if c.durableWait { // replies held until the log is on disk (persistcmd.go)
+		if s.flush(c); c.durableWait {
+			return gnet.None // woken early; the log wakes us again
+		}
+		if c.closeAfter {
+			return gnet.Close
+		}
+	}
 	if c.awaiting {
 		reply := c.deferred.Swap(nil)
 		if reply == nil {
@@ -118,6 +126,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		}
 		c.out = append(c.out, *reply...)
 		c.awaiting, c.pending = false, false
+		if c.blocked != nil { // a served blocking command's change, for awaitDurable
+			c.ctx.LogEnd = max(c.ctx.LogEnd, c.blocked.LogEnd())
+		}
 		if c.blocked != nil && s.unparked(c) {
 			s.flush(c)
 			return gnet.None // blocked again; its own wake-up comes later
@@ -129,6 +140,10 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		c.out = append(c.out, c.batch.Out...)
 		c.commands += int64(c.batch.Len())
 		c.pending = false
+		if e := c.batch.Ctx.LogEnd; e != 0 { // the batch's changes, for awaitDurable
+			c.ctx.LogEnd = max(c.ctx.LogEnd, e)
+			c.batch.Ctx.LogEnd = 0
+		}
 		for i := range c.batch.Len() {
 			cmd, args, reply, ns := c.batch.Executed(i)
 			s.account(c, cmd, args, reply, ns)
@@ -189,7 +204,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 // It is the whole per-command path (parse, lookup, route, execute, encode) and
 // runs on the client's loop.
 func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
-	for off < len(buf) && !c.pending && !c.closeAfter {
+	for off < len(buf) && !c.pending && !c.closeAfter && !c.durableWait {
 		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
 		if err != nil {
 			s.protocolError(c, err)
@@ -224,8 +239,8 @@ func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 }
 
 func (s *Server) flush(c *client) {
-	if len(c.out) == 0 {
-		return
+	if len(c.out) == 0 || !s.durable(c) {
+		return // nothing to write, or held until durable (persistcmd.go)
 	}
 	c.netOut += int64(len(c.out))
 	c.pubNetOut.Store(c.netOut)
@@ -258,6 +273,8 @@ func (s *Server) protocolError(c *client, err error) {
 			time.Sleep(10 * time.Microsecond)
 		}
 		c.out = append(c.out, c.batch.Out...)
+		c.ctx.LogEnd = max(c.ctx.LogEnd, c.batch.Ctx.LogEnd)
+		c.batch.Ctx.LogEnd = 0
 	}
 	var pe *resp.ProtocolError
 	if errors.As(err, &pe) {
@@ -275,7 +292,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	cmd := s.table.Lookup(args[0])
 	if c.open {
 		// Only commands for the open batch's shard may join it.
-		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch {
+		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) {
 			return false
 		}
 		idx, where := s.rt.Route(cmd, args)
@@ -322,6 +339,11 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	if !c.authed && checked.Flags&command.FlagNoAuth == 0 {
 		c.out = append(c.out, resp.ErrNoAuth...)
+		s.rejected(c, checked, c.out[mark:])
+		return true
+	}
+	if refusal := s.persistenceRefusal(cmd, checked); refusal != "" { // persistcmd.go
+		c.out = append(c.out, refusal...)
 		s.rejected(c, checked, c.out[mark:])
 		return true
 	}

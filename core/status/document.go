@@ -71,7 +71,7 @@ const (
 	IssueMemoryPressure      = "memory_pressure"       // used/maxmemory at or above the warning percent
 	IssueNearConnectionLimit = "near_connection_limit" // connected/maxclients at or above the warning percent
 	IssueShardLate           = "shard_late"            // a shard missed the collector's deadline
-	IssuePersistenceFailing  = "persistence_failing"   // reserved: persistence does not exist yet
+	IssuePersistenceFailing  = "persistence_failing"   // writes are refused (-MISCONF) because persistence fails
 )
 
 // Health is the verdict and the issues behind it, most severe first.
@@ -118,11 +118,83 @@ type Memory struct {
 	Policy         string   `json:"maxmemory_policy"`
 }
 
-// Persistence says what is saved. Persistence does not exist yet, so the
-// section says so instead of inventing save times.
+// Persistence outcomes, as Redis' INFO writes them (rdb_last_bgsave_status,
+// aof_last_write_status).
+const (
+	PersistOK  = "ok"
+	PersistErr = "err"
+)
+
+// Persistence is what is saved and whether saving works: the RDB snapshot,
+// the append-only file, the errors since start by kind, and the -MISCONF
+// error write commands get while persistence fails.
+//
+// Invariants: Enabled == RDB.Enabled || AOF.Enabled; WritesRefused is null
+// exactly while write commands are accepted; AOF.CurrentSizeBytes and
+// AOF.LastFsync are null unless the append-only file is open; lists are
+// never null.
 type Persistence struct {
-	Available bool   `json:"available"`
-	Message   string `json:"message"`
+	Enabled bool `json:"enabled"` // RDB snapshots or the append-only file are on
+	Loading bool `json:"loading"` // the dataset is being loaded: clients get -LOADING
+	RDB     RDB  `json:"rdb"`
+	AOF     AOF  `json:"aof"`
+	// ErrorsTotal counts failures since start, as svc_persistence_errors_total.
+	ErrorsTotal PersistenceErrors `json:"errors_total"`
+	// WritesRefused is the error (without the leading '-') write commands
+	// get while persistence fails (-MISCONF, as Redis); null while they are
+	// accepted.
+	WritesRefused *string `json:"writes_refused"`
+}
+
+// RDB is the snapshot side: the save rules and how the last snapshot went.
+type RDB struct {
+	Enabled   bool       `json:"enabled"`    // save rules are set
+	SaveRules []SaveRule `json:"save_rules"` // the save parameter; [] when none
+	// LastSave is the end of the last successful snapshot (LASTSAVE); the
+	// start time until one succeeded, as in Redis.
+	LastSave             Time    `json:"last_save"`
+	LastBGSaveStatus     string  `json:"last_bgsave_status"` // PersistOK or PersistErr
+	BGSaveInProgress     bool    `json:"bgsave_in_progress"`
+	ChangesSinceLastSave int64   `json:"changes_since_last_save"`
+	LastError            *string `json:"last_error"` // the last snapshot's error; null after a success
+}
+
+// SaveRule is one "<seconds> <changes>" pair of the save parameter: a
+// snapshot starts when at least Changes writes happened in Seconds.
+type SaveRule struct {
+	Seconds int64 `json:"seconds"`
+	Changes int64 `json:"changes"`
+}
+
+// AOF is the append-only file.
+type AOF struct {
+	Enabled           bool   `json:"enabled"`           // appendonly
+	Fsync             string `json:"fsync"`             // appendfsync: always, everysec or no
+	LastWriteStatus   string `json:"last_write_status"` // PersistOK or PersistErr; ok while off
+	LastFsyncStatus   string `json:"last_fsync_status"` // PersistOK or PersistErr; ok while off
+	RewriteInProgress bool   `json:"rewrite_in_progress"`
+	CurrentSizeBytes  *int64 `json:"current_size_bytes"` // base and incremental files; null while off
+	LastFsync         *Time  `json:"last_fsync"`         // last successful fsync; null while off or before the first
+}
+
+// PersistenceErrors counts persistence failures since start by kind; the
+// kinds are svc_persistence_errors_total's kind label (rdb, aof-write,
+// aof-fsync, load) with '_' for '-'.
+type PersistenceErrors struct {
+	RDB      int64 `json:"rdb"`       // a snapshot could not be written
+	AOFWrite int64 `json:"aof_write"` // a write to the append-only file, or its rewrite, failed
+	AOFFsync int64 `json:"aof_fsync"` // an fsync of the append-only file failed
+	Load     int64 `json:"load"`      // a file could not be read at start-up
+}
+
+// NoPersistence is the section of a server without a persistence manager:
+// nothing is saved, nothing fails, and the last save is lastSave (the start
+// time, as LASTSAVE answers). fsync is the appendfsync parameter.
+func NoPersistence(lastSave time.Time, fsync string) Persistence {
+	return Persistence{
+		RDB: RDB{SaveRules: []SaveRule{}, LastSave: At(lastSave), LastBGSaveStatus: PersistOK},
+		AOF: AOF{Fsync: fsync, LastWriteStatus: PersistOK, LastFsyncStatus: PersistOK},
+	}
 }
 
 // Shard states.

@@ -20,11 +20,16 @@ type HealthInput struct {
 
 	LateShards []int         // shards that missed the deadline, ascending
 	Deadline   time.Duration // the deadline they missed
+
+	// Persistence is the document's persistence section: while its
+	// WritesRefused is set, persistence is failing.
+	Persistence Persistence
 }
 
 // Assess gives the verdict: unhealthy with any critical issue (not ready),
 // degraded with any warning (memory pressure, near the connection limit, a
-// late shard), healthy otherwise. Issues come most severe first, then in a
+// late shard, persistence failing: reads work, writes are refused), healthy
+// otherwise. Issues come most severe first, then in a
 // fixed order, so the verdict renders deterministically.
 func Assess(in HealthInput) Health {
 	issues := []Issue{}
@@ -62,6 +67,9 @@ func Assess(in HealthInput) Health {
 			"%s %s did not answer within %v: their keys, expires and memory are unknown (null), and the keyspace section is incomplete",
 			word, strings.Join(ids, ", "), in.Deadline)})
 	}
+	if msg := persistenceFailure(&in.Persistence); msg != "" {
+		issues = append(issues, Issue{IssuePersistenceFailing, SeverityWarning, msg})
+	}
 	h := Health{Status: Healthy, Issues: issues}
 	for _, is := range issues {
 		switch is.Severity {
@@ -86,4 +94,22 @@ func atOrAbove(part, whole, pct int64) bool {
 	hi1, lo1 := bits.Mul64(uint64(part), 100)
 	hi2, lo2 := bits.Mul64(uint64(pct), uint64(whole))
 	return hi1 > hi2 || hi1 == hi2 && lo1 >= lo2
+}
+
+// persistenceFailure describes why writes are refused, naming the error, or
+// returns "" while they are accepted. An append-only file that cannot be
+// written or fsynced comes first, as in Redis' writeCommandsDeniedByDiskError.
+func persistenceFailure(p *Persistence) string {
+	if p.WritesRefused == nil {
+		return ""
+	}
+	refusal := *p.WritesRefused
+	const tail = "; write commands are refused with -MISCONF until it works again, reads still work"
+	switch {
+	case p.AOF.Enabled && (p.AOF.LastWriteStatus == PersistErr || p.AOF.LastFsyncStatus == PersistErr):
+		return "the append-only file cannot be made durable (" + refusal + ")" + tail
+	case p.RDB.LastBGSaveStatus == PersistErr && p.RDB.LastError != nil:
+		return "the last RDB snapshot failed (" + *p.RDB.LastError + ") and stop-writes-on-bgsave-error is on" + tail
+	}
+	return "persistence is failing (" + refusal + ")" + tail
 }

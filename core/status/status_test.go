@@ -10,6 +10,8 @@ import (
 
 func i64(v int64) *int64 { return &v }
 
+func ptr[T any](v T) *T { return &v }
+
 // sample is a document with every kind of value: a late shard, an unlimited
 // and a limited section, hot shards on.
 func sample() Document {
@@ -21,10 +23,13 @@ func sample() Document {
 			State: StateReady, StartedAt: At(started), GeneratedAt: At(now), UptimeSeconds: 42},
 		Health: Assess(HealthInput{State: StateReady, LateShards: late, Deadline: 100 * time.Millisecond,
 			Connected: 1, MaxClients: 10000, ConnectionWarningPercent: 80, MemoryWarningPercent: 80}),
-		Cluster:     Cluster{Mode: "standalone", NodeID: "abc", Address: "127.0.0.1:6379", Shards: 2, EventLoops: 1, DrainStrategy: "run-to-completion"},
-		Clients:     Clients{Connected: 1, MaxClients: 10000, UsedPercent: Percent(1, 10000), WarningPercent: 80, ConnectionsReceived: 3},
-		Memory:      Memory{UsedBytes: 100, WarningPercent: 80, Policy: "noeviction"},
-		Persistence: Persistence{Message: "not available"},
+		Cluster: Cluster{Mode: "standalone", NodeID: "abc", Address: "127.0.0.1:6379", Shards: 2, EventLoops: 1, DrainStrategy: "run-to-completion"},
+		Clients: Clients{Connected: 1, MaxClients: 10000, UsedPercent: Percent(1, 10000), WarningPercent: 80, ConnectionsReceived: 3},
+		Memory:  Memory{UsedBytes: 100, WarningPercent: 80, Policy: "noeviction"},
+		Persistence: Persistence{Enabled: true,
+			RDB:         RDB{Enabled: true, SaveRules: []SaveRule{{3600, 1}, {300, 100}}, LastSave: At(started), LastBGSaveStatus: PersistOK, ChangesSinceLastSave: 5},
+			AOF:         AOF{Enabled: true, Fsync: "everysec", LastWriteStatus: PersistOK, LastFsyncStatus: PersistOK, CurrentSizeBytes: i64(88), LastFsync: ptr(At(now))},
+			ErrorsTotal: PersistenceErrors{AOFFsync: 2}},
 		Shards: []Shard{
 			{ID: 0, State: ShardOK, Keys: i64(3), Expires: i64(1), MemoryBytes: i64(100), OpsPerSec: 1.5},
 			{ID: 1, State: ShardLate, QueueDepth: 2},
@@ -46,7 +51,10 @@ func TestRenderShape(t *testing.T) {
 		`"cluster":{"mode":"standalone","node_id":"abc","address":"127.0.0.1:6379","shards":2,"event_loops":1,"drain_strategy":"run-to-completion"},` +
 		`"clients":{"connected":1,"max_clients":10000,"used_percent":0.01,"warning_percent":80,"connections_received_total":3,"connections_rejected_total":0},` +
 		`"memory":{"used_bytes":100,"maxmemory_bytes":0,"used_percent":null,"warning_percent":80,"maxmemory_policy":"noeviction"},` +
-		`"persistence":{"available":false,"message":"not available"},` +
+		`"persistence":{"enabled":true,"loading":false,"rdb":{"enabled":true,"save_rules":[{"seconds":3600,"changes":1},{"seconds":300,"changes":100}],` +
+		`"last_save":{"unix":1700000000,"iso":"2023-11-14T22:13:20Z"},"last_bgsave_status":"ok","bgsave_in_progress":false,"changes_since_last_save":5,"last_error":null},` +
+		`"aof":{"enabled":true,"fsync":"everysec","last_write_status":"ok","last_fsync_status":"ok","rewrite_in_progress":false,"current_size_bytes":88,` +
+		`"last_fsync":{"unix":1700000042,"iso":"2023-11-14T22:14:02Z"}},"errors_total":{"rdb":0,"aof_write":0,"aof_fsync":2,"load":0},"writes_refused":null},` +
 		`"shards":[{"id":0,"state":"ok","keys":3,"expires":1,"memory_bytes":100,"ops_per_sec":1.5,"queue_depth":0},` +
 		`{"id":1,"state":"late","keys":null,"expires":null,"memory_bytes":null,"ops_per_sec":0,"queue_depth":2}],` +
 		`"keyspace":{"complete":false,"late_shards":[1],"databases":[{"db":0,"keys":3,"expires":1}]},` +
@@ -106,9 +114,15 @@ func TestAssess(t *testing.T) {
 		{"connections below", func(in *HealthInput) { in.Connected = 79 }, Healthy, ""},
 		{"connections at threshold", func(in *HealthInput) { in.Connected = 80 }, Degraded, "near_connection_limit"},
 		{"late shard", func(in *HealthInput) { in.LateShards = []int{3} }, Degraded, "shard_late"},
+		{"persistence errors without refused writes", func(in *HealthInput) {
+			in.Persistence = NoPersistence(time.Now(), "everysec")
+			in.Persistence.ErrorsTotal.RDB = 3
+		}, Healthy, ""},
+		{"persistence failing", func(in *HealthInput) { in.Persistence.WritesRefused = ptr("MISCONF x") }, Degraded, "persistence_failing"},
 		{"everything", func(in *HealthInput) {
 			in.State, in.UsedMemory, in.MaxMemory, in.Connected, in.LateShards = StateStarting, 900, 1000, 100, []int{0, 2}
-		}, Unhealthy, "not_ready memory_pressure near_connection_limit shard_late"},
+			in.Persistence.WritesRefused = ptr("MISCONF x")
+		}, Unhealthy, "not_ready memory_pressure near_connection_limit shard_late persistence_failing"},
 	} {
 		in := base
 		tc.edit(&in)
@@ -127,5 +141,56 @@ func TestAssess(t *testing.T) {
 	h := Assess(HealthInput{State: StateReady, LateShards: []int{0, 2}, Deadline: 100 * time.Millisecond})
 	if msg := h.Issues[0].Message; !strings.HasPrefix(msg, "shards 0, 2 did not answer within 100ms") {
 		t.Errorf("late message %q", msg)
+	}
+}
+
+// TestAssessPersistenceMessage: the persistence_failing message names the
+// error behind the refusal, whichever side of persistence fails.
+func TestAssessPersistenceMessage(t *testing.T) {
+	misconfRDB := "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk."
+	misconfAOF := "MISCONF Errors writing to the AOF file: No space left on device"
+	for _, tc := range []struct {
+		name string
+		edit func(*Persistence)
+		want []string
+	}{
+		{"rdb", func(p *Persistence) {
+			p.RDB.LastBGSaveStatus, p.RDB.LastError, p.WritesRefused = PersistErr, ptr("write error saving DB on disk: no space left on device"), &misconfRDB
+		}, []string{"the last RDB snapshot failed (write error saving DB on disk: no space left on device)", "stop-writes-on-bgsave-error", "reads still work"}},
+		{"aof write", func(p *Persistence) {
+			p.AOF.Enabled, p.AOF.LastWriteStatus, p.WritesRefused = true, PersistErr, &misconfAOF
+		}, []string{"append-only file", "No space left on device", "-MISCONF"}},
+		{"aof fsync wins over rdb", func(p *Persistence) {
+			p.AOF.Enabled, p.AOF.LastFsyncStatus, p.WritesRefused = true, PersistErr, &misconfAOF
+			p.RDB.LastBGSaveStatus, p.RDB.LastError = PersistErr, ptr("disk gone")
+		}, []string{"append-only file cannot be made durable (" + misconfAOF + ")"}},
+		{"cause unknown", func(p *Persistence) { p.WritesRefused = &misconfRDB }, []string{"persistence is failing (" + misconfRDB + ")"}},
+	} {
+		p := NoPersistence(time.Unix(1700000000, 0), "everysec")
+		tc.edit(&p)
+		h := Assess(HealthInput{State: StateReady, Persistence: p})
+		if h.Status != Degraded || len(h.Issues) != 1 || h.Issues[0].Code != IssuePersistenceFailing || h.Issues[0].Severity != SeverityWarning {
+			t.Fatalf("%s: %+v", tc.name, h)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(h.Issues[0].Message, w) {
+				t.Errorf("%s: message %q lacks %q", tc.name, h.Issues[0].Message, w)
+			}
+		}
+	}
+}
+
+// TestNoPersistence: a server without persistence renders a complete
+// section: off, nothing failing, lists not null.
+func TestNoPersistence(t *testing.T) {
+	d := sample()
+	d.Persistence = NoPersistence(time.Unix(1700000000, 0), "always")
+	got := string(Render(&d))
+	want := `"persistence":{"enabled":false,"loading":false,"rdb":{"enabled":false,"save_rules":[],` +
+		`"last_save":{"unix":1700000000,"iso":"2023-11-14T22:13:20Z"},"last_bgsave_status":"ok","bgsave_in_progress":false,"changes_since_last_save":0,"last_error":null},` +
+		`"aof":{"enabled":false,"fsync":"always","last_write_status":"ok","last_fsync_status":"ok","rewrite_in_progress":false,"current_size_bytes":null,"last_fsync":null},` +
+		`"errors_total":{"rdb":0,"aof_write":0,"aof_fsync":0,"load":0},"writes_refused":null}`
+	if !strings.Contains(got, want) {
+		t.Fatalf("no-persistence section:\n got %s\nwant %s", got, want)
 	}
 }

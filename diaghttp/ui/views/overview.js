@@ -152,9 +152,19 @@ const view = {
       ['Uptime', fmtAge(s.uptime_seconds)],
       ['Shards · event loops', c.shards + ' · ' + c.event_loops + ' (' + c.drain_strategy + ')'],
       ['Keyspace', dbs || 'empty'],
-      ['Persistence', st.persistence.available ? 'available' : st.persistence.message || 'unavailable'],
+      ['Persistence', persistenceText(st.persistence)],
     ]));
   },
 };
+
+// persistenceText says what is saved and whether writes are refused.
+function persistenceText(p) {
+  if (p.writes_refused) return 'failing: ' + p.writes_refused;
+  if (p.loading) return 'loading the dataset';
+  const parts = [];
+  if (p.rdb.enabled) parts.push('RDB snapshots (last ' + p.rdb.last_bgsave_status + ')');
+  if (p.aof.enabled) parts.push('AOF (appendfsync ' + p.aof.fsync + ')');
+  return parts.length ? parts.join(' · ') : 'off (in memory only)';
+}
 
 export default view;
