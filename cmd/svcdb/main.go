@@ -31,11 +31,13 @@ import (
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/slowlog"
+	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/profiles"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/persist"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -223,6 +225,15 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	rt.Start()
 	life := new(lifecycle.Tracker)
+	// Persistence: the dataset loads after the port opens, so clients get
+	// -LOADING meanwhile (Load below), as Redis.
+	pm := persist.New(rt, reg, logger)
+	pm.BeginLoading()
+	for _, name := range []string{"save", "stop-writes-on-bgsave-error"} {
+		reg.OnChange(name, func(string) error { pm.Refresh(); return nil })
+	}
+	reg.OnChange("appendonly", func(string) error { return pm.SetAppendOnly(reg.Bool("appendonly")) })
+	reg.OnChange("appendfsync", func(string) error { pm.SetFsyncPolicy(); return nil })
 	srv := netloop.New(netloop.Config{
 		Bind:             reg.String("bind"),
 		Port:             int(reg.Int("port")),
@@ -235,6 +246,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Logger:           logger,
 		Lifecycle:        life,
 		Tracer:           tracer,
+		Persistence:      pm,
 	}, table, rt)
 	// Diagnostic bundles exist with or without the HTTP server: DEBUG BUNDLE
 	// uses them too.
@@ -294,6 +306,20 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if err := pm.Load(); err != nil {
+		logger.Error("fatal error loading the dataset", "err", err)
+		fmt.Fprintf(stderr, "svcdb: %v\n", err)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Stop(ctx)
+		cancel()
+		rt.Close()
+		if diag != nil {
+			_ = diag.Shutdown(context.Background())
+		}
+		return 1
+	}
+	life.Set(lifecycle.Ready)
+	pm.Start()
 	logger.Info("svcdb ready to accept connections", "addr", srv.Addr(), "version", version,
 		"shards", rt.NumShards(), "drain_strategy", strategy.String(), "config_file", reg.ConfigFile(), "pid", os.Getpid())
 	fmt.Fprintf(stdout, "svcdb listening on %s\n", srv.Addr())
@@ -315,9 +341,13 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if err := srv.Stop(ctx); err != nil { // readiness 503 from here on (Draining)
 		logger.Error("stopping the network side", "err", err)
 	}
+	// In-flight commands are done and their replies flushed: the final
+	// snapshot (when save rules are set, or SHUTDOWN SAVE) and the
+	// append-only file's last fsync happen here, then liveness turns 503 too.
+	if err := pm.Close(srv.ShutdownSave(pm.SaveRulesSet())); err != nil {
+		logger.Error("error saving the dataset before exiting", "err", err)
+	}
 	rt.Close()
-	// In-flight commands are done and their replies flushed (persistence, once
-	// it exists, saves here): liveness turns 503 too.
 	life.Set(lifecycle.ShuttingDown)
 	if diag != nil { // last, so liveness answers 503 until the very end
 		if err := diag.Shutdown(ctx); err != nil {
@@ -358,6 +388,12 @@ func (d diagSource) Latency() *latency.Monitor             { return d.srv.Latenc
 func (d diagSource) InfoText(sections ...string) string    { return d.srv.InfoText(sections...) }
 func (d diagSource) RecentLogs(n int) []string             { return d.logs.Recent(n) }
 
+// Persistence is the persistence manager's state (through the status
+// collector, so /metrics and /status/json agree), read at scrape time.
+func (d diagSource) Persistence() status.Persistence { return d.srv.PersistenceStatus() }
+
+var _ diaghttp.PersistenceSource = diagSource{} // /metrics must see persistence
+
 // bundleDir is [debug-bundle] dir, or <[server] data-dir>/bundles, made
 // absolute so DEBUG BUNDLE and the logs show where the files are.
 func bundleDir(reg *config.Registry) string {
@@ -375,18 +411,17 @@ func bundleDir(reg *config.Registry) string {
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO, the
 // status-* ones by the status collector (STATUS JSON, /status/json); the size
 // limits are read when the server starts; the rest belong to features of
-// later issues (memory limits, persistence), which CONFIG SET
+// later issues (persistence), which CONFIG SET
 // records for them. Every other mutable parameter must have an OnChange hook;
 // the process tests fail on the "BUG:" line otherwise.
 var appliedLater = []string{
-	"tcp-keepalive", "maxmemory", "maxmemory-policy",
+	"tcp-keepalive",
 	"hotshards-enabled", "hotshards-hot-threshold-percent", "hotshards-warm-threshold-percent", "hotshards-default-period-secs",
 	"status-memory-warning-percent", "status-connection-warning-percent",
 	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
 	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
 	"notify-keyspace-events", "busy-reply-threshold", "hz",
-	"save", "appendonly", "appendfsync", "aof-load-truncated",
-	"stop-writes-on-bgsave-error", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
+	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", // read when used
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

@@ -108,7 +108,8 @@ func TestProfiles(t *testing.T) {
 			"slowlog-log-slower-than": "1000", "debug-bundle-ttl": "2h", "latency-monitor-threshold": "10"},
 		"production.toml": {"bind": "0.0.0.0", "maxmemory": "8589934592", "maxmemory-policy": "allkeys-lru",
 			"logging-format": "json", "logging-file-path": "/var/log/svcdb/svcdb.log", "logging-rotation-max-files": "14",
-			"tracing-enabled": "yes", "tracing-sampling-rate": "0.05", "timeout": "300", "requirepass": "", "http-token": "", "latency-monitor-threshold": "100"},
+			"tracing-enabled": "yes", "tracing-sampling-rate": "0.05", "timeout": "300", "requirepass": "", "http-token": "", "latency-monitor-threshold": "100",
+			"save": "3600 1 300 100 60 10000", "appendonly": "yes", "appendfsync": "everysec"},
 		"benchmark.toml": {"slowlog-log-slower-than": "-1", "hotshards-enabled": "no", "loglevel": "warn",
 			"logging-per-request-spans": "no", "tracing-enabled": "no", "maxclients": "50000"},
 	}

@@ -23,6 +23,12 @@ var flagTable = []FlagSpec{
 	{Flag: "http-bind", Param: "http-bind"},
 	{Flag: "http-token", Param: "http-token"},
 	{Flag: "loglevel", Param: "loglevel"},
+	{Flag: "data-dir", Param: "data-dir"},
+	{Flag: "save", Param: "save"},
+	{Flag: "appendonly", Param: "appendonly"},
+	{Flag: "appendfsync", Param: "appendfsync"},
+	{Flag: "maxmemory", Param: "maxmemory"},
+	{Flag: "maxmemory-policy", Param: "maxmemory-policy"},
 }
 
 // Flags returns the parameter flags with their usage text.
