@@ -12,7 +12,10 @@ FUZZ_TARGETS := \
 	./core/resp:FuzzParse \
 	./core/resp:FuzzParseDifferential \
 	./core/resp:FuzzReadReply \
-	./core/glob:FuzzMatch
+	./core/glob:FuzzMatch \
+	./shard/aof:FuzzCommandReader \
+	./shard/aof:FuzzLoad \
+	./shard/rdb:FuzzLoad
 
 # Debian packages the tests need: real redis-cli and redis-benchmark, a
 # redis-server to compare against, promtool (package prometheus) to check
@@ -37,6 +40,8 @@ deps:
 	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v redis-benchmark >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-check-rdb >/dev/null 2>&1 || missing="$$missing redis-tools"; \
+	command -v redis-check-aof >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
@@ -87,14 +92,19 @@ fuzz-long:
 ## 50 connections) at pipeline 1 and 16, checked against the bar (every
 ## suite test's ops/s >= 0.9x redis-server's, no error: svcbench compare
 ## exits 3 otherwise); then svcdb with its diagnostics HTTP server off and
-## on, scraped every second. 10 to 12 minutes. BENCH_ARGS and DIAG_ARGS
-## pass flags to svcbench compare and diag; both run, and the recipe fails
-## with the first failing one's status (3: the bar is not met).
+## on, scraped every second; then persistence side by side (svcbench
+## persist: SET and loadgen 1:1 at -P 1 and 16 with appendonly yes and
+## appendfsync everysec and always; p99 under a fixed-rate load before and
+## during a BGSAVE of 1M keys; no bar, status 1 only if a run fails).
+## 15 to 17 minutes. BENCH_ARGS, DIAG_ARGS and PERSIST_ARGS pass flags to
+## svcbench compare, diag and persist; all run, and the recipe fails with
+## the first failing one's status (3: the bar is not met).
 bench: deps build
 	$(GO) test -run '^$$' -bench 'HotPath|Queue|Drain' -benchmem ./netloop/ ./shard/
 	status=0; \
 	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_ARGS) || status=$$?; \
 	./$(BIN)/svcbench diag --svcdb ./$(SVCDB) $(DIAG_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
+	./$(BIN)/svcbench persist --svcdb ./$(SVCDB) $(PERSIST_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
 	exit $$status
 
 ## bench-memory: bytes per key, svcdb vs redis-server, 1,000,000 keys of each

@@ -34,6 +34,9 @@ commands:
   load      run a memtier-like workload against one server
   memory    start svcdb and redis-server, load N keys of a shape into each,
             print the memory each takes per key
+  persist   start svcdb and redis-server with the same persistence settings,
+            print throughput with the append-only file (appendfsync everysec,
+            always) and latency before and during a BGSAVE of 1M keys
 
 run "svcbench <command> -h" for the flags of a command.
 `
@@ -66,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = load(ctx, args[1:], stdout, stderr)
 	case "memory":
 		err = memory(ctx, args[1:], stdout, stderr)
+	case "persist":
+		err = persist(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
