@@ -73,16 +73,17 @@ type Runtime struct {
 	onPanic  func(string, any, []byte)
 	panics   int64
 
-	expireEvery time.Duration
-	hot         *hotRing // per-second per-shard rates (hotshards.go)
-	limits      encodingLimits
-	blocked     atomic.Int64 // parked clients
-	latency     atomic.Pointer[latency.Monitor]
-	snapRunning atomic.Bool                // a WriteSnapshot is running (snapshot.go)
-	prop        atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
-	evict       evictor                    // maxmemory, eviction policy and access clock (evict.go)
-	stop        chan struct{}
-	wg          sync.WaitGroup
+	expireEvery  time.Duration
+	hot          *hotRing // per-second per-shard rates (hotshards.go)
+	limits       encodingLimits
+	blocked      atomic.Int64 // parked clients
+	latency      atomic.Pointer[latency.Monitor]
+	snapRunning  atomic.Bool                // a WriteSnapshot is running (snapshot.go)
+	prop         atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
+	snapCompress atomic.Bool                // snapshots compress strings with LZF (rdbcompression)
+	evict        evictor                    // maxmemory, eviction policy and access clock (evict.go)
+	stop         chan struct{}
+	wg           sync.WaitGroup
 }
 
 // New builds the shards. Call Start to begin background work.

@@ -421,7 +421,7 @@ var appliedLater = []string{
 	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
 	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
 	"notify-keyspace-events", "busy-reply-threshold", "hz",
-	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", // read when used
+	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

@@ -107,6 +107,7 @@ appenddirname = "aofdir"
 aof-load-truncated = false
 appendfilename = "my.aof"
 stop-writes-on-bgsave-error = false
+rdbcompression = false
 auto-aof-rewrite-percentage = 50
 auto-aof-rewrite-min-size = "1mb"
 `
@@ -136,7 +137,7 @@ var everyKeyGet = map[string]string{
 	"busy-reply-threshold": "1000", "hz": "500", "latency-monitor-threshold": "100",
 	"save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always", "dbfilename": "x.rdb",
 	"appenddirname": "aofdir", "aof-load-truncated": "no", "appendfilename": "my.aof",
-	"stop-writes-on-bgsave-error": "no", "auto-aof-rewrite-percentage": "50", "auto-aof-rewrite-min-size": "1048576",
+	"stop-writes-on-bgsave-error": "no", "rdbcompression": "no", "auto-aof-rewrite-percentage": "50", "auto-aof-rewrite-min-size": "1048576",
 }
 
 func TestEveryKeyFromFileReadsBackThroughConfigGet(t *testing.T) {

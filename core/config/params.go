@@ -196,6 +196,8 @@ func defs() []*Param {
 			Doc: "Load a truncated append-only file instead of refusing to start"},
 		{Name: "appendfilename", Table: "persistence", Key: "appendfilename", Kind: String, Default: "appendonly.aof", check: checkFilename("appendfilename", "filename"),
 			Doc: "Base name of the append-only files inside appenddirname (<name>.<seq>.base.rdb, <name>.<seq>.incr.aof, <name>.manifest)"},
+		{Name: "rdbcompression", Table: "persistence", Key: "rdbcompression", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "Compress strings longer than 20 bytes in snapshots and AOF bases with LZF, as Redis"},
 		{Name: "stop-writes-on-bgsave-error", Table: "persistence", Key: "stop-writes-on-bgsave-error", Kind: Bool, Default: "yes", Mutable: true,
 			Doc: "Refuse writes with -MISCONF while the last snapshot failed and save rules are set"},
 		{Name: "auto-aof-rewrite-percentage", Table: "persistence", Key: "auto-aof-rewrite-percentage", Kind: Int, Default: "100", Min: 0, Max: maxI32, HasRange: true, Unit: "percent", Mutable: true,

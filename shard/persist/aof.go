@@ -218,6 +218,7 @@ func (m *Manager) rewrite(l *aof.Log) error {
 	_ = f.Chmod(0o644) // as the AOF's other files (CreateTemp makes 0600)
 	w := bufio.NewWriterSize(f, 1<<20)
 	aux := append(m.aux(), [2]string{"aof-base", "1"})
+	m.rt.SetSnapshotCompression(m.reg.Bool("rdbcompression"))
 	_, err = m.rt.WriteSnapshotAt(w, at, aux...)
 	if err == nil {
 		err = w.Flush()

@@ -131,6 +131,7 @@ func (m *Manager) writeSnapshot(path string) (shard.SnapshotStats, error) {
 
 func (m *Manager) writeTo(f *os.File) (shard.SnapshotStats, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
+	m.rt.SetSnapshotCompression(m.reg.Bool("rdbcompression"))
 	st, err := m.rt.WriteSnapshot(w, m.aux()...)
 	if err != nil {
 		return st, err
