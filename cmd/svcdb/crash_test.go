@@ -90,9 +90,9 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 			var kills []time.Time
 			rounds := 8
 			for round := range rounds {
-				cmd, addr, stderr := startProcess(t, bin, "--data-dir", dir, "--appendonly", "yes", "--appendfsync", policy)
+				cmd, addr, _, logs := startProcessEnv(t, bin, nil, "--data-dir", dir, "--appendonly", "yes", "--appendfsync", policy)
 				c := client(t, addr)
-				checkAcks(t, c, policy, all, kills, total, stderr.String())
+				checkAcks(t, c, policy, all, kills, total, logs.String())
 				acks, ctrs, killed := crashRound(t, cmd, addr, round, rng)
 				all = append(all, acks...)
 				kills = append(kills, killed)
@@ -101,8 +101,8 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 				}
 				t.Logf("round %d: %d acknowledged writes before SIGKILL", round, len(acks))
 			}
-			cmd, addr, stderr := startProcess(t, bin, "--data-dir", dir, "--appendonly", "yes", "--appendfsync", policy)
-			checkAcks(t, client(t, addr), policy, all, kills, total, stderr.String())
+			cmd, addr, _, logs := startProcessEnv(t, bin, nil, "--data-dir", dir, "--appendonly", "yes", "--appendfsync", policy)
+			checkAcks(t, client(t, addr), policy, all, kills, total, logs.String())
 			stop(t, cmd)
 			// After a clean stop the files are whole: redis-check-aof agrees.
 			out, err := exec.Command("redis-check-aof", filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")).CombinedOutput()
@@ -115,7 +115,7 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 
 // checkAcks checks the restarted server against everything acknowledged
 // before the earlier kills.
-func checkAcks(t *testing.T, c *redis.Client, policy string, acks []ack, kills []time.Time, counters map[string]int64, stderr string) {
+func checkAcks(t *testing.T, c *redis.Client, policy string, acks []ack, kills []time.Time, counters map[string]int64, logs string) {
 	t.Helper()
 	ctx := context.Background()
 	if len(acks) == 0 {
@@ -130,7 +130,7 @@ func checkAcks(t *testing.T, c *redis.Client, policy string, acks []ack, kills [
 		end := min(start+1000, len(keys))
 		vals, err := c.MGet(ctx, keys[start:end]...).Result()
 		if err != nil {
-			t.Fatalf("MGET after restart: %v\nserver stderr:\n%s", err, stderr)
+			t.Fatalf("MGET after restart: %v\nserver log:\n%s", err, logs)
 		}
 		for i, v := range vals {
 			if v != nil {
