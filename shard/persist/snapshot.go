@@ -63,6 +63,7 @@ func (m *Manager) finishSnapshot(j *job, dirtyAtStart int64, st shard.SnapshotSt
 	j.err = err
 	m.bgsave = nil
 	m.lastDur = time.Since(j.started)
+	took := m.lastDur
 	if err != nil {
 		m.lastOK = false
 		m.lastErr = err.Error()
@@ -84,7 +85,7 @@ func (m *Manager) finishSnapshot(j *job, dirtyAtStart int64, st shard.SnapshotSt
 		return
 	}
 	m.log.Info("DB saved on disk", "file", m.RDBPath(), "keys", st.Keys, "bytes", st.Bytes,
-		"early_keys", st.EarlyKeys, "longest_step_us", st.LongestStep.Microseconds(), "seconds", m.lastDur.Seconds())
+		"early_keys", st.EarlyKeys, "longest_step_us", st.LongestStep.Microseconds(), "seconds", took.Seconds())
 }
 
 func (m *Manager) waitBGSave() {
