@@ -147,8 +147,7 @@ func names(prefix string, n int) []string {
 	return out
 }
 
-func noTTL(int) time.Duration   { return 0 }
-func hourTTL(int) time.Duration { return time.Hour }
+func noTTL(int) time.Duration { return 0 }
 
 // TestEvictionPolicies fills a 4 MB maxmemory past its limit under each
 // policy, through go-redis, and checks what was evicted.

@@ -206,14 +206,6 @@ func (in *infoInput) cmds() *cmdstats.Snapshot {
 
 // writes is what Redis calls the dirty counter: write commands executed
 // since the last save, which for svcdb is since start.
-func (in *infoInput) writes() int64 {
-	var n int64
-	for _, sn := range in.shards() {
-		n += sn.Writes
-	}
-	return n
-}
-
 // infoReplication: svcdb is a standalone primary; replication does not exist
 // yet, so there are never replicas and the offsets stay at their start.
 func (s *Server) infoReplication(_ *infoInput, b *strings.Builder) {

@@ -69,18 +69,6 @@ func (c *Ctx) logAs(args ...[]byte) {
 	c.rewriteN++
 }
 
-// logAsStrings is logAs for arguments at hand as strings.
-func (c *Ctx) logAsStrings(args ...string) {
-	if c.rt == nil || c.rt.prop.Load() == nil {
-		return
-	}
-	c.rewrite = resp.AppendArrayHeader(c.rewrite, len(args))
-	for _, a := range args {
-		c.rewrite = resp.AppendBulkString(c.rewrite, a)
-	}
-	c.rewriteN++
-}
-
 // propagate records c's command, which changed the dataset: its arguments,
 // or what the handler asked for with logAs.
 func (p *propagator) propagate(c *Ctx) {
