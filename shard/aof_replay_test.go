@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/redistest"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/aof"
 )
@@ -906,56 +906,17 @@ type redisAOF struct {
 }
 
 // startRedisAOF runs redis-server with appendonly yes and appendfsync always
-// in a temporary directory; the test fails when redis-server is missing.
+// in a temporary directory, with a connection to it; both end at t.Cleanup.
 func startRedisAOF(t testing.TB) *redisAOF {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	srv := redistest.StartServer(t, t.TempDir(), "--save", "", "--appendonly", "yes",
+		"--appendfsync", "always", "--stream-node-max-entries", "4")
+	c, err := dialAOFRedis(srv.Addr)
 	if err != nil {
-		t.Fatal("redis-server is required (apt-get install redis-server)")
+		t.Fatal(err)
 	}
-	for attempt := 0; attempt < 3; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		dir := t.TempDir()
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-			"--appendonly", "yes", "--appendfsync", "always", "--dir", dir, "--daemonize", "no",
-			"--stream-node-max-entries", "4")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		stop := func() {
-			cmd.Process.Kill()
-			<-exited
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			select {
-			case <-exited:
-			default:
-				if c, err := dialAOFRedis(addr); err == nil {
-					if v := c.do("PING"); string(v.Str) == "PONG" {
-						t.Cleanup(func() { c.close(); stop() })
-						return &redisAOF{t: t, dir: dir, addr: addr, conn: c}
-					}
-					c.close()
-				}
-				continue
-			}
-			break
-		}
-		stop()
-		t.Logf("redis-server did not start (attempt %d): %s", attempt+1, out.String())
-	}
-	t.Fatal("could not start redis-server")
-	return nil
+	t.Cleanup(c.close)
+	return &redisAOF{t: t, dir: srv.Dir, addr: srv.Addr, conn: c}
 }
 
 // incr reads Redis' incremental AOF file.

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -17,90 +16,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/core/redistest"
 	"github.com/svcdb/svcdb/core/resp"
 )
 
 // ---- a real redis-server and a raw RESP client --------------------------------
 
-// redisServer is a redis-server run by a test on 127.0.0.1 with its data
-// directory in dir (dump.rdb there is loaded at start and written by SAVE).
-type redisServer struct {
-	addr string
-	stop func()
-}
-
-// startRedis runs redis-server with dir as its data directory and extra
-// config arguments, stopped by t.Cleanup (or earlier by stop), once it
-// answers PING (after loading dump.rdb). A missing redis-server fails the
-// test.
-func startRedis(t *testing.T, dir string, extra ...string) *redisServer {
+// startRedis runs redis-server with dir as its data directory (dump.rdb
+// there is loaded at start and written by SAVE) and extra config arguments,
+// stopped by t.Cleanup (or earlier by Stop), once it answers PING (after
+// loading dump.rdb).
+func startRedis(t *testing.T, dir string, extra ...string) *redistest.Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server is required (apt-get install redis-server)")
-	}
-	var lastLog string
-	for attempt := 0; attempt < 3; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-			"--appendonly", "no", "--dir", dir, "--dbfilename", "dump.rdb", "--daemonize", "no"}, extra...)
-		cmd := exec.Command(bin, args...)
-		var log bytes.Buffer
-		var logMu sync.Mutex
-		cmd.Stdout = writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) })
-		cmd.Stderr = cmd.Stdout
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		var once sync.Once
-		stop := func() { once.Do(func() { cmd.Process.Kill(); <-exited }) }
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if redisReady(addr, exited) {
-			t.Cleanup(stop)
-			return &redisServer{addr: addr, stop: stop}
-		}
-		stop()
-		logMu.Lock()
-		lastLog = log.String()
-		logMu.Unlock()
-	}
-	t.Fatalf("could not start redis-server; last log:\n%s", lastLog)
-	return nil
-}
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// redisReady polls addr until PING answers PONG (not -LOADING), for up to
-// 20 s, or the process exits.
-func redisReady(addr string, exited <-chan struct{}) bool {
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			continue
-		}
-		c.SetDeadline(time.Now().Add(time.Second))
-		c.Write([]byte("PING\r\n"))
-		line, _ := bufio.NewReader(c).ReadString('\n')
-		c.Close()
-		if line == "+PONG\r\n" {
-			return true
-		}
-	}
-	return false
+	args := append([]string{"--save", "", "--appendonly", "no", "--dbfilename", "dump.rdb"}, extra...)
+	return redistest.StartServer(t, dir, args...)
 }
 
 // respConn is a RESP2 client for tests: one command, one reply.
@@ -365,7 +294,7 @@ func TestRDBRoundTripRedis(t *testing.T) {
 
 	// Our file in redis-server.
 	srv := startRedis(t, dir)
-	rc := dialRESP(t, srv.addr)
+	rc := dialRESP(t, srv.Addr)
 	inRedis, redisEnc := keyspaceVia(t, rc.do)
 	compareKeyspaces(t, "redis-server after loading our snapshot", inRedis, want)
 
@@ -384,7 +313,7 @@ func TestRDBRoundTripRedis(t *testing.T) {
 	if v := rc.do(0, "SAVE"); v.Type != '+' {
 		t.Fatalf("SAVE: %v", v)
 	}
-	srv.stop()
+	srv.Stop()
 	back, backTable := newSnapRuntime(t, 2, Dedicated, true)
 	file, _ = os.ReadFile(filepath.Join(dir, "dump.rdb"))
 	ls, err := back.LoadRDB(bytes.NewReader(file))
@@ -407,7 +336,7 @@ func TestRDBRoundTripRedis(t *testing.T) {
 func TestLoadRedisDump(t *testing.T) {
 	dir := t.TempDir()
 	srv := startRedis(t, dir)
-	rc := dialRESP(t, srv.addr)
+	rc := dialRESP(t, srv.Addr)
 	fillEveryEncoding(t, rc.do, time.Now().Add(3*time.Hour).UnixMilli())
 	rc.do(5, "SET", "gone", "x", "PX", "30")
 	rc.do(5, "HSET", "gone:hash", "f", "v")
@@ -420,7 +349,7 @@ func TestLoadRedisDump(t *testing.T) {
 	want, _ := keyspaceVia(t, rc.do)
 	delete(want, "5/gone")
 	delete(want, "5/gone:hash")
-	srv.stop()
+	srv.Stop()
 	file, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +387,7 @@ func TestLoadRedisDump(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := startRedis(t, reload, l.redis...)
-			_, redisEnc := keyspaceVia(t, dialRESP(t, srv.addr).do)
+			_, redisEnc := keyspaceVia(t, dialRESP(t, srv.Addr).do)
 			compareKeyspaces(t, "OBJECT ENCODING after loading the same file", gotEnc, redisEnc)
 
 			fresh, _ := newSnapRuntime(t, 4, RunToCompletion, false)

@@ -1,7 +1,6 @@
 package aof
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -11,11 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdb/svcdb/core/redistest"
 )
 
 // tool returns the path of a real tool the test needs, failing (never
@@ -95,53 +95,30 @@ func rdbWithStrings(kv ...string) []byte {
 	return binary.LittleEndian.AppendUint64(b, redisCRC64(0, b))
 }
 
-// redisServer is a real redis-server 7.0 on 127.0.0.1, with the AOF on and
-// its files in dir.
+// redisServer is a real redis-server 7.0 on 127.0.0.1 (redistest.Server)
+// with the AOF on and its files in dir, and a go-redis Client that
+// t.Cleanup closes before it stops the server.
 type redisServer struct {
-	Addr   string
+	*redistest.Server
 	Client *redis.Client
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    *syncBuffer
+	log    serverLog // rs.log.String(), as load_test.go reads it: the same as rs.Log()
 }
+
+// serverLog reads the server's output so far with String.
+type serverLog struct{ s *redistest.Server }
+
+func (l serverLog) String() string { return l.s.Log() }
 
 // startRedis starts redis-server with --appendonly yes --dir dir and
 // extra arguments, once it answers PING; t.Cleanup kills it if the test
 // has not stopped it.
 func startRedis(t testing.TB, dir string, extra ...string) *redisServer {
 	t.Helper()
-	bin := tool(t, "redis-server")
-	var lastLog string
-	for attempt := 0; attempt < 3; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		rs := &redisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), exited: make(chan struct{}), log: &syncBuffer{}}
-		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-			"--appendonly", "yes", "--dir", dir, "--daemonize", "no", "--logfile", ""}, extra...)
-		rs.cmd = exec.Command(bin, args...)
-		rs.cmd.Stdout, rs.cmd.Stderr = rs.log, rs.log
-		if err := rs.cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		go func() { rs.cmd.Wait(); close(rs.exited) }()
-		if waitPong(rs.Addr, rs.exited) {
-			rs.Client = redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1})
-			t.Cleanup(rs.kill)
-			return rs
-		}
-		rs.kill()
-		lastLog = rs.log.String()
-		if strings.Contains(lastLog, "Address already in use") {
-			continue
-		}
-		t.Fatalf("redis-server did not start:\n%s", lastLog)
-	}
-	t.Fatalf("could not start redis-server; last log:\n%s", lastLog)
-	return nil
+	args := append([]string{"--save", "", "--appendonly", "yes", "--logfile", ""}, extra...)
+	srv := redistest.StartServer(t, dir, args...)
+	rs := &redisServer{Server: srv, Client: redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1}), log: serverLog{srv}}
+	t.Cleanup(func() { rs.Client.Close() })
+	return rs
 }
 
 // runRedisUntilExit runs redis-server on dir expecting it to refuse to
@@ -168,64 +145,11 @@ func (rs *redisServer) Shutdown(t testing.TB) {
 	t.Helper()
 	rs.Client.Shutdown(context.Background()) // the connection drops: no reply
 	select {
-	case <-rs.exited:
+	case <-rs.Exited():
 	case <-time.After(10 * time.Second):
-		t.Fatalf("redis-server did not exit after SHUTDOWN:\n%s", rs.log.String())
+		t.Fatalf("redis-server did not exit after SHUTDOWN:\n%s", rs.Log())
 	}
 	rs.Client.Close()
-}
-
-func (rs *redisServer) kill() {
-	select {
-	case <-rs.exited:
-	default:
-		rs.cmd.Process.Kill()
-		<-rs.exited
-	}
-	if rs.Client != nil {
-		rs.Client.Close()
-	}
-}
-
-// waitPong polls addr until PING answers PONG, for up to 10 s, or until the
-// process exits.
-func waitPong(addr string, exited <-chan struct{}) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			continue
-		}
-		c.SetDeadline(time.Now().Add(time.Second))
-		c.Write([]byte("PING\r\n"))
-		line, _ := bufio.NewReader(c).ReadString('\n')
-		c.Close()
-		if line == "+PONG\r\n" {
-			return true
-		}
-	}
-	return false
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // copyDir copies a flat directory (an appendonlydir) to a new temp dir.
