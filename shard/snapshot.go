@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/bits"
+	"runtime"
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
@@ -55,11 +56,12 @@ var (
 	snapshotStepKeys  = 256
 	snapshotStepBytes = 64 << 10
 	// snapshotDuty is the share of one CPU the serialization steps may take
-	// (the driver sleeps to keep to it). Measured (docs/performance.md): at
-	// full speed the steps crowded the event loops out of the shards and
-	// p99 rose from 3 ms to 100 ms during a BGSAVE of 1M keys; a quarter of
-	// a CPU writes the same snapshot in about the time Redis' fork takes.
-	snapshotDuty = 0.25
+	// while clients are served (the driver sleeps to keep to it; an idle
+	// server snapshots at full speed). Measured with svcbench persist (1M
+	// keys, a fixed 62k ops/s on one CPU, docs/performance.md): at full
+	// speed p99 went 3 -> 100 ms; at 0.25, 0.8 -> 4.8 ms; at 0.10, 0.9 ->
+	// 1.2 ms, with BGSAVE taking 3.7 s instead of 1.4 s.
+	snapshotDuty = 0.10
 )
 
 // snapshotMarked, when set (tests only), is called while every shard is held
@@ -285,7 +287,7 @@ func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, resu
 			out--
 			continue
 		}
-		pace.after(r.took)
+		pace.after(r.took, rt.commandsServed())
 		rt.queueStep(m.snaps[r.shard], db, r.out[:0])
 	}
 	return err
@@ -295,12 +297,18 @@ func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, resu
 // step it sleeps while the steps' total time is ahead of that share of the
 // time elapsed, in sleeps of at least a millisecond.
 type pacer struct {
-	start time.Time
-	busy  time.Duration
+	start    time.Time
+	busy     time.Duration
+	commands int64 // commands served when the previous step ended
 }
 
-func (p *pacer) after(step time.Duration) {
-	if snapshotDuty >= 1 {
+// after accounts one step that took step; served is the runtime's command
+// count now. Steps while no command ran count nothing: an idle server
+// snapshots at full speed.
+func (p *pacer) after(step time.Duration, served int64) {
+	idle := served == p.commands
+	p.commands = served
+	if snapshotDuty >= 1 || idle {
 		return
 	}
 	now := time.Now()
@@ -311,7 +319,12 @@ func (p *pacer) after(step time.Duration) {
 	ahead := time.Duration(float64(p.busy)/snapshotDuty) - now.Sub(p.start)
 	if ahead >= time.Millisecond {
 		time.Sleep(ahead)
+		return
 	}
+	// Between sleeps, let a runnable event loop have the CPU first: with one
+	// CPU (GOMAXPROCS 1) the loop would otherwise wait for the scheduler's
+	// time slice to end.
+	runtime.Gosched()
 }
 
 // queueStep asks ss's shard for the next step of database db, encoding into
@@ -646,3 +659,13 @@ func (rt *Runtime) Dirty() int64 {
 // bytes with LZF, as Redis' rdbcompression (on by default there and here:
 // smaller files for more CPU in the serialization steps).
 func (rt *Runtime) SetSnapshotCompression(on bool) { rt.snapCompress.Store(on) }
+
+// commandsServed is the number of commands the shards have run, summed
+// from their published counters (the pacer's sign of clients being served).
+func (rt *Runtime) commandsServed() int64 {
+	var n int64
+	for _, s := range rt.shards {
+		n += s.stats.reads.Load() + s.stats.writes.Load() + s.stats.other.Load()
+	}
+	return n
+}

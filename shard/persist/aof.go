@@ -216,7 +216,9 @@ func (m *Manager) rewrite(l *aof.Log) error {
 	}
 	defer os.Remove(f.Name())
 	_ = f.Chmod(0o644) // as the AOF's other files (CreateTemp makes 0600)
-	w := bufio.NewWriterSize(f, 1<<20)
+	// Small writes: on a busy CPU a long write(2) holds it from the event
+	// loops (WriteSnapshot buffers 64 KiB itself).
+	w := bufio.NewWriterSize(f, 64<<10)
 	aux := append(m.aux(), [2]string{"aof-base", "1"})
 	m.rt.SetSnapshotCompression(m.reg.Bool("rdbcompression"))
 	_, err = m.rt.WriteSnapshotAt(w, at, aux...)

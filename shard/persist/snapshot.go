@@ -131,7 +131,9 @@ func (m *Manager) writeSnapshot(path string) (shard.SnapshotStats, error) {
 }
 
 func (m *Manager) writeTo(f *os.File) (shard.SnapshotStats, error) {
-	w := bufio.NewWriterSize(f, 1<<20)
+	// Small writes: on a busy CPU a long write(2) holds it from the event
+	// loops (WriteSnapshot buffers 64 KiB itself).
+	w := bufio.NewWriterSize(f, 64<<10)
 	m.rt.SetSnapshotCompression(m.reg.Bool("rdbcompression"))
 	st, err := m.rt.WriteSnapshot(w, m.aux()...)
 	if err != nil {
