@@ -224,6 +224,10 @@ func (l *loader) commands(name, path string, r io.Reader, base, size int64, last
 		var pe *ParseError
 		if errors.As(err, &pe) {
 			if pe.Truncated {
+				if inMulti { // as Redis: the unfinished transaction goes too
+					l.info.RevertedMulti = true
+					validUpTo = validBeforeMulti
+				}
 				return l.truncated(name, path, validUpTo, last, pe)
 			}
 			return &LoadError{File: name, Offset: pe.Offset, Err: pe,
