@@ -21,10 +21,13 @@ type Persistence interface {
 	// one. Both fail with "ERR Background save already in progress" while
 	// one runs.
 	Save() error
-	BGSave() error
-	// BGRewriteAOF starts rewriting the append-only file; it fails with
-	// Redis' texts while one runs or when appendonly is off.
-	BGRewriteAOF() error
+	// BGSave starts a snapshot (or, with schedule, schedules one while an
+	// AOF rewrite runs) and returns Redis' status reply.
+	BGSave(schedule bool) (string, error)
+	// BGRewriteAOF starts (or schedules, while a snapshot runs) rewriting
+	// the append-only file and returns Redis' status reply; it fails with
+	// Redis' text while one runs.
+	BGRewriteAOF() (string, error)
 	// Info writes the INFO persistence fields.
 	Info(add func(name string, value any))
 	// StatusSection is the status document's persistence section.
@@ -132,17 +135,19 @@ func (s *Server) cmdPersistence(c *client, cmd *command.Command, args [][]byte) 
 			c.out = append(c.out, resp.ErrSyntax...)
 			return
 		}
-		if err := p.BGSave(); err != nil {
+		reply, err := p.BGSave(len(args) == 2)
+		if err != nil {
 			c.out = resp.AppendError(c.out, err.Error())
 			return
 		}
-		c.out = resp.AppendSimpleString(c.out, "Background saving started")
+		c.out = resp.AppendSimpleString(c.out, reply)
 	case "bgrewriteaof":
-		if err := p.BGRewriteAOF(); err != nil {
+		reply, err := p.BGRewriteAOF()
+		if err != nil {
 			c.out = resp.AppendError(c.out, err.Error())
 			return
 		}
-		c.out = resp.AppendSimpleString(c.out, "Background append only file rewriting started")
+		c.out = resp.AppendSimpleString(c.out, reply)
 	}
 }
 

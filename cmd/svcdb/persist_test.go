@@ -311,3 +311,50 @@ func writeBigSnapshot(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// TestBGSaveAndRewriteTakeTurns: one snapshot at a time, as Redis runs one
+// child: BGSAVE during an AOF rewrite is refused with Redis' text, BGSAVE
+// SCHEDULE starts one when the rewrite ends, and BGREWRITEAOF during a
+// BGSAVE is scheduled after it.
+func TestBGSaveAndRewriteTakeTurns(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	writeBigSnapshot(t, filepath.Join(dir, "dump.rdb"), 1_000_000) // a rewrite takes a while
+	ctx := context.Background()
+	_, addr, _ := startProcess(t, bin, "--data-dir", dir)
+	c := client(t, addr)
+	if v, err := c.BgRewriteAOF(ctx).Result(); err != nil || v != "Background append only file rewriting started" {
+		t.Fatalf("BGREWRITEAOF = %q %v", v, err)
+	}
+	if err := c.BgSave(ctx).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR Another child process is active (AOF?): can't BGSAVE right now.") {
+		t.Fatalf("BGSAVE during a rewrite = %v", err)
+	}
+	if v, err := c.Do(ctx, "BGSAVE", "SCHEDULE").Text(); err != nil || v != "Background saving scheduled" {
+		t.Fatalf("BGSAVE SCHEDULE during a rewrite = %q %v", v, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for infoField(t, c, "persistence", "rdb_saves") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduled BGSAVE did not run after the rewrite")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := infoField(t, c, "persistence", "aof_rewrites"); got != "1" {
+		t.Errorf("aof_rewrites = %s", got)
+	}
+	if v, err := c.BgSave(ctx).Result(); err != nil || v != "Background saving started" {
+		t.Fatalf("BGSAVE = %q %v", v, err)
+	}
+	if v, err := c.BgRewriteAOF(ctx).Result(); err != nil || v != "Background append only file rewriting scheduled" {
+		t.Fatalf("BGREWRITEAOF during a BGSAVE = %q %v", v, err)
+	}
+	for infoField(t, c, "persistence", "aof_rewrites") != "2" {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduled rewrite did not run after the BGSAVE")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := infoField(t, c, "persistence", "rdb_last_bgsave_status"); got != "ok" {
+		t.Errorf("rdb_last_bgsave_status = %s", got)
+	}
+}

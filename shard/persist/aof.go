@@ -94,7 +94,8 @@ func (m *Manager) openAOF(needBase bool) error {
 	m.aofLog.Store(l) // before the first record: WaitDurable must see the log
 	m.rt.SetAppendLog(l)
 	if needBase {
-		return m.BGRewriteAOF()
+		_, err := m.BGRewriteAOF()
+		return err
 	}
 	return nil
 }
@@ -149,9 +150,14 @@ func (m *Manager) AwaitDurable(end int64, n interface{ Notify() }) (bool, error)
 // BGRewriteAOF rewrites the append-only file in the background: a new base
 // holding the dataset as an RDB snapshot, taken at the same instant the log
 // switches to a new incremental file, so every change is in exactly one of
-// them.
-func (m *Manager) BGRewriteAOF() error {
+// them. It returns Redis' status reply: while a BGSAVE runs the rewrite
+// waits for it ("Background append only file rewriting scheduled").
+func (m *Manager) BGRewriteAOF() (string, error) {
 	m.mu.Lock()
+	reply := "Background append only file rewriting started"
+	if m.bgsave != nil {
+		reply = "Background append only file rewriting scheduled"
+	}
 	l, standalone := m.aof, false
 	if l == nil {
 		// As Redis 7.0 with appendonly no: write the AOF directory with a
@@ -159,7 +165,7 @@ func (m *Manager) BGRewriteAOF() error {
 		var err error
 		if l, err = aof.Open(m.aofDir(), m.reg.String("appendfilename"), m.policy()); err != nil {
 			m.mu.Unlock()
-			return fmt.Errorf("ERR %v", err)
+			return "", fmt.Errorf("ERR %v", err)
 		}
 		standalone = true
 	}
@@ -168,7 +174,7 @@ func (m *Manager) BGRewriteAOF() error {
 			_ = l.Close()
 		}
 		m.mu.Unlock()
-		return errRewriteInProgress
+		return "", errRewriteInProgress
 	}
 	j := &job{started: time.Now(), done: make(chan struct{})}
 	m.rewriting = j
@@ -187,9 +193,16 @@ func (m *Manager) BGRewriteAOF() error {
 		if err == nil {
 			m.aofRewrites++
 		}
+		scheduled := m.scheduled
+		m.scheduled = false
 		m.mu.Unlock()
 		j.err = err
 		close(j.done)
+		if scheduled { // BGSAVE SCHEDULE during the rewrite
+			if _, serr := m.startSnapshot(); serr != nil {
+				m.log.Warn("starting the scheduled BGSAVE", "err", serr)
+			}
+		}
 		if err != nil {
 			m.countError(KindAOFWrite)
 			m.log.Error("background AOF rewrite failed", "err", err)
@@ -197,7 +210,7 @@ func (m *Manager) BGRewriteAOF() error {
 		}
 		m.log.Info("background AOF rewrite finished successfully", "seconds", time.Since(j.started).Seconds())
 	}()
-	return nil
+	return reply, nil
 }
 
 func (m *Manager) rewrite(l *aof.Log) error {
@@ -271,7 +284,7 @@ func (m *Manager) checkAOF() {
 		}
 		if growth := (size - base) * 100 / base; growth >= pct {
 			m.log.Info("starting automatic rewriting of AOF", "growth_percent", growth)
-			_ = m.BGRewriteAOF()
+			_, _ = m.BGRewriteAOF()
 		}
 	}
 }

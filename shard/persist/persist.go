@@ -244,7 +244,7 @@ func (m *Manager) checkSaveRules(now time.Time) {
 	for _, r := range rules {
 		if changes >= r.Changes && since >= time.Duration(r.Seconds)*time.Second {
 			m.log.Info("starting a snapshot by the save rules", "changes", changes, "seconds", int64(since.Seconds()), "rule", fmt.Sprintf("%d %d", r.Seconds, r.Changes))
-			_ = m.BGSave()
+			_, _ = m.BGSave(false)
 			return
 		}
 	}

@@ -23,16 +23,36 @@ type job struct {
 	err     error
 }
 
-// BGSave starts a snapshot in the background (BGSAVE, the save rules).
-func (m *Manager) BGSave() error {
-	_, err := m.startSnapshot()
-	return err
+// errChildActive is Redis' reply to BGSAVE while an AOF rewrite (its
+// other child process) runs.
+var errChildActive = errors.New("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+
+// BGSave starts a snapshot in the background (BGSAVE, the save rules) and
+// returns Redis' status reply. While an AOF rewrite runs (one snapshot at a
+// time, as Redis runs one child), BGSAVE SCHEDULE starts one when it ends
+// ("Background saving scheduled"); without SCHEDULE it is an error.
+func (m *Manager) BGSave(schedule bool) (string, error) {
+	m.mu.Lock()
+	if m.bgsave == nil && m.rewriting != nil {
+		defer m.mu.Unlock()
+		if !schedule {
+			return "", errChildActive
+		}
+		m.scheduled = true
+		return "Background saving scheduled", nil
+	}
+	m.mu.Unlock()
+	if _, err := m.startSnapshot(); err != nil {
+		return "", err
+	}
+	return "Background saving started", nil
 }
 
 // Save writes a snapshot and returns when it is on disk (SAVE). Unlike Redis'
 // SAVE it does not stop other clients: the shards serialize between their
-// batches, as for BGSAVE.
+// batches, as for BGSAVE. It waits for an AOF rewrite that runs.
 func (m *Manager) Save() error {
+	m.waitRewrite()
 	j, err := m.startSnapshot()
 	if err != nil {
 		return err
@@ -41,11 +61,15 @@ func (m *Manager) Save() error {
 	return j.err
 }
 
+// startSnapshot starts a snapshot unless one (or an AOF rewrite) runs.
 func (m *Manager) startSnapshot() (*job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.bgsave != nil {
 		return nil, ErrSaveInProgress
+	}
+	if m.rewriting != nil {
+		return nil, errChildActive
 	}
 	j := &job{started: time.Now(), done: make(chan struct{})}
 	m.bgsave = j
