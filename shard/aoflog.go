@@ -177,38 +177,35 @@ func appendCommand(dst []byte, args [][]byte) []byte {
 }
 
 // logged reports whether c's command is one whose changes are logged: a
-// write command, or a container's write subcommand (netloop runs XGROUP
-// CREATE with Cmd set to the container XGROUP, which has no flags).
+// write command, or a container's write subcommand.
 func (rt *Runtime) logged(c *Ctx) bool {
+	return rt.effective(c).Flags&command.FlagWrite != 0
+}
+
+// effective is the command whose flags apply to c: its subcommand for a
+// container (netloop runs XGROUP CREATE with Cmd set to the container
+// XGROUP, which has no flags), else c.Cmd.
+func (rt *Runtime) effective(c *Ctx) *command.Command {
 	cmd := c.Cmd
 	if len(cmd.Subcommands) > 0 && len(c.Args) > 1 {
 		if sub := rt.table.LookupSub(cmd, c.Args[1]); sub != nil {
-			cmd = sub
+			return sub
 		}
 	}
-	return cmd.Flags&command.FlagWrite != 0
+	return cmd
 }
 
-// deleteExpired deletes o, whose time to live has passed, and logs a DEL for
-// it: the log is replayed without expiring anything, so it must say which
-// keys expired and when (Redis' propagateDeletion).
-func (d *DB) deleteExpired(o *object, pos uint32) {
-	s := d.owner
-	if s != nil && s.prop != nil {
+// dropKey deletes o for expiry or eviction, which are not changes made by
+// the command that ran into them: the change counter stays (Redis'
+// deleteExpiredKeyAndPropagate leaves server.dirty alone; otherwise a write
+// command that then fails, LSET on an expired key, would be logged and its
+// error stop the replay), and a DEL goes to the append-only log, which is
+// replayed without expiring or evicting anything (Redis' propagateDeletion).
+func (d *DB) dropKey(o *object, pos uint32) {
+	if s := d.owner; s != nil && s.prop != nil {
 		if p := s.prop.Load(); p != nil {
 			p.propagateDel(d.num, o.key)
 		}
 	}
-	if s == nil {
-		d.removeAt(o, pos)
-		return
-	}
-	// Not a change of the command that found the key expired (Redis'
-	// deleteExpiredKeyAndPropagate leaves server.dirty alone): else a
-	// write command that then fails (LSET, RENAME on the expired key) is
-	// logged and its error stops the replay.
-	dirty := s.dirty
-	d.removeAt(o, pos)
-	s.dirty = dirty
-	s.dirtyPub.Store(dirty)
+	d.detach(o, pos)
 }

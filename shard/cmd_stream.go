@@ -198,16 +198,6 @@ type groupLog struct {
 
 func (gl *groupLog) changed() { gl.d.countChange() }
 
-// countChange counts a change Redis adds to server.dirty without signalling
-// the key (consumer-group bookkeeping): the runtime logs a command only when
-// its shard's counter moved.
-func (d *DB) countChange() {
-	if s := d.owner; s != nil {
-		s.dirty++
-		s.dirtyPub.Store(s.dirty)
-	}
-}
-
 // xclaim records the pending entry id (its NACK n) as Redis'
 // streamPropagateXCLAIM: XCLAIM key group <n's consumer> 0 id TIME
 // <delivery time> RETRYCOUNT <count> FORCE JUSTID LASTID <group's last ID>,

@@ -168,7 +168,7 @@ func (d *DB) peek(key []byte, now int64) *object {
 		return nil
 	}
 	if o.expireAt != 0 && o.expireAt <= now {
-		d.deleteExpired(o, pos)
+		d.dropKey(o, pos)
 		d.expired.Add(1)
 		return nil
 	}
@@ -211,12 +211,20 @@ func (d *DB) remove(o *object) {
 }
 
 func (d *DB) removeAt(o *object, pos uint32) {
+	d.countChange()
+	d.detach(o, pos)
+}
+
+// detach deletes o at slot pos without counting a change: removeAt for
+// commands, dropKey for expiry and eviction. WATCHes on the key still see
+// it go.
+func (d *DB) detach(o *object, pos uint32) {
 	if d.snap != nil {
 		d.snapSave(pos) // written as it was before it goes
 	}
-	d.touched(o.key)
+	d.touchedWatches(o.key)
 	if o.expireAt != 0 {
-		d.clearExpire(o)
+		d.unindexExpire(o)
 	}
 	delete(d.index, o.key)
 	d.memory.Add(-(int64(len(o.key)+objectOverhead) + o.valueMemory()))
@@ -279,6 +287,11 @@ func (d *DB) setExpire(o *object, at int64) {
 
 func (d *DB) clearExpire(o *object) {
 	d.touched(o.key)
+	d.unindexExpire(o)
+}
+
+// unindexExpire removes o's expiry and its place in volatile.
+func (d *DB) unindexExpire(o *object) {
 	i := o.volIdx
 	last := len(d.volatile) - 1
 	if int(i) != last {
@@ -353,7 +366,7 @@ func (d *DB) randomLive(now int64) *object {
 			continue
 		}
 		if o.expireAt != 0 && o.expireAt <= now {
-			d.deleteExpired(o, d.index[o.key])
+			d.dropKey(o, d.index[o.key])
 			d.expired.Add(1)
 			continue
 		}
@@ -399,7 +412,7 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 			pos := d.volatile[rand.IntN(len(d.volatile))]
 			o := d.slot(pos)
 			if o.expireAt <= now {
-				d.deleteExpired(o, pos)
+				d.dropKey(o, pos)
 				expired++
 			} else {
 				ttlSum += o.expireAt - now

@@ -403,13 +403,7 @@ func (rt *Runtime) OutOfMemory() bool {
 // denyOOM reports whether c's command may grow memory (Redis' CMD_DENYOOM),
 // looking at the subcommand for containers (XGROUP CREATE, ...).
 func (rt *Runtime) denyOOM(c *Ctx) bool {
-	cmd := c.Cmd
-	if len(cmd.Subcommands) > 0 && len(c.Args) > 1 {
-		if sub := rt.table.LookupSub(cmd, c.Args[1]); sub != nil {
-			cmd = sub
-		}
-	}
-	return cmd.Flags&command.FlagDenyOOM != 0
+	return rt.effective(c).Flags&command.FlagDenyOOM != 0
 }
 
 // keepUnderLimit is the expiry loop's eviction for shard s: when the keyspace
@@ -448,10 +442,8 @@ func (rt *Runtime) evictFrom(s *Shard, need int64, budget time.Duration) (freed 
 			break
 		}
 		before := d.memory.Load()
-		if p := rt.prop.Load(); p != nil { // the append-only log records a DEL
-			p.propagateDel(d.num, o.key)
-		}
-		d.removeAt(o, pos)
+		d.dropKey(o, pos) // a DEL for the append-only log
+
 		freed += before - d.memory.Load()
 		d.evicted.Add(1)
 		if keys++; keys%16 == 0 && time.Since(start) > budget {

@@ -32,11 +32,19 @@ func (w *Watch) Watching() bool { return len(w.keys) > 0 }
 // touched marks the Watches on key dirty. Called by every primitive that
 // changes a key; one nil check when nothing is watched.
 func (d *DB) touched(key string) {
+	d.countChange()
+	d.touchedWatches(key)
+}
+
+// countChange counts one change to the shard's keys (Redis' server.dirty):
+// the save rules read it, and Runtime.run logs a command that moved it.
+// Consumer-group bookkeeping calls it alone: Redis counts it without
+// signalling WATCH.
+func (d *DB) countChange() {
 	if s := d.owner; s != nil {
 		s.dirty++
 		s.dirtyPub.Store(s.dirty)
 	}
-	d.touchedWatches(key)
 }
 
 // touchedWatches marks the Watches on key dirty without counting a change:
