@@ -88,10 +88,9 @@ func (m *Manager) openAOF(needBase bool) error {
 		return fmt.Errorf("opening the append only file in %s: %w", m.aofDir(), err)
 	}
 	m.mu.Lock()
-	m.aof = l
+	m.appendLog.Store(l) // before the first record: AwaitDurable must see the log
 	m.aofRewriteOK = true
 	m.mu.Unlock()
-	m.aofLog.Store(l) // before the first record: WaitDurable must see the log
 	m.rt.SetAppendLog(l)
 	if needBase {
 		_, err := m.BGRewriteAOF()
@@ -104,9 +103,7 @@ func (m *Manager) openAOF(needBase bool) error {
 // a base with the dataset (Redis' startAppendOnly), off stops logging and
 // closes it.
 func (m *Manager) SetAppendOnly(on bool) error {
-	m.mu.Lock()
-	l := m.aof
-	m.mu.Unlock()
+	l := m.appendLog.Load()
 	if on == (l != nil) {
 		return nil
 	}
@@ -116,18 +113,16 @@ func (m *Manager) SetAppendOnly(on bool) error {
 	m.rt.SetAppendLog(nil)
 	m.waitRewrite()
 	m.mu.Lock()
-	m.aof = nil
+	m.appendLog.Store(nil)
 	m.mu.Unlock()
 	m.refreshAOF()
-	err := l.Close() // writes and fsyncs what is buffered; WaitDurable callers wake
+	err := l.Close() // writes and fsyncs what is buffered; parked clients are woken
 	return err
 }
 
 // SetFsyncPolicy follows CONFIG SET appendfsync.
 func (m *Manager) SetFsyncPolicy() {
-	m.mu.Lock()
-	l := m.aof
-	m.mu.Unlock()
+	l := m.appendLog.Load()
 	if l != nil {
 		l.SetPolicy(m.policy())
 	}
@@ -140,7 +135,7 @@ func (m *Manager) SetFsyncPolicy() {
 // event loop meanwhile serves its other clients, and one fsync covers every
 // client waiting (group commit). The error is the disk's while it fails.
 func (m *Manager) AwaitDurable(end int64, n interface{ Notify() }) (bool, error) {
-	l := m.aofLog.Load()
+	l := m.appendLog.Load()
 	if l == nil || l.Policy() != aof.FsyncAlways {
 		return true, nil
 	}
@@ -158,7 +153,7 @@ func (m *Manager) BGRewriteAOF() (string, error) {
 	if m.bgsave != nil {
 		reply = "Background append only file rewriting scheduled"
 	}
-	l, standalone := m.aof, false
+	l, standalone := m.appendLog.Load(), false
 	if l == nil {
 		// As Redis 7.0 with appendonly no: write the AOF directory with a
 		// base of the dataset; nothing is logged after it.
@@ -271,7 +266,7 @@ func (m *Manager) waitRewrite() {
 func (m *Manager) checkAOF() {
 	m.refreshAOF()
 	m.mu.Lock()
-	l, busy := m.aof, m.rewriting != nil
+	l, busy := m.appendLog.Load(), m.rewriting != nil
 	m.mu.Unlock()
 	if l == nil || busy {
 		return
@@ -291,15 +286,11 @@ func (m *Manager) checkAOF() {
 
 // refreshAOF keeps the log's health where WriteDenied reads it.
 func (m *Manager) refreshAOF() {
-	m.mu.Lock()
-	l := m.aof
-	m.mu.Unlock()
+	l := m.appendLog.Load()
 	if l == nil {
 		m.aofDenied.Store(nil)
-		m.aofLog.Store(nil)
 		return
 	}
-	m.aofLog.Store(l)
 	if st := l.Status(); !st.OK() {
 		msg := "MISCONF Errors writing to the AOF file: " + st.LastError
 		if prev := m.aofDenied.Load(); prev == nil || *prev != msg {
@@ -317,7 +308,7 @@ func (m *Manager) refreshAOF() {
 // aofInfo writes the INFO persistence fields of the append-only file.
 func (m *Manager) aofInfo(add func(string, any)) {
 	m.mu.Lock()
-	l, j := m.aof, m.rewriting
+	l, j := m.appendLog.Load(), m.rewriting
 	ok, rewrites, last := m.aofRewriteOK, m.aofRewrites, m.aofLastRewriteDur
 	m.mu.Unlock()
 	add("aof_enabled", boolInt(l != nil))

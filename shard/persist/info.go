@@ -44,7 +44,7 @@ func (m *Manager) Status() Status {
 	if m.bgsave != nil {
 		st.CurrentBGSaveSeconds = int64(time.Since(m.bgsave.started) / time.Second)
 	}
-	st.AOFEnabled = m.aof != nil
+	st.AOFEnabled = m.appendLog.Load() != nil
 	m.mu.Unlock()
 	st.Errors = m.Errors()
 	m.mu.Lock()

@@ -55,13 +55,12 @@ type Manager struct {
 	lastErr   string
 	loadStats shard.LoadStats
 
-	aof               *aof.Log // the append-only file; nil when appendonly is off
-	rewriting         *job     // the AOF rewrite running now
+	rewriting         *job // the AOF rewrite running now
 	aofRewriteOK      bool
 	aofRewrites       int64
 	aofLastRewriteDur time.Duration
 
-	aofLog    atomic.Pointer[aof.Log] // m.aof for the per-reply WaitDurable, kept by refreshAOF
+	appendLog atomic.Pointer[aof.Log] // the append-only file; nil when appendonly is off (AwaitDurable reads it per reply)
 	aofDenied atomic.Pointer[string]  // the AOF's -MISCONF text while it fails
 
 	errCount [4]atomic.Int64 // by kind, in kinds order
@@ -100,7 +99,7 @@ func (m *Manager) Errors() map[string]int64 {
 	for i, k := range kinds {
 		out[k] = m.errCount[i].Load()
 	}
-	if l := m.aofLog.Load(); l != nil {
+	if l := m.appendLog.Load(); l != nil {
 		st := l.Status()
 		out[KindAOFWrite] += st.WriteErrors
 		out[KindAOFFsync] += st.FsyncErrors
@@ -188,7 +187,7 @@ func (m *Manager) Close(save bool) error {
 	m.wg.Wait()
 	m.waitBGSave()
 	m.waitRewrite()
-	if l := m.aof; l != nil {
+	if l := m.appendLog.Load(); l != nil {
 		m.rt.SetAppendLog(nil)
 		if err := l.Close(); err != nil { // writes and fsyncs what is buffered
 			m.log.Error("closing the append only file", "err", err)

@@ -17,7 +17,7 @@ func (m *Manager) StatusSection() status.Persistence {
 	st := m.Status()
 	rules := config.SaveRules(m.reg.String("save"))
 	m.mu.Lock()
-	l, rewriting := m.aof, m.rewriting != nil
+	l, rewriting := m.appendLog.Load(), m.rewriting != nil
 	m.mu.Unlock()
 
 	p := status.Persistence{
