@@ -462,6 +462,15 @@ func hexVal(c byte) byte {
 	}
 }
 
+// SplitArgs splits line into arguments as Redis' sdssplitargs does, by the
+// rules of inline commands (see splitInline), for the other Redis text
+// formats that use it (the append-only file's manifest). It reports false
+// for unbalanced quotes. Unquoted arguments alias line.
+func SplitArgs(line []byte) ([][]byte, bool) {
+	var p Parser
+	return p.splitInline(line, nil)
+}
+
 // splitInline splits an inline command line as Redis' sdssplitargs does,
 // appending the arguments to args. It reports false for unbalanced quotes.
 //

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // File naming, as src/aof.c: <appendfilename>.<seq>.base.rdb (or .base.aof),
@@ -296,146 +298,27 @@ func cString(s string) string {
 	return s
 }
 
-// atoll is C's atoll: optional blanks, an optional sign, digits; anything
-// else ends the number; no digits is 0. It saturates instead of overflowing.
-func atoll(s string) int64 {
-	i := 0
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	var n uint64
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if n > (1<<63)/10 {
-			n = 1 << 63
-			continue
-		}
-		n = n*10 + uint64(s[i]-'0')
-		if n > 1<<63 {
-			n = 1 << 63
-		}
-	}
-	if neg {
-		return -int64(n) // -(1<<63) wraps to MinInt64, as intended
-	}
-	if n >= 1<<63 {
-		return 1<<63 - 1
-	}
-	return int64(n)
-}
+// atoll is C's atoll, which is strtol on a 64-bit long.
+func atoll(s string) int64 { return strtol([]byte(s)) }
 
 // isSpace is C's isspace in the "C" locale.
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-// splitArgs is Redis' sdssplitargs on a C string (it ends at a NUL): words
-// separated by blanks, "double quotes" with \n \r \t \b \a \xHH and \<any>
-// escapes, 'single quotes' with \'; a closing quote must be followed by a
-// blank or the end. ok is false on unbalanced quotes.
+// splitArgs is Redis' sdssplitargs on a C string (it ends at a NUL):
+// core/resp's splitter of inline commands, which follows the same rules.
+// ok is false on unbalanced quotes.
 func splitArgs(line string) (args []string, ok bool) {
-	line = cString(line)
-	p := 0
-	at := func(i int) byte { // the C string's byte at i; 0 past the end
-		if i < len(line) {
-			return line[i]
-		}
-		return 0
+	argv, ok := resp.SplitArgs([]byte(cString(line)))
+	if !ok || len(argv) == 0 {
+		return nil, ok
 	}
-	for {
-		for p < len(line) && isSpace(line[p]) {
-			p++
-		}
-		if p >= len(line) {
-			return args, true
-		}
-		var cur []byte
-		inq, insq, done := false, false, false
-		for !done {
-			c := at(p)
-			switch {
-			case inq:
-				switch {
-				case c == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
-					cur = append(cur, hexVal(at(p+2))<<4|hexVal(at(p+3)))
-					p += 3
-				case c == '\\' && at(p+1) != 0:
-					p++
-					switch e := at(p); e {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, e)
-					}
-				case c == '"':
-					if n := at(p + 1); n != 0 && !isSpace(n) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			case insq:
-				switch {
-				case c == '\\' && at(p+1) == '\'':
-					p++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if n := at(p + 1); n != 0 && !isSpace(n) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			default:
-				switch c {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if p < len(line) {
-				p++
-			}
-		}
-		args = append(args, string(cur))
+	args = make([]string, len(argv))
+	for i, a := range argv {
+		args[i] = string(a)
 	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func hexVal(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
+	return args, true
 }
 
 // needsRepr is Redis' sdsneedsrepr.
