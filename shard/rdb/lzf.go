@@ -68,18 +68,8 @@ func (c *Compressor) compress(in []byte, limit int) int {
 	lit := 0
 	ip := 0
 	n := len(in)
-	for ip+2 < n {
-		h := lzfHash(in[ip], in[ip+1], in[ip+2])
-		ref := int(c.table[h]) - base - 1
-		c.table[h] = int32(base + ip + 1)
-		if ref >= 0 && ip-ref-1 < lzfMaxOff && ref+2 < n &&
-			in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
-			off := ip - ref - 1
-			maxLen := min(n-ip, lzfMaxRef)
-			l := 3
-			for l < maxLen && in[ref+l] == in[ip+l] {
-				l++
-			}
+	for ip < n {
+		if l, off := c.match(in, ip, base); l > 0 {
 			// Close the literal run (or drop its empty control byte).
 			if lit > 0 {
 				out[op-lit-1] = byte(lit - 1)
@@ -125,19 +115,6 @@ func (c *Compressor) compress(in []byte, limit int) int {
 			op++
 		}
 	}
-	for ip < n {
-		if op+1 >= limit {
-			return 0
-		}
-		out[op] = in[ip]
-		op++
-		ip++
-		if lit++; lit == lzfMaxLit {
-			out[op-lit-1] = byte(lit - 1)
-			lit = 0
-			op++
-		}
-	}
 	if lit > 0 {
 		out[op-lit-1] = byte(lit - 1)
 	} else {
@@ -147,4 +124,27 @@ func (c *Compressor) compress(in []byte, limit int) int {
 		return 0
 	}
 	return op
+}
+
+// match indexes the 3 bytes at ip and returns the longest back reference
+// there (its length, at least 3, and its distance - 1), or 0 when there is
+// none or too few bytes are left.
+func (c *Compressor) match(in []byte, ip, base int) (l, off int) {
+	n := len(in)
+	if ip+2 >= n {
+		return 0, 0
+	}
+	h := lzfHash(in[ip], in[ip+1], in[ip+2])
+	ref := int(c.table[h]) - base - 1
+	c.table[h] = int32(base + ip + 1)
+	if ref < 0 || ip-ref-1 >= lzfMaxOff ||
+		in[ref] != in[ip] || in[ref+1] != in[ip+1] || in[ref+2] != in[ip+2] {
+		return 0, 0
+	}
+	maxLen := min(n-ip, lzfMaxRef)
+	l = 3
+	for l < maxLen && in[ref+l] == in[ip+l] {
+		l++
+	}
+	return l, ip - ref - 1
 }
