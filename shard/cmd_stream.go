@@ -76,22 +76,13 @@ func (c *Ctx) replyEntry(b *streamBlock, e *streamEnt) {
 	c.array(2)
 	c.bulkID(e.id)
 	c.array(int(e.nf) * 2)
-	rec := b.data[e.off:]
-	if e.flags&entSameFields != 0 {
-		m := b.data
-		for range e.nf {
-			var f, v []byte
-			f, m = nextStr(m)
-			v, rec = nextStr(rec)
-			c.bulk(f)
-			c.bulk(v)
+	for it := b.fields(e); ; {
+		f, v, ok := it.next()
+		if !ok {
+			return
 		}
-		return
-	}
-	for range 2 * e.nf {
-		var x []byte
-		x, rec = nextStr(rec)
-		c.bulk(x)
+		c.bulk(f)
+		c.bulk(v)
 	}
 }
 

@@ -594,21 +594,12 @@ func (ss *shardSnap) neutralStream(s *stream) *rdb.Stream {
 				continue
 			}
 			start := len(ss.fields)
-			rec := b.data[e.off:]
-			if e.flags&entSameFields != 0 {
-				m := b.data
-				for range e.nf {
-					var f, v []byte
-					f, m = nextStr(m)
-					v, rec = nextStr(rec)
-					ss.fields = append(ss.fields, f, v)
+			for it := b.fields(e); ; {
+				f, v, ok := it.next()
+				if !ok {
+					break
 				}
-			} else {
-				for range 2 * e.nf {
-					var x []byte
-					x, rec = nextStr(rec)
-					ss.fields = append(ss.fields, x)
-				}
+				ss.fields = append(ss.fields, f, v)
 			}
 			end := len(ss.fields)
 			st.Entries = append(st.Entries, rdb.StreamEntry{ID: rdbID(e.id), Fields: ss.fields[start:end:end]})

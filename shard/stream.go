@@ -303,6 +303,34 @@ func nextStr(b []byte) (s, rest []byte) {
 	return b[w:end:end], b[end:]
 }
 
+// entryFields walks an entry's field, value pairs: the fields from the
+// block's master record when the entry has the same fields, else from its
+// own record. The slices point into the block.
+type entryFields struct {
+	master, rec []byte
+	same        bool
+	left        uint32
+}
+
+func (b *streamBlock) fields(e *streamEnt) entryFields {
+	return entryFields{master: b.data, rec: b.data[e.off:], same: e.flags&entSameFields != 0, left: e.nf}
+}
+
+// next returns the next pair; ok is false after the last.
+func (it *entryFields) next() (f, v []byte, ok bool) {
+	if it.left == 0 {
+		return nil, nil, false
+	}
+	it.left--
+	if it.same {
+		f, it.master = nextStr(it.master)
+	} else {
+		f, it.rec = nextStr(it.rec)
+	}
+	v, it.rec = nextStr(it.rec)
+	return f, v, true
+}
+
 // sameFields reports whether fv's fields are the block's master fields.
 func (b *streamBlock) sameFields(fv [][]byte) bool {
 	if uint32(len(fv)/2) != b.nMaster {
