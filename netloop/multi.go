@@ -174,7 +174,7 @@ func (s *Server) cmdExec(c *client) {
 	}
 	c.ctx.Blocker = blocker
 	c.multi.inExec = false
-	c.ctx.LogEnd = max(c.ctx.LogEnd, s.rt.ReleaseAll()) // the transaction's record, for awaitDurable
+	c.ctx.LogEnd = max(c.ctx.LogEnd, s.rt.ReleaseAll()) // the transaction's record, for durable
 	s.endMulti(c)
 }
 

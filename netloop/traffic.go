@@ -126,7 +126,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		}
 		c.out = append(c.out, *reply...)
 		c.awaiting, c.pending = false, false
-		if c.blocked != nil { // a served blocking command's change, for awaitDurable
+		if c.blocked != nil { // a served blocking command's change, for durable
 			c.ctx.LogEnd = max(c.ctx.LogEnd, c.blocked.LogEnd())
 		}
 		if c.blocked != nil && s.unparked(c) {
@@ -137,13 +137,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		if !c.batch.Done() {
 			return gnet.None // woken early; the batch's completion wakes us again
 		}
-		c.out = append(c.out, c.batch.Out...)
+		c.takeBatchReplies()
 		c.commands += int64(c.batch.Len())
 		c.pending = false
-		if e := c.batch.Ctx.LogEnd; e != 0 { // the batch's changes, for awaitDurable
-			c.ctx.LogEnd = max(c.ctx.LogEnd, e)
-			c.batch.Ctx.LogEnd = 0
-		}
 		for i := range c.batch.Len() {
 			cmd, args, reply, ns := c.batch.Executed(i)
 			s.account(c, cmd, args, reply, ns)
@@ -238,6 +234,14 @@ func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 	return off, false
 }
 
+// takeBatchReplies moves a completed batch's replies to c's output, with
+// the append-only log offset they acknowledge (for durable).
+func (c *client) takeBatchReplies() {
+	c.out = append(c.out, c.batch.Out...)
+	c.ctx.LogEnd = max(c.ctx.LogEnd, c.batch.Ctx.LogEnd)
+	c.batch.Ctx.LogEnd = 0
+}
+
 func (s *Server) flush(c *client) {
 	if len(c.out) == 0 || !s.durable(c) {
 		return // nothing to write, or held until durable (persistcmd.go)
@@ -272,9 +276,7 @@ func (s *Server) protocolError(c *client, err error) {
 		for !c.batch.Done() {
 			time.Sleep(10 * time.Microsecond)
 		}
-		c.out = append(c.out, c.batch.Out...)
-		c.ctx.LogEnd = max(c.ctx.LogEnd, c.batch.Ctx.LogEnd)
-		c.batch.Ctx.LogEnd = 0
+		c.takeBatchReplies()
 	}
 	var pe *resp.ProtocolError
 	if errors.As(err, &pe) {

@@ -11,7 +11,7 @@ import (
 // AppendLog receives every change the shards make, as the RESP commands that
 // redo it (package shard/aof writes them to the append-only file). Append
 // must copy p and must not block on the disk; it returns the log's end
-// offset after p, which WaitDurable-style callers compare against.
+// offset after p, which the durability waits (aof.Log.NotifyDurable) compare against.
 type AppendLog interface {
 	Append(p []byte) int64
 }
