@@ -442,16 +442,11 @@ func measureSide(ctx context.Context, cfg *MemoryConfig, s *proc.Server, shape M
 	if err != nil {
 		return err
 	}
-	c, err := dialRESP(ctx, s.Addr)
+	keys, err := dbsize(ctx, s.Addr)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	rp, err := c.do("DBSIZE")
-	if err != nil {
-		return fmt.Errorf("DBSIZE: %w", err)
-	}
-	out.Keys = rp.Int
+	out.Keys = keys
 	out.RSSBefore, out.RSSAfter = before.rss, after.rss
 	out.UsedBefore, out.UsedAfter, out.HasUsed = before.used, after.used, before.hasUsed && after.hasUsed
 	out.HeapBefore, out.HeapAfter, out.HasHeap = before.heap, after.heap, before.hasHeap && after.hasHeap
@@ -640,4 +635,18 @@ func (r *MemoryReport) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// dbsize asks the server at addr for DBSIZE on a connection of its own.
+func dbsize(ctx context.Context, addr string) (int64, error) {
+	c, err := dialRESP(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	rp, err := c.do("DBSIZE")
+	if err != nil {
+		return 0, fmt.Errorf("DBSIZE: %w", err)
+	}
+	return rp.Int, nil
 }

@@ -237,17 +237,12 @@ func fillAndMeasure(ctx context.Context, cfg *PersistConfig, s *proc.Server, out
 		out.Failure = fmt.Sprintf("filling: %d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; "))
 		return nil
 	}
-	c, err := dialRESP(ctx, s.Addr)
+	keys, err := dbsize(ctx, s.Addr)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	rp, err := c.do("DBSIZE")
-	if err != nil {
-		return fmt.Errorf("DBSIZE: %w", err)
-	}
-	if rp.Int != int64(cfg.Keys) {
-		out.Failure = fmt.Sprintf("DBSIZE %d after filling %d keys", rp.Int, cfg.Keys)
+	if keys != int64(cfg.Keys) {
+		out.Failure = fmt.Sprintf("DBSIZE %d after filling %d keys", keys, cfg.Keys)
 		return nil
 	}
 
