@@ -17,13 +17,12 @@ type Status struct {
 	LoadExpiredKeys      int64
 	Errors               map[string]int64 // by kind (KindRDB ...)
 	WriteDenied          string           // the -MISCONF text while writes are refused
-	AOFEnabled           bool
+	RewriteInProgress    bool             // an AOF rewrite runs
 }
 
 // Status reads the current state.
 func (m *Manager) Status() Status {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	st := Status{
 		Loading:              m.loading.Load(),
 		BGSaveInProgress:     m.bgsave != nil,
@@ -37,6 +36,7 @@ func (m *Manager) Status() Status {
 		LoadedKeys:           m.loadStats.Keys,
 		LoadExpiredKeys:      m.loadStats.Expired,
 		WriteDenied:          m.WriteDenied(),
+		RewriteInProgress:    m.rewriting != nil,
 	}
 	if !m.lastTry.IsZero() && m.bgsave == nil {
 		st.LastBGSaveSeconds = int64(m.lastDur.Round(time.Second) / time.Second)
@@ -44,10 +44,8 @@ func (m *Manager) Status() Status {
 	if m.bgsave != nil {
 		st.CurrentBGSaveSeconds = int64(time.Since(m.bgsave.started) / time.Second)
 	}
-	st.AOFEnabled = m.appendLog.Load() != nil
 	m.mu.Unlock()
-	st.Errors = m.Errors()
-	m.mu.Lock()
+	st.Errors = m.Errors() // reads the log's status: not under m.mu
 	return st
 }
 

@@ -16,9 +16,7 @@ import (
 func (m *Manager) StatusSection() status.Persistence {
 	st := m.Status()
 	rules := config.SaveRules(m.reg.String("save"))
-	m.mu.Lock()
-	l, rewriting := m.appendLog.Load(), m.rewriting != nil
-	m.mu.Unlock()
+	l := m.appendLog.Load()
 
 	p := status.Persistence{
 		Loading: st.Loading,
@@ -37,7 +35,7 @@ func (m *Manager) StatusSection() status.Persistence {
 			Fsync:             m.policy().String(),
 			LastWriteStatus:   status.PersistOK,
 			LastFsyncStatus:   status.PersistOK,
-			RewriteInProgress: rewriting,
+			RewriteInProgress: st.RewriteInProgress,
 		},
 		ErrorsTotal: status.PersistenceErrors{
 			RDB:      st.Errors[KindRDB],
