@@ -379,17 +379,9 @@ func cmdHRandField(c *Ctx) {
 // it has no more than count). WITHVALUES is a flat array in RESP2 and an
 // array of [field, value] pairs in RESP3.
 func (c *Ctx) hrandfieldCount(key []byte, l int64, withValues bool) {
-	o, ok := c.readKind(c.db(key), key, KindHash)
-	if !ok {
+	o, count, unique := c.randomCountTarget(key, KindHash, l)
+	if o == nil {
 		return
-	}
-	if o == nil || l == 0 {
-		c.Out = append(c.Out, resp.EmptyArray...)
-		return
-	}
-	count, unique := uint64(l), true
-	if l < 0 {
-		count, unique = uint64(-l), false
 	}
 	size := hashLen(o)
 	var offs []int

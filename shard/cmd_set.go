@@ -292,17 +292,9 @@ func (c *Ctx) srandmemberCount() {
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
-	if !ok {
+	o, count, unique := c.randomCountTarget(key, KindSet, l)
+	if o == nil {
 		return
-	}
-	if o == nil || l == 0 {
-		c.Out = append(c.Out, resp.EmptyArray...)
-		return
-	}
-	count, unique := uint64(l), true
-	if l < 0 {
-		count, unique = uint64(-l), false
 	}
 	size := setLen(o)
 	if !unique || count == 1 {
@@ -604,4 +596,23 @@ func cmdSScan(c *Ctx) {
 		n++
 	}
 	c.spliceHeader(start, '*', n)
+}
+
+// randomCountTarget starts SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a
+// count as Redis does: it reads key as kind and replies for a missing key or
+// a count of 0 (an empty array) or the wrong type; o is nil when it replied.
+// A negative count l allows repeats (unique false) of -l elements.
+func (c *Ctx) randomCountTarget(key []byte, kind Kind, l int64) (o *object, count uint64, unique bool) {
+	o, ok := c.readKind(c.db(key), key, kind)
+	if !ok {
+		return nil, 0, false
+	}
+	if o == nil || l == 0 {
+		c.Out = append(c.Out, resp.EmptyArray...)
+		return nil, 0, false
+	}
+	if l < 0 {
+		return o, uint64(-l), false
+	}
+	return o, uint64(l), true
 }

@@ -1343,17 +1343,9 @@ func cmdZRandMember(c *Ctx) {
 // allows repeats, a positive one returns distinct members (the whole set,
 // from the highest score down, when it has no more than count).
 func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
-	o, ok := c.readKind(c.db(key), key, KindZSet)
-	if !ok {
+	o, count, unique := c.randomCountTarget(key, KindZSet, l)
+	if o == nil {
 		return
-	}
-	if o == nil || l == 0 {
-		c.Out = append(c.Out, resp.EmptyArray...)
-		return
-	}
-	count, unique := uint64(l), true
-	if l < 0 {
-		count, unique = uint64(-l), false
 	}
 	var buf [zOffsBuf]int
 	z := zview(o, buf[:])
