@@ -409,6 +409,18 @@ type zslLevel struct {
 	fscore        float64
 }
 
+// zslUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
+// and where the node it leads to keeps its own levels 2.. (that node's
+// upOff). A search that moves right at level i >= 2 goes straight to the
+// next node's level-i link in the pool without reading the node, whose cache
+// line it would otherwise miss on only to learn that offset: one miss per
+// step at the upper levels instead of two. Invariant: forward != 0 ⇒
+// fup == nodes[forward].upOff().
+type zslUpLevel struct {
+	zslLevel
+	fup uint32
+}
+
 // zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
 // index; index 0 is the header, so 0 also means "none" in links.
 type zslNode struct {
@@ -439,7 +451,12 @@ func (s *zskiplist) lnk(x uint32, i int) *zslLevel {
 	case 1:
 		return &n.l1
 	}
-	return &s.up[n.upOff()+i-2]
+	return &s.up[n.upOff()+i-2].zslLevel
+}
+
+// upLnk returns node x's link at level i >= 2.
+func (s *zskiplist) upLnk(x uint32, i int) *zslUpLevel {
+	return &s.up[s.nodes[x].upOff()+i-2]
 }
 
 // zskiplist is a sorted set too large for a listpack: Redis' zset (a
@@ -459,7 +476,7 @@ func (s *zskiplist) lnk(x uint32, i int) *zslLevel {
 //     entries (memory() adds the slices' capacity)
 type zskiplist struct {
 	nodes  []zslNode
-	up     []zslLevel            // levels 2.. of the nodes that have them, in blocks
+	up     []zslUpLevel          // levels 2.. of the nodes that have them, in blocks
 	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
 	free   []uint32
 	dict   map[string]uint32
@@ -472,8 +489,9 @@ type zskiplist struct {
 const (
 	zslNodeSize    = int64(unsafe.Sizeof(zslNode{}))
 	zslLevelSize   = int64(unsafe.Sizeof(zslLevel{}))
+	zslUpLevelSize = int64(unsafe.Sizeof(zslUpLevel{}))
 	zslMapEntry    = 40 // a map[string]uint32 entry: key header, value, hash byte, load factor slack
-	zslFixedMemory = int64(unsafe.Sizeof(zskiplist{})) + (zslMaxLevel-1)*zslLevelSize + 48
+	zslFixedMemory = int64(unsafe.Sizeof(zskiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
 )
 
 func newZskiplist(hint int) *zskiplist {
@@ -482,7 +500,7 @@ func newZskiplist(hint int) *zskiplist {
 		dict:  make(map[string]uint32, hint),
 		level: 1,
 	}
-	s.up = make([]zslLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
+	s.up = make([]zslUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
 	s.nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
 	return s
 }
@@ -493,7 +511,7 @@ func (s *zskiplist) memory() int64 {
 
 // arrays is the bytes of the node array, the up pool and the free lists.
 func (s *zskiplist) arrays() int64 {
-	n := int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslLevelSize + int64(cap(s.free))*4
+	n := int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + int64(cap(s.free))*4
 	for _, f := range s.upFree {
 		n += int64(cap(f)) * 4
 	}
@@ -529,7 +547,7 @@ func (s *zskiplist) clone() collection {
 		mem:    s.mem,
 	}
 	copy(n.nodes, s.nodes)
-	n.up = append(make([]zslLevel, 0, cap(s.up)), s.up...)
+	n.up = append(make([]zslUpLevel, 0, cap(s.up)), s.up...)
 	for i, f := range s.upFree {
 		if f != nil {
 			n.upFree[i] = append([]uint32(nil), f...)
@@ -581,7 +599,7 @@ func (s *zskiplist) allocUp(n int) int {
 	if off+n >= 1<<24 {
 		panic("shard: skiplist level pool past 2^24 entries")
 	}
-	s.up = append(s.up, make([]zslLevel, n)...)
+	s.up = append(s.up, make([]zslUpLevel, n)...)
 	return off
 }
 
@@ -605,27 +623,65 @@ func (s *zskiplist) before(l *zslLevel, score float64, member string) bool {
 	return l.fscore < score || l.fscore == score && s.nodes[l.forward].member < member
 }
 
+// zslCursor is a search under way: the node p it is on, p's rank r, p's
+// upOff pup (known without reading p when it was reached at level 2 or
+// above), and the level i it compares at.
+type zslCursor struct {
+	p, r, pup uint32
+	i         int
+}
+
+// startCursor is a search from the header; the header's levels 2.. start at
+// up[0].
+func (s *zskiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
+
+// step makes one comparison of search c for (score, member): it moves right
+// past a node that sorts before the key or, at the last such node of its
+// level, records the node and its rank in update and rank and goes down a
+// level. It reports whether the search is done (past level 0). Above level
+// 1 it reads only the up pool, carried from link to link by
+// zslUpLevel.fup.
+func (s *zskiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
+	if c.i >= 2 {
+		l := &s.up[int(c.pup)+c.i-2]
+		if l.forward != 0 && s.before(&l.zslLevel, score, member) {
+			c.r += l.span
+			c.p, c.pup = l.forward, l.fup
+			return false
+		}
+	} else if l := s.lnk(c.p, c.i); l.forward != 0 && s.before(l, score, member) {
+		c.r += l.span
+		c.p = l.forward
+		return false
+	}
+	update[c.i], rank[c.i] = c.p, c.r
+	c.i--
+	return c.i < 0
+}
+
+// descend fills update with the last node before (score, member) at each
+// level and rank with that node's rank (Redis' search in zslInsert), and
+// returns the node after update[0] (0 if none).
+func (s *zskiplist) descend(score float64, member string, update, rank *[zslMaxLevel]uint32) uint32 {
+	c := s.startCursor()
+	for !s.step(&c, score, member, update, rank) {
+	}
+	return s.nodes[update[0]].l0.forward
+}
+
 // link inserts node x (score, member and levels set, not linked) at its
 // place (Redis' zslInsert after the node is made).
 func (s *zskiplist) link(x uint32) {
 	var update, rank [zslMaxLevel]uint32
-	score, member := s.nodes[x].score, s.nodes[x].member
+	s.descend(s.nodes[x].score, s.nodes[x].member, &update, &rank)
+	s.linkAt(x, &update, &rank)
+}
+
+// linkAt links node x after update[i] at each of its levels i; rank holds
+// the ranks of the update nodes.
+func (s *zskiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
+	score := s.nodes[x].score
 	lvl := s.nodes[x].levels()
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		if i < s.level-1 {
-			rank[i] = rank[i+1]
-		}
-		for {
-			l := s.lnk(p, i)
-			if l.forward == 0 || !s.before(l, score, member) {
-				break
-			}
-			rank[i] += l.span
-			p = l.forward
-		}
-		update[i] = p
-	}
 	if lvl > s.level {
 		for i := s.level; i < lvl; i++ {
 			rank[i] = 0
@@ -642,6 +698,10 @@ func (s *zskiplist) link(x uint32) {
 		xl.span = ul.span - (rank[0] - rank[i])
 		ul.span = rank[0] - rank[i] + 1
 	}
+	for i := 2; i < lvl; i++ {
+		uu, xu := s.upLnk(update[i], i), s.upLnk(x, i)
+		xu.fup, uu.fup = uu.fup, uint32(xn.upOff())
+	}
 	for i := lvl; i < s.level; i++ {
 		s.lnk(update[i], i).span++
 	}
@@ -657,18 +717,8 @@ func (s *zskiplist) link(x uint32) {
 // path fills update with the last node before (score, member) at each
 // level and returns the node after update[0] (0 if none).
 func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint32) uint32 {
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			l := s.lnk(p, i)
-			if l.forward == 0 || !s.before(l, score, member) {
-				break
-			}
-			p = l.forward
-		}
-		update[i] = p
-	}
-	return s.nodes[p].l0.forward
+	var rank [zslMaxLevel]uint32
+	return s.descend(score, member, update, &rank)
 }
 
 // unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
@@ -680,6 +730,9 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 			xl := s.lnk(x, i)
 			ul.span += xl.span - 1
 			ul.forward, ul.fscore = xl.forward, xl.fscore
+			if i >= 2 {
+				s.upLnk(update[i], i).fup = s.upLnk(x, i).fup
+			}
 		} else {
 			ul.span--
 		}
@@ -693,8 +746,11 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 		s.level--
 	}
 	s.length--
-	for i := range xn.levels() {
+	for i := range min(xn.levels(), 2) {
 		*s.lnk(x, i) = zslLevel{}
+	}
+	for i := 2; i < xn.levels(); i++ {
+		*s.upLnk(x, i) = zslUpLevel{}
 	}
 	xn.backward = 0
 }
@@ -741,25 +797,51 @@ func (s *zskiplist) remove(member []byte) bool {
 
 // setScore changes node x's score, moving it when the order requires
 // (Redis' zslUpdateScore); the node keeps its index.
+//
+// Redis searches twice, for x's place and then, after unlinking it, for the
+// new one. Here both searches run in one loop, a comparison of each in
+// turn: neither depends on the other, so the processor waits for the two
+// searches' cache misses together instead of one after the other. The new
+// place is found with x still in the list and corrected for its removal.
 func (s *zskiplist) setScore(x uint32, score float64) {
 	n := &s.nodes[x]
-	// The search comes first, as in Redis: it leaves x's neighbours in cache
-	// (update[0] is x's predecessor, the next node's score is in x's link), so
-	// the in-place test costs no extra misses.
-	var update [zslMaxLevel]uint32
-	s.path(n.score, n.member, &update)
-	if (update[0] == 0 || s.nodes[update[0]].score < score) &&
+	member := n.member
+	var oldUpdate, oldRank, update, rank [zslMaxLevel]uint32
+	o, c := s.startCursor(), s.startCursor()
+	oldDone, done := false, false
+	for !oldDone || !done {
+		if !oldDone {
+			oldDone = s.step(&o, n.score, member, &oldUpdate, &oldRank)
+		}
+		if !done {
+			done = s.step(&c, score, member, &update, &rank)
+		}
+	}
+	// oldUpdate[0] is x's predecessor and x's link holds the next node's
+	// score, so the in-place test costs no extra misses.
+	if (oldUpdate[0] == 0 || s.nodes[oldUpdate[0]].score < score) &&
 		(n.l0.forward == 0 || n.l0.fscore > score) {
 		// In place; the links into x carry its score (zslLevel.fscore).
 		for i := 0; i < n.levels(); i++ {
-			s.lnk(update[i], i).fscore = score
+			s.lnk(oldUpdate[i], i).fscore = score
 		}
 		n.score = score
 		return
 	}
-	s.unlink(x, &update)
+	// Without x, a new predecessor that was x becomes x's own predecessor,
+	// and one that came after x moves up a rank.
+	xRank := oldRank[0] + 1
+	for i := 0; i < s.level; i++ {
+		switch {
+		case update[i] == x:
+			update[i], rank[i] = oldUpdate[i], oldRank[i]
+		case rank[i] > xRank:
+			rank[i]--
+		}
+	}
+	s.unlink(x, &oldUpdate)
 	s.nodes[x].score = score
-	s.link(x)
+	s.linkAt(x, &update, &rank)
 }
 
 // rank is x's 1-based rank (Redis' zslGetRank).

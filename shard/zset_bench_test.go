@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -69,6 +70,30 @@ func BenchmarkZAdd(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			e.run(zadd, name, key, score, members[i%nmembers])
+			i++
+		}
+	})
+	// redis-benchmark's ZADD with -r: a random score for a random member of
+	// a full set, so nearly every call moves a node (unlink and relink).
+	b.Run("ZADD big random", func(b *testing.B) {
+		e := newExecer(b)
+		zadd := e.cmd("zadd")
+		key := []byte("myzset")
+		name := []byte("zadd")
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range nmembers {
+			e.run(zadd, name, key, []byte(strconv.Itoa(rng.IntN(nmembers))), members[i])
+		}
+		const ncalls = 1 << 16
+		scores, picks := make([][]byte, ncalls), make([]int, ncalls)
+		for i := range ncalls {
+			scores[i] = []byte(strconv.Itoa(rng.IntN(nmembers)))
+			picks[i] = rng.IntN(nmembers)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			e.run(zadd, name, key, scores[i%ncalls], members[picks[i%ncalls]])
 			i++
 		}
 	})

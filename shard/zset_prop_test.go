@@ -1103,6 +1103,9 @@ func (s *zskiplist) check() error {
 			if l.fscore != s.nodes[l.forward].score {
 				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.fscore, l.forward, s.nodes[l.forward].score)
 			}
+			if lv >= 2 && s.upLnk(x, lv).fup != uint32(s.nodes[l.forward].upOff()) {
+				return fmt.Errorf("level %d: link from %d carries up offset %d, node %d has %d", lv, x, s.upLnk(x, lv).fup, l.forward, s.nodes[l.forward].upOff())
+			}
 			if rankOf[l.forward]-rankOf[x] != l.span {
 				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.span, x, l.forward, rankOf[x], rankOf[l.forward])
 			}
