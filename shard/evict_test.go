@@ -389,7 +389,8 @@ func TestAdmissionAllocatesNothing(t *testing.T) {
 
 // TestMemoryAccountingMatchesHeap: the shards' memory figure (INFO
 // used_memory) against what the keys really cost on the Go heap, for small
-// strings and small hashes: the limit an operator sets must mean bytes.
+// strings, small hashes and the members of one large sorted set: the limit
+// an operator sets must mean bytes.
 func TestMemoryAccountingMatchesHeap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -399,6 +400,9 @@ func TestMemoryAccountingMatchesHeap(t *testing.T) {
 		{"strings", 200000, func(i int) []string { return []string{"SET", "key:" + strconv.Itoa(i), "value:" + strconv.Itoa(i)} }},
 		{"hashes", 100000, func(i int) []string {
 			return []string{"HSET", "h:" + strconv.Itoa(i), "f1", "v1", "f2", "value2", "field3", "3", "f4", "abcdefghij"}
+		}},
+		{"sorted set", 200000, func(i int) []string {
+			return []string{"ZADD", "z", strconv.Itoa(i * 7 % 1000), "element:" + strconv.Itoa(i)}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -461,25 +461,26 @@ func (s *zskiplist) upLnk(x uint32, i int) *zslUpLevel {
 
 // zskiplist is a sorted set too large for a listpack: Redis' zset (a
 // skiplist ordered by score then member, with spans, plus a dict member →
-// score), with the nodes in one slice so the garbage collector sees one
+// node), with the nodes in one slice so the garbage collector sees one
 // array rather than a pointer per node.
 //
-// It owns its nodes, the map and the member strings (shared by the node and
-// the map key). Invariants:
-//   - dict[m] == i ⇔ nodes[i].live && nodes[i].member == m; len(dict) == length
+// It owns its nodes, the index and the member strings (held by the nodes
+// alone). Invariants:
+//   - dict.find(m) == i ⇔ nodes[i].live && nodes[i].member == m;
+//     dict.used == length
 //   - following l0 from the header visits every live node once, in (score,
 //     member) order; level i's spans add up to the rank distance
 //   - a node keeps its index while it lives, even when its score changes, so
 //     ZSCAN's cursor (a slot index) returns every member present for the
 //     whole scan
-//   - mem is the bytes of the live members, their extra levels and their map
-//     entries (memory() adds the slices' capacity)
+//   - mem is the bytes of the live members (memory() adds the arrays'
+//     capacity)
 type zskiplist struct {
 	nodes  []zslNode
 	up     []zslUpLevel          // levels 2.. of the nodes that have them, in blocks
 	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
 	free   []uint32
-	dict   map[string]uint32
+	dict   zslIndex
 	level  int
 	length int
 	tail   uint32
@@ -490,14 +491,13 @@ const (
 	zslNodeSize    = int64(unsafe.Sizeof(zslNode{}))
 	zslLevelSize   = int64(unsafe.Sizeof(zslLevel{}))
 	zslUpLevelSize = int64(unsafe.Sizeof(zslUpLevel{}))
-	zslMapEntry    = 40 // a map[string]uint32 entry: key header, value, hash byte, load factor slack
 	zslFixedMemory = int64(unsafe.Sizeof(zskiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
 )
 
 func newZskiplist(hint int) *zskiplist {
 	s := &zskiplist{
 		nodes: make([]zslNode, 1, 1+hint),
-		dict:  make(map[string]uint32, hint),
+		dict:  newZslIndex(hint),
 		level: 1,
 	}
 	s.up = make([]zslUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
@@ -509,9 +509,10 @@ func (s *zskiplist) memory() int64 {
 	return zslFixedMemory + s.mem + s.arrays()
 }
 
-// arrays is the bytes of the node array, the up pool and the free lists.
+// arrays is the bytes of the node array, the up pool, the index and the
+// free lists.
 func (s *zskiplist) arrays() int64 {
-	n := int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + int64(cap(s.free))*4
+	n := int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() + int64(cap(s.free))*4
 	for _, f := range s.upFree {
 		n += int64(cap(f)) * 4
 	}
@@ -530,17 +531,18 @@ func (s *zskiplist) recount() int64 {
 	return zslFixedMemory + n + s.arrays()
 }
 
-// zslEntryMemory is what a member costs beyond its node's slot and levels
-// (arrays counts those): its bytes and its map entry.
+// zslEntryMemory is what a member costs beyond its node's slot, its levels
+// and its index entry (arrays counts those): its bytes, rounded up to the
+// allocator's 8-byte steps.
 func zslEntryMemory(member string) int64 {
-	return int64(len(member)) + zslMapEntry
+	return (int64(len(member)) + 7) &^ 7
 }
 
 func (s *zskiplist) clone() collection {
 	n := &zskiplist{
 		nodes:  make([]zslNode, len(s.nodes)),
 		free:   append([]uint32(nil), s.free...),
-		dict:   make(map[string]uint32, len(s.dict)),
+		dict:   s.dict.clone(),
 		level:  s.level,
 		length: s.length,
 		tail:   s.tail,
@@ -552,9 +554,6 @@ func (s *zskiplist) clone() collection {
 		if f != nil {
 			n.upFree[i] = append([]uint32(nil), f...)
 		}
-	}
-	for k, v := range s.dict {
-		n.dict[k] = v
 	}
 	return n
 }
@@ -760,7 +759,7 @@ func (s *zskiplist) add(member []byte, score float64) uint32 {
 	m := string(member)
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
-	s.dict[m] = x
+	s.dict.insert(x, m)
 	return x
 }
 
@@ -768,12 +767,12 @@ func (s *zskiplist) add(member []byte, score float64) uint32 {
 func (s *zskiplist) addString(m string, score float64) {
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
-	s.dict[m] = x
+	s.dict.insert(x, m)
 }
 
 func (s *zskiplist) find(member []byte) (uint32, bool) {
-	x, ok := s.dict[zsStr(member)]
-	return x, ok
+	x := s.dict.find(s.nodes, member)
+	return x, x != 0
 }
 
 // removeNode deletes node x.
@@ -781,7 +780,7 @@ func (s *zskiplist) removeNode(x uint32) {
 	var update [zslMaxLevel]uint32
 	n := &s.nodes[x]
 	s.path(n.score, n.member, &update)
-	delete(s.dict, n.member)
+	s.dict.remove(x, n.member)
 	s.unlink(x, &update)
 	s.freeNode(x)
 }
@@ -993,7 +992,7 @@ func (s *zskiplist) deleteWhile(x uint32, keep func(x uint32) bool) int {
 	removed := 0
 	for x != 0 && keep(x) {
 		next := s.nodes[x].l0.forward
-		delete(s.dict, s.nodes[x].member)
+		s.dict.remove(x, s.nodes[x].member)
 		s.unlink(x, &update)
 		s.freeNode(x)
 		removed++

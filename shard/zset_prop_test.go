@@ -1060,8 +1060,11 @@ func zlCheck(lp []byte) error {
 
 // check verifies the skiplist's invariants (see the type) from scratch.
 func (s *zskiplist) check() error {
-	if len(s.dict) != s.length {
-		return fmt.Errorf("dict has %d members, length %d", len(s.dict), s.length)
+	if s.dict.used != s.length {
+		return fmt.Errorf("dict has %d members, length %d", s.dict.used, s.length)
+	}
+	if err := s.dict.check(s.nodes); err != nil {
+		return err
 	}
 	if s.length == 0 {
 		return fmt.Errorf("empty skiplist kept")
@@ -1076,8 +1079,8 @@ func (s *zskiplist) check() error {
 		if !nd.isLive() {
 			return fmt.Errorf("node %d linked but free", x)
 		}
-		if s.dict[nd.member] != x {
-			return fmt.Errorf("dict[%q] = %d, node %d", nd.member, s.dict[nd.member], x)
+		if got := s.dict.find(s.nodes, zsBytes(nd.member)); got != x {
+			return fmt.Errorf("dict[%q] = %d, node %d", nd.member, got, x)
 		}
 		if nd.backward != prev {
 			return fmt.Errorf("node %d backward %d, want %d", x, nd.backward, prev)
@@ -1307,4 +1310,36 @@ func TestZSetCopyIsDeep(t *testing.T) {
 	zcheckMemory(t, rt)
 	p.do("DEL", "src", "dst")
 	zcheckMemory(t, rt)
+}
+
+// check verifies the index's invariants (see the type) from scratch.
+func (ix *zslIndex) check(nodes []zslNode) error {
+	n := len(ix.slots)
+	if n == 0 || n&(n-1) != 0 || ix.used*4 > n*3 {
+		return fmt.Errorf("index of %d slots holds %d", n, ix.used)
+	}
+	used := 0
+	for i, e := range ix.slots {
+		if e == 0 {
+			continue
+		}
+		used++
+		x := uint32(e)
+		if x == 0 || int(x) >= len(nodes) || !nodes[x].isLive() {
+			return fmt.Errorf("index slot %d holds node %d, not a live node", i, x)
+		}
+		if h := zslHashString(nodes[x].member); uint32(e>>32) != h {
+			return fmt.Errorf("index slot %d: hash %x, member %q hashes to %x", i, e>>32, nodes[x].member, h)
+		}
+		// No empty slot between the entry's home and the entry.
+		for j := int(uint32(e>>32)) & (n - 1); j != i; j = (j + 1) & (n - 1) {
+			if ix.slots[j] == 0 {
+				return fmt.Errorf("index slot %d: empty slot %d between it and its home", i, j)
+			}
+		}
+	}
+	if used != ix.used {
+		return fmt.Errorf("index has %d entries, counts %d", used, ix.used)
+	}
+	return nil
 }
