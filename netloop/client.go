@@ -48,10 +48,12 @@ type client struct {
 	authed      bool
 	durableWait bool         // replies held until the append-only log is on disk (persistcmd.go)
 	closeAfter  bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
+	closed      bool         // OnClose ran: the file descriptor may belong to another connection now
 	paused      bool         // parsing stopped by output back-pressure
 	spans       []trace.Span // per-request spans of the queued batch, ended when it completes
 
-	rec  *cmdstats.Recorder // this loop's command statistics (see cmdstats.go)
+	loop *loopState         // the event loop's shared state (writeback.go)
+	rec  *cmdstats.Recorder // this loop's command statistics (see cmdstats.go), loop.rec
 	tick int64              // cmdstats.Now at the end of the last command or the start of the read (see lap)
 
 	// Counters this loop adds up per turn and publishes with one store each.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
-
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
@@ -22,23 +20,6 @@ import (
 // by whoever executes the batch, from the start of its execution (the time
 // spent waiting in the shard's queue is not included), and recorded by the
 // owner's loop when the batch comes back.
-
-// recorderFor returns the recorder of gc's event loop, creating it the first
-// time that loop opens a connection.
-func (s *Server) recorderFor(gc gnet.Conn) *cmdstats.Recorder {
-	var loop gnet.EventLoop
-	if gc != nil {
-		loop = gc.EventLoop()
-	}
-	s.recMu.Lock()
-	defer s.recMu.Unlock()
-	r := s.recorders[loop]
-	if r == nil {
-		r = s.cmdStats.NewRecorder()
-		s.recorders[loop] = r
-	}
-	return r
-}
 
 // executed records a command that ran on this loop (inline on a shard,
 // coordinated, or loop-local) and whose reply was just appended at

@@ -18,7 +18,9 @@
 // the following commands for the same shard are copied into the connection's
 // batch and queued, and the connection stops parsing until the shard hands the
 // batch back. So one client's commands execute in the order sent, as in Redis,
-// and replies go out in that order, flushed once per loop turn.
+// and replies go out in that order, flushed once per loop turn; while the
+// loop is busy with many clients, their replies are written together at the
+// end of the loop's turn, as Redis writes in beforeSleep (writeback.go).
 //
 // # Back-pressure
 //

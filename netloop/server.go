@@ -132,10 +132,9 @@ type Server struct {
 	params *config.Registry
 
 	// cmdStats holds one recorder per event loop (see recorderFor).
-	cmdStats  *cmdstats.Set
-	recMu     sync.Mutex
-	recorders map[gnet.EventLoop]*cmdstats.Recorder
-	live      liveParams
+	cmdStats *cmdstats.Set
+	loops    loops // per event loop: command statistics, deferred replies (writeback.go)
+	live     liveParams
 
 	// slowlog and latency are written by every loop (SLOWLOG, LATENCY);
 	// their settings follow the registry (bindParams).
@@ -184,7 +183,6 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		paused:      make(map[*client]struct{}),
 		resumeKick:  make(chan struct{}, 1),
 		cmdStats:    cmdstats.NewSet(table.Len()),
-		recorders:   make(map[gnet.EventLoop]*cmdstats.Recorder),
 		shutdownReq: make(chan struct{}),
 	}
 	// Built with defaults; bindParams applies the registry's values and

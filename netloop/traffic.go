@@ -72,8 +72,9 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 		id:      s.nextID.Add(1),
 		created: time.Now(),
 		authed:  s.requirePass() == "",
-		rec:     s.recorderFor(gc),
+		loop:    s.loopFor(gc),
 	}
+	c.rec = c.loop.rec
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
 	c.ctx.Blocker = c
@@ -90,6 +91,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	if !ok || c == nil {
 		return gnet.None
 	}
+	c.closed = true
 	s.connected.Add(-1)
 	s.pubsubClose(c)
 	s.unblockOnClose(c)
@@ -160,6 +162,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		s.pausedMu.Unlock()
 	}
 	turn := time.Now()
+	busy := c.loop.busy(cmdstats.At(turn))
 	now := turn.UnixMilli()
 	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
 		// A large request is still arriving and the parser knows its size:
@@ -186,10 +189,11 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	// its reply finds its command counted (CLIENT LIST, /debug/api/clients).
 	c.qbuf.Store(int64(gc.InboundBuffered()))
 	c.publish(now)
-	s.flush(c)
 	if c.closeAfter {
+		s.flush(c)
 		return gnet.Close
 	}
+	c.loop.writeBack(c, busy)
 	return gnet.None
 }
 
