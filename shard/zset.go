@@ -479,12 +479,15 @@ type zskiplist struct {
 	nodes  []zslNode
 	up     []zslUpLevel          // levels 2.. of the nodes that have them, in blocks
 	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
-	free   []uint32
-	dict   zslIndex
-	level  int
-	length int
-	tail   uint32
-	mem    int64
+	// upFreeCap is the sum of the upFree slices' capacities, kept so that
+	// memory(), which every write calls, does not walk the 32 slices.
+	upFreeCap int
+	free      []uint32
+	dict      zslIndex
+	level     int
+	length    int
+	tail      uint32
+	mem       int64
 }
 
 const (
@@ -512,11 +515,8 @@ func (s *zskiplist) memory() int64 {
 // arrays is the bytes of the node array, the up pool, the index and the
 // free lists.
 func (s *zskiplist) arrays() int64 {
-	n := int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() + int64(cap(s.free))*4
-	for _, f := range s.upFree {
-		n += int64(cap(f)) * 4
-	}
-	return n
+	return int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() +
+		int64(cap(s.free)+s.upFreeCap)*4
 }
 
 // recount computes memory() from scratch (tests compare the two).
@@ -528,7 +528,10 @@ func (s *zskiplist) recount() int64 {
 			n += zslEntryMemory(nd.member)
 		}
 	}
-	return zslFixedMemory + n + s.arrays()
+	for _, f := range s.upFree { // upFreeCap, from scratch
+		n += int64(cap(f)) * 4
+	}
+	return zslFixedMemory + n + s.arrays() - int64(s.upFreeCap)*4
 }
 
 // zslEntryMemory is what a member costs beyond its node's slot, its levels
@@ -553,6 +556,7 @@ func (s *zskiplist) clone() collection {
 	for i, f := range s.upFree {
 		if f != nil {
 			n.upFree[i] = append([]uint32(nil), f...)
+			n.upFreeCap += cap(n.upFree[i])
 		}
 	}
 	return n
@@ -606,7 +610,9 @@ func (s *zskiplist) freeNode(x uint32) {
 	nd := &s.nodes[x]
 	s.mem -= zslEntryMemory(nd.member)
 	if n := nd.levels() - 2; n > 0 {
+		before := cap(s.upFree[n])
 		s.upFree[n] = append(s.upFree[n], uint32(nd.upOff()))
+		s.upFreeCap += cap(s.upFree[n]) - before
 	}
 	*nd = zslNode{}
 	if int(x) == len(s.nodes)-1 {
