@@ -163,6 +163,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	}
 	turn := time.Now()
 	busy := c.loop.busy(cmdstats.At(turn))
+	served := c.commands
 	now := turn.UnixMilli()
 	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
 		// A large request is still arriving and the parser knows its size:
@@ -193,7 +194,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		s.flush(c)
 		return gnet.Close
 	}
-	c.loop.writeBack(c, busy)
+	c.loop.writeBack(c, busy && c.commands-served > 1)
 	return gnet.None
 }
 
