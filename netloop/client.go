@@ -9,7 +9,6 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -52,9 +51,8 @@ type client struct {
 	paused      bool         // parsing stopped by output back-pressure
 	spans       []trace.Span // per-request spans of the queued batch, ended when it completes
 
-	loop *loopState         // the event loop's shared state (writeback.go)
-	rec  *cmdstats.Recorder // this loop's command statistics (see cmdstats.go), loop.rec
-	tick int64              // cmdstats.Now at the end of the last command or the start of the read (see lap)
+	loop *loopState // the event loop's command statistics and deferred replies (writeback.go)
+	tick int64      // cmdstats.Now at the end of the last command or the start of the read (see lap)
 
 	// Counters this loop adds up per turn and publishes with one store each.
 	commands int64

@@ -40,10 +40,10 @@ func (c *client) lap() int64 {
 
 // account records one executed command.
 func (s *Server) account(c *client, cmd *command.Command, args [][]byte, reply []byte, ns int64) {
-	c.rec.Call(cmd.ID, ns)
+	c.loop.rec.Call(cmd.ID, ns)
 	if len(reply) > 0 && (reply[0] == '-' || reply[0] == '!') {
-		c.rec.Failed(cmd.ID)
-		c.rec.ErrorReply(reply)
+		c.loop.rec.Failed(cmd.ID)
+		c.loop.rec.ErrorReply(reply)
 	}
 	s.observeSlow(c, cmd, args, ns)
 }
@@ -54,9 +54,9 @@ func (s *Server) rejected(c *client, cmd *command.Command, reply []byte) {
 		c.multi.failed = true // as Redis' flagTransaction: EXEC will abort
 	}
 	if cmd != nil {
-		c.rec.Rejected(cmd.ID)
+		c.loop.rec.Rejected(cmd.ID)
 	}
-	c.rec.ErrorReply(reply)
+	c.loop.rec.ErrorReply(reply)
 	c.lap() // the next command's time starts here
 }
 

@@ -131,7 +131,7 @@ type Server struct {
 	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
 	params *config.Registry
 
-	// cmdStats holds one recorder per event loop (see recorderFor).
+	// cmdStats holds one recorder per event loop (loopState.rec).
 	cmdStats *cmdstats.Set
 	loops    loops // per event loop: command statistics, deferred replies (writeback.go)
 	live     liveParams
@@ -183,6 +183,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		paused:      make(map[*client]struct{}),
 		resumeKick:  make(chan struct{}, 1),
 		cmdStats:    cmdstats.NewSet(table.Len()),
+		loops:       loops{m: make(map[gnet.EventLoop]*loopState)},
 		shutdownReq: make(chan struct{}),
 	}
 	// Built with defaults; bindParams applies the registry's values and

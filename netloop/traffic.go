@@ -74,7 +74,6 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 		authed:  s.requirePass() == "",
 		loop:    s.loopFor(gc),
 	}
-	c.rec = c.loop.rec
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
 	c.ctx.Blocker = c

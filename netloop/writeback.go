@@ -73,9 +73,6 @@ func (s *Server) loopFor(gc gnet.Conn) *loopState {
 	defer s.loops.mu.Unlock()
 	l := s.loops.m[el]
 	if l == nil {
-		if s.loops.m == nil {
-			s.loops.m = make(map[gnet.EventLoop]*loopState)
-		}
 		l = &loopState{srv: s, el: el, rec: s.cmdStats.NewRecorder()}
 		s.loops.m[el] = l
 	}
@@ -87,8 +84,9 @@ func (s *Server) loopFor(gc gnet.Conn) *loopState {
 func (l *loopState) busy(start int64) bool { return start-l.lastEnd < burstGap }
 
 // writeBack writes c's replies now, or with the loop's other replies when
-// defer says so (see above), and marks the end of serving c: after the
-// write, which is not part of the gap to the next client.
+// deferrable (busy loop, pipelined client: see above) or when a write-back
+// is already queued, and marks the end of serving c: after the write, which
+// is not part of the gap to the next client.
 func (l *loopState) writeBack(c *client, deferrable bool) {
 	defer func() { l.lastEnd = cmdstats.Now() }()
 	if len(c.out) == 0 {
