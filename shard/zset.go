@@ -702,10 +702,10 @@ func (s *zskiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
 		ul.forward, ul.fscore = x, score
 		xl.span = ul.span - (rank[0] - rank[i])
 		ul.span = rank[0] - rank[i] + 1
-	}
-	for i := 2; i < lvl; i++ {
-		uu, xu := s.upLnk(update[i], i), s.upLnk(x, i)
-		xu.fup, uu.fup = uu.fup, uint32(xn.upOff())
+		if i >= 2 { // up-pool links also say where their node's levels are
+			uu, xu := s.upLnk(update[i], i), s.upLnk(x, i)
+			xu.fup, uu.fup = uu.fup, uint32(xn.upOff())
+		}
 	}
 	for i := lvl; i < s.level; i++ {
 		s.lnk(update[i], i).span++
@@ -751,9 +751,7 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 		s.level--
 	}
 	s.length--
-	for i := range min(xn.levels(), 2) {
-		*s.lnk(x, i) = zslLevel{}
-	}
+	xn.l0, xn.l1 = zslLevel{}, zslLevel{}
 	for i := 2; i < xn.levels(); i++ {
 		*s.upLnk(x, i) = zslUpLevel{}
 	}

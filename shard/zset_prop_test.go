@@ -1328,7 +1328,7 @@ func (ix *zslIndex) check(nodes []zslNode) error {
 		if x == 0 || int(x) >= len(nodes) || !nodes[x].isLive() {
 			return fmt.Errorf("index slot %d holds node %d, not a live node", i, x)
 		}
-		if h := zslHashString(nodes[x].member); uint32(e>>32) != h {
+		if h := zslHash(nodes[x].member); uint32(e>>32) != h {
 			return fmt.Errorf("index slot %d: hash %x, member %q hashes to %x", i, e>>32, nodes[x].member, h)
 		}
 		// No empty slot between the entry's home and the entry.

@@ -26,12 +26,7 @@ type zslIndex struct {
 // choose members that collide.
 var zslSeed = maphash.MakeSeed()
 
-func zslHash(member []byte) uint32 {
-	h := maphash.Bytes(zslSeed, member)
-	return uint32(h ^ h>>32)
-}
-
-func zslHashString(member string) uint32 {
+func zslHash(member string) uint32 {
 	h := maphash.String(zslSeed, member)
 	return uint32(h ^ h>>32)
 }
@@ -46,7 +41,7 @@ func newZslIndex(hint int) zslIndex {
 
 // find returns member's node, or 0.
 func (ix *zslIndex) find(nodes []zslNode, member []byte) uint32 {
-	h := zslHash(member)
+	h := zslHash(zsStr(member))
 	mask := uint32(len(ix.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := ix.slots[i]
@@ -66,7 +61,7 @@ func (ix *zslIndex) insert(x uint32, member string) {
 	if (ix.used+1)*4 > len(ix.slots)*3 {
 		ix.grow()
 	}
-	ix.place(uint64(zslHashString(member))<<32 | uint64(x))
+	ix.place(uint64(zslHash(member))<<32 | uint64(x))
 	ix.used++
 }
 
@@ -94,7 +89,7 @@ func (ix *zslIndex) grow() {
 // remove deletes node x, whose member is member.
 func (ix *zslIndex) remove(x uint32, member string) {
 	mask := uint32(len(ix.slots) - 1)
-	i := zslHashString(member) & mask
+	i := zslHash(member) & mask
 	for uint32(ix.slots[i]) != x {
 		i = (i + 1) & mask
 	}
