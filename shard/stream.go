@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/rdb"
 )
 
 // ---- IDs ---------------------------------------------------------------------
@@ -207,23 +208,9 @@ func lpIntEncSize(v int64) int {
 	return 9
 }
 
-func lpBacklenSize(l int) int {
-	switch {
-	case l <= 127:
-		return 1
-	case l < 16383:
-		return 2
-	case l < 2097151:
-		return 3
-	case l < 268435455:
-		return 4
-	}
-	return 5
-}
-
 func lpIntSize(v int64) int {
 	n := lpIntEncSize(v)
-	return n + lpBacklenSize(n)
+	return n + rdb.ListpackBacklenSize(n)
 }
 
 func lpStrSize(b []byte) int {
@@ -239,7 +226,7 @@ func lpStrSize(b []byte) int {
 	default:
 		n += 5
 	}
-	return n + lpBacklenSize(n)
+	return n + rdb.ListpackBacklenSize(n)
 }
 
 // ---- entries and blocks ------------------------------------------------------

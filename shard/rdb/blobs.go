@@ -133,11 +133,12 @@ func lpNext(lp []byte, p int) (s []byte, v int64, isInt bool, next int) {
 	default: // 0xF4
 		v, isInt, n = int64(binary.LittleEndian.Uint64(lp[p+1:])), true, 9
 	}
-	return s, v, isInt, p + n + backlenSize(n)
+	return s, v, isInt, p + n + ListpackBacklenSize(n)
 }
 
-// backlenSize is how many bytes lpEncodeBacklen uses for an element of l bytes.
-func backlenSize(l int) int {
+// ListpackBacklenSize is how many bytes Redis' lpEncodeBacklen uses for a
+// listpack element of l bytes (shard's stream blocks size themselves with it).
+func ListpackBacklenSize(l int) int {
 	switch {
 	case l <= 127:
 		return 1
