@@ -97,15 +97,7 @@ func logExec(rt *Runtime, table *command.Table, c *Ctx, db int, now int64, args 
 	if c.Cmd == nil {
 		panic("unknown command " + string(args[0]))
 	}
-	switch idx, where := rt.Route(c.Cmd, args); where {
-	case OneShard:
-		s := rt.shards[idx]
-		rt.acquire(s)
-		rt.exec(s, c)
-		rt.release(s)
-	case Coordinated:
-		rt.ExecMulti(c)
-	default:
+	if !rt.execHere(c) {
 		panic("not a shard command: " + string(args[0]))
 	}
 	return c.Out

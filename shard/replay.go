@@ -118,16 +118,7 @@ func (r *Replayer) run(args [][]byte) error {
 	// holds absolute times only (see the handlers' rewrite).
 	c.Now = 0
 	c.Cmd, c.Args, c.Out = top, args, c.Out[:0]
-	idx, where := rt.Route(top, args)
-	switch where {
-	case OneShard:
-		s := rt.shards[idx]
-		rt.acquire(s)
-		rt.exec(s, c)
-		rt.release(s)
-	case Coordinated:
-		rt.ExecMulti(c)
-	default:
+	if !rt.execHere(c) {
 		return fmt.Errorf("command '%s' cannot be replayed from the append only file", cmd.FullName)
 	}
 	r.n++

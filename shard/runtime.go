@@ -292,6 +292,26 @@ func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 	return true
 }
 
+// execHere runs c's command (c.Cmd, c.Args) in the calling goroutine,
+// waiting for the tokens of the shard or shards it routes to, and appends the
+// reply to c.Out. It reports false, running nothing, for a command that is
+// not a shard command. Loading and replay use it; connections use TryExec,
+// Submit and ExecMulti, which never wait on a token inside an event loop.
+func (rt *Runtime) execHere(c *Ctx) bool {
+	switch idx, where := rt.Route(c.Cmd, c.Args); where {
+	case OneShard:
+		s := rt.shards[idx]
+		rt.acquire(s)
+		rt.exec(s, c)
+		rt.release(s)
+	case Coordinated:
+		rt.ExecMulti(c)
+	default:
+		return false
+	}
+	return true
+}
+
 // Submit queues b for its shard (set with Target). The owner is told through
 // b.Owner.BatchDone when b.Done. Submit waits while the queue is full: that is
 // the back-pressure that stops the producing connection, never a drop.
