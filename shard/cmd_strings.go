@@ -475,9 +475,9 @@ func cmdAppend(c *Ctx) {
 		return
 	}
 	d.materialize(o)
-	old := cap(o.str)
-	o.str = append(o.str, val...)
-	d.accountResize(o, old)
+	n := len(o.str)
+	d.growString(o, n+len(val))
+	copy(o.str[n:], val)
 	d.edited(o)
 	c.int(int64(len(o.str)))
 }
@@ -563,17 +563,18 @@ func cmdSetRange(c *Ctx) {
 		c.err(errStringTooLong)
 		return
 	}
+	need := int(offset) + len(val)
 	if o == nil {
+		// As Redis (sdsnewlen): a new key gets exactly what it needs.
 		o = d.insert(key, KindString)
+		o.str = make([]byte, need) // zeroed preemptibly; see growString
+		d.accountResize(o, 0)
 	}
 	d.materialize(o)
-	old := cap(o.str)
-	need := int(offset) + len(val)
 	if need > len(o.str) {
-		o.str = append(o.str, make([]byte, need-len(o.str))...)
+		d.growString(o, need)
 	}
 	copy(o.str[offset:], val)
 	d.edited(o)
-	d.accountResize(o, old)
 	c.int(int64(len(o.str)))
 }

@@ -320,6 +320,56 @@ func (d *DB) setString(o *object, val []byte) {
 	d.touched(o.key)
 }
 
+// stringMaxPrealloc is Redis' SDS_MAX_PREALLOC: below it a growing string's
+// capacity doubles, at and above it the spare room stops doubling.
+const stringMaxPrealloc = 1 << 20
+
+// stringCapFor is the capacity a string that has to grow to need bytes gets:
+// Redis' sdsMakeRoomFor (greedy) below stringMaxPrealloc, twice what it
+// needs; from there on need plus max(stringMaxPrealloc, need/8), never more
+// than MaxStringLen unless need itself is (a string can never be longer).
+//
+// Redis adds a flat 1 MiB because its realloc usually extends a large block
+// in place; the Go heap cannot, so every growth copies the whole string into
+// fresh pages. With flat +1 MiB steps, 200 APPENDs of 1 MiB copy about 10 GB
+// (quadratic); need/8 keeps the copying linear (each byte is copied about 9
+// times over a string's life, BenchmarkAppendGrowth) while the spare room
+// stays at most an eighth of the string, and never below Redis' 1 MiB.
+func stringCapFor(need int) int {
+	if need < stringMaxPrealloc {
+		return 2 * need
+	}
+	c := need + max(stringMaxPrealloc, need/8)
+	if c > MaxStringLen {
+		c = max(need, MaxStringLen)
+	}
+	return c
+}
+
+// growString makes o.str need bytes long (need >= len(o.str)), the new
+// bytes zero, for APPEND and SETRANGE. Within its capacity it only extends
+// the slice; otherwise it moves the string into a buffer of stringCapFor(need)
+// bytes, accounted by capacity. REQUIRES: o is a materialized string.
+//
+// The buffer comes from make, never from append(s, make([]byte, n)...): the
+// runtime zeroes a large make in preemptible 256 KiB chunks (and not at all
+// for pages fresh from the OS), while append's zero fill is one
+// non-preemptible memclr, which for 512 MiB held every other goroutine at
+// the next GC's stop-the-world for the whole clear (docs/performance.md).
+func (d *DB) growString(o *object, need int) {
+	if need <= cap(o.str) {
+		n := len(o.str)
+		o.str = o.str[:need]
+		clear(o.str[n:]) // a reused buffer may hold a previous value's bytes
+		return
+	}
+	old := cap(o.str)
+	buf := make([]byte, need, stringCapFor(need))
+	copy(buf, o.str)
+	o.str = buf
+	d.accountResize(o, old)
+}
+
 // setInt stores n as o's value with the integer encoding, releasing any byte
 // buffer.
 func (d *DB) setInt(o *object, n int64) {
