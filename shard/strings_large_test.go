@@ -24,11 +24,11 @@ func TestStringCapFor(t *testing.T) {
 		{1, 2},
 		{100, 200},
 		{mb - 1, 2*mb - 2}, // below SDS_MAX_PREALLOC: doubles, as sds
-		{mb, 2 * mb},       // from there: +max(1 MiB, need/8)
-		{3 * mb, 4 * mb},
-		{8 * mb, 9 * mb},
-		{64 * mb, 72 * mb},
-		{500 * mb, MaxStringLen}, // never past the longest string
+		{mb, 2 * mb},       // from there: +max(1 MiB, need/2)
+		{3 * mb, 4*mb + mb/2},
+		{8 * mb, 12 * mb},
+		{300 * mb, 450 * mb},
+		{400 * mb, MaxStringLen}, // never past the longest string
 		{MaxStringLen, MaxStringLen},
 	} {
 		if got := stringCapFor(c.need); got != c.want {
