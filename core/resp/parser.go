@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -189,6 +190,33 @@ func (p *Parser) Need() int {
 	return p.pos + p.bulk + 2
 }
 
+// minBulkLen is the fewest bytes a multibulk argument takes: "$0\r\n\r\n".
+const minBulkLen = 6
+
+// NeedAll reports a lower bound on the bytes, counted from the start of the
+// pending command, the buffer must hold before Parse can return that command
+// complete: what Need reports for the bulk being read, plus the smallest
+// size of every argument still announced. It is 0 when nothing is pending
+// or the parser is in a line it has not finished. A caller that calls Parse
+// again only once that much is buffered parses a command of many small
+// arguments in a few passes instead of one per read, without ever waiting
+// for bytes the client did not announce.
+func (p *Parser) NeedAll() int {
+	var n, rest int
+	switch p.state {
+	case stBulkHeader:
+		n, rest = p.pos, p.left
+	case stBulkBody:
+		n, rest = p.Need(), p.left-1
+	default:
+		return 0
+	}
+	if rest > (math.MaxInt-n)/minBulkLen {
+		return math.MaxInt
+	}
+	return n + rest*minBulkLen
+}
+
 // Parse parses one command from the front of buf.
 //
 // On a complete command it returns its arguments appended to argsbuf[:0]
@@ -371,6 +399,11 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				return nil, 0, nil
 			}
 			end := p.pos + p.bulk
+			if len(p.spans) == cap(p.spans) {
+				// Double, never past what was announced: append's 1.25x
+				// steps copied a 2M-argument command's spans five times.
+				p.spans = slices.Grow(p.spans, min(p.left, max(len(p.spans), maxPresize)))
+			}
 			p.spans = append(p.spans, span{p.pos, end})
 			// Like Redis, the two bytes after the payload are skipped
 			// unchecked ("\r\n" by protocol).
@@ -381,6 +414,9 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				continue
 			}
 			args := argsbuf[:0]
+			if cap(args) < len(p.spans) {
+				args = make([][]byte, 0, len(p.spans)) // one allocation, not a growth per doubling
+			}
 			for _, s := range p.spans {
 				args = append(args, buf[s.start:s.end:s.end])
 			}

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -77,4 +78,61 @@ func BenchmarkParseResumed16(b *testing.B) {
 			}
 		}
 	}
+}
+
+// manyArgs is RPUSH key followed by n small elements: the issue's
+// 2M-argument command.
+func manyArgs(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString("*" + strconv.Itoa(n+2) + "\r\n$5\r\nRPUSH\r\n$3\r\nlst\r\n")
+	for i := range n {
+		e := strconv.Itoa(i)
+		sb.WriteString("$" + strconv.Itoa(len(e)) + "\r\n" + e + "\r\n")
+	}
+	return []byte(sb.String())
+}
+
+// BenchmarkParseManyArgs parses a 2M-argument command with a fresh parser
+// and argument slice each time (the cost a client sending one pays),
+// whole, and as it arrives in 64 KiB reads when the caller waits for
+// NeedAll between parses as netloop does (each parse sees the whole
+// buffered command, as gnet's Peek gives it).
+func BenchmarkParseManyArgs(b *testing.B) {
+	in := manyArgs(2_000_000)
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			var p Parser
+			args, n, err := p.Parse(in, nil)
+			if err != nil || n != len(in) {
+				b.Fatalf("n %d err %v", n, err)
+			}
+			Sink += len(args)
+		}
+	})
+	b.Run("reads=64KiB", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			var p Parser
+			parses := 0
+			for have := 64 << 10; ; have += 64 << 10 {
+				have = min(have, len(in))
+				if need := p.NeedAll(); need > have {
+					continue
+				}
+				parses++
+				args, n, err := p.Parse(in[:have], nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n > 0 {
+					Sink += len(args)
+					break
+				}
+			}
+			b.ReportMetric(float64(parses), "parses/op")
+		}
+	})
 }
