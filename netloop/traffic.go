@@ -164,12 +164,10 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	busy := c.loop.busy(cmdstats.At(turn))
 	served := c.commands
 	now := turn.UnixMilli()
-	if need := c.parser.NeedAll(); need > 0 && gc.InboundBuffered() < need {
-		// A large request is still arriving and the parser knows at least
-		// how large: don't have gnet copy the whole partial request into one
-		// buffer on every read (quadratic in the request's size); wait until
-		// that much is here (a bulk's end, or every announced argument at
-		// its smallest: a few passes for a command of millions of them).
+	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
+		// A large request is still arriving and the parser knows its size:
+		// don't have gnet copy the whole partial request into one buffer on
+		// every read (quadratic in the request's size); wait until it is all here.
 		c.lastInteraction.Store(now)
 		return gnet.None
 	}

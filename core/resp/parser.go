@@ -190,33 +190,6 @@ func (p *Parser) Need() int {
 	return p.pos + p.bulk + 2
 }
 
-// minBulkLen is the fewest bytes a multibulk argument takes: "$0\r\n\r\n".
-const minBulkLen = 6
-
-// NeedAll reports a lower bound on the bytes, counted from the start of the
-// pending command, the buffer must hold before Parse can return that command
-// complete: what Need reports for the bulk being read, plus the smallest
-// size of every argument still announced. It is 0 when nothing is pending
-// or the parser is in a line it has not finished. A caller that calls Parse
-// again only once that much is buffered parses a command of many small
-// arguments in a few passes instead of one per read, without ever waiting
-// for bytes the client did not announce.
-func (p *Parser) NeedAll() int {
-	var n, rest int
-	switch p.state {
-	case stBulkHeader:
-		n, rest = p.pos, p.left
-	case stBulkBody:
-		n, rest = p.Need(), p.left-1
-	default:
-		return 0
-	}
-	if rest > (math.MaxInt-n)/minBulkLen {
-		return math.MaxInt
-	}
-	return n + rest*minBulkLen
-}
-
 // Parse parses one command from the front of buf.
 //
 // On a complete command it returns its arguments appended to argsbuf[:0]

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -590,48 +589,5 @@ func TestParseLimitsLowered(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: err %v, want %q", tc.in, err, tc.want)
 		}
-	}
-}
-
-// TestParseNeedAll checks that NeedAll is a lower bound on the size of the
-// pending command at every split (never more than the command's length, so
-// a caller waiting for it cannot wait forever), that it never goes down as
-// bytes arrive, and that it counts every announced argument.
-func TestParseNeedAll(t *testing.T) {
-	for _, in := range []string{
-		mb("RPUSH", "k", "a", "bb", "", "ccc", "0123456789"),
-		mb("SET", "k", strings.Repeat("v", 1000)),
-		mb("PING"),
-	} {
-		prev := 0
-		for i := 1; i < len(in); i++ {
-			var p Parser
-			if args, n, err := p.Parse([]byte(in[:i]), nil); args != nil || n != 0 || err != nil {
-				t.Fatalf("%q prefix %d: %q %d %v", in, i, args, n, err)
-			}
-			need := p.NeedAll()
-			if need > len(in) {
-				t.Fatalf("%q prefix %d: NeedAll %d; more than the command's %d bytes", in, i, need, len(in))
-			}
-			if need != 0 && need < prev {
-				t.Fatalf("%q prefix %d: NeedAll went down from %d to %d", in, i, prev, need)
-			}
-			prev = max(prev, need)
-		}
-	}
-	var p Parser
-	p.Parse([]byte("*5\r\n$1\r\na\r\n"), nil)
-	if got, want := p.NeedAll(), len("*5\r\n$1\r\na\r\n")+4*6; got != want {
-		t.Fatalf("NeedAll with 4 arguments to come = %d; want %d", got, want)
-	}
-	p.Reset()
-	p.Parse([]byte("*2147483647\r\n"), nil)
-	if got, want := p.NeedAll(), len("*2147483647\r\n")+6*2147483647; got != want {
-		t.Fatalf("NeedAll after *2147483647 = %d; want %d", got, want)
-	}
-	p = Parser{Limits: Limits{MaxBulkLen: 1 << 62, MaxArgs: 1 << 62}}
-	p.Parse([]byte("*4611686018427387904\r\n$4611686018427387904\r\n"), nil)
-	if p.NeedAll() != math.MaxInt {
-		t.Fatalf("huge announcements: NeedAll %d; want MaxInt", p.NeedAll())
 	}
 }

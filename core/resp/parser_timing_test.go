@@ -94,9 +94,8 @@ func manyArgs(n int) []byte {
 
 // BenchmarkParseManyArgs parses a 2M-argument command with a fresh parser
 // and argument slice each time (the cost a client sending one pays),
-// whole, and as it arrives in 64 KiB reads when the caller waits for
-// NeedAll between parses as netloop does (each parse sees the whole
-// buffered command, as gnet's Peek gives it).
+// whole, and as it arrives in 64 KiB reads, resumed after each (each
+// parse sees the whole buffered command, as gnet's Peek gives it).
 func BenchmarkParseManyArgs(b *testing.B) {
 	in := manyArgs(2_000_000)
 	b.Run("whole", func(b *testing.B) {
@@ -119,7 +118,7 @@ func BenchmarkParseManyArgs(b *testing.B) {
 			parses := 0
 			for have := 64 << 10; ; have += 64 << 10 {
 				have = min(have, len(in))
-				if need := p.NeedAll(); need > have {
+				if need := p.Need(); need > have {
 					continue
 				}
 				parses++
