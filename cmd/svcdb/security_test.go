@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // netnsScript runs inside a private network namespace (and PID namespace,
@@ -132,4 +134,55 @@ func skipOrFail(t *testing.T, msg string) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg + " (set CI=true to make this a failure)")
+}
+
+// TestSecretWarnings: a secret given as a flag is named (never shown) in a
+// start-up warning; one from the environment is not warned about; a
+// world-readable configuration file holding a secret is warned about, and
+// CONFIG REWRITE leaves it 0600.
+func TestSecretWarnings(t *testing.T) {
+	bin := buildBinary(t)
+	const flagWarn = "secrets given as command-line flags are visible to every user"
+	const fileWarn = "the configuration file holds secrets and other users may read it"
+
+	cmd, _, _, out := startProcessEnv(t, bin, nil, "--requirepass", "flag-secret-123")
+	logs := out.String()
+	if !strings.Contains(logs, flagWarn) || !strings.Contains(logs, "requirepass") || strings.Contains(logs, "flag-secret-123") {
+		t.Errorf("--requirepass: want the warning naming requirepass without its value:\n%s", logs)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	waitExit(t, cmd)
+
+	cmd, _, _, out = startProcessEnv(t, bin, []string{"SVC_SERVER_REQUIREPASS=env-secret-123"})
+	if logs := out.String(); strings.Contains(logs, flagWarn) || strings.Contains(logs, fileWarn) || strings.Contains(logs, "env-secret-123") {
+		t.Errorf("SVC_SERVER_REQUIREPASS: no warning wanted:\n%s", logs)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	waitExit(t, cmd)
+
+	path := filepath.Join(t.TempDir(), "svcdb.toml")
+	if err := os.WriteFile(path, []byte("[server]\nrequirepass = \"file-secret-123\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	cmd, addr, _, out := startProcessEnv(t, bin, nil, "--config", path)
+	if logs := out.String(); !strings.Contains(logs, fileWarn) || strings.Contains(logs, "file-secret-123") {
+		t.Errorf("0644 file with requirepass: want the file warning:\n%s", logs)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: addr, Password: "file-secret-123"})
+	defer rc.Close()
+	ctx := context.Background()
+	if err := rc.ConfigSet(ctx, "maxclients", "99").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.ConfigRewrite(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("after CONFIG REWRITE: %v %v, want mode 0600", st.Mode().Perm(), err)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	waitExit(t, cmd)
 }
