@@ -285,12 +285,14 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	var diag *diaghttp.Server
 	if reg.Bool("http-enabled") {
 		diag = diaghttp.New(diaghttp.Config{
-			Bind:    reg.String("http-bind"),
-			Port:    int(reg.Int("http-port")),
-			Token:   reg.String("http-token"),
-			Logger:  logger,
-			Version: version,
-			Bundles: bundles,
+			Bind:  reg.String("http-bind"),
+			Port:  int(reg.Int("http-port")),
+			Token: reg.String("http-token"),
+			// ProtectMetrics: /metrics and /status/json need the token too.
+			ProtectMetrics: reg.Bool("http-protect-metrics"),
+			Logger:         logger,
+			Version:        version,
+			Bundles:        bundles,
 		}, src)
 		if err := diag.Start(); err != nil {
 			fmt.Fprintf(stderr, "svcdb: http: %v\n", err)

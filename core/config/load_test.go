@@ -64,6 +64,7 @@ enabled = true
 bind = "::1"
 port = 9191
 token = "file-token-456"
+protect-metrics = true
 
 [logging]
 level = "warning"
@@ -119,7 +120,7 @@ auto-aof-rewrite-min-size = "1mb"
 var everyKeyGet = map[string]string{
 	"bind": "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
-	"protected-mode": "no", "enable-debug-command": "local",
+	"protected-mode": "no", "enable-debug-command": "local", "http-protect-metrics": "yes",
 	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu",
 	"slowlog-log-slower-than": "-1", "slowlog-max-len": "5", "slowlog-max-arg-len": "64",
 	"hotshards-enabled": "no", "hotshards-hot-threshold-percent": "200", "hotshards-warm-threshold-percent": "75",

@@ -116,6 +116,8 @@ func defs() []*Param {
 			Doc: "TCP port of the HTTP server (0 picks a free port)"},
 		{Name: "http-token", Table: "http", Key: "token", Kind: String, Default: "", Secret: true,
 			Doc: "Bearer token of /debug/api/*; empty means the API answers 403 (set it with SVC_HTTP_TOKEN)"},
+		{Name: "http-protect-metrics", Table: "http", Key: "protect-metrics", Kind: Bool, Default: "no",
+			Doc: "Put /metrics and /status/json behind the bearer token too (by default they are public: they hold no secrets)"},
 
 		// [logging]
 		{Name: "loglevel", Table: "logging", Key: "level", Kind: Enum, Default: "info", Mutable: true,
