@@ -95,7 +95,8 @@ func start(t *testing.T, token string) *fixture {
 	}
 	rt.Start()
 	life := &lifecycle.Tracker{}
-	srv := netloop.New(netloop.Config{Bind: "127.0.0.1", EventLoops: 2, MaxClients: 2, Version: "test"}, table, rt)
+	// enable-debug-command yes: the latency test stalls a loop with DEBUG SLEEP.
+	srv := netloop.New(netloop.Config{Bind: "127.0.0.1", EventLoops: 2, MaxClients: 2, Version: "test", EnableDebugCommand: "yes"}, table, rt)
 	if err := srv.Start(); err != nil {
 		rt.Close()
 		t.Fatal(err)

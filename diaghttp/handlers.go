@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"net"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -31,6 +32,11 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 
+	if s.loopbackOnly && !allowedHost(ctx.Host()) {
+		jsonError(ctx, fasthttp.StatusForbidden, badHostText)
+		return
+	}
+
 	if !ctx.IsGet() && !ctx.IsHead() {
 		h.Set(fasthttp.HeaderAllow, "GET, HEAD")
 		jsonError(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed")
@@ -50,13 +56,19 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.health(ctx, s.src.Lifecycle() == lifecycle.Ready)
 		return
 	case "/metrics":
-		ctx.SetContentType(ctPromText)
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
+		if s.cfg.ProtectMetrics && !s.tokenAccepted(ctx) {
+			return
+		}
+		ctx.SetContentType(ctPromText)
 		s.metrics.write(ctx)
 		return
 	case "/status/json": // public, as /metrics: it reveals no secrets
-		ctx.SetContentType(ctJSON)
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
+		if s.cfg.ProtectMetrics && !s.tokenAccepted(ctx) {
+			return
+		}
+		ctx.SetContentType(ctJSON)
 		ctx.SetBody(s.src.StatusJSON())
 		return
 	}
@@ -98,13 +110,7 @@ func (s *Server) health(ctx *fasthttp.RequestCtx, ok bool) {
 // cannot probe which endpoints exist), then routing.
 func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	if s.cfg.Token == "" {
-		jsonError(ctx, fasthttp.StatusForbidden, noTokenText)
-		return
-	}
-	if !s.authorized(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) {
-		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="svcdb"`)
-		jsonError(ctx, fasthttp.StatusUnauthorized, "unauthorized")
+	if !s.tokenAccepted(ctx) {
 		return
 	}
 	switch sub {
@@ -140,6 +146,71 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 		}
 		jsonError(ctx, fasthttp.StatusNotFound, "not found")
 	}
+}
+
+// tokenAccepted reports whether the request carries the token; when not, it
+// has answered: 403 when no token is configured (nothing is ever open
+// without one), 401 with WWW-Authenticate when it is missing or wrong.
+func (s *Server) tokenAccepted(ctx *fasthttp.RequestCtx) bool {
+	if s.cfg.Token == "" {
+		jsonError(ctx, fasthttp.StatusForbidden, noTokenText)
+		return false
+	}
+	if !s.authorized(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) {
+		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="svcdb"`)
+		jsonError(ctx, fasthttp.StatusUnauthorized, "unauthorized")
+		return false
+	}
+	return true
+}
+
+// badHostText answers a request whose Host is not a loopback name while the
+// server is bound to loopback.
+const badHostText = "this server listens on a loopback address and answers only requests addressed to localhost, 127.0.0.1 or [::1]"
+
+// allowedHost reports whether a Host header (with or without a port) names
+// this machine's loopback: localhost (or a name under .localhost, which
+// browsers resolve to loopback themselves), an IPv4 address in 127.0.0.0/8
+// or [::1]. A server bound to loopback refuses every other Host: a web page
+// on evil.example whose name an attacker re-points at 127.0.0.1 (DNS
+// rebinding) makes the browser send Host: evil.example, and must not read
+// the diagnostics from the operator's machine. An empty Host (HTTP/1.0
+// without one) is refused too: browsers always send it.
+func allowedHost(host []byte) bool {
+	h := string(host)
+	if strings.HasPrefix(h, "[") { // [v6] or [v6]:port
+		end := strings.IndexByte(h, ']')
+		if end < 0 || (end+1 < len(h) && !validPort(h[end+1:])) {
+			return false
+		}
+		ip := net.ParseIP(h[1:end])
+		return ip != nil && ip.IsLoopback()
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		if !validPort(h[i:]) {
+			return false
+		}
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.To4() != nil && ip.IsLoopback()
+}
+
+// validPort reports whether p is ":" followed by 1 to 5 digits.
+func validPort(p string) bool {
+	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // authorized checks "Bearer <token>" (scheme case-insensitive). Both sides

@@ -63,11 +63,14 @@ type Source interface {
 
 // Config is the HTTP server's configuration.
 type Config struct {
-	Bind    string // IP literal (v4 or v6); default 127.0.0.1
-	Port    int    // 0: a free port (see Server.Addr)
-	Token   string // empty: /debug/api/* answers 403
-	Logger  *slog.Logger
-	Version string
+	Bind  string // IP literal (v4 or v6); default 127.0.0.1
+	Port  int    // 0: a free port (see Server.Addr)
+	Token string // empty: /debug/api/* answers 403
+	// ProtectMetrics puts /metrics and /status/json behind the token too
+	// ([http] protect-metrics); by default they are public.
+	ProtectMetrics bool
+	Logger         *slog.Logger
+	Version        string
 	// Bundles, when set, serves /debug/api/bundle/*; the server then shares
 	// its metrics registry and rate sampler (started by Bundles.Start), so
 	// /metrics and a bundle's metrics.prom are one exposition. It must read
@@ -86,11 +89,14 @@ const (
 
 // Server is the diagnostics HTTP server.
 type Server struct {
-	docs     // src, the registry and the rate sampler (api.go)
-	cfg      Config
-	log      *slog.Logger
-	ownRates bool // rates is this server's: started by Start, stopped by Shutdown
-	srv      *fasthttp.Server
+	docs // src, the registry and the rate sampler (api.go)
+	cfg  Config
+	// loopbackOnly: bound to a loopback address, so only requests for a
+	// loopback host name are served (DNS rebinding, see allowedHost).
+	loopbackOnly bool
+	log          *slog.Logger
+	ownRates     bool // rates is this server's: started by Start, stopped by Shutdown
+	srv          *fasthttp.Server
 
 	mu   sync.Mutex
 	ln   net.Listener
@@ -108,6 +114,9 @@ func New(cfg Config, src Source) *Server {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{cfg: cfg, log: log}
+	if ip := net.ParseIP(cfg.Bind); ip != nil && ip.IsLoopback() {
+		s.loopbackOnly = true
+	}
 	if b := cfg.Bundles; b != nil {
 		s.docs = b.docs
 		s.docs.src = src

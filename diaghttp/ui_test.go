@@ -557,7 +557,7 @@ func load(t *testing.T, addr string) {
 func TestDebugUIBrowser(t *testing.T) {
 	ctx := newBrowser(t)
 	const token = "ui-t0ken-7f3a9c"
-	srv := startSvcdb(t, token, "--shards", "4", "--event-loops", "2")
+	srv := startSvcdb(t, token, "--shards", "4", "--event-loops", "2", "--enable-debug-command", "yes") // DEBUG SLEEP below
 
 	admin := redis.NewClient(&redis.Options{Addr: srv.redis, PoolSize: 1})
 	defer admin.Close()

@@ -24,6 +24,8 @@ type client struct {
 	addr string // remote ip:port
 	lad  string // local ip:port
 	fd   int
+	// local: the peer is a loopback address (security.go), set in OnOpen.
+	local bool
 
 	parser resp.Parser
 	argv   [][]byte

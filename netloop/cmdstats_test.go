@@ -188,7 +188,7 @@ func TestLatencyHistogram(t *testing.T) {
 // lands in the slowlog with its client's address and name, and in the
 // latency monitor as a "command" event; fast commands land in neither.
 func TestSlowCommandsAreRecorded(t *testing.T) {
-	ts := startServer(t)
+	ts := startServer(t, withDebugCommand("yes"))
 	c := dialRaw(t, ts.Addr)
 	want(t, c.do("CONFIG", "SET", "slowlog-log-slower-than", "100000", "latency-monitor-threshold", "100"), `+"OK"`)
 	want(t, c.do("CLIENT", "SETNAME", "sleeper"), `+"OK"`)

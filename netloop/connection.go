@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"strings"
 	"time"
@@ -137,11 +138,16 @@ const (
 )
 
 // checkPassword reports whether user/pass authenticate as the default user.
+// It compares SHA-256 digests in constant time, as Redis' ACL does
+// (ACLCheckUserCredentials), so neither the password's bytes nor its length
+// show in the time it takes (ConstantTimeCompare of the raw strings returns
+// at once on a length mismatch).
 func (s *Server) checkPassword(user, pass []byte) bool {
 	if user != nil && string(user) != "default" {
 		return false
 	}
-	return subtle.ConstantTimeCompare(pass, []byte(s.requirePass())) == 1
+	got, want := sha256.Sum256(pass), sha256.Sum256([]byte(s.requirePass()))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
 func (s *Server) cmdAuth(c *client, args [][]byte) {

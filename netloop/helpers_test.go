@@ -41,6 +41,12 @@ func withNetConfig(f func(*netloop.Config)) serverOpt {
 	return func(nc *netloop.Config, _ *shard.Config) { f(nc) }
 }
 
+// withDebugCommand sets enable-debug-command ("yes" for tests that stall a
+// loop with DEBUG SLEEP).
+func withDebugCommand(v string) serverOpt {
+	return func(nc *netloop.Config, _ *shard.Config) { nc.EnableDebugCommand = v }
+}
+
 func startServer(t testing.TB, opts ...serverOpt) *testServer {
 	t.Helper()
 	ts := &testServer{t: t}

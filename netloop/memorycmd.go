@@ -70,9 +70,35 @@ func (s *Server) datasetTotals() (keys, bytes int64) {
 // take. runtime/metrics, not runtime.ReadMemStats: the latter stops the
 // world, so an INFO poller would pause every event loop.
 func goMemory() (sys, heap int64) {
-	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	m := readGoMemory()
+	return m.total, m.heapObjects
+}
+
+// goMemoryStats are the Go runtime's memory figures INFO memory shows as
+// go_*: total mapped (go_sys), heap objects, heap spans' unused part, free
+// and released heap pages, the next GC's heap goal and the memory limit.
+type goMemoryStats struct {
+	total, heapObjects, heapUnused, heapFree, heapReleased, heapGoal, limit int64
+}
+
+func readGoMemory() goMemoryStats {
+	ms := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/gc/gomemlimit:bytes"},
+	}
 	metrics.Read(ms)
-	return int64(ms[0].Value.Uint64()), int64(ms[1].Value.Uint64())
+	v := func(i int) int64 {
+		if ms[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(ms[i].Value.Uint64())
+	}
+	return goMemoryStats{total: v(0), heapObjects: v(1), heapUnused: v(2), heapFree: v(3), heapReleased: v(4), heapGoal: v(5), limit: v(6)}
 }
 
 // memoryStats replies with the MEMORY STATS fields svcdb can fill truthfully,

@@ -19,6 +19,8 @@ type liveParams struct {
 	maxClients  atomic.Int64
 	idleTimeout atomic.Int64 // nanoseconds; 0 = never
 	requirePass atomic.Pointer[string]
+	// protectedMode is protected-mode (security.go).
+	protectedMode atomic.Bool
 }
 
 // bindParams makes reg the server's configuration: CONFIG GET/SET/REWRITE
@@ -34,7 +36,12 @@ func (s *Server) bindParams(reg *config.Registry) {
 			{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
 			{"timeout", s.cfg.IdleTimeout.String()},
 			{"requirepass", s.cfg.RequirePass},
+			{"enable-debug-command", s.cfg.EnableDebugCommand},
+			{"protected-mode", s.cfg.ProtectedMode},
 		} {
+			if kv[1] == "" && (kv[0] == "enable-debug-command" || kv[0] == "protected-mode") {
+				continue // the registry's default
+			}
 			if err := reg.Set(kv[0], kv[1], config.SourceFlag); err != nil {
 				s.log.Warn("parameter not taken over from the netloop config", "param", kv[0], "err", err)
 			}
@@ -46,10 +53,17 @@ func (s *Server) bindParams(reg *config.Registry) {
 		s.live.idleTimeout.Store(int64(reg.Duration("timeout")))
 		pass := reg.String("requirepass")
 		s.live.requirePass.Store(&pass)
+		s.live.protectedMode.Store(reg.Bool("protected-mode"))
 	}
 	load()
-	for _, name := range []string{"maxclients", "timeout", "requirepass"} {
+	s.debugPolicy = parseDebugPolicy(reg.String("enable-debug-command"))
+	for _, name := range []string{"maxclients", "timeout", "requirepass", "protected-mode"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
+	}
+	// A change that exposes the port (protected-mode no, requirepass "")
+	// is logged as it happens, as at start-up (Start).
+	for _, name := range []string{"requirepass", "protected-mode"} {
+		reg.OnChange(name, func(string) error { s.warnExposure(); return nil })
 	}
 	s.bindDiagParams(reg)
 	s.bindEncodingParams(reg)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"sync"
@@ -36,6 +37,16 @@ type Config struct {
 	MaxClients  int           // default 10000, as Redis
 	RequirePass string        // empty: no AUTH needed
 	IdleTimeout time.Duration // close clients idle this long; 0 = never (Redis' timeout 0)
+	// EnableDebugCommand is enable-debug-command without a registry: "no"
+	// (default), "yes" or "local".
+	EnableDebugCommand string
+	// ProtectedMode is protected-mode without a registry: "yes" (default) or
+	// "no".
+	ProtectedMode string
+	// LocalPeer decides which client addresses count as local for protected
+	// mode and enable-debug-command local. nil: loopback addresses, as Redis.
+	// Tests set it to see a 127.0.0.1 client as a remote one.
+	LocalPeer func(netip.Addr) bool
 	// OutputSoftLimit pauses parsing while this many reply bytes wait to be
 	// written to one client; default 1 MiB.
 	OutputSoftLimit int
@@ -88,6 +99,9 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.LocalPeer == nil {
+		c.LocalPeer = isLoopbackPeer
+	}
 	if c.Lifecycle == nil {
 		c.Lifecycle = new(lifecycle.Tracker)
 	}
@@ -135,6 +149,10 @@ type Server struct {
 	cmdStats *cmdstats.Set
 	loops    loops // per event loop: command statistics, deferred replies (writeback.go)
 	live     liveParams
+	// debugCmd is the table's DEBUG, compared by pointer in process;
+	// debugPolicy is enable-debug-command (immutable, read at start).
+	debugCmd    *command.Command
+	debugPolicy uint8
 
 	// slowlog and latency are written by every loop (SLOWLOG, LATENCY);
 	// their settings follow the registry (bindParams).
@@ -191,6 +209,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.slowlog = slowlog.New(128, 10*time.Millisecond, slowlog.DefaultMaxArgLen)
 	s.latency = latency.New(0)
 	rt.ReportLatency(s.latency)
+	s.debugCmd = table.Lookup([]byte("debug"))
 	s.bindParams(cfg.Params)
 	s.initPubSub()
 	return s
@@ -240,6 +259,7 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.booted:
+		s.warnExposure() // security.go
 		// While the dataset loads the server stays Starting (clients get
 		// -LOADING); the caller marks it Ready once loaded.
 		if s.cfg.Persistence == nil || !s.cfg.Persistence.Loading() {

@@ -32,8 +32,18 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		return errMaxClients, gnet.Close
 	}
 	s.stats.connectionsReceived.Add(1) // as Redis: refused connections are only in rejected
+	local := s.peerIsLocal(gc.RemoteAddr())
+	if s.protectedModeRefuses(local) { // security.go
+		// As Redis: counted as received, not as rejected (Redis'
+		// rejected_connections counts maxclients only); the client is
+		// created and freed there, here it never is.
+		s.connected.Add(-1)
+		gc.SetContext(nil)
+		return errProtectedMode, gnet.Close
+	}
 	c := s.newClient(gc)
 	c.fd = gc.Fd()
+	c.local = local
 	if a := gc.RemoteAddr(); a != nil {
 		c.addr = a.String()
 	}
@@ -325,6 +335,10 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	if !cmd.CheckArity(len(args)) {
 		c.out = resp.AppendErrWrongArity(c.out, args[0])
 		s.rejected(c, cmd, c.out[mark:])
+		return true
+	}
+	if cmd == s.debugCmd && s.debugRefused(c, args) { // enable-debug-command (security.go), before AUTH as Redis
+		s.refuseDebug(c, cmd, mark)
 		return true
 	}
 	checked := cmd

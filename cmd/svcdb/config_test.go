@@ -186,7 +186,7 @@ func TestDiagnosticsHTTP(t *testing.T) {
 // connections are refused, and the process exits 0.
 func TestGracefulShutdown(t *testing.T) {
 	bin := buildBinary(t)
-	cmd, addr, stderr, out := startProcessEnv(t, bin, nil, "--http-port", "0", "--event-loops", "2")
+	cmd, addr, stderr, out := startProcessEnv(t, bin, nil, "--http-port", "0", "--event-loops", "2", "--enable-debug-command", "yes")
 	m := regexp.MustCompile(`diagnostics on (http://\S+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no diagnostics address in the output:\n%s", out)

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -170,6 +171,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	logger := lg.Logger
 	reg.OnChange("loglevel", lg.SetLevel)
 	otel.SetErrorHandler(logging.NewOTelErrorHandler(logger))
+	warnSecretExposure(reg, logger)
 	tracer, err := tracing.New(context.Background(), tracing.Options{
 		Enabled:         reg.Bool("tracing-enabled"),
 		Endpoint:        reg.String("tracing-otlp-endpoint"),
@@ -283,12 +285,14 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	var diag *diaghttp.Server
 	if reg.Bool("http-enabled") {
 		diag = diaghttp.New(diaghttp.Config{
-			Bind:    reg.String("http-bind"),
-			Port:    int(reg.Int("http-port")),
-			Token:   reg.String("http-token"),
-			Logger:  logger,
-			Version: version,
-			Bundles: bundles,
+			Bind:  reg.String("http-bind"),
+			Port:  int(reg.Int("http-port")),
+			Token: reg.String("http-token"),
+			// ProtectMetrics: /metrics and /status/json need the token too.
+			ProtectMetrics: reg.Bool("http-protect-metrics"),
+			Logger:         logger,
+			Version:        version,
+			Bundles:        bundles,
 		}, src)
 		if err := diag.Start(); err != nil {
 			fmt.Fprintf(stderr, "svcdb: http: %v\n", err)
@@ -434,4 +438,24 @@ func unappliedParams(reg *config.Registry) []string {
 		}
 	}
 	return out
+}
+
+// warnSecretExposure logs where a secret is easier to read than it should
+// be: given as a flag (every user sees it in ps and /proc/<pid>/cmdline,
+// while the environment is readable only by the process owner), or in a
+// configuration file that group or others may read. Names only, never values.
+func warnSecretExposure(reg *config.Registry, logger *slog.Logger) {
+	if names := reg.SecretsFrom(config.SourceFlag); len(names) > 0 {
+		logger.Warn("secrets given as command-line flags are visible to every user of this machine (ps, /proc/<pid>/cmdline); "+
+			"pass them in the environment (SVC_SERVER_REQUIREPASS, SVC_HTTP_TOKEN) or in a configuration file only its owner can read",
+			"params", names)
+	}
+	path := reg.ConfigFile()
+	if path == "" || len(reg.SecretsFrom(config.SourceFile)) == 0 {
+		return
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		logger.Warn("the configuration file holds secrets and other users may read it; chmod 600 it (CONFIG REWRITE writes it 0600)",
+			"file", path, "mode", fmt.Sprintf("%#o", st.Mode().Perm()), "params", reg.SecretsFrom(config.SourceFile))
+	}
 }

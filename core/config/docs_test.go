@@ -105,7 +105,8 @@ func TestProfiles(t *testing.T) {
 	distinctive := map[string]map[string]string{
 		"default.toml": {"port": "6379", "loglevel": "info", "http-enabled": "no"},
 		"dev.toml": {"loglevel": "debug", "logging-output": "stderr", "http-enabled": "yes", "shards": "4",
-			"slowlog-log-slower-than": "1000", "debug-bundle-ttl": "2h", "latency-monitor-threshold": "10"},
+			"slowlog-log-slower-than": "1000", "debug-bundle-ttl": "2h", "latency-monitor-threshold": "10",
+			"enable-debug-command": "local"},
 		"production.toml": {"bind": "0.0.0.0", "maxmemory": "8589934592", "maxmemory-policy": "allkeys-lru",
 			"logging-format": "json", "logging-file-path": "/var/log/svcdb/svcdb.log", "logging-rotation-max-files": "14",
 			"tracing-enabled": "yes", "tracing-sampling-rate": "0.05", "timeout": "300", "requirepass": "", "http-token": "", "latency-monitor-threshold": "100",

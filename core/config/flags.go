@@ -19,6 +19,8 @@ var flagTable = []FlagSpec{
 	{Flag: "maxclients", Param: "maxclients"},
 	{Flag: "timeout", Param: "timeout"},
 	{Flag: "requirepass", Param: "requirepass"},
+	{Flag: "protected-mode", Param: "protected-mode"},
+	{Flag: "enable-debug-command", Param: "enable-debug-command"},
 	{Flag: "http-port", Param: "http-port", Also: [][2]string{{"http-enabled", "yes"}}},
 	{Flag: "http-bind", Param: "http-bind"},
 	{Flag: "http-token", Param: "http-token"},

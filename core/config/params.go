@@ -59,6 +59,12 @@ func defs() []*Param {
 			Doc:     "Number of logical databases; svcdb supports exactly 16"},
 		{Name: "requirepass", Table: "server", Key: "requirepass", Kind: String, Default: "", Mutable: true, Secret: true,
 			Doc: "Password clients must AUTH with; empty means no password"},
+		{Name: "protected-mode", Table: "server", Key: "protected-mode", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "While the default user has no password, refuse clients from non-loopback addresses with Redis' -DENIED error"},
+		// Immutable, as in Redis 7.0: a client that could switch it on could
+		// then stall the server with DEBUG SLEEP.
+		{Name: "enable-debug-command", Table: "server", Key: "enable-debug-command", Kind: Enum, Default: "no", Enum: []string{"no", "yes", "local"},
+			Doc: "Who may run DEBUG SLEEP and the other state-changing DEBUG subcommands: no one, every client, or local (loopback) clients; DEBUG HOTSHARDS, BUNDLE and HELP are always available"},
 		{Name: "data-dir", Aliases: []string{"dir"}, Table: "server", Key: "data-dir", Kind: String, Default: ".", check: nonEmpty,
 			Doc: "Directory for data files and, by default, diagnostic bundles"},
 
@@ -110,6 +116,8 @@ func defs() []*Param {
 			Doc: "TCP port of the HTTP server (0 picks a free port)"},
 		{Name: "http-token", Table: "http", Key: "token", Kind: String, Default: "", Secret: true,
 			Doc: "Bearer token of /debug/api/*; empty means the API answers 403 (set it with SVC_HTTP_TOKEN)"},
+		{Name: "http-protect-metrics", Table: "http", Key: "protect-metrics", Kind: Bool, Default: "no",
+			Doc: "Put /metrics and /status/json behind the bearer token too (by default they are public: they hold no secrets)"},
 
 		// [logging]
 		{Name: "loglevel", Table: "logging", Key: "level", Kind: Enum, Default: "info", Mutable: true,

@@ -28,6 +28,9 @@ import (
 // values before it atomically replaces the file (temporary file in the same
 // directory, fsync, rename, fsync of the directory), keeping the file's
 // permissions (0600 for a new file: it may hold a secret set at runtime).
+// A file that holds a secret (requirepass, http token) loses every group and
+// other permission bit: 0644 becomes 0600, so a password set with CONFIG
+// SET and written here is not left world-readable.
 // A missing file is created. The one layout it cannot extend is an inline
 // table (table = { ... }) that lacks the key; that is an error saying so.
 func (r *Registry) Rewrite(path string) error {
@@ -61,7 +64,34 @@ func (r *Registry) Rewrite(path string) error {
 			return fmt.Errorf("config: BUG: rewrite of %s reads back [%s] %s as %s", path, p.Table, p.Key, shown(p, got))
 		}
 	}
+	if holdsSecret(chk) {
+		mode &^= 0o077
+	}
 	return writeAtomic(path, out, mode)
+}
+
+// holdsSecret reports whether a registry loaded from a file has a non-empty
+// secret from that file.
+func holdsSecret(fromFile *Registry) bool {
+	for _, p := range fromFile.Params() {
+		if v, src := fromFile.Value(p.Name); p.Secret && src == SourceFile && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretsFrom lists the secret parameters with a non-empty value that came
+// from src: cmd/svcdb warns about secrets given as flags (visible to every
+// user in ps) and about secrets in a file others may read.
+func (r *Registry) SecretsFrom(src Source) []string {
+	var out []string
+	for _, p := range r.Params() {
+		if v, s := r.Value(p.Name); p.Secret && s == src && v != "" {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 type textEdit struct {

@@ -110,8 +110,8 @@ func TestRewriteKeepsCommentsAndRoundTrips(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("rewritten file:\n%s\nwant:\n%s", got, want)
 	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
-		t.Errorf("mode %v, want 0640 kept", st.Mode().Perm())
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600: the file holds secrets, so 0640 loses its group bit", st.Mode().Perm())
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
 		t.Errorf("leftover files: %v", ents)
@@ -202,5 +202,60 @@ func TestRewriteRefusesABrokenFile(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != broken {
 		t.Error("broken file was replaced")
+	}
+}
+
+// TestRewriteModeFollowsSecrets: a file without a secret keeps its mode; once
+// CONFIG REWRITE writes a secret into it, group and others lose access; a
+// file that already held one is tightened on its next rewrite.
+func TestRewriteModeFollowsSecrets(t *testing.T) {
+	mode := func(path string) os.FileMode {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	path := writeConfig(t, "[server]\nmaxclients = 10\n")
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := New()
+	if err := r.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	configSet(r, "maxclients", "20")
+	if err := r.Rewrite(path); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(path); m != 0o644 {
+		t.Errorf("no secret: mode %v, want 0644 kept", m)
+	}
+	configSet(r, "requirepass", "now-a-secret")
+	if err := r.Rewrite(path); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(path); m != 0o600 {
+		t.Errorf("requirepass written: mode %v, want 0600", m)
+	}
+
+	// A world-readable file that already holds the HTTP token.
+	path2 := writeConfig(t, "[http]\ntoken = \"file-token\"\n[server]\nmaxclients = 10\n")
+	if err := os.Chmod(path2, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	r2 := New()
+	if err := r2.LoadFile(path2); err != nil {
+		t.Fatal(err)
+	}
+	if got := r2.SecretsFrom(SourceFile); len(got) != 1 || got[0] != "http-token" {
+		t.Errorf("SecretsFrom(file) = %v", got)
+	}
+	configSet(r2, "maxclients", "30")
+	if err := r2.Rewrite(path2); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(path2); m != 0o600 {
+		t.Errorf("token in the file: mode %v, want 0600", m)
 	}
 }

@@ -1,6 +1,7 @@
 // The debug API client. The token lives in this tab's sessionStorage (it
 // goes when the tab closes) and is sent as "Authorization: Bearer" on every
-// /debug/api/* request, and on nothing else.
+// /debug/api/* request and on /status/json (which needs it when [http]
+// protect-metrics is on), and on nothing else.
 
 const KEY = 'svcdb.debug.token';
 
@@ -83,12 +84,18 @@ export async function getJSON(path, opts) {
   return (await request(path, opts)).json();
 }
 
-// getStatus reads the public status document (/status/json); it needs no
-// token, so none is sent.
+// getStatus reads the status document (/status/json). It is public unless
+// [http] protect-metrics is on; the token is sent when there is one.
 export async function getStatus({ signal } = {}) {
+  const t = token.get();
   let res;
   try {
-    res = await fetch('../status/json', { cache: 'no-store', credentials: 'omit', signal });
+    res = await fetch('../status/json', {
+      headers: t ? { Authorization: 'Bearer ' + t } : {},
+      cache: 'no-store',
+      credentials: 'omit',
+      signal,
+    });
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, 'cannot reach the server (' + e.message + ')');
