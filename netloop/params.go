@@ -19,10 +19,16 @@ type liveParams struct {
 	maxClients  atomic.Int64
 	idleTimeout atomic.Int64 // nanoseconds; 0 = never
 	requirePass atomic.Pointer[string]
+	// maxBulkLen is proto-max-bulk-len, queryBufferLimit
+	// client-query-buffer-limit: read by every connection at its next turn.
+	maxBulkLen       atomic.Int64
+	queryBufferLimit atomic.Int64
 }
 
 // bindParams makes reg the server's configuration: CONFIG GET/SET/REWRITE
-// use it, and changes to maxclients, timeout and requirepass apply at once.
+// use it, and changes to maxclients, timeout, requirepass,
+// proto-max-bulk-len and client-query-buffer-limit apply at once (the last
+// two to every connection's next command and next read).
 // Without a registry (tests, tools) one is built from the Config fields.
 func (s *Server) bindParams(reg *config.Registry) {
 	if reg == nil {
@@ -34,9 +40,15 @@ func (s *Server) bindParams(reg *config.Registry) {
 			{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
 			{"timeout", s.cfg.IdleTimeout.String()},
 			{"requirepass", s.cfg.RequirePass},
+			{"client-query-buffer-limit", strconv.Itoa(s.cfg.QueryBufferLimit)},
 		} {
 			if err := reg.Set(kv[0], kv[1], config.SourceFlag); err != nil {
 				s.log.Warn("parameter not taken over from the netloop config", "param", kv[0], "err", err)
+			}
+		}
+		if n := s.cfg.ProtoLimits.MaxBulkLen; n > 0 {
+			if err := reg.Set("proto-max-bulk-len", strconv.FormatInt(n, 10), config.SourceFlag); err != nil {
+				s.log.Warn("parameter not taken over from the netloop config", "param", "proto-max-bulk-len", "err", err)
 			}
 		}
 	}
@@ -46,9 +58,11 @@ func (s *Server) bindParams(reg *config.Registry) {
 		s.live.idleTimeout.Store(int64(reg.Duration("timeout")))
 		pass := reg.String("requirepass")
 		s.live.requirePass.Store(&pass)
+		s.live.maxBulkLen.Store(reg.Size("proto-max-bulk-len"))
+		s.live.queryBufferLimit.Store(reg.Size("client-query-buffer-limit"))
 	}
 	load()
-	for _, name := range []string{"maxclients", "timeout", "requirepass"} {
+	for _, name := range []string{"maxclients", "timeout", "requirepass", "proto-max-bulk-len", "client-query-buffer-limit"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
 	s.bindDiagParams(reg)
