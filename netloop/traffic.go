@@ -160,6 +160,15 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		s.pausedMu.Lock()
 		delete(s.paused, c)
 		s.pausedMu.Unlock()
+	} else if gc.OutboundBuffered() > s.cfg.OutputSoftLimit {
+		// Replies of earlier turns are still unread: parse nothing more
+		// until they drain. Its input waits in the query buffer, whose
+		// limit (1 MiB before AUTH) closes a client that never reads.
+		s.flush(c)
+		c.paused = true
+		s.pause(c)
+		c.publishQueryBuffer(gc)
+		return gnet.None
 	}
 	turn := time.Now()
 	busy := c.loop.busy(cmdstats.At(turn))
