@@ -244,4 +244,3 @@ func TestProtoMaxBulkLenLive(t *testing.T) {
 	want(t, c.do("CONFIG", "SET", "proto-max-bulk-len", "4mb"), `+"OK"`)
 	want(t, c.do("SET", "k", value), `+"OK"`)
 }
-
