@@ -184,13 +184,12 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 			return gnet.Close
 		}
 	}
-	if need := c.parser.Need(); more && need > 0 && gc.InboundBuffered() < need {
+	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
 		// A request is still arriving and the parser knows its size: don't
 		// have gnet copy the whole partial request into one buffer on every
 		// read (quadratic in the request's size); wait until it is all here.
-		c.publishQueryBuffer(gc)
-		c.lastInteraction.Store(now)
-		return gnet.None
+		// A batch opened or replies taken this turn still go out below.
+		more = false
 	}
 	if more {
 		buf, _ := gc.Peek(-1)
