@@ -2,6 +2,7 @@ package netloop_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -243,4 +244,46 @@ func TestProtoMaxBulkLenLive(t *testing.T) {
 	want(t, c.do("SET", "k", value[:1<<20]), `+"OK"`)
 	want(t, c.do("CONFIG", "SET", "proto-max-bulk-len", "4mb"), `+"OK"`)
 	want(t, c.do("SET", "k", value), `+"OK"`)
+}
+
+// TestLargeCommandsInPieces: commands of several large arguments, large
+// arguments followed by small ones, and small commands around them, sent
+// in one write or in random pieces, all run as sent (large commands are
+// read into their own buffer; see querybuf.go).
+func TestLargeCommandsInPieces(t *testing.T) {
+	ts := startServer(t)
+	big := func(n int, c byte) string { return strings.Repeat(string(c), n) }
+	a, b, c := big(300<<10, 'a'), big(600<<10, 'b'), big(1<<20+7, 'c')
+	in := multibulk("MSET", "a", a, "b", b) + multibulk("PING") + multibulk("STRLEN", "a") +
+		multibulk("SET", "c", c, "EX", "100") + "PING\r\n" + multibulk("STRLEN", "b") +
+		multibulk("APPEND", "c", a) + multibulk("STRLEN", "c")
+	want := `+"OK"+"PONG"(integer) 307200+"OK"+"PONG"(integer) 614400(integer) 1355783(integer) 1355783`
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 6 {
+		r := dialRaw(t, ts.Addr)
+		if round == 0 {
+			r.write(in)
+		} else {
+			go func() {
+				for rest := in; len(rest) > 0; {
+					n := min(len(rest), 1+rng.IntN(200<<10))
+					if _, err := r.c.Write([]byte(rest[:n])); err != nil {
+						return
+					}
+					rest = rest[n:]
+					time.Sleep(time.Millisecond)
+				}
+			}()
+		}
+		var got strings.Builder
+		for range 8 {
+			got.WriteString(r.read().String())
+		}
+		if got.String() != want {
+			t.Fatalf("round %d: %s, want %s", round, got.String(), want)
+		}
+		if v := r.do("GET", "b"); string(v.Str) != b {
+			t.Fatalf("round %d: GET b is %d bytes", round, len(v.Str))
+		}
+	}
 }

@@ -85,17 +85,19 @@ func (c *client) publishQueryBuffer(gc gnet.Conn) {
 	c.argvMem.Store(int64(c.parser.PendingArgBytes()))
 }
 
-// startBig moves the incomplete command rest (the end of gnet's buffer) into
-// a buffer of its own when the parser says it is large, and drops it from
-// gnet's buffer. It reports whether it did.
-func (s *Server) startBig(c *client, gc gnet.Conn, rest []byte) bool {
+// startBig is called with gnet's buffered input, buf, once consume has
+// used its first off bytes. When the parser says the incomplete command in
+// buf[off:] is large, it moves that command into a buffer of its own and
+// empties gnet's buffer. It reports whether it did.
+func (s *Server) startBig(c *client, gc gnet.Conn, buf []byte, off int) bool {
 	need := c.parser.Need()
 	if need < bigCommandMin {
 		return false
 	}
+	rest := buf[off:]
 	c.qb = make([]byte, len(rest), bigCap(0, len(rest), min(need, s.queryBufferLimit(c)+1)))
 	copy(c.qb, rest)
-	_, _ = gc.Discard(len(rest)) // rest is gnet's last bytes, maybe a pooled copy: copied first
+	_, _ = gc.Discard(len(buf)) // buf may be a pooled copy gnet reuses: copied first
 	return true
 }
 

@@ -198,7 +198,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 			return gnet.Close
 		}
 		c.netIn += int64(off)
-		if !s.startBig(c, gc, buf[off:]) && off > 0 {
+		if !s.startBig(c, gc, buf, off) && off > 0 {
 			_, _ = gc.Discard(off) // gnet's Discard(0) would drop everything buffered
 		}
 	}
