@@ -2,6 +2,7 @@ package netloop_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -285,5 +286,37 @@ func TestLargeCommandsInPieces(t *testing.T) {
 		if v := r.do("GET", "b"); string(v.Str) != b {
 			t.Fatalf("round %d: GET b is %d bytes", round, len(v.Str))
 		}
+	}
+}
+
+// TestLargeArgumentThenManySmall: one large argument followed by many small
+// ones in the same command, sent in pieces, all arrive (the command's own
+// buffer grows by a quarter at a time, not per argument).
+func TestLargeArgumentThenManySmall(t *testing.T) {
+	ts := startServer(t)
+	var sb strings.Builder // multibulk() would be quadratic here
+	sb.WriteString("*100004\r\n" + multibulk("HSET", "h", "big", strings.Repeat("v", 1<<20))[len("*4\r\n"):])
+	for i := range 50000 {
+		f, v := "f"+strconv.Itoa(i), strconv.Itoa(i)
+		fmt.Fprintf(&sb, "$%d\r\n%s\r\n$%d\r\n%s\r\n", len(f), f, len(v), v)
+	}
+	in := sb.String()
+	r := dialRaw(t, ts.Addr)
+	start := time.Now()
+	go func() {
+		for rest := in; len(rest) > 0; {
+			n := min(len(rest), 16<<10)
+			if _, err := r.c.Write([]byte(rest[:n])); err != nil {
+				return
+			}
+			rest = rest[n:]
+		}
+	}()
+	if v := r.read(); v.Int != 50001 {
+		t.Fatalf("HSET: %s", v)
+	}
+	t.Logf("%d bytes in %v", len(in), time.Since(start))
+	if v := r.do("HLEN", "h"); v.Int != 50001 {
+		t.Fatalf("HLEN: %s", v)
 	}
 }

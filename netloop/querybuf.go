@@ -25,8 +25,9 @@ import (
 // bytes are parsed from qb only, and gnet's buffer holds at most what
 // arrived after the last read into qb.
 
-// bigCommandMin is the size of a pending command, once known, from which it
-// is read into its own buffer instead of gnet's.
+// bigCommandMin is how many bytes of a pending command, known from the bulk
+// being read, must still be missing for it to be read into its own buffer
+// instead of gnet's.
 const bigCommandMin = 256 << 10
 
 // unauthQueryBufferLimit caps the query buffer of a client that must still
@@ -90,11 +91,13 @@ func (c *client) publishQueryBuffer(gc gnet.Conn) {
 // buf[off:] is large, it moves that command into a buffer of its own and
 // empties gnet's buffer. It reports whether it did.
 func (s *Server) startBig(c *client, gc gnet.Conn, buf []byte, off int) bool {
+	rest := buf[off:]
 	need := c.parser.Need()
-	if need < bigCommandMin {
+	if need-len(rest) < bigCommandMin {
+		// Most of it is here, or it is many small arguments (whose Need
+		// grows a little per argument): gnet's buffer keeps it.
 		return false
 	}
-	rest := buf[off:]
 	c.qb = make([]byte, len(rest), bigCap(0, len(rest), min(need, s.queryBufferLimit(c)+1)))
 	copy(c.qb, rest)
 	_, _ = gc.Discard(len(buf)) // buf may be a pooled copy gnet reuses: copied first
@@ -116,11 +119,14 @@ func (s *Server) readBig(c *client, gc gnet.Conn) (closeNow, more bool) {
 		}
 		want = min(want, s.queryBufferLimit(c)+1)
 		if want > cap(c.qb) {
-			// A header line (need == 0) is at most MaxInlineLen long.
-			grown := want + 64<<10
+			past := s.queryBufferLimit(c) + 1
+			grown := want + 64<<10 // a header line (need == 0) is at most MaxInlineLen long
 			if need > 0 {
-				grown = bigCap(cap(c.qb), want, min(need, s.queryBufferLimit(c)+1))
+				grown = bigCap(cap(c.qb), want, min(need, past))
 			}
+			// Many arguments after a large one grow the buffer by a quarter
+			// at a time, not by one argument or header line at a time.
+			grown = max(grown, min(cap(c.qb)+cap(c.qb)/4, past))
 			nb := make([]byte, len(c.qb), grown)
 			copy(nb, c.qb)
 			c.qb = nb
