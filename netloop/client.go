@@ -29,6 +29,7 @@ type client struct {
 
 	parser resp.Parser
 	argv   [][]byte
+	qb     []byte    // a large command's own query buffer (querybuf.go)
 	out    []byte    // replies of this loop turn, written once at its end
 	ctx    shard.Ctx // DB, RESP3 and scratch for inline execution
 	batch  shard.Batch
@@ -75,7 +76,9 @@ type client struct {
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64
-	qbuf            atomic.Int64
+	qbuf            atomic.Int64 // input buffered, unparsed (querybuf.go)
+	qbufFree        atomic.Int64
+	argvMem         atomic.Int64
 	obl             atomic.Int64
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
@@ -173,9 +174,16 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	}
 	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.db.Load())))
 	b.WriteString(" sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub)) + " multi=-1")
-	b.WriteString(" qbuf=" + strconv.FormatInt(c.qbuf.Load(), 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
-	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(c.obl.Load()+pubsubQueued(c), 10))
-	b.WriteString(" tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
+	// The query buffer as querybuf.go publishes it; argv-mem (the arguments
+	// of a command still arriving) is part of qbuf, as the arguments alias
+	// the buffer, so tot-mem does not count it twice.
+	qbuf, qfree := c.qbuf.Load(), c.qbufFree.Load()
+	omem := c.obl.Load() + pubsubQueued(c)
+	totMem := int64(unsafe.Sizeof(*c)) + qbuf + qfree + omem
+	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(qfree, 10))
+	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=0 rbs=0 rbp=0")
+	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(omem, 10))
+	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
 	b.WriteString("\n")
 	return b.String()

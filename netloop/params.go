@@ -21,10 +21,16 @@ type liveParams struct {
 	requirePass atomic.Pointer[string]
 	// protectedMode is protected-mode (security.go).
 	protectedMode atomic.Bool
+	// maxBulkLen is proto-max-bulk-len, queryBufferLimit
+	// client-query-buffer-limit: read by every connection at its next turn.
+	maxBulkLen       atomic.Int64
+	queryBufferLimit atomic.Int64
 }
 
 // bindParams makes reg the server's configuration: CONFIG GET/SET/REWRITE
-// use it, and changes to maxclients, timeout and requirepass apply at once.
+// use it, and changes to maxclients, timeout, requirepass,
+// proto-max-bulk-len and client-query-buffer-limit apply at once (the last
+// two to every connection's next command and next read).
 // Without a registry (tests, tools) one is built from the Config fields.
 func (s *Server) bindParams(reg *config.Registry) {
 	if reg == nil {
@@ -38,12 +44,18 @@ func (s *Server) bindParams(reg *config.Registry) {
 			{"requirepass", s.cfg.RequirePass},
 			{"enable-debug-command", s.cfg.EnableDebugCommand},
 			{"protected-mode", s.cfg.ProtectedMode},
+			{"client-query-buffer-limit", strconv.Itoa(s.cfg.QueryBufferLimit)},
 		} {
 			if kv[1] == "" && (kv[0] == "enable-debug-command" || kv[0] == "protected-mode") {
 				continue // the registry's default
 			}
 			if err := reg.Set(kv[0], kv[1], config.SourceFlag); err != nil {
 				s.log.Warn("parameter not taken over from the netloop config", "param", kv[0], "err", err)
+			}
+		}
+		if n := s.cfg.ProtoLimits.MaxBulkLen; n > 0 {
+			if err := reg.Set("proto-max-bulk-len", strconv.FormatInt(n, 10), config.SourceFlag); err != nil {
+				s.log.Warn("parameter not taken over from the netloop config", "param", "proto-max-bulk-len", "err", err)
 			}
 		}
 	}
@@ -54,10 +66,12 @@ func (s *Server) bindParams(reg *config.Registry) {
 		pass := reg.String("requirepass")
 		s.live.requirePass.Store(&pass)
 		s.live.protectedMode.Store(reg.Bool("protected-mode"))
+		s.live.maxBulkLen.Store(reg.Size("proto-max-bulk-len"))
+		s.live.queryBufferLimit.Store(reg.Size("client-query-buffer-limit"))
 	}
 	load()
 	s.debugPolicy = parseDebugPolicy(reg.String("enable-debug-command"))
-	for _, name := range []string{"maxclients", "timeout", "requirepass", "protected-mode"} {
+	for _, name := range []string{"maxclients", "timeout", "requirepass", "protected-mode", "proto-max-bulk-len", "client-query-buffer-limit"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
 	// A change that exposes the port (protected-mode no, requirepass "")

@@ -60,8 +60,10 @@ type Config struct {
 	Version     string // svcdb's version, for INFO
 	ConfigFile  string // for INFO server
 	// Params is the parameter registry behind CONFIG GET/SET/REWRITE. When set,
-	// maxclients, timeout and requirepass come from it (and follow CONFIG SET)
-	// and the MaxClients, RequirePass and IdleTimeout fields are ignored.
+	// maxclients, timeout, requirepass, client-query-buffer-limit and
+	// proto-max-bulk-len come from it (and follow CONFIG SET) and the
+	// MaxClients, RequirePass, IdleTimeout, QueryBufferLimit and
+	// ProtoLimits.MaxBulkLen fields are ignored.
 	Params    *config.Registry
 	Logger    *slog.Logger
 	Lifecycle *lifecycle.Tracker
@@ -141,6 +143,11 @@ type Server struct {
 	paused     map[*client]struct{}
 	resumeKick chan struct{}
 
+	// dropped counts the bytes of large query buffers let go since the last
+	// collection; releaseKick wakes memoryReleaser (querybuf.go).
+	dropped     atomic.Int64
+	releaseKick chan struct{}
+
 	stats  serverStats
 	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
 	params *config.Registry
@@ -200,6 +207,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		registry:    make(map[int64]*client),
 		paused:      make(map[*client]struct{}),
 		resumeKick:  make(chan struct{}, 1),
+		releaseKick: make(chan struct{}, 1),
 		cmdStats:    cmdstats.NewSet(table.Len()),
 		loops:       loops{m: make(map[gnet.EventLoop]*loopState)},
 		shutdownReq: make(chan struct{}),
@@ -245,6 +253,7 @@ func (s *Server) Start() error {
 	s.addr = net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
 	s.started = time.Now()
 	go s.resumer()
+	go s.memoryReleaser()
 	go func() {
 		defer close(s.stopped)
 		s.runErr = gnet.Run(s, "tcp://"+s.addr,

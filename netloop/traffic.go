@@ -101,6 +101,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 		return gnet.None
 	}
 	c.closed = true
+	s.dropBig(c) // a large command's buffer goes with the client, at once
 	s.connected.Add(-1)
 	s.pubsubClose(c)
 	s.unblockOnClose(c)
@@ -116,7 +117,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	c := gc.Context().(*client)
 	defer s.recoverConn(c, &action)
-	if c.killed.Load() {
+	if c.killed.Load() || s.overQueryLimit(c, gc) {
 		return gnet.Close
 	}
 	if c.ps.Load() != nil && s.pubsubDeliver(c) {
@@ -169,35 +170,54 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		s.pausedMu.Lock()
 		delete(s.paused, c)
 		s.pausedMu.Unlock()
+	} else if gc.OutboundBuffered() > s.cfg.OutputSoftLimit {
+		// Replies of earlier turns are still unread: parse nothing more
+		// until they drain. Its input waits in the query buffer, whose
+		// limit (1 MiB before AUTH) closes a client that never reads.
+		s.flush(c)
+		c.paused = true
+		s.pause(c)
+		c.publishQueryBuffer(gc)
+		return gnet.None
 	}
 	turn := time.Now()
 	busy := c.loop.busy(cmdstats.At(turn))
 	served := c.commands
 	now := turn.UnixMilli()
-	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
-		// A large request is still arriving and the parser knows its size:
-		// don't have gnet copy the whole partial request into one buffer on
-		// every read (quadratic in the request's size); wait until it is all here.
-		c.lastInteraction.Store(now)
-		return gnet.None
-	}
+	c.parser.Limits.MaxBulkLen = s.live.maxBulkLen.Load() // CONFIG SET applies to the next command
 	c.ctx.Now = now
-	buf, _ := gc.Peek(-1)
 	c.tick = cmdstats.At(turn)
-	off, closeNow := s.consume(c, buf)
-	if closeNow {
-		return gnet.Close
+	more := true
+	if c.qb != nil { // a large command is arriving into its own buffer (querybuf.go)
+		var closeNow bool
+		if closeNow, more = s.readBig(c, gc); closeNow {
+			return gnet.Close
+		}
 	}
-	c.netIn += int64(off)
-	if off > 0 {
-		_, _ = gc.Discard(off) // gnet's Discard(0) would drop everything buffered
+	if need := c.parser.Need(); need > 0 && gc.InboundBuffered() < need {
+		// A request is still arriving and the parser knows its size: don't
+		// have gnet copy the whole partial request into one buffer on every
+		// read (quadratic in the request's size); wait until it is all here.
+		// A batch opened or replies taken this turn still go out below.
+		more = false
+	}
+	if more {
+		buf, _ := gc.Peek(-1)
+		off, closeNow := s.consume(c, buf)
+		if closeNow {
+			return gnet.Close
+		}
+		c.netIn += int64(off)
+		if !s.startBig(c, gc, buf, off) && off > 0 {
+			_, _ = gc.Discard(off) // gnet's Discard(0) would drop everything buffered
+		}
 	}
 	if c.open {
 		s.submitBatch(c)
 	}
 	// Counters are published before the replies go out, so a client that has
 	// its reply finds its command counted (CLIENT LIST, /debug/api/clients).
-	c.qbuf.Store(int64(gc.InboundBuffered()))
+	c.publishQueryBuffer(gc)
 	c.publish(now)
 	if c.closeAfter {
 		s.flush(c)
@@ -215,17 +235,16 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 // runs on the client's loop.
 func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 	for off < len(buf) && !c.pending && !c.closeAfter && !c.durableWait {
+		// As Redis' authRequired(c) in processMultibulkBuffer, asked anew for
+		// every command: AUTH earlier in the same read lifts the limits.
+		c.parser.Limits.Unauthenticated = c.authRequired()
 		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
 		if err != nil {
 			s.protocolError(c, err)
 			return off, true
 		}
 		if n == 0 {
-			if !c.open && len(buf)-off > s.cfg.QueryBufferLimit {
-				s.log.Warn("closing client that reached max query buffer length", "id", c.id, "addr", c.addr, "qbuf", len(buf)-off)
-				return off, true
-			}
-			break
+			break // incomplete; the query buffer limit is checked every turn (OnTraffic)
 		}
 		c.argv = args
 		if len(args) == 0 {

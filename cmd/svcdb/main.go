@@ -413,8 +413,8 @@ func bundleDir(reg *config.Registry) string {
 
 // appliedLater are mutable parameters without an OnChange hook: the
 // hotshards-* values are read on demand by DEBUG HOTSHARDS and INFO, the
-// status-* ones by the status collector (STATUS JSON, /status/json); the size
-// limits are read when the server starts; the rest belong to features of
+// status-* ones by the status collector (STATUS JSON, /status/json);
+// client-output-buffer-limit is read when the server starts; the rest belong to features of
 // later issues (persistence), which CONFIG SET
 // records for them. Every other mutable parameter must have an OnChange hook;
 // the process tests fail on the "BUG:" line otherwise.
@@ -422,7 +422,7 @@ var appliedLater = []string{
 	"tcp-keepalive",
 	"hotshards-enabled", "hotshards-hot-threshold-percent", "hotshards-warm-threshold-percent", "hotshards-default-period-secs",
 	"status-memory-warning-percent", "status-connection-warning-percent",
-	"proto-max-bulk-len", "client-query-buffer-limit", "client-output-buffer-limit",
+	"client-output-buffer-limit",
 	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
 	"notify-keyspace-events", "busy-reply-threshold", "hz",
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used

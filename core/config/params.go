@@ -155,7 +155,7 @@ func defs() []*Param {
 		{Name: "proto-max-bulk-len", Table: "redis", Key: "proto-max-bulk-len", Kind: Size, Default: "536870912", Min: mib, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "Largest bulk string a client may send"},
 		{Name: "client-query-buffer-limit", Table: "redis", Key: "client-query-buffer-limit", Kind: Size, Default: "1073741824", Min: mib, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
-			Doc: "A client whose unparsed input exceeds this is disconnected"},
+			Doc: "A client whose unparsed input exceeds this is disconnected (at most 1mb before it authenticates)"},
 		{Name: "client-output-buffer-limit", Table: "redis", Key: "client-output-buffer-limit", Kind: String, Mutable: true,
 			Default: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
 			check:   checkOutputBufferLimit,

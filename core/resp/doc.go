@@ -53,13 +53,19 @@
 // multibulk count (INT_MAX). Input Redis rejects yields a *ProtocolError
 // whose Msg is Redis' text after "-ERR ":
 //
-//	Protocol error: too big mbulk count string    count line longer than MaxInlineLen
-//	Protocol error: invalid multibulk length      count not an integer, or > MaxArgs
-//	Protocol error: expected '$', got 'X'         element line not starting with '$'
-//	Protocol error: too big bulk count string     length line longer than MaxInlineLen
-//	Protocol error: invalid bulk length           length not an integer, < 0 or > MaxBulkLen
-//	Protocol error: too big inline request        inline line longer than MaxInlineLen
-//	Protocol error: unbalanced quotes in request  inline quoting error
+//	Protocol error: too big mbulk count string        count line longer than MaxInlineLen
+//	Protocol error: invalid multibulk length          count not an integer, or > MaxArgs
+//	Protocol error: expected '$', got 'X'             element line not starting with '$'
+//	Protocol error: too big bulk count string         length line longer than MaxInlineLen
+//	Protocol error: invalid bulk length               length not an integer, < 0 or > MaxBulkLen
+//	Protocol error: too big inline request            inline line longer than MaxInlineLen
+//	Protocol error: unbalanced quotes in request      inline quoting error
+//	Protocol error: unauthenticated multibulk length  count > 10 while Unauthenticated
+//	Protocol error: unauthenticated bulk length       length > 16384 while Unauthenticated
+//
+// As in Redis, the invalid checks come first: with Unauthenticated set, a
+// count above MaxArgs is still "invalid multibulk length", and a length
+// above MaxBulkLen "invalid bulk length".
 //
 // The caller replies with ProtocolError.AppendReply and closes the
 // connection.
@@ -77,10 +83,9 @@
 //     ordinary byte: "*1\r\n\x00..." is "expected '$', got '\x00'", and NUL
 //     can be part of an inline argument.
 //   - MaxArgs does not apply to inline commands, as in Redis; MaxInlineLen
-//     bounds them. Redis 7.0's later limits for unauthenticated clients
-//     (multibulk count 10, bulk 16 KiB) are not built in: the caller can
-//     lower Limits until AUTH succeeds (the error text is then the generic
-//     one).
+//     bounds them. Neither do Redis 7.0's limits for unauthenticated
+//     clients (Limits.Unauthenticated: multibulk count 10, bulk 16 KiB),
+//     which Redis checks only in processMultibulkBuffer.
 //
 // # Buffer lifetimes
 //

@@ -28,6 +28,9 @@ var fuzzSeeds = []string{
 	"a\vb\t\"c\"\v\n",
 	"*2\r\n$3\r\n\x00\xff\r\r\n$0\r\n\r\n",
 	"\r\n\n \n",
+	"*11\r\n$1\r\na\r\n",                       // unauthenticated multibulk length
+	"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$16385\r\n", // unauthenticated bulk length
+	"*10\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n",
 }
 
 // maxFuzzLen bounds FuzzParse inputs; long lines and bulks are reached
@@ -35,16 +38,24 @@ var fuzzSeeds = []string{
 const maxFuzzLen = 1 << 14
 
 // smallLimits derives tight limits from a fuzz seed, so the limit paths get
-// exercised; an even seed keeps the defaults.
+// exercised; an even seed keeps the defaults. Bit 1 applies the limits for
+// unauthenticated clients; the tight limits then reach 16 KiB bulks and 16
+// arguments, so both the unauthenticated and the invalid texts are met.
 func smallLimits(seed uint64) Limits {
+	unauth := seed&2 != 0
 	if seed&1 == 0 {
-		return Limits{}
+		return Limits{Unauthenticated: unauth}
 	}
-	return Limits{
-		MaxBulkLen:   int64(seed>>8%64) + 1,
-		MaxInlineLen: int(seed>>16%64) + 1,
-		MaxArgs:      int(seed>>24%16) + 1,
+	l := Limits{
+		MaxBulkLen:      int64(seed>>8%64) + 1,
+		MaxInlineLen:    int(seed>>16%64) + 1,
+		MaxArgs:         int(seed>>24%16) + 1,
+		Unauthenticated: unauth,
 	}
+	if unauth && seed&4 != 0 {
+		l.MaxBulkLen += UnauthMaxBulkLen - 32
+	}
+	return l
 }
 
 // FuzzParse checks that no input panics the parser, and that parsing an
@@ -84,12 +95,12 @@ func checkLimits(t *testing.T, lim Limits, cmds []cmd) {
 		if c.inline {
 			continue
 		}
-		if len(c.args) > lim.maxArgs() {
-			t.Fatalf("%d args over limit %d", len(c.args), lim.maxArgs())
+		if len(c.args) > lim.maxArgs() || lim.Unauthenticated && len(c.args) > UnauthMaxArgs {
+			t.Fatalf("%d args over limit %d (unauthenticated %v)", len(c.args), lim.maxArgs(), lim.Unauthenticated)
 		}
 		for _, a := range c.args {
-			if int64(len(a)) > lim.maxBulkLen() {
-				t.Fatalf("arg of %d bytes over limit %d", len(a), lim.maxBulkLen())
+			if int64(len(a)) > lim.maxBulkLen() || lim.Unauthenticated && len(a) > UnauthMaxBulkLen {
+				t.Fatalf("arg of %d bytes over limit %d (unauthenticated %v)", len(a), lim.maxBulkLen(), lim.Unauthenticated)
 			}
 		}
 	}
@@ -184,6 +195,9 @@ func refParse(data []byte, lim Limits) (c cmd, ok bool) {
 	if !good || count > int64(maxArgs) {
 		return cmd{err: "Protocol error: invalid multibulk length"}, true
 	}
+	if count > 10 && lim.Unauthenticated {
+		return cmd{err: "Protocol error: unauthenticated multibulk length"}, true
+	}
 	args := []string{}
 	for i := int64(0); i < count; i++ {
 		start := pos
@@ -201,6 +215,9 @@ func refParse(data []byte, lim Limits) (c cmd, ok bool) {
 		size, good := refAtoi(line[1:])
 		if !good || size < 0 || size > maxBulk {
 			return cmd{err: "Protocol error: invalid bulk length"}, true
+		}
+		if size > 16384 && lim.Unauthenticated {
+			return cmd{err: "Protocol error: unauthenticated bulk length"}, true
 		}
 		if int64(len(data)-pos) < size+2 {
 			return cmd{}, false

@@ -18,6 +18,12 @@ const (
 	// DefaultMaxArgs is the largest multibulk count Redis 7.0 accepts
 	// (INT_MAX).
 	DefaultMaxArgs = math.MaxInt32
+
+	// UnauthMaxArgs and UnauthMaxBulkLen are what Redis 7.0 accepts from a
+	// client that has not authenticated (processMultibulkBuffer: "ll > 10"
+	// and "ll > 16384" when authRequired(c)). See Limits.Unauthenticated.
+	UnauthMaxArgs    = 10
+	UnauthMaxBulkLen = 16384
 )
 
 // Limits bounds what a client may send. Zero (or negative) fields mean the
@@ -41,6 +47,13 @@ type Limits struct {
 	// inline commands, whose size MaxInlineLen already bounds (as in Redis).
 	// Default DefaultMaxArgs (math.MaxInt32).
 	MaxArgs int
+	// Unauthenticated applies Redis 7.0's limits for a client that has not
+	// authenticated, after the ones above: a multibulk count above
+	// UnauthMaxArgs or a bulk length above UnauthMaxBulkLen is refused
+	// with its own text ("unauthenticated multibulk length" / "bulk
+	// length"). Inline commands are not affected (MaxInlineLen bounds them),
+	// as in Redis. The caller sets it while the client must authenticate.
+	Unauthenticated bool
 }
 
 func (l *Limits) maxBulkLen() int64 {
@@ -73,6 +86,8 @@ const (
 	msgTooBigInline     = "Protocol error: too big inline request"
 	msgUnbalancedQuotes = "Protocol error: unbalanced quotes in request"
 	msgExpectedDollar   = "Protocol error: expected '$', got '"
+	msgUnauthMbulk      = "Protocol error: unauthenticated multibulk length"
+	msgUnauthBulk       = "Protocol error: unauthenticated bulk length"
 )
 
 // ProtocolError is returned by Parser.Parse for input Redis would reject.
@@ -152,6 +167,7 @@ type Parser struct {
 	scan   int  // line states: terminator search resumes here (>= line start)
 	left   int  // bulks still to read
 	bulk   int  // stBulkBody: payload length
+	argLen int  // total length of the arguments in spans
 
 	spans   []span // arguments read so far (multibulk)
 	scratch []byte // unescaped inline arguments
@@ -160,7 +176,7 @@ type Parser struct {
 // Reset forgets any partially parsed command. Call it when the connection's
 // buffer is discarded or the Parser is reused for another connection.
 func (p *Parser) Reset() {
-	p.state, p.pos, p.scan, p.left, p.bulk = stStart, 0, 0, 0, 0
+	p.state, p.pos, p.scan, p.left, p.bulk, p.argLen = stStart, 0, 0, 0, 0, 0
 	p.inline = false
 	if cap(p.spans) > maxRetainedSpans {
 		p.spans = nil
@@ -171,6 +187,11 @@ func (p *Parser) Reset() {
 // Inline reports whether the last complete command was an inline command
 // (for logging; Redis refuses inline commands from a master, for example).
 func (p *Parser) Inline() bool { return p.inline }
+
+// PendingArgBytes is the total length of the arguments of the pending
+// multibulk command read so far (Redis' argv_len_sum, CLIENT LIST
+// argv-mem); 0 between commands.
+func (p *Parser) PendingArgBytes() int { return p.argLen }
 
 // Need reports how many bytes, counted from the start of the pending
 // command, must be in the buffer before Parse can make progress, or 0 when
@@ -328,6 +349,9 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 			if ll > int64(p.Limits.maxArgs()) {
 				return p.fail(msgInvalidMbulk, buf, 0)
 			}
+			if ll > UnauthMaxArgs && p.Limits.Unauthenticated {
+				return p.fail(msgUnauthMbulk, buf, 0)
+			}
 			if ll <= 0 {
 				p.finish(false)
 				return argsbuf[:0], cr + 2, nil
@@ -363,6 +387,9 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 			if ll < 0 || ll > p.Limits.maxBulkLen() || ll > math.MaxInt-2 {
 				return p.fail(msgInvalidBulk, buf, p.pos)
 			}
+			if ll > UnauthMaxBulkLen && p.Limits.Unauthenticated {
+				return p.fail(msgUnauthBulk, buf, p.pos)
+			}
 			p.bulk, p.pos, p.state = int(ll), cr+2, stBulkBody
 
 		case stBulkBody:
@@ -378,6 +405,7 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				p.spans = slices.Grow(p.spans, min(p.left, max(len(p.spans), maxPresize)))
 			}
 			p.spans = append(p.spans, span{p.pos, end})
+			p.argLen += p.bulk
 			// Like Redis, the two bytes after the payload are skipped
 			// unchecked ("\r\n" by protocol).
 			p.pos = end + 2

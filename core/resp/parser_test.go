@@ -320,7 +320,21 @@ var errorCases = []struct {
 	{"lone quote", Limits{}, "\"\n", msgUnbalancedQuotes},
 	{"quote mid arg unterminated", Limits{}, "a\"b\n", msgUnbalancedQuotes},
 	{"single escape at end", Limits{}, "'a\\'\n", msgUnbalancedQuotes},
+
+	{"unauthenticated count", unauth, "*11\r\n", msgUnauthMbulk},
+	{"unauthenticated huge count", unauth, "*1000000\r\n", msgUnauthMbulk},
+	{"unauthenticated count over INT_MAX is invalid", unauth, "*2147483648\r\n", msgInvalidMbulk},
+	{"unauthenticated count over MaxArgs is invalid", Limits{MaxArgs: 5, Unauthenticated: true}, "*11\r\n", msgInvalidMbulk},
+	{"unauthenticated bulk", unauth, "*1\r\n$16385\r\n", msgUnauthBulk},
+	{"unauthenticated huge bulk", unauth, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\n", msgUnauthBulk},
+	{"unauthenticated bulk over max is invalid", unauth, "*1\r\n$536870913\r\n", msgInvalidBulk},
+	{"unauthenticated bulk over MaxBulkLen is invalid", Limits{MaxBulkLen: 100, Unauthenticated: true}, "*1\r\n$16385\r\n", msgInvalidBulk},
+	{"unauthenticated negative bulk is invalid", unauth, "*1\r\n$-1\r\n", msgInvalidBulk},
+	{"unauthenticated inline is only too big", unauth, strings.Repeat("a", DefaultMaxInlineLen+1), msgTooBigInline},
 }
+
+// unauth is the parser's setting for a client that has not authenticated.
+var unauth = Limits{Unauthenticated: true}
 
 // TestParseErrors checks every protocol error's exact text, in one piece
 // and after every split: a prefix may be incomplete or already fail the
@@ -589,5 +603,73 @@ func TestParseLimitsLowered(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: err %v, want %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestParseUnauthenticatedAtLimits: Redis 7.0 accepts exactly 10 arguments
+// and bulks of exactly 16384 bytes from a client that has not
+// authenticated, in one piece and after every split.
+func TestParseUnauthenticatedAtLimits(t *testing.T) {
+	ten := make([]string, UnauthMaxArgs)
+	for i := range ten {
+		ten[i] = strconv.Itoa(i)
+	}
+	big := strings.Repeat("x", UnauthMaxBulkLen)
+	for _, args := range [][]string{ten, {"SET", "k", big}, {"AUTH", big}} {
+		in := []byte(mb(args...))
+		want := []cmd{{args: args, n: len(in)}}
+		p := Parser{Limits: unauth}
+		if got := oneShot(t, &p, in); !equalCmds(got, want) {
+			t.Fatalf("one shot: got %v, want %v", got, want)
+		}
+		for i := 0; i < len(in); i = nextSplit(i, len(in)) {
+			p := Parser{Limits: unauth}
+			if c, ok := parseOne(t, &p, in[:i]); ok {
+				t.Fatalf("split %d: prefix parsed as %v", i, c)
+			}
+			if c, ok := parseOne(t, &p, in); !ok || !equalCmds([]cmd{c}, want) {
+				t.Fatalf("split %d: got %v (complete %v), want %v", i, c, ok, want)
+			}
+		}
+	}
+}
+
+// TestParseLimitsChangeBetweenCommands: a client that authenticates in a
+// pipeline gets the full limits for the commands after AUTH, as in Redis,
+// where authRequired is asked for each command as it is parsed.
+func TestParseLimitsChangeBetweenCommands(t *testing.T) {
+	big := strings.Repeat("v", UnauthMaxBulkLen+1)
+	in := []byte(mb("AUTH", "pw") + mb("SET", "k", big))
+	p := Parser{Limits: unauth}
+	args, n, err := p.Parse(in, nil)
+	if err != nil || len(args) != 2 {
+		t.Fatalf("AUTH: %v %v", args, err)
+	}
+	p.Limits.Unauthenticated = false
+	if args, _, err = p.Parse(in[n:], nil); err != nil || len(args) != 3 || string(args[2]) != big {
+		t.Fatalf("SET after AUTH: %d args, %v", len(args), err)
+	}
+	p.Limits.Unauthenticated = true
+	if _, _, err = p.Parse(in[n:], nil); err == nil || err.Error() != msgUnauthBulk {
+		t.Fatalf("SET before AUTH: %v", err)
+	}
+}
+
+// TestPendingArgBytes: the arguments of a command still arriving are
+// counted (CLIENT LIST argv-mem), and nothing once it is complete.
+func TestPendingArgBytes(t *testing.T) {
+	in := []byte(mb("SET", "key", strings.Repeat("v", 100)))
+	var p Parser
+	for i, want := range map[int]int{0: 0, 10: 0, 18: 3, 30: 6} {
+		p.Reset()
+		if _, _, err := p.Parse(in[:i], nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.PendingArgBytes(); got != want {
+			t.Errorf("after %d bytes (%q): %d, want %d", i, in[:i], got, want)
+		}
+	}
+	if _, n, err := p.Parse(in, nil); err != nil || n != len(in) || p.PendingArgBytes() != 0 {
+		t.Fatalf("complete: n %d err %v pending %d", n, err, p.PendingArgBytes())
 	}
 }
