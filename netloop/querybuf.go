@@ -93,9 +93,12 @@ func (c *client) publishQueryBuffer(gc gnet.Conn) {
 func (s *Server) startBig(c *client, gc gnet.Conn, buf []byte, off int) bool {
 	rest := buf[off:]
 	need := c.parser.Need()
-	if need-len(rest) < bigCommandMin {
-		// Most of it is here, or it is many small arguments (whose Need
-		// grows a little per argument): gnet's buffer keeps it.
+	if need-len(rest) < bigCommandMin && (len(rest) < bigCommandMin || !c.parser.Partial()) {
+		// Most of it is here, and what is here is small: gnet's buffer
+		// keeps it. A command of many small arguments (whose Need grows a
+		// little per argument) moves once what has arrived of it reaches
+		// bigCommandMin: in gnet's buffer, every read would copy all of it
+		// again (Peek of a wrapped ring), quadratic in the command's size.
 		return false
 	}
 	c.qb = make([]byte, len(rest), bigCap(0, len(rest), min(need, s.queryBufferLimit(c)+1)))
@@ -113,8 +116,10 @@ func (s *Server) readBig(c *client, gc gnet.Conn) (closeNow, more bool) {
 		need := c.parser.Need()
 		avail := gc.InboundBuffered()
 		want := len(c.qb) + avail
-		if need > 0 {
-			// Only this bulk: the bytes after it stay in gnet's buffer.
+		if need-len(c.qb) >= bigCommandMin {
+			// Only this large bulk: the bytes after it stay in gnet's
+			// buffer. Small arguments are read in whatever has arrived,
+			// not one argument per pass.
 			want = min(want, need)
 		}
 		want = min(want, s.queryBufferLimit(c)+1)

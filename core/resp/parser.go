@@ -184,6 +184,10 @@ func (p *Parser) Reset() {
 	p.spans = p.spans[:0]
 }
 
+// Partial reports whether Parse stopped inside a command: the buffer it
+// was last given ended before the command did.
+func (p *Parser) Partial() bool { return p.state != stStart }
+
 // Inline reports whether the last complete command was an inline command
 // (for logging; Redis refuses inline commands from a master, for example).
 func (p *Parser) Inline() bool { return p.inline }
