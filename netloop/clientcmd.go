@@ -175,7 +175,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub)) + " multi=-1")
 	b.WriteString(" qbuf=" + strconv.FormatInt(c.qbuf.Load(), 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
 	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(c.obl.Load()+pubsubQueued(c), 10))
-	b.WriteString(" tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
+	b.WriteString(" tot-mem=0 events=r cmd=" + cmd + " user=" + c.userName() + " redir=-1 resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
 	b.WriteString("\n")
 	return b.String()
@@ -266,7 +266,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		case resp.EqualFold(k, "laddr"):
 			laddr = string(v)
 		case resp.EqualFold(k, "user"):
-			if string(v) != "default" { // the only ACL user there is
+			if s.acl.User(string(v)) == nil {
 				c.out = resp.AppendError(c.out, "ERR No such user '"+sanitize(v)+"'")
 				return
 			}
@@ -311,7 +311,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 			id != 0 && cl.id != id,
 			addr != "" && cl.addr != addr,
 			laddr != "" && cl.lad != laddr,
-			hasUser && user != "default",
+			hasUser && cl.userName() != user,
 			maxAge != 0 && int64(now.Sub(cl.created)/time.Second) < maxAge,
 			skipMe && cl == c:
 			continue

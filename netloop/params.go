@@ -51,6 +51,10 @@ func (s *Server) bindParams(reg *config.Registry) {
 	for _, name := range []string{"maxclients", "timeout", "requirepass"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
+	// requirepass is the default user's password (Redis'
+	// ACLUpdateDefaultUserPassword); the start-up value was applied when the
+	// ACL was made (New), before any aclfile or configured users.
+	reg.OnChange("requirepass", func(v string) error { s.acl.SetRequirePass(v); return nil })
 	s.bindDiagParams(reg)
 	s.bindEncodingParams(reg)
 	s.bindMemoryParams(reg)
@@ -172,3 +176,11 @@ func scaled(n int64, unit time.Duration) time.Duration {
 }
 
 func (s *Server) requirePass() string { return *s.live.requirePass.Load() }
+
+// requirePassOf is the requirepass a server starts with.
+func requirePassOf(cfg Config) string {
+	if cfg.Params != nil {
+		return cfg.Params.String("requirepass")
+	}
+	return cfg.RequirePass
+}

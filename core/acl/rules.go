@@ -407,8 +407,7 @@ func (a *ACL) applySelector(s *selector, op string) error {
 				}
 			}
 			if flags == 0 {
-				// Redis 7.0.15 accepts "%~pat" and then crashes describing
-				// it (sdsCatPatternString panics); refuse it instead.
+				// "%~pat": Redis 7.0.15 refuses a pattern without access.
 				return ErrSyntax
 			}
 		} else {
