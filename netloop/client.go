@@ -48,7 +48,7 @@ type client struct {
 	// authed: authenticated, or connected while the default user needed no
 	// password (Redis' c->authenticated; see authRequired in acl.go).
 	authed      bool
-	user        *acl.User // the ACL user; never nil (acl.go)
+	user        *acl.User    // the ACL user; never nil (acl.go)
 	durableWait bool         // replies held until the append-only log is on disk (persistcmd.go)
 	closeAfter  bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
 	closed      bool         // OnClose ran: the file descriptor may belong to another connection now

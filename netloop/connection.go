@@ -48,7 +48,7 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.db.Store(0)
 		c.setRESP3(false)
 		s.setDefaultAuth(c) // acl.go
-		c.name.Store(nil) // as Redis' clearClientConnectionState; lib-name/lib-ver stay
+		c.name.Store(nil)   // as Redis' clearClientConnectionState; lib-name/lib-ver stay
 		s.pubsubReset(c)
 		c.out = append(c.out, "+RESET\r\n"...)
 	case "select":
