@@ -121,6 +121,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 	}
 	errs = append(errs, reg.LoadStartup(cfgPath, environ, flagVals)...)
+	if len(errs) == 0 { // the users, checked now so that --check-config sees them
+		if _, err := buildACL(reg, command.New()); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "svcdb: %v\n", e)
 	}
@@ -212,6 +217,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	table := command.New()
+	users, err := buildACL(reg, table) // checked above; files may have changed since
+	if err != nil {
+		fmt.Fprintf(stderr, "svcdb: %v\n", err)
+		return 2
+	}
 	rt, err := shard.New(shard.Config{
 		Shards:   int(reg.Int("shards")),
 		Strategy: strategy,
@@ -241,6 +251,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		QueryBufferLimit: int(reg.Size("client-query-buffer-limit")),
 		ProtoLimits:      resp.Limits{MaxBulkLen: reg.Size("proto-max-bulk-len")},
 		Params:           reg,
+		ACL:              users,
 		ConfigFile:       reg.ConfigFile(),
 		Version:          version,
 		Logger:           logger,
