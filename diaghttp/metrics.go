@@ -143,6 +143,12 @@ func newRegistry(src Source, version string) *registry {
 	fam.set.NewGauge(`svc_connections_rejected_total{reason="shutting_down"}`, func() float64 {
 		return float64(r.snap.net.RejectedShutdown)
 	})
+	fam = r.add("svc_auth_failures_total", "Clients refused since start, by reason: wrongpass (AUTH or HELLO AUTH with bad credentials), noauth (a command before authenticating), noperm_cmd, noperm_key, noperm_channel (ACL denials of a command, a key, a channel).", "counter")
+	for i, name := range netloop.AuthFailureNames {
+		fam.set.NewGauge(`svc_auth_failures_total{reason="`+name+`"}`, func() float64 {
+			return float64(r.snap.net.AuthFailures[i])
+		})
+	}
 	perShard("svc_shard_keys", "Keys held by the shard, across all databases.",
 		func(s *shard.Snapshot) float64 { return float64(s.TotalKeys()) })
 
