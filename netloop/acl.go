@@ -466,3 +466,28 @@ func (s *Server) aclRecheckFailed(c *client) bool {
 	c.aclRecheck.Store(false)
 	return s.channelsRevoked(c)
 }
+
+// aclDeniedInExec re-checks a queued command when EXEC runs it, as Redis
+// 7.0's execCommand: rules may have changed since it was queued. A denied
+// command is not run; its place in EXEC's reply is Redis' NOPERM error.
+func (s *Server) aclDeniedInExec(c *client, checked *command.Command, args [][]byte) bool {
+	r, idx := c.user.Check(checked, args)
+	if r == acl.OK {
+		return false
+	}
+	var reason, object string
+	switch r {
+	case acl.DeniedCommand:
+		reason, object = "no permission to execute the command or subcommand", checked.FullName
+		s.authFails[FailNoPermCommand].Add(1)
+	case acl.DeniedKey:
+		reason, object = "no permission to touch the specified keys", string(args[idx])
+		s.authFails[FailNoPermKey].Add(1)
+	default:
+		reason, object = "no permission to access one of the channels used as arguments", string(args[idx])
+		s.authFails[FailNoPermChannel].Add(1)
+	}
+	s.aclLog(c, r, object, c.user.Name())
+	c.out = resp.AppendError(c.out, "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: "+reason)
+	return true
+}

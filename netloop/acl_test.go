@@ -128,3 +128,37 @@ func TestACLSaveLoad(t *testing.T) {
 	}
 	wantErr(t, admin.do("ACL", "LOAD"), "ERR "+path+":1: Unknown command or category name in ACL. WARNING: ACL errors detected, no change to the previously active ACL rules was performed")
 }
+
+// EXEC re-checks queued commands against rules changed since they were
+// queued, with Redis 7.0's texts (compared with redis-server by hand).
+func TestACLExecRechecks(t *testing.T) {
+	ts := startServer(t)
+	admin := dialRaw(t, ts.Addr)
+	want(t, admin.do("ACL", "SETUSER", "m", "on", "nopass", "+@all", "~*", "&*"), `+"OK"`)
+	a := dialRaw(t, ts.Addr)
+	want(t, a.do("AUTH", "m", "x"), `+"OK"`)
+	want(t, a.do("MULTI"), `+"OK"`)
+	for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"PUBLISH", "c", "v"}, {"INCR", "j"}} {
+		want(t, a.do(cmd...), `+"QUEUED"`)
+	}
+	want(t, admin.do("ACL", "SETUSER", "m", "-get", "resetkeys", "~j", "resetchannels"), `+"OK"`)
+	v := a.do("EXEC")
+	const pre = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: "
+	wants := []string{pre + "no permission to execute the command or subcommand", pre + "no permission to touch the specified keys", pre + "no permission to access one of the channels used as arguments", ""}
+	if len(v.Elems) != 4 {
+		t.Fatalf("EXEC: %s", v)
+	}
+	for i, w := range wants {
+		if w == "" {
+			if v.Elems[i].Type != ':' || v.Elems[i].Int != 1 {
+				t.Errorf("EXEC[%d] = %s, want 1", i, v.Elems[i])
+			}
+		} else if v.Elems[i].Type != '-' || string(v.Elems[i].Str) != w {
+			t.Errorf("EXEC[%d] = %s, want -%s", i, v.Elems[i], w)
+		}
+	}
+	log := admin.do("ACL", "LOG")
+	if len(log.Elems) != 3 || string(log.Elems[0].Elems[7].Str) != "c" || string(log.Elems[2].Elems[7].Str) != "get" || string(log.Elems[0].Elems[5].Str) != "multi" {
+		t.Errorf("ACL LOG: %s", log)
+	}
+}
