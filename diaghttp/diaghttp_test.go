@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
@@ -54,6 +55,7 @@ func (s *source) Config() []config.Entry     { return s.reg.Entries() }
 func (s *source) Clients(limit int) (int, []netloop.ClientInfo) {
 	return s.srv.Clients(limit)
 }
+func (s *source) ACLUsers() []acl.UserSummary      { return s.srv.ACLUsers() }
 func (s *source) CommandStats() *cmdstats.Snapshot { return s.srv.CommandStats() }
 func (s *source) CommandName(id int) string        { return s.table.ByID(id).FullName }
 
@@ -741,4 +743,31 @@ func TestClientsAPI(t *testing.T) {
 		expect(t, f.do(t, "GET", "/debug/api/clients?limit="+bad, auth), 400, "")
 	}
 	_ = conns
+}
+
+// TestUsersAPI: /debug/api/users lists the ACL users with their rules and
+// how many passwords they have, never the password hashes.
+func TestUsersAPI(t *testing.T) {
+	f := start(t, "s3cret")
+	c, err := net.Dial("tcp", f.redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "ACL SETUSER app on >apppass ~app:* +@read\r\n")
+	buf := make([]byte, 16)
+	if n, _ := c.Read(buf); string(buf[:n]) != "+OK\r\n" {
+		t.Fatalf("SETUSER: %q", buf[:n])
+	}
+	expect(t, f.do(t, "GET", "/debug/api/users", nil), 401, "")
+	r := f.do(t, "GET", "/debug/api/users", map[string]string{"Authorization": "Bearer s3cret"})
+	expect(t, r, 200, "")
+	if strings.Contains(r.body, acl.HashPassword("apppass")) || strings.Contains(r.body, "apppass") {
+		t.Fatalf("a password leaked: %s", r.body)
+	}
+	for _, w := range []string{`"name":"app"`, `"rules":"on ~app:* resetchannels -@all +@read"`, `"passwords":1`, `"name":"default"`} {
+		if !strings.Contains(strings.ReplaceAll(r.body, " ", ""), strings.ReplaceAll(w, " ", "")) {
+			t.Errorf("no %s in %s", w, r.body)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/status"
@@ -71,6 +72,22 @@ func persistenceOf(src Source) status.Persistence {
 		return ps.Persistence()
 	}
 	return status.Persistence{}
+}
+
+// UsersSource is implemented by a Source that has ACL users
+// (netloop.Server.ACLUsers): /debug/api/users and bundles' users.json list
+// them with their rules, never their password hashes. A Source without it
+// lists none.
+type UsersSource interface {
+	ACLUsers() []acl.UserSummary
+}
+
+// usersOf reads src's ACL users, or none.
+func usersOf(src Source) []acl.UserSummary {
+	if us, ok := src.(UsersSource); ok {
+		return us.ACLUsers()
+	}
+	return []acl.UserSummary{}
 }
 
 // persistErrorKinds are svc_persistence_errors_total's kind label values

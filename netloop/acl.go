@@ -51,6 +51,10 @@ func (s *Server) AuthFailures() [numAuthFailures]int64 {
 // ACL is the server's access control state (users, ACL LOG).
 func (s *Server) ACL() *acl.ACL { return s.acl }
 
+// ACLUsers lists the users with their rules, without password hashes (for
+// the debug API and bundles).
+func (s *Server) ACLUsers() []acl.UserSummary { return s.acl.Redacted() }
+
 // setUser makes u the client's user, for its loop and for readers elsewhere.
 func (c *client) setUser(u *acl.User) {
 	c.user = u

@@ -23,6 +23,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
@@ -379,11 +380,12 @@ type diagSource struct {
 	logs  *logging.Logger
 }
 
-func (d diagSource) Lifecycle() lifecycle.State { return d.life.Load() }
-func (d diagSource) Net() netloop.Stats         { return d.srv.Stats() }
-func (d diagSource) Shards() []shard.Snapshot   { return d.rt.Snapshots() }
-func (d diagSource) MaxMemoryBytes() int64      { return d.reg.Size("maxmemory") } // follows CONFIG SET
-func (d diagSource) Config() []config.Entry     { return d.reg.Entries() }
+func (d diagSource) Lifecycle() lifecycle.State  { return d.life.Load() }
+func (d diagSource) Net() netloop.Stats          { return d.srv.Stats() }
+func (d diagSource) Shards() []shard.Snapshot    { return d.rt.Snapshots() }
+func (d diagSource) MaxMemoryBytes() int64       { return d.reg.Size("maxmemory") } // follows CONFIG SET
+func (d diagSource) Config() []config.Entry      { return d.reg.Entries() }
+func (d diagSource) ACLUsers() []acl.UserSummary { return d.srv.ACLUsers() }
 func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 	return d.srv.Clients(limit)
 }
