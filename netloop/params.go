@@ -55,6 +55,10 @@ func (s *Server) bindParams(reg *config.Registry) {
 	// ACLUpdateDefaultUserPassword); the start-up value was applied when the
 	// ACL was made (New), before any aclfile or configured users.
 	reg.OnChange("requirepass", func(v string) error { s.acl.SetRequirePass(v); return nil })
+	s.acl.SetLogMaxLen(int(reg.Int("acllog-max-len")))
+	s.acl.SetPubSubDefault(reg.String("acl-pubsub-default") == "allchannels")
+	reg.OnChange("acl-pubsub-default", func(v string) error { s.acl.SetPubSubDefault(v == "allchannels"); return nil })
+	reg.OnChange("acllog-max-len", func(string) error { s.acl.SetLogMaxLen(int(reg.Int("acllog-max-len"))); return nil })
 	s.bindDiagParams(reg)
 	s.bindEncodingParams(reg)
 	s.bindMemoryParams(reg)

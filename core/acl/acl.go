@@ -27,6 +27,8 @@ type ACL struct {
 	users       map[string]*User
 	defaultUser *User
 	log         aclLog
+	// pubsubDefault is acl-pubsub-default: true for allchannels.
+	pubsubDefault atomic.Bool
 	// authRequired mirrors "the default user has a password or is off"
 	// (Redis' authRequired without the per-client part), for the loops.
 	authRequired atomic.Bool
@@ -62,6 +64,10 @@ func (a *ACL) syncDefault() {
 	s := a.defaultUser.state.Load()
 	a.authRequired.Store(!s.nopass || !s.enabled)
 }
+
+// SetPubSubDefault is acl-pubsub-default: whether new selectors (new
+// users, "reset", "(...)") start with allchannels instead of resetchannels.
+func (a *ACL) SetPubSubDefault(allChannels bool) { a.pubsubDefault.Store(allChannels) }
 
 // Table is the command table the ACL was built for.
 func (a *ACL) Table() *command.Table { return a.cmds.table }

@@ -44,6 +44,4 @@
 //     than Redis for the same rules when the counts differ.
 //   - Single-command rules are described in command-table order (name
 //     order); Redis follows its dict's hash order.
-//   - acl-pubsub-default is not a parameter: new users and "reset" start
-//     with resetchannels, Redis 7.0's default.
 package acl

@@ -93,7 +93,7 @@ type userState struct {
 }
 
 func (a *ACL) newSelector(root bool) *selector {
-	return &selector{root: root, bits: make([]uint64, a.cmds.words)}
+	return &selector{root: root, bits: make([]uint64, a.cmds.words), allChannels: a.pubsubDefault.Load()}
 }
 
 // newState is a user as ACLCreateUser makes it: off, no passwords, a root
@@ -353,6 +353,9 @@ func (a *ACL) apply(s *userState, op string) error {
 	case strings.EqualFold(op, "reset"):
 		for _, o := range []string{"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "clearselectors", "-@all"} {
 			_ = a.apply(s, o)
+		}
+		if a.pubsubDefault.Load() {
+			_ = a.apply(s, "allchannels")
 		}
 	default:
 		return a.applySelector(s.selectors[0], op)

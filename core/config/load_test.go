@@ -113,12 +113,14 @@ auto-aof-rewrite-min-size = "1mb"
 
 [acl]
 aclfile = "/tmp/users.acl"
+acllog-max-len = 5
+acl-pubsub-default = "allchannels"
 `
 
 // everyKeyGet is what CONFIG GET answers for each parameter after loading
 // everyKey.
 var everyKeyGet = map[string]string{
-	"aclfile": "/tmp/users.acl",
+	"aclfile": "/tmp/users.acl", "acllog-max-len": "5", "acl-pubsub-default": "allchannels",
 	"bind":    "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
 	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu",

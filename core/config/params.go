@@ -66,6 +66,11 @@ func defs() []*Param {
 		// [acl]
 		{Name: "aclfile", Table: "acl", Key: "aclfile", Kind: String, Default: "",
 			Doc: "ACL file loaded at start and by ACL LOAD, written by ACL SAVE (mode 0600); empty means none. Not together with [[acl.user]]"},
+		{Name: "acl-pubsub-default", Table: "acl", Key: "acl-pubsub-default", Kind: Enum, Default: "resetchannels", Mutable: true,
+			Enum: []string{"allchannels", "resetchannels"},
+			Doc:  "Channels a new user (and a user after 'reset') may use: none (resetchannels) or all (allchannels)"},
+		{Name: "acllog-max-len", Table: "acl", Key: "acllog-max-len", Kind: Int, Default: "128", Min: 0, Max: maxI32, HasRange: true, Mutable: true,
+			Doc: "Entries ACL LOG keeps (denied commands, keys, channels and failed AUTHs); the oldest go first"},
 
 		// [memory]
 		{Name: "maxmemory", Table: "memory", Key: "maxmemory", Kind: Size, Default: "0", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
