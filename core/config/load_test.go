@@ -121,7 +121,7 @@ acl-pubsub-default = "allchannels"
 // everyKey.
 var everyKeyGet = map[string]string{
 	"aclfile": "/tmp/users.acl", "acllog-max-len": "5", "acl-pubsub-default": "allchannels",
-	"bind":    "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
+	"bind": "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
 	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu",
 	"slowlog-log-slower-than": "-1", "slowlog-max-len": "5", "slowlog-max-arg-len": "64",
