@@ -48,21 +48,10 @@ func NoPermError(r Reason, cmd *command.Command) string {
 	return "no permission"
 }
 
-// keyCache holds a command's keys between selectors (aclKeyResultCache).
-type keyCache struct {
-	done  bool
-	pos   []int
-	flags []command.KeyFlag
-	pbuf  [16]int
-	fbuf  [16]command.KeyFlag
-}
-
-func (k *keyCache) load(cmd *command.Command, args [][]byte) {
-	if k.done {
-		return
-	}
-	k.done = true
-	pos, flags, ok := cmd.KeysWithFlags(args, k.pbuf[:0], k.fbuf[:0])
+// loadKeys appends the command's key positions and spec flags to pos and
+// flags (Redis' getKeysFromCommandWithSpecs with GET_KEYSPEC_DEFAULT).
+func loadKeys(cmd *command.Command, args [][]byte, pos []int, flags []command.KeyFlag) ([]int, []command.KeyFlag) {
+	p, f, ok := cmd.KeysWithFlags(args, pos, flags)
 	if !ok {
 		// A spec that cannot be evaluated statically: the legacy positions,
 		// each needing every access any of the command's specs declares.
@@ -72,44 +61,57 @@ func (k *keyCache) load(cmd *command.Command, args [][]byte) {
 				all |= ks.Flags
 			}
 		}
-		pos = cmd.Keys(args, k.pbuf[:0])
-		flags = k.fbuf[:0]
-		for range pos {
-			flags = append(flags, all)
+		p = cmd.Keys(args, pos)
+		f = flags
+		for range p {
+			f = append(f, all)
 		}
 	}
-	if cmd.FullName == "set" && len(flags) == 1 && flags[0]&command.KeyVariableFlags != 0 {
+	if cmd.FullName == "set" && len(f) == 1 && f[0]&command.KeyVariableFlags != 0 {
 		// Redis resolves SET's variable flags with setGetKeys: read-write
 		// with GET, otherwise an overwrite that needs only write access.
-		flags[0] = command.KeyOW | command.KeyUpdate
+		f[0] = command.KeyOW | command.KeyUpdate
 		for _, a := range args[min(3, len(args)):] {
 			if equalFold(a, "get") {
-				flags[0] = command.KeyRW | command.KeyAccess | command.KeyUpdate
+				f[0] = command.KeyRW | command.KeyAccess | command.KeyUpdate
 			}
 		}
 	}
-	k.pos, k.flags = pos[:0], flags[:0]
-	for i := range pos { // Redis leaves NOT_KEY specs out (GET_KEYSPEC_DEFAULT)
-		if flags[i]&command.KeyNotKey == 0 {
-			k.pos = append(k.pos, pos[i])
-			k.flags = append(k.flags, flags[i])
+	n := 0
+	for i := range p { // Redis leaves NOT_KEY specs out
+		if f[i]&command.KeyNotKey == 0 {
+			p[n], f[n] = p[i], f[i]
+			n++
 		}
 	}
+	return p[:n], f[:n]
 }
 
 // Check is ACLCheckAllUserCommandPerm: whether the user may run cmd (the
 // resolved subcommand when there is one) with args (args[0] is the command
 // name). On denial it returns the reason and the index in args of the key
-// or channel at fault (0 for a command denial).
+// or channel at fault (0 for a command denial). It allocates nothing for
+// commands with up to 16 keys.
 func (u *User) Check(cmd *command.Command, args [][]byte) (Reason, int) {
 	s := u.state.Load()
 	if s.allowAll {
 		return OK, 0
 	}
-	var kc keyCache
+	var pbuf [16]int
+	var fbuf [16]command.KeyFlag
+	var pos []int
+	var flags []command.KeyFlag
+	if u.ix.hasKeys[cmd.ID] {
+		for _, sel := range s.selectors {
+			if !sel.allKeys { // Redis computes the keys once, when a selector needs them
+				pos, flags = loadKeys(cmd, args, pbuf[:0], fbuf[:0])
+				break
+			}
+		}
+	}
 	relevant, lastIdx := DeniedCommand, 0
 	for _, sel := range s.selectors {
-		r, idx := u.ix.checkSelector(sel, cmd, args, &kc)
+		r, idx := u.ix.checkSelector(sel, cmd, args, pos, flags)
 		if r == OK {
 			return OK, 0
 		}
@@ -121,7 +123,7 @@ func (u *User) Check(cmd *command.Command, args [][]byte) (Reason, int) {
 }
 
 // checkSelector is ACLSelectorCheckCmd.
-func (ix *cmdIndex) checkSelector(sel *selector, cmd *command.Command, args [][]byte, kc *keyCache) (Reason, int) {
+func (ix *cmdIndex) checkSelector(sel *selector, cmd *command.Command, args [][]byte, pos []int, flags []command.KeyFlag) (Reason, int) {
 	if !sel.allCommands && cmd.Flags&command.FlagNoAuth == 0 && !getBit(sel.bits, cmd.ID) {
 		fa := sel.firstArgs[cmd.ID]
 		idx := 1
@@ -143,9 +145,8 @@ func (ix *cmdIndex) checkSelector(sel *selector, cmd *command.Command, args [][]
 		}
 	}
 	if !sel.allKeys && ix.hasKeys[cmd.ID] {
-		kc.load(cmd, args)
-		for i, p := range kc.pos {
-			if !sel.keyAllowed(args[p], kc.flags[i]) {
+		for i, p := range pos {
+			if !sel.keyAllowed(args[p], flags[i]) {
 				return DeniedKey, p
 			}
 		}
