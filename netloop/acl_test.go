@@ -53,8 +53,14 @@ func TestACLClientsOfAUser(t *testing.T) {
 		t.Errorf("auth failures %v", fails)
 	}
 
-	want(t, admin.do("ACL", "DELUSER", "alice"), "(integer) 1")
+	wantErr(t, admin.do("CLIENT", "KILL", "USER", "nosuch"), "ERR No such user 'nosuch'")
+	want(t, admin.do("CLIENT", "KILL", "USER", "alice"), "(integer) 1")
 	a.expectClosed()
+
+	b := dialRaw(t, ts.Addr)
+	want(t, b.do("AUTH", "alice", "pw"), `+"OK"`)
+	want(t, admin.do("ACL", "DELUSER", "alice"), "(integer) 1")
+	b.expectClosed()
 }
 
 // requirepass is the default user's password: CONFIG SET changes it for new
