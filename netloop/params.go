@@ -18,7 +18,7 @@ import (
 type liveParams struct {
 	maxClients  atomic.Int64
 	idleTimeout atomic.Int64 // nanoseconds; 0 = never
-	requirePass atomic.Pointer[string]
+	// requirepass lives in the ACL: it is the default user's password.
 }
 
 // bindParams makes reg the server's configuration: CONFIG GET/SET/REWRITE
@@ -44,11 +44,9 @@ func (s *Server) bindParams(reg *config.Registry) {
 	load := func() {
 		s.live.maxClients.Store(reg.Int("maxclients"))
 		s.live.idleTimeout.Store(int64(reg.Duration("timeout")))
-		pass := reg.String("requirepass")
-		s.live.requirePass.Store(&pass)
 	}
 	load()
-	for _, name := range []string{"maxclients", "timeout", "requirepass"} {
+	for _, name := range []string{"maxclients", "timeout"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
 	// requirepass is the default user's password (Redis'
@@ -178,8 +176,6 @@ func scaled(n int64, unit time.Duration) time.Duration {
 	}
 	return time.Duration(n) * unit
 }
-
-func (s *Server) requirePass() string { return *s.live.requirePass.Load() }
 
 // requirePassOf is the requirepass a server starts with.
 func requirePassOf(cfg Config) string {
