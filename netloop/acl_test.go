@@ -1,6 +1,7 @@
 package netloop_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,4 +168,44 @@ func TestACLExecRechecks(t *testing.T) {
 	if len(log.Elems) != 3 || string(log.Elems[0].Elems[7].Str) != "c" || string(log.Elems[2].Elems[7].Str) != "get" || string(log.Elems[0].Elems[5].Str) != "multi" {
 		t.Errorf("ACL LOG: %s", log)
 	}
+}
+
+// A restricted user's pipeline mixes allowed and denied commands across
+// shards: each gets its own reply, in order (denied commands never join a
+// shard batch; they are answered on their own turn).
+func TestACLPipelinedDenials(t *testing.T) {
+	ts := startServer(t)
+	admin := dialRaw(t, ts.Addr)
+	want(t, admin.do("ACL", "SETUSER", "p", "on", "nopass", "+@all", "-del", "~a*"), `+"OK"`)
+	c := dialRaw(t, ts.Addr)
+	want(t, c.do("AUTH", "p", "x"), `+"OK"`)
+	var req strings.Builder
+	const n = 300
+	for i := range n {
+		switch i % 3 {
+		case 0:
+			req.WriteString(multibulk("SET", fmt.Sprintf("a%d", i), "v"))
+		case 1:
+			req.WriteString(multibulk("SET", fmt.Sprintf("b%d", i), "v"))
+		default:
+			req.WriteString(multibulk("DEL", fmt.Sprintf("a%d", i-2)))
+		}
+	}
+	c.write(req.String())
+	for i := range n {
+		v := c.read()
+		var w string
+		switch i % 3 {
+		case 0:
+			w = "+OK"
+		case 1:
+			w = "-NOPERM this user has no permissions to access one of the keys used as arguments"
+		default:
+			w = "-NOPERM this user has no permissions to run the 'del' command"
+		}
+		if got := string(v.Type) + string(v.Str); got != w {
+			t.Fatalf("reply %d: %q, want %q", i, got, w)
+		}
+	}
+	want(t, admin.do("DBSIZE"), "(integer) 100")
 }
