@@ -23,6 +23,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/netloop"
@@ -445,6 +446,9 @@ func (b *Bundles) collect(ctx context.Context, id string, start time.Time, d tim
 		Limit   int                  `json:"limit"`
 		Clients []netloop.ClientInfo `json:"clients"`
 	}{total, maxClientLimit, clients})
+	addJSON("users.json", struct {
+		Users []acl.UserSummary `json:"users"`
+	}{usersOf(src)})
 	addJSON("cluster.json", b.docs.clusterDoc(now))
 	if hot, err := hotShardsJSON(statusJSON); err != nil {
 		man.Errors = append(man.Errors, "hotshards.json: "+err.Error())

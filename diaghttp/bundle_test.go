@@ -341,7 +341,7 @@ func TestBundleContents(t *testing.T) {
 		t.Fatalf("manifest id %s duration %d; header id %s", man.ID, man.DurationSecs, id)
 	}
 	want := []string{"status.json", "info.txt", "config.json", "metrics.prom", "metrics.json", "slowlog.json", "latency.json",
-		"clients.json", "cluster.json", "hotshards.json", "logs.txt", "goroutines.txt", "heap.pprof", "cpu.pprof", "rates.json"}
+		"clients.json", "users.json", "cluster.json", "hotshards.json", "logs.txt", "goroutines.txt", "heap.pprof", "cpu.pprof", "rates.json"}
 	if !man.CPUProfile.Included { // the test binary may be profiling itself (go test -cpuprofile)
 		if !strings.Contains(man.CPUProfile.Note, "already in use") {
 			t.Fatalf("no CPU profile: %q", man.CPUProfile.Note)
@@ -368,6 +368,7 @@ func TestBundleContents(t *testing.T) {
 		"goroutines.txt": {"goroutine ", "runtime/pprof.writeGoroutineStacks"},
 		"config.json":    {`"name": "requirepass"`, `"value": "(redacted)"`},
 		"clients.json":   {`"total": 1`, config.Redacted},
+		"users.json":     {`"name": "default"`, `"rules": "on nopass ~* \u0026* +@all"`, `"passwords": 0`},
 		"slowlog.json":   {`"token-copy"`},
 		"status.json":    {`"hot_shards"`},
 		"hotshards.json": {`"enabled": true`, `"period_secs"`},

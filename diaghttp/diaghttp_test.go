@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
@@ -54,6 +55,7 @@ func (s *source) Config() []config.Entry     { return s.reg.Entries() }
 func (s *source) Clients(limit int) (int, []netloop.ClientInfo) {
 	return s.srv.Clients(limit)
 }
+func (s *source) ACLUsers() []acl.UserSummary      { return s.srv.ACLUsers() }
 func (s *source) CommandStats() *cmdstats.Snapshot { return s.srv.CommandStats() }
 func (s *source) CommandName(id int) string        { return s.table.ByID(id).FullName }
 
@@ -348,6 +350,11 @@ func TestMetrics(t *testing.T) {
 		"svc_persistence_writes_refused":                         0,
 		`svc_connections_rejected_total{reason="maxclients"}`:    0,
 		`svc_connections_rejected_total{reason="shutting_down"}`: 0,
+		`svc_auth_failures_total{reason="wrongpass"}`:            0,
+		`svc_auth_failures_total{reason="noauth"}`:               0,
+		`svc_auth_failures_total{reason="noperm_cmd"}`:           0,
+		`svc_auth_failures_total{reason="noperm_key"}`:           0,
+		`svc_auth_failures_total{reason="noperm_channel"}`:       0,
 		`svc_error_replies_total{code="ERR"}`:                    0,
 		`svc_build_info{version="1.2.3-test"}`:                   1,
 		"svc_slowlog_length":                                     0,
@@ -369,7 +376,7 @@ func TestMetrics(t *testing.T) {
 	for fam, typ := range map[string]string{
 		"svc_memory_used_bytes": "gauge", "svc_memory_maxmemory_bytes": "gauge",
 		"svc_commands_duration_seconds": "histogram", "svc_persistence_errors_total": "counter",
-		"svc_connections_rejected_total": "counter", "svc_shard_keys": "gauge",
+		"svc_connections_rejected_total": "counter", "svc_shard_keys": "gauge", "svc_auth_failures_total": "counter",
 		"svc_commands_processed_total": "counter", "svc_connected_clients": "gauge",
 		"svc_persistence_enabled": "gauge", "svc_persistence_last_save_timestamp_seconds": "gauge",
 		"svc_persistence_bgsave_in_progress": "gauge", "svc_persistence_aof_rewrite_in_progress": "gauge",
@@ -737,4 +744,31 @@ func TestClientsAPI(t *testing.T) {
 		expect(t, f.do(t, "GET", "/debug/api/clients?limit="+bad, auth), 400, "")
 	}
 	_ = conns
+}
+
+// TestUsersAPI: /debug/api/users lists the ACL users with their rules and
+// how many passwords they have, never the password hashes.
+func TestUsersAPI(t *testing.T) {
+	f := start(t, "s3cret")
+	c, err := net.Dial("tcp", f.redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "ACL SETUSER app on >apppass ~app:* +@read\r\n")
+	buf := make([]byte, 16)
+	if n, _ := c.Read(buf); string(buf[:n]) != "+OK\r\n" {
+		t.Fatalf("SETUSER: %q", buf[:n])
+	}
+	expect(t, f.do(t, "GET", "/debug/api/users", nil), 401, "")
+	r := f.do(t, "GET", "/debug/api/users", map[string]string{"Authorization": "Bearer s3cret"})
+	expect(t, r, 200, "")
+	if strings.Contains(r.body, acl.HashPassword("apppass")) || strings.Contains(r.body, "apppass") {
+		t.Fatalf("a password leaked: %s", r.body)
+	}
+	for _, w := range []string{`"name":"app"`, `"rules":"on ~app:* resetchannels -@all +@read"`, `"passwords":1`, `"name":"default"`} {
+		if !strings.Contains(strings.ReplaceAll(r.body, " ", ""), strings.ReplaceAll(w, " ", "")) {
+			t.Errorf("no %s in %s", w, r.body)
+		}
+	}
 }

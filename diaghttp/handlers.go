@@ -5,6 +5,7 @@ import (
 
 	"github.com/svcdb/svcdb/netloop"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/config"
 
 	"bytes"
@@ -133,6 +134,10 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 			Limit   int                  `json:"limit"`
 			Clients []netloop.ClientInfo `json:"clients"`
 		}{total, limit, list})
+	case "users":
+		writeAPIJSON(ctx, struct {
+			Users []acl.UserSummary `json:"users"`
+		}{usersOf(s.src)})
 	case "config":
 		writeAPIJSON(ctx, struct {
 			Parameters []config.Entry `json:"parameters"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/status"
@@ -71,6 +72,22 @@ func persistenceOf(src Source) status.Persistence {
 		return ps.Persistence()
 	}
 	return status.Persistence{}
+}
+
+// UsersSource is implemented by a Source that has ACL users
+// (netloop.Server.ACLUsers): /debug/api/users and bundles' users.json list
+// them with their rules, never their password hashes. A Source without it
+// lists none.
+type UsersSource interface {
+	ACLUsers() []acl.UserSummary
+}
+
+// usersOf reads src's ACL users, or none.
+func usersOf(src Source) []acl.UserSummary {
+	if us, ok := src.(UsersSource); ok {
+		return us.ACLUsers()
+	}
+	return []acl.UserSummary{}
 }
 
 // persistErrorKinds are svc_persistence_errors_total's kind label values
@@ -143,6 +160,12 @@ func newRegistry(src Source, version string) *registry {
 	fam.set.NewGauge(`svc_connections_rejected_total{reason="shutting_down"}`, func() float64 {
 		return float64(r.snap.net.RejectedShutdown)
 	})
+	fam = r.add("svc_auth_failures_total", "Clients refused since start, by reason: wrongpass (AUTH or HELLO AUTH with bad credentials), noauth (a command before authenticating), noperm_cmd, noperm_key, noperm_channel (ACL denials of a command, a key, a channel).", "counter")
+	for i, name := range netloop.AuthFailureNames {
+		fam.set.NewGauge(`svc_auth_failures_total{reason="`+name+`"}`, func() float64 {
+			return float64(r.snap.net.AuthFailures[i])
+		})
+	}
 	perShard("svc_shard_keys", "Keys held by the shard, across all databases.",
 		func(s *shard.Snapshot) float64 { return float64(s.TotalKeys()) })
 

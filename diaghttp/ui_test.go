@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -772,6 +774,29 @@ func TestDebugUIBrowser(t *testing.T) {
 			t.Errorf("download from the list named %q", name)
 		}
 		checkZip(t, file, token)
+	})
+
+	t.Run("users", func(t *testing.T) {
+		p.t = t
+		if err := admin.Do(bg, "ACL", "SETUSER", "ui-reader", "on", ">ui-reader-pass", "~app:*", "+@read").Err(); err != nil {
+			t.Fatalf("ACL SETUSER: %v", err)
+		}
+		p.open("users")
+		p.wait("the users", `document.querySelectorAll("#users-table tbody tr[data-key]").length >= 2`, 15*time.Second)
+		table := p.text("#users-table")
+		for _, want := range []string{"ui-reader", "on ~app:* resetchannels -@all +@read", "1 password", "default", "+@all"} {
+			if !strings.Contains(table, want) {
+				t.Errorf("the users table lacks %q:\n%s", want, table)
+			}
+		}
+		hash := sha256.Sum256([]byte("ui-reader-pass"))
+		if page := eval[string](p, `document.body.innerHTML`); strings.Contains(page, hex.EncodeToString(hash[:])) || strings.Contains(page, "ui-reader-pass") {
+			t.Error("the page shows a password or its hash")
+		}
+		if c := p.text("#users-count"); !strings.Contains(c, "users") {
+			t.Errorf("count: %q", c)
+		}
+		p.screenshot("users", "")
 	})
 
 	t.Run("clients", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -46,8 +47,11 @@ type client struct {
 	retryBlocked atomic.Bool
 	multi        multiState // MULTI/EXEC/WATCH (multi.go)
 	// open: the batch is being filled during this turn and not yet submitted.
-	open        bool
+	open bool
+	// authed: authenticated, or connected while the default user needed no
+	// password (Redis' c->authenticated; see authRequired in acl.go).
 	authed      bool
+	user        *acl.User    // the ACL user; never nil (acl.go)
 	durableWait bool         // replies held until the append-only log is on disk (persistcmd.go)
 	closeAfter  bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
 	closed      bool         // OnClose ran: the file descriptor may belong to another connection now
@@ -80,6 +84,8 @@ type client struct {
 	qbufFree        atomic.Int64
 	argvMem         atomic.Int64
 	obl             atomic.Int64
+	userPub         atomic.Pointer[acl.User] // user, for other goroutines (CLIENT LIST, ACL DELUSER)
+	aclRecheck      atomic.Bool              // the user's channels shrank: check subscriptions (acl.go)
 }
 
 // noCopy makes `go vet` flag copies of a client.

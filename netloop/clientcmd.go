@@ -183,7 +183,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(qfree, 10))
 	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=0 rbs=0 rbp=0")
 	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(omem, 10))
-	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=default redir=-1 resp=" + strconv.Itoa(resp))
+	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=" + c.userName() + " redir=-1 resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
 	b.WriteString("\n")
 	return b.String()
@@ -274,7 +274,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		case resp.EqualFold(k, "laddr"):
 			laddr = string(v)
 		case resp.EqualFold(k, "user"):
-			if string(v) != "default" { // the only ACL user there is
+			if s.acl.User(string(v)) == nil {
 				c.out = resp.AppendError(c.out, "ERR No such user '"+sanitize(v)+"'")
 				return
 			}
@@ -319,7 +319,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 			id != 0 && cl.id != id,
 			addr != "" && cl.addr != addr,
 			laddr != "" && cl.lad != laddr,
-			hasUser && user != "default",
+			hasUser && cl.userName() != user,
 			maxAge != 0 && int64(now.Sub(cl.created)/time.Second) < maxAge,
 			skipMe && cl == c:
 			continue

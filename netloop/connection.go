@@ -1,8 +1,6 @@
 package netloop
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"strings"
 	"time"
 
@@ -49,14 +47,16 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.ctx.DB = 0
 		c.db.Store(0)
 		c.setRESP3(false)
-		c.authed = s.requirePass() == ""
-		c.name.Store(nil) // as Redis' clearClientConnectionState; lib-name/lib-ver stay
+		s.setDefaultAuth(c) // acl.go
+		c.name.Store(nil)   // as Redis' clearClientConnectionState; lib-name/lib-ver stay
 		s.pubsubReset(c)
 		c.out = append(c.out, "+RESET\r\n"...)
 	case "select":
 		s.cmdSelect(c, args)
 	case "auth":
-		s.cmdAuth(c, args)
+		s.cmdAuth(c, args) // acl.go
+	case "acl":
+		s.cmdACL(c, cmd, args) // acl.go
 	case "hello":
 		s.cmdHello(c, args)
 	case "client":
@@ -137,47 +137,6 @@ const (
 	errProtoVersion = "ERR Protocol version is not an integer or out of range"
 )
 
-// checkPassword reports whether user/pass authenticate as the default user.
-// It compares SHA-256 digests in constant time, as Redis' ACL does
-// (ACLCheckUserCredentials), so neither the password's bytes nor its length
-// show in the time it takes (ConstantTimeCompare of the raw strings returns
-// at once on a length mismatch).
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if user != nil && string(user) != "default" {
-		return false
-	}
-	got, want := sha256.Sum256(pass), sha256.Sum256([]byte(s.requirePass()))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
-}
-
-func (s *Server) cmdAuth(c *client, args [][]byte) {
-	var user, pass []byte
-	switch len(args) {
-	case 2:
-		pass = args[1]
-		if s.requirePass() == "" {
-			c.out = resp.AppendError(c.out, errAuthNoPass)
-			return
-		}
-	case 3:
-		user, pass = args[1], args[2]
-	default:
-		c.out = append(c.out, resp.ErrSyntax...)
-		return
-	}
-	if s.requirePass() == "" && string(user) == "default" {
-		c.authed = true // the default user has no password: any password works, as Redis' nopass
-		c.out = append(c.out, resp.OK...)
-		return
-	}
-	if !s.checkPassword(user, pass) {
-		c.out = resp.AppendError(c.out, errWrongPass)
-		return
-	}
-	c.authed = true
-	c.out = append(c.out, resp.OK...)
-}
-
 func (s *Server) cmdHello(c *client, args [][]byte) {
 	proto := 2
 	if c.ctx.RESP3 {
@@ -204,12 +163,10 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 		more := len(args) - i - 1
 		switch {
 		case resp.EqualFold(args[i], "auth") && more >= 2:
-			user, pass := args[i+1], args[i+2]
-			if !s.checkPassword(user, pass) && !(s.requirePass() == "" && string(user) == "default") {
+			if !s.authenticate(c, args[i+1], args[i+2], args[0]) { // acl.go
 				c.out = resp.AppendError(c.out, errWrongPass)
 				return
 			}
-			c.authed = true
 			i += 2
 		case resp.EqualFold(args[i], "setname") && more >= 1:
 			name = args[i+1]
@@ -224,7 +181,7 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 			return
 		}
 	}
-	if !c.authed {
+	if s.authRequired(c) {
 		c.out = resp.AppendError(c.out, errHelloNoAuth)
 		return
 	}

@@ -28,6 +28,14 @@
 // than OutputSoftLimit bytes wait in the socket's outbound buffer, and a
 // resume ticker wakes the connection when it has drained. Nothing is dropped.
 //
+// # Access control
+//
+// Every client has an ACL user (core/acl owns the rules; acl.go the wiring).
+// process checks authentication, then, only for a user with restrictions,
+// the command, its keys and its channels; the default user's path is one
+// atomic load and a bool. Users change under connected clients: a client
+// reads its user's current rules at each command.
+//
 // # What it must never do
 //
 // Execute keyspace commands outside a shard's ownership, write to a socket

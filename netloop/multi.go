@@ -162,6 +162,9 @@ func (s *Server) cmdExec(c *client) {
 	c.ctx.Blocker = nil // blocking commands reply at once inside EXEC
 	for _, q := range c.multi.queue {
 		mark := len(c.out)
+		if !c.user.AllowsAll() && s.aclDeniedInExec(c, q.checked, q.args) { // acl.go
+			continue
+		}
 		if _, where := s.rt.Route(q.cmd, q.args); where == shard.NotShard {
 			s.local(c, q.cmd, q.args)
 		} else {

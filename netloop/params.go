@@ -18,13 +18,13 @@ import (
 type liveParams struct {
 	maxClients  atomic.Int64
 	idleTimeout atomic.Int64 // nanoseconds; 0 = never
-	requirePass atomic.Pointer[string]
 	// protectedMode is protected-mode (security.go).
 	protectedMode atomic.Bool
 	// maxBulkLen is proto-max-bulk-len, queryBufferLimit
 	// client-query-buffer-limit: read by every connection at its next turn.
 	maxBulkLen       atomic.Int64
 	queryBufferLimit atomic.Int64
+	// requirepass lives in the ACL: it is the default user's password.
 }
 
 // bindParams makes reg the server's configuration: CONFIG GET/SET/REWRITE
@@ -63,22 +63,29 @@ func (s *Server) bindParams(reg *config.Registry) {
 	load := func() {
 		s.live.maxClients.Store(reg.Int("maxclients"))
 		s.live.idleTimeout.Store(int64(reg.Duration("timeout")))
-		pass := reg.String("requirepass")
-		s.live.requirePass.Store(&pass)
 		s.live.protectedMode.Store(reg.Bool("protected-mode"))
 		s.live.maxBulkLen.Store(reg.Size("proto-max-bulk-len"))
 		s.live.queryBufferLimit.Store(reg.Size("client-query-buffer-limit"))
 	}
 	load()
 	s.debugPolicy = parseDebugPolicy(reg.String("enable-debug-command"))
-	for _, name := range []string{"maxclients", "timeout", "requirepass", "protected-mode", "proto-max-bulk-len", "client-query-buffer-limit"} {
+	for _, name := range []string{"maxclients", "timeout", "protected-mode", "proto-max-bulk-len", "client-query-buffer-limit"} {
 		reg.OnChange(name, func(string) error { load(); return nil })
 	}
+	// requirepass is the default user's password (Redis'
+	// ACLUpdateDefaultUserPassword); the start-up value was applied when the
+	// ACL was made (New), before any aclfile or configured users.
+	reg.OnChange("requirepass", func(v string) error { s.acl.SetRequirePass(v); return nil })
 	// A change that exposes the port (protected-mode no, requirepass "")
-	// is logged as it happens, as at start-up (Start).
+	// is logged as it happens, as at start-up (Start). Registered after the
+	// ACL's hook, so it sees the new password.
 	for _, name := range []string{"requirepass", "protected-mode"} {
 		reg.OnChange(name, func(string) error { s.warnExposure(); return nil })
 	}
+	s.acl.SetLogMaxLen(int(reg.Int("acllog-max-len")))
+	s.acl.SetPubSubDefault(reg.String("acl-pubsub-default") == "allchannels")
+	reg.OnChange("acl-pubsub-default", func(v string) error { s.acl.SetPubSubDefault(v == "allchannels"); return nil })
+	reg.OnChange("acllog-max-len", func(string) error { s.acl.SetLogMaxLen(int(reg.Int("acllog-max-len"))); return nil })
 	s.bindDiagParams(reg)
 	s.bindEncodingParams(reg)
 	s.bindMemoryParams(reg)
@@ -199,4 +206,10 @@ func scaled(n int64, unit time.Duration) time.Duration {
 	return time.Duration(n) * unit
 }
 
-func (s *Server) requirePass() string { return *s.live.requirePass.Load() }
+// requirePassOf is the requirepass a server starts with.
+func requirePassOf(cfg Config) string {
+	if cfg.Params != nil {
+		return cfg.Params.String("requirepass")
+	}
+	return cfg.RequirePass
+}

@@ -38,15 +38,10 @@ const bigCommandMin = 256 << 10
 // stops parsing a client that does not read its replies).
 const unauthQueryBufferLimit = 1 << 20
 
-// authRequired is Redis' authRequired(c): the default user has a password
-// and the client has not authenticated. Only such a client gets the parser's
-// unauthenticated limits and unauthQueryBufferLimit.
-func (c *client) authRequired() bool { return !c.authed && c.srv.requirePass() != "" }
-
 // queryBufferLimit is the most input c may have buffered, unparsed.
 func (s *Server) queryBufferLimit(c *client) int {
 	limit := int(min(s.live.queryBufferLimit.Load(), math.MaxInt))
-	if c.authRequired() {
+	if s.authRequired(c) { // only such a client gets unauthQueryBufferLimit
 		limit = min(limit, unauthQueryBufferLimit)
 	}
 	return limit
@@ -65,7 +60,7 @@ func (s *Server) overQueryLimit(c *client, gc gnet.Conn) bool {
 		return false
 	}
 	s.log.Warn("closing client that reached max query buffer length", "id", c.id, "addr", c.addr,
-		"qbuf", n, "limit", limit, "authenticated", !c.authRequired(), "qbuf_initial_bytes", s.queryPrefix(c, gc))
+		"qbuf", n, "limit", limit, "authenticated", !s.authRequired(c), "qbuf_initial_bytes", s.queryPrefix(c, gc))
 	return true
 }
 

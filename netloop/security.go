@@ -67,10 +67,10 @@ func (s *Server) peerIsLocal(remote net.Addr) bool {
 	return s.cfg.LocalPeer(a)
 }
 
-// defaultUserNeedsPassword reports whether a client must authenticate to act
-// as the default user. Protected mode applies while it does not. (One place
-// for it, so that ACL users can redefine "the default user has a password".)
-func (s *Server) defaultUserNeedsPassword() bool { return s.requirePass() != "" }
+// defaultUserNeedsPassword reports whether the default user has a password
+// (it is not nopass), as Redis' protected mode asks of DefaultUser's flags.
+// Protected mode applies while it does not.
+func (s *Server) defaultUserNeedsPassword() bool { return s.acl.DefaultUserHasPassword() }
 
 // protectedModeRefuses reports whether protected mode refuses a new client:
 // protected-mode on, no password for the default user, and a peer that is

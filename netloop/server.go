@@ -17,6 +17,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
@@ -64,7 +65,11 @@ type Config struct {
 	// proto-max-bulk-len come from it (and follow CONFIG SET) and the
 	// MaxClients, RequirePass, IdleTimeout, QueryBufferLimit and
 	// ProtoLimits.MaxBulkLen fields are ignored.
-	Params    *config.Registry
+	Params *config.Registry
+	// ACL holds the users, loaded by the caller (aclfile, configured users)
+	// after the default user took requirepass. nil: a fresh ACL whose
+	// default user takes requirepass here.
+	ACL       *acl.ACL
 	Logger    *slog.Logger
 	Lifecycle *lifecycle.Tracker
 	// Tracer makes per-request spans when its per-request switch is on; nil
@@ -170,6 +175,9 @@ type Server struct {
 	shutdownReq  chan struct{}
 	shutdownSave atomic.Int32 // SHUTDOWN SAVE: 1, NOSAVE: -1, neither: 0
 
+	acl       *acl.ACL     // users, permissions, ACL LOG (acl.go)
+	authFails authFailures // refusals by reason (acl.go)
+
 	// bundles is DEBUG BUNDLE's service, set by SetBundles (bundlecmd.go).
 	bundles atomic.Pointer[bundleMakerBox]
 }
@@ -216,6 +224,11 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	// keeps them current.
 	s.slowlog = slowlog.New(128, 10*time.Millisecond, slowlog.DefaultMaxArgLen)
 	s.latency = latency.New(0)
+	s.acl = cfg.ACL
+	if s.acl == nil {
+		s.acl = acl.New(table)
+		s.acl.SetRequirePass(requirePassOf(cfg))
+	}
 	rt.ReportLatency(s.latency)
 	s.debugCmd = table.Lookup([]byte("debug"))
 	s.bindParams(cfg.Params)

@@ -23,6 +23,9 @@ type Stats struct {
 	ProtocolErrors      int64
 	OpsPerSec           int64 // instantaneous_ops_per_sec
 	EventLoops          int
+	// AuthFailures counts refusals since start by reason, indexed like
+	// AuthFailureNames (acl.go).
+	AuthFailures [numAuthFailures]int64
 }
 
 // Stats returns the current snapshot. Totals are since start (CONFIG
@@ -43,6 +46,7 @@ func (s *Server) Stats() Stats {
 		ProtocolErrors:      t.protocolErrors,
 		OpsPerSec:           s.stats.opsSampler.rate(),
 		EventLoops:          s.cfg.EventLoops,
+		AuthFailures:        s.AuthFailures(),
 	}
 }
 

@@ -81,9 +81,9 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 		conn:    gc,
 		id:      s.nextID.Add(1),
 		created: time.Now(),
-		authed:  s.requirePass() == "",
 		loop:    s.loopFor(gc),
 	}
+	s.setDefaultAuth(c) // acl.go
 	c.parser.Limits = s.cfg.ProtoLimits
 	c.ctx.Bind(s.rt)
 	c.ctx.Blocker = c
@@ -117,7 +117,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	c := gc.Context().(*client)
 	defer s.recoverConn(c, &action)
-	if c.killed.Load() || s.overQueryLimit(c, gc) {
+	if c.killed.Load() || s.overQueryLimit(c, gc) || (c.aclRecheck.Load() && s.aclRecheckFailed(c)) {
 		return gnet.Close
 	}
 	if c.ps.Load() != nil && s.pubsubDeliver(c) {
@@ -237,7 +237,7 @@ func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 	for off < len(buf) && !c.pending && !c.closeAfter && !c.durableWait {
 		// As Redis' authRequired(c) in processMultibulkBuffer, asked anew for
 		// every command: AUTH earlier in the same read lifts the limits.
-		c.parser.Limits.Unauthenticated = c.authRequired()
+		c.parser.Limits.Unauthenticated = s.authRequired(c)
 		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
 		if err != nil {
 			s.protocolError(c, err)
@@ -327,7 +327,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	cmd := s.table.Lookup(args[0])
 	if c.open {
 		// Only commands for the open batch's shard may join it.
-		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) {
+		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || !s.joinAllowed(c, cmd, args) {
 			return false
 		}
 		idx, where := s.rt.Route(cmd, args)
@@ -376,9 +376,13 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		}
 		checked = sub
 	}
-	if !c.authed && checked.Flags&command.FlagNoAuth == 0 {
+	if !c.authed && checked.Flags&command.FlagNoAuth == 0 && s.acl.AuthRequired() {
 		c.out = append(c.out, resp.ErrNoAuth...)
+		s.authFails[FailNoAuth].Add(1)
 		s.rejected(c, checked, c.out[mark:])
+		return true
+	}
+	if !c.user.AllowsAll() && s.aclDenied(c, checked, args, mark) { // acl.go
 		return true
 	}
 	if refusal := s.persistenceRefusal(cmd, checked); refusal != "" { // persistcmd.go

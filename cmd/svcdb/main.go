@@ -24,6 +24,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
@@ -122,6 +123,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 	}
 	errs = append(errs, reg.LoadStartup(cfgPath, environ, flagVals)...)
+	if len(errs) == 0 { // the users, checked now so that --check-config sees them
+		if _, err := buildACL(reg, command.New()); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "svcdb: %v\n", e)
 	}
@@ -214,6 +220,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	table := command.New()
+	users, err := buildACL(reg, table) // checked above; files may have changed since
+	if err != nil {
+		fmt.Fprintf(stderr, "svcdb: %v\n", err)
+		return 2
+	}
 	rt, err := shard.New(shard.Config{
 		Shards:   int(reg.Int("shards")),
 		Strategy: strategy,
@@ -243,6 +254,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		QueryBufferLimit: int(reg.Size("client-query-buffer-limit")),
 		ProtoLimits:      resp.Limits{MaxBulkLen: reg.Size("proto-max-bulk-len")},
 		Params:           reg,
+		ACL:              users,
 		ConfigFile:       reg.ConfigFile(),
 		Version:          version,
 		Logger:           logger,
@@ -372,11 +384,12 @@ type diagSource struct {
 	logs  *logging.Logger
 }
 
-func (d diagSource) Lifecycle() lifecycle.State { return d.life.Load() }
-func (d diagSource) Net() netloop.Stats         { return d.srv.Stats() }
-func (d diagSource) Shards() []shard.Snapshot   { return d.rt.Snapshots() }
-func (d diagSource) MaxMemoryBytes() int64      { return d.reg.Size("maxmemory") } // follows CONFIG SET
-func (d diagSource) Config() []config.Entry     { return d.reg.Entries() }
+func (d diagSource) Lifecycle() lifecycle.State  { return d.life.Load() }
+func (d diagSource) Net() netloop.Stats          { return d.srv.Stats() }
+func (d diagSource) Shards() []shard.Snapshot    { return d.rt.Snapshots() }
+func (d diagSource) MaxMemoryBytes() int64       { return d.reg.Size("maxmemory") } // follows CONFIG SET
+func (d diagSource) Config() []config.Entry      { return d.reg.Entries() }
+func (d diagSource) ACLUsers() []acl.UserSummary { return d.srv.ACLUsers() }
 func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 	return d.srv.Clients(limit)
 }

@@ -57,8 +57,8 @@ func TestReplyErrors(t *testing.T) {
 
 func TestReplyCountAndAll(t *testing.T) {
 	tab := New()
-	if got := string(tab.Reply(nil, argv("COMMAND COUNT"), false)); got != ":187\r\n" {
-		t.Errorf("COUNT = %q, want :187 (the number of top-level commands)", got)
+	if got := string(tab.Reply(nil, argv("COMMAND COUNT"), false)); got != ":188\r\n" {
+		t.Errorf("COUNT = %q, want :188 (the number of top-level commands)", got)
 	}
 	for _, resp3 := range []bool{false, true} {
 		all := reply(t, tab, "COMMAND", resp3)

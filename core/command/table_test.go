@@ -79,6 +79,9 @@ var wantNames = map[string][]string{
 		"delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info",
 		"keyslot", "links", "meet", "myid", "nodes", "replicas", "replicate", "reset", "saveconfig",
 		"set-config-epoch", "setslot", "shards", "slaves", "slots"},
+	// acl
+	"acl": {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save",
+		"setuser", "users", "whoami"},
 }
 
 // wantFast are the commands Redis 7.0.15 flags "fast".

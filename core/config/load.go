@@ -32,6 +32,68 @@ type tomlDoc struct {
 	inline  map[string]bool
 	entries []tomlEntry // every key-value, in file order (for Rewrite)
 	headers []tomlHeader
+	// aclUsers are the [[acl.user]] tables found by collect.
+	aclUsers []ACLUser
+}
+
+// ACLUser is one [[acl.user]] table: a user and its rules as ACL SETUSER
+// takes them, with where it was written. The registry only reads them; the
+// rules are checked by core/acl when the server builds its users.
+type ACLUser struct {
+	Name  string
+	Rules string
+	File  string
+	Line  int // line of the [[acl.user]] header
+}
+
+// aclUsers reads the [[acl.user]] array of tables: each needs a string
+// name and a string rules, nothing else.
+func aclUsers(file string, d *tomlDoc, v any, kp pos) ([]ACLUser, ErrorList) {
+	var errs ErrorList
+	arr, ok := v.([]any)
+	if !ok || !isArrayOfTables(v) {
+		return nil, ErrorList{&ConfigError{File: file, Line: kp.line, Column: kp.col, Table: "acl", Key: "user",
+			Msg: "must be an array of tables ([[acl.user]]), got " + tomlType(v)}}
+	}
+	var lines []int
+	for _, h := range d.headers {
+		if h.array && h.path == "acl.user" {
+			lines = append(lines, h.line)
+		}
+	}
+	var out []ACLUser
+	for i, e := range arr {
+		line := kp.line
+		if i < len(lines) {
+			line = lines[i]
+		}
+		m, _ := e.(map[string]any)
+		u := ACLUser{File: file, Line: line}
+		bad := false
+		for k, val := range m {
+			s, isStr := val.(string)
+			switch {
+			case (k == "name" || k == "rules") && !isStr:
+				errs = append(errs, &ConfigError{File: file, Line: line, Column: 1, Table: "acl.user", Key: k, Msg: "must be a string, got " + tomlType(val)})
+				bad = true
+			case k == "name":
+				u.Name = s
+			case k == "rules":
+				u.Rules = s
+			default:
+				errs = append(errs, &ConfigError{File: file, Line: line, Column: 1, Table: "acl.user", Key: k, Msg: "unknown key", Allowed: "name, rules"})
+				bad = true
+			}
+		}
+		if u.Name == "" && !bad {
+			errs = append(errs, &ConfigError{File: file, Line: line, Column: 1, Table: "acl.user", Key: "name", Msg: "missing or empty: every [[acl.user]] needs a name"})
+			bad = true
+		}
+		if !bad {
+			out = append(out, u)
+		}
+	}
+	return out, errs
 }
 
 type tomlEntry struct {
@@ -45,6 +107,7 @@ type tomlEntry struct {
 
 type tomlHeader struct {
 	path  string // joined with '.'
+	line  int
 	array bool
 	end   int64 // offset just past the header line
 }
@@ -131,7 +194,7 @@ func parseTOML(name string, data []byte) (*tomlDoc, *ConfigError) {
 			}
 			d.keyPos[joinPath(cur)] = position(last)
 			section = strings.Join(cur, ".")
-			d.headers = append(d.headers, tomlHeader{path: section, array: e.Kind == unstable.ArrayTable, end: lineEnd(int64(last.Offset))})
+			d.headers = append(d.headers, tomlHeader{path: section, line: position(last).line, array: e.Kind == unstable.ArrayTable, end: lineEnd(int64(last.Offset))})
 		case unstable.KeyValue:
 			walk(cur, e, false)
 		}
@@ -169,6 +232,12 @@ func (r *Registry) collect(name string, d *tomlDoc) ([]loaded, ErrorList) {
 					errs = append(errs, &ConfigError{File: name, Line: kp.line, Column: kp.col, Table: sub,
 						Msg: "must be a table, got " + tomlType(v)})
 				}
+				continue
+			}
+			if sub == "acl.user" {
+				users, uerrs := aclUsers(name, d, v, kp)
+				d.aclUsers = append(d.aclUsers, users...)
+				errs = append(errs, uerrs...)
 				continue
 			}
 			p := r.byPath[table+"\x1f"+k]
@@ -379,6 +448,9 @@ func (r *Registry) LoadTOML(name string, data []byte) error {
 	r.setMu.Lock()
 	defer r.setMu.Unlock()
 	vals, errs := r.collect(name, d)
+	r.mu.Lock()
+	r.aclUsers = append(r.aclUsers, d.aclUsers...)
+	r.mu.Unlock()
 	return r.applyLoaded(vals, SourceFile, errs)
 }
 

@@ -113,11 +113,17 @@ stop-writes-on-bgsave-error = false
 rdbcompression = false
 auto-aof-rewrite-percentage = 50
 auto-aof-rewrite-min-size = "1mb"
+
+[acl]
+aclfile = "/tmp/users.acl"
+acllog-max-len = 5
+acl-pubsub-default = "allchannels"
 `
 
 // everyKeyGet is what CONFIG GET answers for each parameter after loading
 // everyKey.
 var everyKeyGet = map[string]string{
+	"aclfile": "/tmp/users.acl", "acllog-max-len": "5", "acl-pubsub-default": "allchannels",
 	"bind": "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
 	"protected-mode": "no", "enable-debug-command": "local", "http-protect-metrics": "yes",
@@ -230,11 +236,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown key", "[server]\nport = 6379\nprot = 6380\n",
 			`svcdb.toml:3:1: [server] prot: unknown key (did you mean "port"?); allowed bind, port, shards, event-loops, maxclients, timeout, tcp-keepalive, databases, requirepass, protected-mode, enable-debug-command, data-dir`, false},
 		{"unknown table", "[sever]\nport = 1\n",
-			`svcdb.toml:1:2: [sever]: unknown table (did you mean "server"?); allowed server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence`, false},
+			`svcdb.toml:1:2: [sever]: unknown table (did you mean "server"?); allowed server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence, acl`, false},
 		{"unknown sub-table", "[logging.rotate]\nmax-files = 1\n",
-			`svcdb.toml:1:10: [logging.rotate]: unknown table; allowed server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence`, false},
+			`svcdb.toml:1:10: [logging.rotate]: unknown table; allowed server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence, acl`, false},
 		{"key outside tables", "port = 1\n",
-			`svcdb.toml:1:1: port: key outside any table; allowed keys inside the tables server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence`, false},
+			`svcdb.toml:1:1: port: key outside any table; allowed keys inside the tables server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence, acl`, false},
 		{"wrong type", "[server]\nport = \"6379\"\n",
 			`svcdb.toml:2:8: [server] port: wrong type: got string "6379", want integer; allowed 0..65535`, false},
 		{"wrong type bool", "[http]\nenabled = \"yes\"\n",
@@ -492,6 +498,30 @@ func TestEnvNames(t *testing.T) {
 	} {
 		if got := r.Lookup(name).EnvName; got != env {
 			t.Errorf("%s: EnvName %s, want %s", name, got, env)
+		}
+	}
+}
+
+func TestACLUsers(t *testing.T) {
+	r := New()
+	doc := "[server]\nport = 1\n\n[[acl.user]]\nname = \"app\"\nrules = \"on >pw ~app:* +@read\"\n\n[[acl.user]]\nname = \"ops\"\nrules = \"on >x +@all\"\n"
+	if err := r.LoadTOML("svcdb.toml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	got := r.ACLUsers()
+	want := []ACLUser{{Name: "app", Rules: "on >pw ~app:* +@read", File: "svcdb.toml", Line: 4}, {Name: "ops", Rules: "on >x +@all", File: "svcdb.toml", Line: 8}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("ACLUsers = %+v", got)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"[[acl.user]]\nname = 1\n", "svcdb.toml:1:1: [acl.user] name: must be a string, got integer"},
+		{"[[acl.user]]\nrules = \"on\"\n", "svcdb.toml:1:1: [acl.user] name: missing or empty: every [[acl.user]] needs a name"},
+		{"[[acl.user]]\nname = \"a\"\npass = \"x\"\n", "svcdb.toml:1:1: [acl.user] pass: unknown key; allowed name, rules"},
+		{"[acl]\nuser = \"x\"\n", "svcdb.toml:2:1: [acl] user: must be an array of tables ([[acl.user]]), got string"},
+	} {
+		err := New().LoadTOML("svcdb.toml", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %v, want %s", tc.doc, err, tc.want)
 		}
 	}
 }

@@ -29,6 +29,7 @@ var tableDocs = []struct{ name, doc string }{
 	{"tracing", "OpenTelemetry tracing, exported with OTLP over HTTP/protobuf."},
 	{"redis", "Redis 7.0 parameters under their Redis names, for clients, tools and redis.conf habits. Validated like Redis does and shown by CONFIG GET; each takes effect where svcdb has the matching behaviour."},
 	{"persistence", "Snapshots (RDB) and the append-only file (AOF), under Redis' names; files live in [server] data-dir (see docs/persistence.md)."},
+	{"acl", "Access control lists (Redis 7.0 ACL). Users come from an ACL file (aclfile, Redis' format: one 'user <name> <rules>' line each) or from [[acl.user]] tables in this file, each with a name and its rules as ACL SETUSER takes them (e.g. name = \"app\", rules = \"on >secret ~app:* +@read +@write\"); not both, as in Redis. Without either, the default user takes requirepass."},
 }
 
 // defs is the parameter table: one entry per parameter, in the order
@@ -67,6 +68,15 @@ func defs() []*Param {
 			Doc: "Who may run DEBUG SLEEP and the other state-changing DEBUG subcommands: no one, every client, or local (loopback) clients; DEBUG HOTSHARDS, BUNDLE and HELP are always available"},
 		{Name: "data-dir", Aliases: []string{"dir"}, Table: "server", Key: "data-dir", Kind: String, Default: ".", check: nonEmpty,
 			Doc: "Directory for data files and, by default, diagnostic bundles"},
+
+		// [acl]
+		{Name: "aclfile", Table: "acl", Key: "aclfile", Kind: String, Default: "",
+			Doc: "ACL file loaded at start and by ACL LOAD, written by ACL SAVE (mode 0600); empty means none. Not together with [[acl.user]]"},
+		{Name: "acl-pubsub-default", Table: "acl", Key: "acl-pubsub-default", Kind: Enum, Default: "resetchannels", Mutable: true,
+			Enum: []string{"allchannels", "resetchannels"},
+			Doc:  "Channels a new user (and a user after 'reset') may use: none (resetchannels) or all (allchannels)"},
+		{Name: "acllog-max-len", Table: "acl", Key: "acllog-max-len", Kind: Int, Default: "128", Min: 0, Max: maxI32, HasRange: true, Mutable: true,
+			Doc: "Entries ACL LOG keeps (denied commands, keys, channels and failed AUTHs); the oldest go first"},
 
 		// [memory]
 		{Name: "maxmemory", Table: "memory", Key: "maxmemory", Kind: Size, Default: "0", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,

@@ -44,6 +44,15 @@ type Registry struct {
 	mu   sync.RWMutex
 	vals []state
 	file string // last file loaded successfully with LoadFile
+	// aclUsers are the [[acl.user]] tables of the files loaded.
+	aclUsers []ACLUser
+}
+
+// ACLUsers returns the users given as [[acl.user]] tables, in file order.
+func (r *Registry) ACLUsers() []ACLUser {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]ACLUser(nil), r.aclUsers...)
 }
 
 // New returns a registry holding every parameter at its default. It panics if

@@ -10,8 +10,9 @@ import cluster from './views/cluster.js';
 import config from './views/config.js';
 import bundles from './views/bundles.js';
 import clients from './views/clients.js';
+import users from './views/users.js';
 
-const views = [overview, perf, cluster, config, bundles, clients];
+const views = [overview, perf, cluster, config, bundles, clients, users];
 const byId = new Map(views.map((v) => [v.id, v]));
 
 const $ = (id) => document.getElementById(id);
