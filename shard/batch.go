@@ -49,11 +49,32 @@ type queuedCommand struct {
 	ns       int64
 }
 
-// Reset empties b for reuse by its owner.
+// maxRetainedSlab and maxRetainedArgv bound what a batch keeps between
+// uses: a rare large command (a 512 MB bulk, a million arguments) that had
+// to wait for its shard would otherwise pin its copy for the connection's
+// life. Ordinary batches stay far below both, so the steady state still
+// allocates nothing.
+const (
+	maxRetainedSlab = 1 << 20
+	maxRetainedArgv = 1 << 14
+	maxRetainedOut  = 1 << 20
+)
+
+// Reset empties b for reuse by its owner, dropping buffers a rare large
+// batch grew past what is worth keeping.
 func (b *Batch) Reset() {
 	b.cmds = b.cmds[:0]
+	if cap(b.argv) > maxRetainedArgv {
+		b.argv = nil
+	}
 	b.argv = b.argv[:0]
+	if cap(b.slab) > maxRetainedSlab {
+		b.slab = nil
+	}
 	b.slab = b.slab[:0]
+	if cap(b.Out) > maxRetainedOut {
+		b.Out = nil
+	}
 	b.Out = b.Out[:0]
 	b.done.Store(false)
 }
