@@ -3,6 +3,7 @@ package acl
 import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/glob"
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // Reason is the outcome of a permission check, with Redis' ACL_DENIED_*
@@ -72,7 +73,7 @@ func loadKeys(cmd *command.Command, args [][]byte, pos []int, flags []command.Ke
 		// with GET, otherwise an overwrite that needs only write access.
 		f[0] = command.KeyOW | command.KeyUpdate
 		for _, a := range args[min(3, len(args)):] {
-			if equalFold(a, "get") {
+			if resp.EqualFold(a, "get") {
 				f[0] = command.KeyRW | command.KeyAccess | command.KeyUpdate
 			}
 		}
@@ -135,7 +136,7 @@ func (ix *cmdIndex) checkSelector(sel *selector, cmd *command.Command, args [][]
 		}
 		found := false
 		for _, f := range fa {
-			if equalFold(args[idx], f) {
+			if resp.EqualFold(args[idx], f) {
 				found = true
 				break
 			}
@@ -218,23 +219,4 @@ func (u *User) ChannelAllowed(ch []byte, literal bool) bool {
 		}
 	}
 	return false
-}
-
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

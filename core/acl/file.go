@@ -93,15 +93,7 @@ func (a *ACL) replaceUsers(users map[string]*userState) []*User {
 		}
 	}
 	a.users = map[string]*User{DefaultUserName: a.defaultUser}
-	for name, s := range users {
-		if name == DefaultUserName {
-			a.defaultUser.state.Store(s)
-			continue
-		}
-		u := &User{ix: a.cmds, name: name}
-		u.state.Store(s)
-		a.users[name] = u
-	}
+	a.installLocked(users)
 	if _, ok := users[DefaultUserName]; !ok {
 		a.defaultUser.state.Store(a.newDefaultUser().state.Load())
 	}
@@ -212,7 +204,16 @@ func (a *ACL) LoadConfigured(users []ConfiguredUser) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for name, s := range built {
+	a.installLocked(built)
+	a.syncDefault()
+	return nil
+}
+
+// installLocked publishes users' states: the default user takes its new
+// state in place (clients keep pointing at it), every other name gets a new
+// User. REQUIRES: a.mu held.
+func (a *ACL) installLocked(users map[string]*userState) {
+	for name, s := range users {
 		if name == DefaultUserName {
 			a.defaultUser.state.Store(s)
 			continue
@@ -221,8 +222,6 @@ func (a *ACL) LoadConfigured(users []ConfiguredUser) error {
 		u.state.Store(s)
 		a.users[name] = u
 	}
-	a.syncDefault()
-	return nil
 }
 
 // strerror spells an I/O error as C's strerror does ("No such file or
