@@ -197,14 +197,23 @@ func TestEvictionPolicies(t *testing.T) {
 			}
 			return false
 		}, "OBJECT IDLETIME never reached 1 s")
-		for start := 0; start < len(fresh); start += 500 {
+		for start := 0; start < len(fresh); start += 100 {
 			e.read(hot, 1)
-			e.set(fresh[start:start+500], noTTL)
+			e.set(fresh[start:start+100], noTTL)
 		}
 		evicted := e.checkEvictedCount()
 		h, o, f := e.survivors(hot), e.survivors(old), e.survivors(fresh)
 		t.Logf("evicted %d; survivors: hot %d/%d, old %d/%d, new %d/%d", evicted, h, len(hot), o, len(old), f, len(fresh))
-		if evicted < 1000 || h < len(hot)*95/100 || f < len(fresh)*95/100 || o > len(old)/2 {
+		// Sampled LRU, as Redis': a sample of maxmemory-samples keys that
+		// holds no old key evicts one touched in the last LRU second, so a
+		// few hot and new keys go too, more on a slow run (-race, a loaded
+		// machine). Random eviction would take each group at the same rate
+		// (about 40% here); LRU must take old keys at least twice as often
+		// as hot or new ones (seen: 4 to 10 times; on a slow run the first
+		// new keys are idler than the last ones, and rightly go sooner).
+		rate := func(alive, all int) float64 { return 1 - float64(alive)/float64(all) }
+		oldRate := rate(o, len(old))
+		if evicted < 1000 || oldRate < 0.4 || oldRate < 2*rate(h, len(hot)) || oldRate < 2*rate(f, len(fresh)) {
 			t.Fatal("LRU did not evict the least recently used keys first")
 		}
 	})
@@ -216,9 +225,15 @@ func TestEvictionPolicies(t *testing.T) {
 		e.set(hot, noTTL)
 		before := e.rdb.ObjectFreq(e.ctx, hot[0]).Val()
 		e.read(hot, 40)
-		after := e.rdb.ObjectFreq(e.ctx, hot[0]).Val()
+		// The counter grows by chance (Redis' logarithmic counter: from 6 a
+		// read raises it with probability 1/11), so one key stays at 6 after
+		// 40 reads 2.4% of the time: look at the best of 20.
+		var after int64
+		for _, k := range hot[:20] {
+			after = max(after, e.rdb.ObjectFreq(e.ctx, k).Val())
+		}
 		if before != 5 || after < before+2 {
-			t.Fatalf("OBJECT FREQ %d for a new key (want 5), %d after 40 reads", before, after)
+			t.Fatalf("OBJECT FREQ %d for a new key (want 5), at most %d after 40 reads", before, after)
 		}
 		if f := e.rdb.ObjectFreq(e.ctx, "missing").Err(); f != redis.Nil {
 			t.Fatalf("OBJECT FREQ of a missing key: %v", f)
