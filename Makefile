@@ -7,6 +7,12 @@ SVCDB     := $(BIN)/svcdb
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 10s
+# golangci-lint, pinned: make deps installs this version with go install into
+# a directory named after it, so a bump is a fresh install and a stale binary
+# on PATH is never used. v2.15.0 builds with the go of go.mod (1.26).
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT_DIR     := $(shell $(GO) env GOPATH)/tools/golangci-lint/$(GOLANGCI_LINT_VERSION)
+GOLANGCI_LINT         := $(GOLANGCI_LINT_DIR)/golangci-lint
 # Fuzz targets as package:Target; make test runs each for FUZZTIME.
 FUZZ_TARGETS := \
 	./core/resp:FuzzParse \
@@ -22,7 +28,7 @@ FUZZ_TARGETS := \
 # /metrics and the alert rules, taskset for make bench, and headless
 # Chromium (package chromium) for the debug UI's browser tests.
 
-.PHONY: all build run test check vet fmt-check race allocs fuzz fuzz-long bench bench-memory deps clean
+.PHONY: all build run test check vet fmt-check lint lint-deps race allocs fuzz fuzz-long bench bench-memory deps clean
 
 all: build
 
@@ -34,8 +40,9 @@ build:
 run: build
 	./$(SVCDB)
 
-## deps: install the Debian packages the tests need, when missing.
-deps:
+## deps: install the Debian packages and the Go tools the tests need, when
+## missing.
+deps: lint-deps
 	@missing=""; \
 	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v redis-benchmark >/dev/null 2>&1 || missing="$$missing redis-tools"; \
@@ -59,7 +66,19 @@ deps:
 ## -race, and each fuzz target for FUZZTIME.
 test: deps check race allocs fuzz
 
-check: fmt-check vet
+check: fmt-check vet lint
+
+## lint: golangci-lint with .golangci.yml over the whole module; any finding
+## fails it.
+lint: lint-deps
+	$(GOLANGCI_LINT) run ./...
+
+# Installs the pinned golangci-lint when its binary is missing (about 6
+# minutes of compiling on a fresh machine; then the module cache keeps it).
+lint-deps:
+	@[ -x $(GOLANGCI_LINT) ] || { \
+		echo "installing golangci-lint $(GOLANGCI_LINT_VERSION) into $(GOLANGCI_LINT_DIR)"; \
+		GOBIN=$(GOLANGCI_LINT_DIR) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); }
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -314,7 +314,7 @@ func (r *registry) write(w io.Writer) {
 	var proc bytes.Buffer
 	metrics.WriteProcessMetrics(&proc)
 	annotate(&r.buf, proc.Bytes())
-	w.Write(r.buf.Bytes())
+	_, _ = w.Write(r.buf.Bytes()) // the fasthttp response or a bytes.Buffer: cannot fail
 }
 
 // annotate copies the library's Go/process exposition, which has no HELP

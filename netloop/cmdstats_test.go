@@ -43,9 +43,9 @@ func statInt(t testing.TB, m map[string]string, k string) int64 {
 // commandstats, errorstats and latencystats back with go-redis' own INFO
 // parser.
 func TestCommandStats(t *testing.T) {
-	for _, strat := range []shard.Strategy{shard.RunToCompletion, shard.Dedicated} {
-		t.Run(strat.String(), func(t *testing.T) {
-			ts := startServer(t, withStrategy(strat))
+	for _, strategy := range []shard.Strategy{shard.RunToCompletion, shard.Dedicated} {
+		t.Run(strategy.String(), func(t *testing.T) {
+			ts := startServer(t, withStrategy(strategy))
 			ctx := context.Background()
 			rdb := redis.NewClient(&redis.Options{Addr: ts.Addr, Protocol: 2})
 			defer rdb.Close()

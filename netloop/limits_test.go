@@ -154,18 +154,15 @@ func TestQueryBufferLimitMidBulk(t *testing.T) {
 			c.write("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4194304\r\n")
 			chunk := strings.Repeat("v", 32<<10)
 			var qbufs []int
-			closed := false
-			for sent := 0; sent < 4<<20 && !closed; sent += len(chunk) {
+			for sent := 0; sent < 4<<20; sent += len(chunk) {
 				_ = c.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 				if _, err := c.c.Write([]byte(chunk)); err != nil {
-					closed = true
-					break
+					break // closed
 				}
 				if sent%(256<<10) == 0 {
 					line, ok := admin.clientList("ID", id)[id]
 					if !ok {
-						closed = true
-						break
+						break // closed
 					}
 					q, _ := strconv.Atoi(line["qbuf"])
 					qbufs = append(qbufs, q)

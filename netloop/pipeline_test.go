@@ -123,7 +123,7 @@ func TestPipelineConcurrentClients(t *testing.T) {
 		const clients, perClient = 8, 2000
 		var wg sync.WaitGroup
 		incrs := make([][]int64, clients)
-		errs := make(chan error, clients)
+		errs := make(chan error, 2*clients) // a read and a write error each
 		for ci := range clients {
 			c := dialRaw(t, ts.Addr)
 			wg.Go(func() {
@@ -140,7 +140,11 @@ func TestPipelineConcurrentClients(t *testing.T) {
 					_, err := io.WriteString(c.c, sb.String())
 					done <- err
 				}()
-				defer func() { <-done }()
+				defer func() {
+					if err := <-done; err != nil {
+						errs <- fmt.Errorf("client %d writing the pipeline: %v", ci, err)
+					}
+				}()
 				last := int64(0)
 				for j := range perClient {
 					vs := make([]resp.Value, 3)

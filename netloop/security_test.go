@@ -129,9 +129,7 @@ func remoteClient(t *testing.T, addr string) *redis.Client {
 	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 5 * time.Second}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		}})
+		Dialer: d.DialContext})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -229,20 +229,22 @@ func pinning(pin bool, serverCPUs, clientCPUs string) (servers, clients, note st
 
 // pinSelf pins this process (the in-process load generator, the
 // diagnostics scraper) to cpus, a taskset list; "" leaves it alone. The
-// returned function restores the previous affinity.
-func pinSelf(cpus string) (restore func() error, err error) {
+// returned function restores the previous affinity; it runs when the run's
+// numbers are already taken, so a failure to restore has nothing to spoil
+// and is dropped.
+func pinSelf(cpus string) (restore func(), err error) {
 	if cpus == "" {
-		return func() error { return nil }, nil
+		return func() {}, nil
 	}
 	list, err := proc.ParseCPUList(cpus)
 	if err != nil {
 		return nil, err
 	}
-	restore, err = proc.PinSelf(list)
+	unpin, err := proc.PinSelf(list)
 	if err != nil {
 		return nil, fmt.Errorf("pinning svcbench to CPU %s: %w", cpus, err)
 	}
-	return restore, nil
+	return func() { _ = unpin() }, nil
 }
 
 // benchCPUs returns the CPUs of both lists, or nil (every CPU) when not

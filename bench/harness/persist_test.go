@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ func goBuild(t *testing.T, pkg, dir string) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("the go command is not on PATH: %v", err)
 	}
 	out := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command(gobin, "build", "-o", out, pkg)

@@ -20,14 +20,14 @@ func SplitArgs(s string) ([]string, error) {
 	)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
+		switch c {
+		case ' ', '\t', '\n':
 			if inArg {
 				args = append(args, cur.String())
 				cur.Reset()
 				inArg = false
 			}
-		case c == '\'':
+		case '\'':
 			inArg = true
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
@@ -35,7 +35,7 @@ func SplitArgs(s string) ([]string, error) {
 			}
 			cur.WriteString(s[i+1 : i+1+j])
 			i += j + 1
-		case c == '"':
+		case '"':
 			inArg = true
 			i++
 			for ; i < len(s) && s[i] != '"'; i++ {
@@ -47,7 +47,7 @@ func SplitArgs(s string) ([]string, error) {
 			if i >= len(s) {
 				return nil, fmt.Errorf("unterminated double quote in %q", s)
 			}
-		case c == '\\':
+		case '\\':
 			if i+1 >= len(s) {
 				return nil, fmt.Errorf("trailing backslash in %q", s)
 			}

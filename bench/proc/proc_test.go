@@ -256,11 +256,15 @@ func TestRunKillsOnCancel(t *testing.T) {
 
 func TestTailBuffer(t *testing.T) {
 	b := &tailBuffer{limit: 8}
-	b.Write([]byte("hello "))
+	if _, err := b.Write([]byte("hello ")); err != nil {
+		t.Fatal(err)
+	}
 	if b.String() != "hello " {
 		t.Fatalf("got %q", b.String())
 	}
-	b.Write([]byte("world!"))
+	if _, err := b.Write([]byte("world!")); err != nil {
+		t.Fatal(err)
+	}
 	if b.String() != "[...]o world!" {
 		t.Fatalf("got %q; want the last 8 bytes marked as cut", b.String())
 	}

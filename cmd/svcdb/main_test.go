@@ -117,8 +117,8 @@ func roundTrip(t *testing.T, addr, req string) string {
 
 func waitExit(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }() // the status is read from ProcessState
 	select {
 	case <-done:
 		return cmd.ProcessState.ExitCode()

@@ -195,7 +195,9 @@ func TestRewriteRefusesABrokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken := "[server]\nport = = 1\n"
-	os.WriteFile(path, []byte(broken), 0o644)
+	if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	configSet(r, "maxclients", "5")
 	if err := r.Rewrite(path); err == nil || !strings.Contains(err.Error(), "invalid TOML") {
 		t.Errorf("got %v", err)

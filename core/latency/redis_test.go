@@ -49,8 +49,12 @@ func TestMatchesRedis(t *testing.T) {
 			hist = p.Do(ctx, "latency", "history", "command")
 			graph = redis.NewStringCmd(ctx, "latency", "graph", "command")
 			doctor = redis.NewStringCmd(ctx, "latency", "doctor")
-			p.Process(ctx, graph)
-			p.Process(ctx, doctor)
+			if err := p.Process(ctx, graph); err != nil {
+				return err
+			}
+			if err := p.Process(ctx, doctor); err != nil {
+				return err
+			}
 			after = p.Time(ctx)
 			return nil
 		})

@@ -178,7 +178,7 @@ func New(o Options) (*Logger, error) {
 	if colour {
 		handlers = append(handlers, newFormatHandler(o.Format, true, lv, &fanout{red: red, sinks: []io.Writer{console}}))
 	}
-	var inner slog.Handler = handlers[0]
+	inner := handlers[0]
 	if len(handlers) > 1 {
 		inner = slog.NewMultiHandler(handlers...)
 	}
@@ -275,7 +275,7 @@ func newFormatHandler(format string, colour bool, lv *slog.LevelVar, w io.Writer
 	if format == "json" {
 		return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: jsonTraceName})
 	}
-	return tint.NewHandler(w, &tint.Options{
+	return tint.NewTextHandler(w, &tint.Options{
 		Level:       lv,
 		ReplaceAttr: prettyTraceName,
 		TimeFormat:  prettyTimeFormat,

@@ -247,8 +247,12 @@ func TestRotationOfStaleFileFromEarlierRun(t *testing.T) {
 	// A recent file is appended to instead.
 	dir2 := t.TempDir()
 	path2 := filepath.Join(dir2, "app.log")
-	os.WriteFile(path2, []byte(`{"msg":"same-day"}`+"\n"), 0o640)
-	os.Chtimes(path2, now.Add(-time.Hour), now.Add(-time.Hour))
+	if err := os.WriteFile(path2, []byte(`{"msg":"same-day"}`+"\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path2, now.Add(-time.Hour), now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	l2, err := New(Options{Format: "json", Output: "none", FilePath: path2, MaxSizeMB: 100, Frequency: "daily", Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -319,7 +319,9 @@ func TestParentDecisionWins(t *testing.T) {
 		t.Error("child of a sampled parent not sampled at rate 0")
 	}
 	tr.EndCommand(span, "")
-	tr.SetSamplingRate(1)
+	if err := tr.SetSamplingRate(1); err != nil {
+		t.Fatal(err)
+	}
 	ctx = trace.ContextWithRemoteSpanContext(context.Background(), parent.WithTraceFlags(0))
 	_, span = tr.StartCommand(ctx, "get", 0, 0, "")
 	if span.SpanContext().IsSampled() {
@@ -493,7 +495,7 @@ func BenchmarkPerRequestOff(b *testing.B) {
 // queue is drained to a collector that discards).
 func BenchmarkStartCommand(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		_, _ = io.Copy(io.Discard, r.Body) // a handler has no one to report to
 	}))
 	defer srv.Close()
 	for _, rate := range []float64{1, 0} {

@@ -230,7 +230,9 @@ func TestLoadUnterminatedMulti(t *testing.T) {
 	}
 	// A complete block is handed over whole, MULTI and EXEC included.
 	dir = copyDir(t, src)
-	os.WriteFile(filepath.Join(dir, filepath.Base(last)), append(enc("SELECT", "0"), append(block, enc("EXEC")...)...), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(last)), append(enc("SELECT", "0"), append(block, enc("EXEC")...)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, cmds, _, err = loadAll(t, dir, DefaultFilename, false)
 	if got := strings.Join(cmds, "|"); err != nil || got != "SELECT 0|SET k1 v1|SELECT 0|MULTI|SET x 1|INCR x|EXEC" {
 		t.Fatalf("%v %q", err, got)
@@ -257,7 +259,9 @@ func TestLoadTruncatedAsRedis(t *testing.T) {
 			}
 			dataDir := t.TempDir()
 			theirs := filepath.Join(dataDir, "appendonlydir")
-			os.Rename(copyDir(t, src), theirs)
+			if err := os.Rename(copyDir(t, src), theirs); err != nil {
+				t.Fatal(err)
+			}
 			rs := startRedis(t, dataDir, "--aof-load-truncated", "yes")
 			m := re.FindStringSubmatch(rs.log.String())
 			if m == nil {
@@ -294,7 +298,9 @@ func TestLoadCorruptMiddle(t *testing.T) {
 		path := filepath.Join(dir, filepath.Base(last))
 		data, _ := os.ReadFile(path)
 		data[c.at] = c.b
-		os.WriteFile(path, data, 0o644)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		for _, truncOK := range []bool{false, true} {
 			_, _, _, err := loadAll(t, dir, DefaultFilename, truncOK)
 			var le *LoadError
@@ -356,7 +362,9 @@ func TestLoadUpgradesOldStyleAOF(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dataDir := t.TempDir()
-			os.WriteFile(filepath.Join(dataDir, DefaultFilename), content, 0o644)
+			if err := os.WriteFile(filepath.Join(dataDir, DefaultFilename), content, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			dir := filepath.Join(dataDir, "appendonlydir")
 			var bases []string
 			var cmds []string
@@ -386,7 +394,9 @@ func TestLoadUpgradesOldStyleAOF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.WaitDurable(l.Append(enc("SET", "new", "2")))
+			if err := l.WaitDurable(l.Append(enc("SET", "new", "2"))); err != nil {
+				t.Fatal(err)
+			}
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}

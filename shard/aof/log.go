@@ -462,16 +462,25 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.done
-	l.AbortRewrite()
+	rwErr := l.AbortRewrite()
+	if errors.Is(rwErr, ErrNoRewrite) {
+		rwErr = nil
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var err error
 	if l.durable < l.end {
-		err = l.lastErr
-		if err == nil {
+		// lastErr is a *DiskError: assigning a nil one to err would make a
+		// non-nil error holding a nil pointer.
+		if l.lastErr != nil {
+			err = l.lastErr
+		} else {
 			err = fmt.Errorf("aof: %d bytes were not written and synced", l.end-l.durable)
 		}
+	}
+	if err == nil {
+		err = rwErr
 	}
 	for _, s := range l.segs {
 		if cerr := s.file.Close(); cerr != nil && err == nil && !s.discard {

@@ -299,7 +299,9 @@ func TestLogAbortRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(basePath, []byte("REDIS00"), 0o644) // a partial base
+	if err := os.WriteFile(basePath, []byte("REDIS00"), 0o644); err != nil { // a partial base
+		t.Fatal(err)
+	}
 	l.Append(append(enc("SELECT", "0"), enc("SET", "b", "2")...))
 	if err := l.AbortRewrite(); err != nil {
 		t.Fatal(err)
@@ -320,7 +322,9 @@ func TestLogAbortRewrite(t *testing.T) {
 	if err != nil || filepath.Base(basePath) != "appendonly.aof.2.base.rdb" {
 		t.Fatalf("%v %s", err, basePath)
 	}
-	os.WriteFile(basePath, rdbWithStrings("a", "1", "b", "2", "c", "3"), 0o644)
+	if err := os.WriteFile(basePath, rdbWithStrings("a", "1", "b", "2", "c", "3"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := l.FinishRewrite(); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +363,9 @@ func TestLogRewriteDropsStuckBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(basePath, rdbWithStrings("stuck", "1"), 0o644)
+	if err := os.WriteFile(basePath, rdbWithStrings("stuck", "1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := l.FinishRewrite(); err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,9 @@ func TestParseManifestErrors(t *testing.T) {
 				// redis-check-aof takes an empty file for an old-style
 				// AOF; ask the server instead.
 				aofDir := filepath.Join(dir, "appendonlydir")
-				os.Mkdir(aofDir, 0o755)
+				if err := os.Mkdir(aofDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
 				path = filepath.Join(aofDir, manifestName(DefaultFilename))
 			}
 			if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {

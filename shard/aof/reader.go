@@ -170,7 +170,7 @@ func (c *CommandReader) line() ([]byte, error) {
 	}
 	// Copy: Peek's bytes are only valid until the next read.
 	c.lbuf = append(c.lbuf[:0], buf...)
-	c.r.Discard(len(c.lbuf))
+	_, _ = c.r.Discard(len(c.lbuf)) // cannot fail: the bytes were peeked
 	return c.lbuf, nil
 }
 

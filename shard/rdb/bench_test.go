@@ -29,16 +29,23 @@ func millionKeys() []byte {
 	millionOnce.Do(func() {
 		var out bytes.Buffer
 		w := NewWriter(&out)
-		w.Header([2]string{"redis-ver", "7.0.15"})
-		w.SelectDB(0, 1_000_000, 0)
+		// Writes to a bytes.Buffer: the writer's errors cannot happen.
+		must := func(err error) {
+			if err != nil {
+				panic(err)
+			}
+		}
+		must(w.Header([2]string{"redis-ver", "7.0.15"}))
+		must(w.SelectDB(0, 1_000_000, 0))
 		var buf, k, v []byte
 		for i := range 1_000_000 {
 			k = strconv.AppendInt(append(k[:0], "key:"...), int64(i), 10)
 			v = strconv.AppendInt(append(v[:0], "value:"...), int64(i), 10)
 			buf = AppendString(AppendKey(buf[:0], TypeString, k, 0), v)
-			w.Write(buf)
+			_, err := w.Write(buf)
+			must(err)
 		}
-		w.End()
+		must(w.End())
 		millionFile = out.Bytes()
 	})
 	return millionFile

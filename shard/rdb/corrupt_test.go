@@ -82,9 +82,8 @@ func TestTruncatedEveryOffset(t *testing.T) {
 	// Through a reader that returns one byte at a time, every buffer refill
 	// path is exercised too.
 	data := testFiles(t)["old-v9"]
-	oneByte := func(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 	for n := 0; n < len(data); n++ {
-		_, err := Load(iotest.OneByteReader(oneByte(data[:n])), func(*Entry) error { return nil })
+		_, err := Load(iotest.OneByteReader(bytes.NewReader(data[:n])), func(*Entry) error { return nil })
 		if err == nil || !strings.HasPrefix(err.Error(), "rdb: offset ") {
 			t.Fatalf("old-v9 truncated to %d through OneByteReader: %v", n, err)
 		}
@@ -166,7 +165,9 @@ func fuzzLoadOne(t *testing.T, data []byte) {
 		}
 		// Accepted: our encoder writes it back, and it loads the same.
 		var entries []Entry
-		Load(bytes.NewReader(data), func(e *Entry) error { entries = append(entries, *e); return nil })
+		if _, err := Load(bytes.NewReader(data), func(e *Entry) error { entries = append(entries, *e); return nil }); err != nil {
+			t.Fatalf("loads once but not twice: %v", err)
+		}
 		var again []string
 		if _, err := Load(bytes.NewReader(encodeFile(t, entries)), func(e *Entry) error {
 			js, _ := json.Marshal(describeEntry(e))

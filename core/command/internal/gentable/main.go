@@ -303,7 +303,6 @@ type command struct {
 	acl, tips               []string
 	keySpecs                []keySpec
 	subs                    []*command
-	docs                    value // the COMMAND DOCS map
 	summary, since, group   string
 	complexity              string
 	docFlags                []string
@@ -313,19 +312,18 @@ type command struct {
 }
 
 type keySpec struct {
-	notes       string
-	flags       []string
-	beginType   string
-	index       int64
-	keyword     string
-	startFrom   int64
-	findType    string
-	lastKey     int64
-	keyStep     int64
-	limit       int64
-	keyNumIdx   int64
-	firstKey    int64
-	unknownKeys bool
+	notes     string
+	flags     []string
+	beginType string
+	index     int64
+	keyword   string
+	startFrom int64
+	findType  string
+	lastKey   int64
+	keyStep   int64
+	limit     int64
+	keyNumIdx int64
+	firstKey  int64
 }
 
 type arg struct {
