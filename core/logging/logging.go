@@ -263,8 +263,6 @@ func LevelName(level slog.Level) string {
 	return "error"
 }
 
-// Levels returns the canonical level names, lowest first.
-func Levels() []string { return []string{"trace", "debug", "info", "warn", "error"} }
 
 // prettyTimeFormat carries the date, unlike tint's default (time.StampMilli):
 // the file and the ring outlive the day the line was written.

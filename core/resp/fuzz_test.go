@@ -393,14 +393,14 @@ func encodable(v Value) bool {
 
 func encodeValue(dst []byte, v Value) []byte {
 	if len(v.Attrs) > 0 {
-		dst = AppendAttributeHeader(dst, len(v.Attrs)/2)
+		dst = appendPrefixed(dst, '|', int64(len(v.Attrs)/2))
 		for _, a := range v.Attrs {
 			dst = encodeValue(dst, a)
 		}
 	}
 	switch v.Type {
 	case '+':
-		return AppendSimpleBytes(dst, v.Str)
+		return append(appendNoCRLF(append(dst, '+'), v.Str), '\r', '\n')
 	case '-':
 		return AppendError(dst, string(v.Str))
 	case ':':
@@ -415,13 +415,17 @@ func encodeValue(dst []byte, v Value) []byte {
 	case ',':
 		return AppendDouble(dst, v.Float, true)
 	case '#':
-		return AppendBool(dst, v.Bool, true)
+		if v.Bool {
+			return append(dst, "#t\r\n"...)
+		}
+		return append(dst, "#f\r\n"...)
 	case '(':
-		return AppendBigNumber(dst, string(v.Str), true)
+		return append(appendNoCRLF(append(dst, '('), v.Str), '\r', '\n')
 	case '=':
 		return AppendVerbatim(dst, string(v.Str[:3]), v.Str[4:], true)
 	case '!':
-		return AppendBlobError(dst, string(v.Str))
+		dst = append(appendPrefixed(dst, '!', int64(len(v.Str))), v.Str...)
+		return append(dst, '\r', '\n')
 	case '*':
 		if v.Null {
 			return AppendNullArray(dst, false)

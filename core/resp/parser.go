@@ -162,12 +162,11 @@ type Parser struct {
 	Limits Limits
 
 	state  uint8
-	inline bool // last complete command was inline
-	pos    int  // stBulkHeader: header start; stBulkBody: payload start
-	scan   int  // line states: terminator search resumes here (>= line start)
-	left   int  // bulks still to read
-	bulk   int  // stBulkBody: payload length
-	argLen int  // total length of the arguments in spans
+	pos    int // stBulkHeader: header start; stBulkBody: payload start
+	scan   int // line states: terminator search resumes here (>= line start)
+	left   int // bulks still to read
+	bulk   int // stBulkBody: payload length
+	argLen int // total length of the arguments in spans
 
 	spans   []span // arguments read so far (multibulk)
 	scratch []byte // unescaped inline arguments
@@ -177,7 +176,6 @@ type Parser struct {
 // buffer is discarded or the Parser is reused for another connection.
 func (p *Parser) Reset() {
 	p.state, p.pos, p.scan, p.left, p.bulk, p.argLen = stStart, 0, 0, 0, 0, 0
-	p.inline = false
 	if cap(p.spans) > maxRetainedSpans {
 		p.spans = nil
 	}
@@ -187,10 +185,6 @@ func (p *Parser) Reset() {
 // Partial reports whether Parse stopped inside a command: the buffer it
 // was last given ended before the command did.
 func (p *Parser) Partial() bool { return p.state != stStart }
-
-// Inline reports whether the last complete command was an inline command
-// (for logging; Redis refuses inline commands from a master, for example).
-func (p *Parser) Inline() bool { return p.inline }
 
 // PendingArgBytes is the total length of the arguments of the pending
 // multibulk command read so far (Redis' argv_len_sum, CLIENT LIST
@@ -264,9 +258,8 @@ func (p *Parser) fail(msg string, buf []byte, off int) ([][]byte, int, error) {
 }
 
 // finish resets the parser after a complete command.
-func (p *Parser) finish(inline bool) {
+func (p *Parser) finish() {
 	p.Reset()
-	p.inline = inline
 }
 
 // findCR looks for the '\r' ending the header line that starts at start,
@@ -357,7 +350,7 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				return p.fail(msgUnauthMbulk, buf, 0)
 			}
 			if ll <= 0 {
-				p.finish(false)
+				p.finish()
 				return argsbuf[:0], cr + 2, nil
 			}
 			p.left = int(ll)
@@ -426,7 +419,7 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				args = append(args, buf[s.start:s.end:s.end])
 			}
 			n := p.pos
-			p.finish(false)
+			p.finish()
 			return args, n, nil
 
 		default:
@@ -472,7 +465,7 @@ func (p *Parser) parseInline(buf []byte, argsbuf [][]byte) ([][]byte, int, error
 	if !ok {
 		return p.fail(msgUnbalancedQuotes, buf, 0)
 	}
-	p.finish(true)
+	p.finish()
 	return args, nl + 1, nil
 }
 

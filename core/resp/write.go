@@ -62,13 +62,6 @@ func AppendSimpleString(dst []byte, s string) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// AppendSimpleBytes is AppendSimpleString for a byte slice.
-func AppendSimpleBytes(dst []byte, b []byte) []byte {
-	dst = append(dst, '+')
-	dst = appendNoCRLF(dst, b)
-	return append(dst, '\r', '\n')
-}
-
 // AppendError appends an error reply "-msg\r\n". msg is the whole text after
 // '-', error code included: "ERR syntax error", "WRONGTYPE ...". As Redis'
 // addReplyErrorFormat does, leading and trailing CR/LF are trimmed and any
@@ -76,14 +69,6 @@ func AppendSimpleBytes(dst []byte, b []byte) []byte {
 func AppendError(dst []byte, msg string) []byte {
 	dst = append(dst, '-')
 	dst = appendNoCRLF(dst, strings.Trim(msg, "\r\n"))
-	return append(dst, '\r', '\n')
-}
-
-// AppendBlobError appends a RESP3 blob error "!<len>\r\nmsg\r\n". It is
-// binary safe; RESP2 has no equivalent (use AppendError).
-func AppendBlobError(dst []byte, msg string) []byte {
-	dst = appendPrefixed(dst, '!', int64(len(msg)))
-	dst = append(dst, msg...)
 	return append(dst, '\r', '\n')
 }
 
@@ -143,56 +128,6 @@ func bulkify(dst []byte, start int) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// maxHumanDecimals is the number of fractional digits Redis' ld2string
-// keeps in LD_STR_HUMAN mode ("%.17Lf").
-const maxHumanDecimals = 17
-
-// appendHumanFloat formats f as Redis' ld2string(LD_STR_HUMAN) does for
-// INCRBYFLOAT and HINCRBYFLOAT: fixed notation, never an exponent, at most
-// 17 fractional digits, no trailing zeros, "-0" printed as "0", infinities
-// as "inf" and "-inf".
-//
-// Redis computes in C long double and prints "%.17Lf" with zeros trimmed.
-// A float64 carries less precision, so "%.17f" would print 0.1 as
-// "0.10000000000000001"; the shortest decimal that reads back as the same
-// float64 is what Redis' extra precision achieves for small decimals. So:
-// shortest representation, rounded to 17 decimals when longer. This equals
-// Redis 7.0.15's reply for values under 100 in magnitude (checked on
-// thousands of random values), except that the 17th decimal can differ by
-// one when rounding is needed (values under 0.1 with 17 significant
-// digits), as Redis rounds its long double instead. It also differs where
-// Redis shows long double noise, which float64 cannot reproduce: 17
-// decimals exceed long double precision from 100 up (INCRBYFLOAT to 9949.9
-// replies "9949.90000000000000036" on Redis), and huge values print their
-// exact long double expansion (1.5e300). A float64 sum can also differ from
-// the long double one before formatting: 0.1+0.2 is 0.30000000000000004
-// here and 0.3 in Redis.
-func appendHumanFloat(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
-	if dot := indexByte(dst[start:], '.'); dot >= 0 && len(dst)-start-dot-1 > maxHumanDecimals {
-		dst = strconv.AppendFloat(dst[:start], f, 'f', maxHumanDecimals, 64)
-		for dst[len(dst)-1] == '0' {
-			dst = dst[:len(dst)-1]
-		}
-		if dst[len(dst)-1] == '.' {
-			dst = dst[:len(dst)-1]
-		}
-	}
-	if len(dst)-start == 2 && dst[start] == '-' && dst[start+1] == '0' {
-		dst = append(dst[:start], '0')
-	}
-	return dst
-}
-
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {
 		if x == c {
@@ -200,18 +135,6 @@ func indexByte(b []byte, c byte) int {
 		}
 	}
 	return -1
-}
-
-// AppendBulkFloat appends f as a bulk string formatted like Redis'
-// INCRBYFLOAT / HINCRBYFLOAT replies: 10.5 -> "10.5", 3.0e3 -> "3000",
-// 1e20 -> "100000000000000000000" (never an exponent), 1e-20 -> "0",
-// +Inf -> "inf". See appendHumanFloat for the rule and where it differs
-// from Redis (long double noise from 100 up).
-// NaN is written "nan"; Redis rejects such results before replying.
-func AppendBulkFloat(dst []byte, f float64) []byte {
-	start := len(dst)
-	dst = appendHumanFloat(dst, f)
-	return bulkify(dst, start)
 }
 
 // appendG17 formats f like C's printf("%.17g"), which Redis 7.0's
@@ -294,39 +217,6 @@ func AppendPushHeader(dst []byte, n int, resp3 bool) []byte {
 		return appendPrefixed(dst, '>', int64(n))
 	}
 	return appendPrefixed(dst, '*', int64(n))
-}
-
-// AppendAttributeHeader appends a RESP3 attribute header "|n\r\n"; n
-// key/value pairs follow, then the reply they annotate. RESP2 has no
-// attributes: send nothing to RESP2 clients, as Redis does.
-func AppendAttributeHeader(dst []byte, n int) []byte {
-	return appendPrefixed(dst, '|', int64(n))
-}
-
-// AppendBool appends a boolean: RESP3 "#t\r\n"/"#f\r\n", RESP2 ":1"/":0".
-func AppendBool(dst []byte, b bool, resp3 bool) []byte {
-	switch {
-	case resp3 && b:
-		return append(dst, '#', 't', '\r', '\n')
-	case resp3:
-		return append(dst, '#', 'f', '\r', '\n')
-	case b:
-		return append(dst, One...)
-	default:
-		return append(dst, Zero...)
-	}
-}
-
-// AppendBigNumber appends a big number given as its decimal text: RESP3
-// "(s\r\n", RESP2 a bulk string. s must be a decimal integer (server-made);
-// CR and LF are replaced by spaces in RESP3 to keep the frame intact.
-func AppendBigNumber(dst []byte, s string, resp3 bool) []byte {
-	if !resp3 {
-		return AppendBulkString(dst, s)
-	}
-	dst = append(dst, '(')
-	dst = appendNoCRLF(dst, s)
-	return append(dst, '\r', '\n')
 }
 
 // AppendHelp appends a HELP reply as Redis' addReplyHelp sends it: an array

@@ -24,14 +24,11 @@ func TestAppendScalars(t *testing.T) {
 	f(t, func(b []byte) []byte { return AppendSimpleString(b, "OK") }, "+OK\r\n")
 	f(t, func(b []byte) []byte { return AppendSimpleString(b, "") }, "+\r\n")
 	f(t, func(b []byte) []byte { return AppendSimpleString(b, "a\r\nb") }, "+a  b\r\n")
-	f(t, func(b []byte) []byte { return AppendSimpleBytes(b, []byte("PONG")) }, "+PONG\r\n")
-	f(t, func(b []byte) []byte { return AppendSimpleBytes(b, []byte("x\ny")) }, "+x y\r\n")
 
 	f(t, func(b []byte) []byte { return AppendError(b, "ERR syntax error") }, "-ERR syntax error\r\n")
 	f(t, func(b []byte) []byte { return AppendError(b, "ERR bad\r\nthing\n") }, "-ERR bad  thing\r\n")
 	f(t, func(b []byte) []byte { return AppendError(b, "\r\nERR x\ry") }, "-ERR x y\r\n")
 	f(t, func(b []byte) []byte { return AppendError(b, "") }, "-\r\n")
-	f(t, func(b []byte) []byte { return AppendBlobError(b, "SYNTAX x\r\ny") }, "!11\r\nSYNTAX x\r\ny\r\n")
 
 	f(t, func(b []byte) []byte { return AppendInt(b, 0) }, ":0\r\n")
 	f(t, func(b []byte) []byte { return AppendInt(b, -42) }, ":-42\r\n")
@@ -59,13 +56,6 @@ func TestAppendScalars(t *testing.T) {
 	}
 }
 
-func TestAppendBool(t *testing.T) {
-	f(t, func(b []byte) []byte { return AppendBool(b, true, true) }, "#t\r\n")
-	f(t, func(b []byte) []byte { return AppendBool(b, false, true) }, "#f\r\n")
-	f(t, func(b []byte) []byte { return AppendBool(b, true, false) }, ":1\r\n")
-	f(t, func(b []byte) []byte { return AppendBool(b, false, false) }, ":0\r\n")
-}
-
 func TestAppendNulls(t *testing.T) {
 	f(t, func(b []byte) []byte { return AppendNull(b, true) }, "_\r\n")
 	f(t, func(b []byte) []byte { return AppendNull(b, false) }, "$-1\r\n")
@@ -83,14 +73,9 @@ func TestAppendAggregateHeaders(t *testing.T) {
 	f(t, func(b []byte) []byte { return AppendSetHeader(b, 5, false) }, "*5\r\n")
 	f(t, func(b []byte) []byte { return AppendPushHeader(b, 3, true) }, ">3\r\n")
 	f(t, func(b []byte) []byte { return AppendPushHeader(b, 3, false) }, "*3\r\n")
-	f(t, func(b []byte) []byte { return AppendAttributeHeader(b, 1) }, "|1\r\n")
 }
 
-func TestAppendBigNumberVerbatim(t *testing.T) {
-	big := "3492890328409238509324850943850943825024385"
-	f(t, func(b []byte) []byte { return AppendBigNumber(b, big, true) }, "("+big+"\r\n")
-	f(t, func(b []byte) []byte { return AppendBigNumber(b, big, false) }, "$43\r\n"+big+"\r\n")
-	f(t, func(b []byte) []byte { return AppendBigNumber(b, "-1\r\n", true) }, "(-1  \r\n")
+func TestAppendVerbatim(t *testing.T) {
 	f(t, func(b []byte) []byte { return AppendVerbatim(b, "txt", []byte("Some string"), true) }, "=15\r\ntxt:Some string\r\n")
 	f(t, func(b []byte) []byte { return AppendVerbatim(b, "mkd", []byte("a\r\nb"), true) }, "=8\r\nmkd:a\r\nb\r\n")
 	f(t, func(b []byte) []byte { return AppendVerbatim(b, "txt", []byte("Some string"), false) }, "$11\r\nSome string\r\n")
@@ -145,43 +130,6 @@ func TestAppendDouble(t *testing.T) {
 	for _, tc := range g17Cases {
 		f(t, func(b []byte) []byte { return AppendDouble(b, tc.f, true) }, ","+tc.want+"\r\n")
 		f(t, func(b []byte) []byte { return AppendDouble(b, tc.f, false) }, string(AppendBulkString(nil, tc.want)))
-	}
-}
-
-// tenth is a variable so that tenth+2*tenth is float64 arithmetic, not an
-// exact constant expression.
-var tenth = 0.1
-
-func TestAppendBulkFloat(t *testing.T) {
-	for _, tc := range []struct {
-		f    float64
-		want string
-	}{
-		// The first ones are INCRBYFLOAT replies of redis-server 7.0.15.
-		{10.5, "10.5"},
-		{3.0e3, "3000"},
-		{5000, "5000"},
-		{1e20, "100000000000000000000"},
-		{1e-20, "0"},
-		{-1e-20, "0"},
-		{0.1, "0.1"},
-		{0, "0"},
-		{math.Copysign(0, -1), "0"},
-		{-2.5, "-2.5"},
-		{1.5e-10, "0.00000000015"},
-		{1e-17, "0.00000000000000001"},
-		{1.4e-17, "0.00000000000000001"},
-		{1.6e-17, "0.00000000000000002"},
-		{-1.6e-17, "-0.00000000000000002"},
-		{123456789.125, "123456789.125"},
-		{1.5e300, "15" + strings.Repeat("0", 299)},
-		// Where float64 falls short of Redis' long double (Redis: "0.3").
-		{tenth + 2*tenth, "0.30000000000000004"},
-		{math.Inf(1), "inf"},
-		{math.Inf(-1), "-inf"},
-		{math.NaN(), "nan"},
-	} {
-		f(t, func(b []byte) []byte { return AppendBulkFloat(b, tc.f) }, string(AppendBulkString(nil, tc.want)))
 	}
 }
 
@@ -311,12 +259,22 @@ func TestRoundTrip(t *testing.T) {
 		b = AppendInt(b, -7)
 		b = AppendBulk(b, []byte("bin\r\n\x00"))
 		b = AppendBulkInt(b, 1234)
-		b = AppendBulkFloat(b, 10.5)
+		b = AppendBulkString(b, "10.5")
 		b = AppendDouble(b, 1.1, resp3)
-		b = AppendBool(b, true, resp3)
+		// Boolean, big number and attribute frames the server never sends:
+		// written by hand, for the reader.
+		if resp3 {
+			b = append(b, "#t\r\n"...)
+		} else {
+			b = append(b, ":1\r\n"...)
+		}
 		b = AppendNull(b, resp3)
 		b = AppendNullArray(b, resp3)
-		b = AppendBigNumber(b, "123456789012345678901234567890", resp3)
+		if resp3 {
+			b = append(b, "(123456789012345678901234567890\r\n"...)
+		} else {
+			b = append(b, "$30\r\n123456789012345678901234567890\r\n"...)
+		}
 		b = AppendVerbatim(b, "txt", []byte("hi"), resp3)
 		b = AppendMapHeader(b, 1, resp3)
 		b = AppendBulkString(b, "k")
@@ -326,7 +284,7 @@ func TestRoundTrip(t *testing.T) {
 		b = AppendPushHeader(b, 1, resp3)
 		b = AppendBulkString(b, "msg")
 		if resp3 {
-			b = AppendAttributeHeader(b, 1)
+			b = append(b, "|1\r\n"...)
 			b = AppendSimpleString(b, "ttl")
 			b = AppendInt(b, 3)
 		}

@@ -28,10 +28,6 @@ func BenchmarkAppendDouble(b *testing.B) {
 	benchAppend(b, func(d []byte) []byte { return AppendDouble(d, 1.1, false) })
 }
 
-func BenchmarkAppendBulkFloat(b *testing.B) {
-	benchAppend(b, func(d []byte) []byte { return AppendBulkFloat(d, 10.5) })
-}
-
 func BenchmarkAppendErrUnknownCommand(b *testing.B) {
 	name := []byte("foo")
 	args := [][]byte{[]byte("a"), []byte("bb")}

@@ -193,11 +193,6 @@ type Status struct {
 // writes with -MISCONF.
 func (s Status) OK() bool { return s.WriteOK && s.FsyncOK }
 
-// ErrorCounts is the error counters by kind.
-func (s Status) ErrorCounts() map[string]int64 {
-	return map[string]int64{KindWrite: s.WriteErrors, KindFsync: s.FsyncErrors}
-}
-
 // Open opens the AOF in dir (<data-dir>/<appenddirname>) for appending, as
 // Redis' aofOpenIfNeededOnServerStart: the directory is created when
 // missing; an old-style <data-dir>/<filename> is upgraded as Load does; an

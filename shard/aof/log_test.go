@@ -591,10 +591,9 @@ func TestFaultsInjected(t *testing.T) {
 			recover(appendCmd("SET", "e2", "x"))
 
 			s := l.Status()
-			if s.WriteErrors < 3 || s.FsyncErrors < 1 || s.ErrorCounts()[KindWrite] != s.WriteErrors || s.LastFsync.IsZero() {
+			if s.WriteErrors < 3 || s.FsyncErrors < 1 || s.LastFsync.IsZero() {
 				t.Fatalf("status %+v", s)
 			}
-			t.Logf("errors by kind: %v", s.ErrorCounts())
 		})
 	}
 }
