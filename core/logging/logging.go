@@ -263,7 +263,6 @@ func LevelName(level slog.Level) string {
 	return "error"
 }
 
-
 // prettyTimeFormat carries the date, unlike tint's default (time.StampMilli):
 // the file and the ring outlive the day the line was written.
 const prettyTimeFormat = "2006-01-02T15:04:05.000Z07:00"
