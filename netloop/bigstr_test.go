@@ -1,7 +1,9 @@
 package netloop_test
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,5 +167,245 @@ func TestBigStringDropPaths(t *testing.T) {
 	}
 	if ts.panics.Load() != 0 {
 		t.Fatal("handler panics")
+	}
+}
+
+// TestBigStringRandomOps mixes APPEND, SETRANGE, GETRANGE, GET, DEL,
+// EXPIRE, COPY, RENAME, FLUSHALL, BGSAVE and BGREWRITEAOF on strings around
+// and above 1 MiB (so they move between the Go heap and mappings, grow by
+// mremap, are copied, moved and dropped), compares every reply with a Go
+// model, then restarts on the same data directory (the load path) and
+// compares the whole keyspace again. Run under -race with the rest.
+func TestBigStringRandomOps(t *testing.T) {
+	dir := t.TempDir()
+	params := map[string]string{"data-dir": dir, "save": "", "appendonly": "yes", "appendfsync": "no"}
+	ps := startPersistServer(t, params)
+	if err := ps.pm.Load(); err != nil {
+		t.Fatal(err)
+	}
+	ps.pm.Start()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: ps.addr, ReadTimeout: 30 * time.Second})
+	defer c.Close()
+
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	keys := []string{"a", "b", "c", "{a}d"}
+	model := map[string][]byte{}
+	fill := func(n int) []byte {
+		b := make([]byte, n)
+		x := byte(rng.IntN(250))
+		for i := range b {
+			b[i] = 'a' + (x+byte(i))%26
+		}
+		return b
+	}
+	size := func() int { // mostly around the 1 MiB threshold
+		switch rng.IntN(4) {
+		case 0:
+			return 1 + rng.IntN(64<<10)
+		case 1:
+			return bigMiB - 4096 + rng.IntN(8192)
+		default:
+			return 1 + rng.IntN(768<<10)
+		}
+	}
+	// idle waits until no snapshot or rewrite runs (one at a time).
+	idle := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			info, err := c.Info(ctx, "persistence").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(info, "rdb_bgsave_in_progress:0") && strings.Contains(info, "aof_rewrite_in_progress:0") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("a snapshot or rewrite still runs after 30 s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	check := func(step int, what, key string) {
+		t.Helper()
+		got, err := c.Get(ctx, key).Bytes()
+		want, ok := model[key]
+		if !ok {
+			if err != redis.Nil {
+				t.Fatalf("step %d (%s): GET %s: %d bytes, %v; want missing", step, what, key, len(got), err)
+			}
+			return
+		}
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("step %d (%s): GET %s: %d bytes (%v); want %d bytes", step, what, key, len(got), err, len(want))
+		}
+	}
+	for step := range 150 { // about 30 s under -race
+		k := keys[rng.IntN(len(keys))]
+		k2 := keys[rng.IntN(len(keys))]
+		var what string
+		switch op := rng.IntN(13); op {
+		case 0, 1, 2:
+			what = "APPEND"
+			v := fill(size())
+			n, err := c.Append(ctx, k, string(v)).Result()
+			model[k] = append(model[k], v...)
+			if err != nil || n != int64(len(model[k])) {
+				t.Fatalf("step %d: APPEND: %d %v; want %d", step, n, err, len(model[k]))
+			}
+		case 3, 4:
+			what = "SETRANGE"
+			v := fill(1 + rng.IntN(4096))
+			off := rng.IntN(len(model[k]) + 2*bigMiB)
+			n, err := c.SetRange(ctx, k, int64(off), string(v)).Result()
+			m := model[k]
+			if off+len(v) > len(m) {
+				m = append(m, make([]byte, off+len(v)-len(m))...)
+			}
+			copy(m[off:], v)
+			model[k] = m
+			if err != nil || n != int64(len(m)) {
+				t.Fatalf("step %d: SETRANGE: %d %v; want %d", step, n, err, len(m))
+			}
+		case 5:
+			what = "GETRANGE"
+			m := model[k]
+			s, e := rng.IntN(len(m)+10), rng.IntN(len(m)+10)
+			got, err := c.GetRange(ctx, k, int64(s), int64(e)).Bytes()
+			var want []byte
+			if e >= len(m) {
+				e = len(m) - 1
+			}
+			if s <= e && len(m) > 0 {
+				want = m[s : e+1]
+			}
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("step %d: GETRANGE %d %d: %d bytes %v; want %d", step, s, e, len(got), err, len(want))
+			}
+		case 6:
+			what = "SET"
+			v := fill(size() + rng.IntN(2)*bigMiB)
+			if err := c.Set(ctx, k, v, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = v
+		case 7:
+			what = "DEL"
+			if err := c.Del(ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
+			delete(model, k)
+		case 8:
+			what = "EXPIRE"
+			if _, ok := model[k]; ok {
+				if err := c.PExpire(ctx, k, time.Millisecond).Err(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(2 * time.Millisecond)
+				delete(model, k)
+			}
+		case 9:
+			what = "COPY"
+			if k == k2 {
+				break
+			}
+			n, err := c.Copy(ctx, k, k2, 0, true).Result()
+			v, ok := model[k]
+			if ok {
+				model[k2] = bytes.Clone(v)
+			}
+			if err != nil || (n == 1) != ok {
+				t.Fatalf("step %d: COPY: %d %v", step, n, err)
+			}
+			// Edit the source: the copy must not see it (own buffer).
+			if ok {
+				if err := c.Append(ctx, k, "!").Err(); err != nil {
+					t.Fatal(err)
+				}
+				model[k] = append(model[k], '!')
+				check(step, "COPY source", k2)
+			}
+		case 10:
+			what = "RENAME"
+			v, ok := model[k]
+			err := c.Rename(ctx, k, k2).Err()
+			if !ok {
+				if err == nil {
+					t.Fatalf("step %d: RENAME of a missing key succeeded", step)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(model, k)
+			model[k2] = v
+		case 11:
+			what = "FLUSHALL"
+			if rng.IntN(3) != 0 {
+				break // rarer than the rest
+			}
+			if err := c.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			clear(model)
+			if o := offHeap(t, ctx, c); o != 0 {
+				t.Fatalf("step %d: used_memory_offheap %d after FLUSHALL", step, o)
+			}
+		case 12:
+			if rng.IntN(2) == 0 {
+				what = "BGSAVE"
+				idle()
+				if err := c.BgSave(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				// Keep writing while it runs: the snapshot copies what it
+				// writes, and deletions save the key first.
+				if err := c.Del(ctx, k).Err(); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+				idle()
+			} else {
+				what = "BGREWRITEAOF"
+				idle()
+				if err := c.BgRewriteAOF(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				idle()
+			}
+		}
+		check(step, what, k)
+		check(step, what, k2)
+	}
+	idle()
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The load path: a second server on the same directory (the AOF and
+	// its base) must hold exactly the model.
+	ps2 := startPersistServer(t, params)
+	if err := ps2.pm.Load(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := redis.NewClient(&redis.Options{Addr: ps2.addr, ReadTimeout: 30 * time.Second})
+	defer c2.Close()
+	for _, k := range keys {
+		got, err := c2.Get(ctx, k).Bytes()
+		want, ok := model[k]
+		if ok != (err == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("after reload: %s: %d bytes (%v); want %d (present %v)", k, len(got), err, len(want), ok)
+		}
+	}
+	for _, cl := range []*redis.Client{c, c2} {
+		if err := cl.Del(ctx, keys...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if o := offHeap(t, ctx, cl); o != 0 {
+			t.Fatalf("used_memory_offheap %d after every key went", o)
+		}
 	}
 }
