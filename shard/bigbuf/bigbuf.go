@@ -45,11 +45,16 @@ const Threshold = 1 << 20
 
 var (
 	mapped   atomic.Int64 // bytes currently mapped, page-rounded
+	stranded atomic.Int64 // address space freed but left reserved (Free)
 	pageSize = unix.Getpagesize()
 )
 
 // Mapped is the bytes this process holds in bigbuf mappings, page-rounded.
 func Mapped() int64 { return mapped.Load() }
+
+// Stranded is the address space Free gave back the pages of but could not
+// unmap (munmap failed with ENOMEM at vm.max_map_count). It holds no memory.
+func Stranded() int64 { return stranded.Load() }
 
 // pages rounds n up to whole pages.
 func pages(n int) int { return (n + pageSize - 1) &^ (pageSize - 1) }
@@ -109,9 +114,19 @@ func Free(b []byte) {
 		return
 	}
 	size := pages(cap(b))
-	if err := unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(size)); err != nil {
-		// Only a bad address or length fails: a caller broke the
-		// invariant, and going on could unmap someone else's memory.
+	err := unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(size))
+	switch err {
+	case nil:
+	case unix.ENOMEM:
+		// Unmapping the middle of a mapping the kernel merged with its
+		// neighbours splits it, which fails at vm.max_map_count. The
+		// pages still go back (they read as zeros until written); only
+		// the address range stays reserved.
+		_ = unix.Madvise(unsafe.Slice(unsafe.SliceData(b), size), unix.MADV_DONTNEED)
+		stranded.Add(int64(size))
+	default:
+		// Only a bad address or length fails otherwise: a caller broke
+		// the invariant, and going on could unmap someone else's memory.
 		panic("bigbuf: BUG: munmap: " + err.Error())
 	}
 	mapped.Add(-int64(size))
