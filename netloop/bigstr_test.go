@@ -178,7 +178,7 @@ func TestBigStringDropPaths(t *testing.T) {
 // compares the whole keyspace again. Run under -race with the rest.
 func TestBigStringRandomOps(t *testing.T) {
 	dir := t.TempDir()
-	params := map[string]string{"data-dir": dir, "save": "", "appendonly": "yes", "appendfsync": "no"}
+	params := map[string]string{"data-dir": dir, "save": "", "appendonly": "yes", "appendfsync": "always"} // the reload must see every reply's write
 	ps := startPersistServer(t, params)
 	if err := ps.pm.Load(); err != nil {
 		t.Fatal(err)
