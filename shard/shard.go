@@ -62,16 +62,17 @@ type Snapshot struct {
 	Expired    int64
 	Evicted    int64 // keys deleted to stay under maxmemory
 	MemoryUsed int64
+	Commands   int64
+	Reads      int64 // commands flagged readonly
+	Writes     int64 // commands flagged write
+	Hits       int64
+	Misses     int64
+	QueueDepth int
+	Batches    int64
+
 	// MemoryOffHeap is the part of MemoryUsed held in strings off the Go
 	// heap (bigstr.go).
 	MemoryOffHeap int64
-	Commands      int64
-	Reads         int64 // commands flagged readonly
-	Writes        int64 // commands flagged write
-	Hits          int64
-	Misses        int64
-	QueueDepth    int
-	Batches       int64
 }
 
 // TotalKeys is the shard's key count across all databases.
