@@ -128,9 +128,10 @@ func (s *Server) infoClients(_ *infoInput, b *strings.Builder) {
 }
 
 func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
-	var used int64
+	var used, offHeap int64
 	for _, sn := range in.shards() {
 		used += sn.MemoryUsed
+		offHeap += sn.MemoryOffHeap
 	}
 	gm := readGoMemory()
 	// used_memory_rss is the process' resident size from the kernel, as
@@ -143,6 +144,10 @@ func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
 	field(b, "used_memory_rss", rss)
 	field(b, "used_memory_rss_human", humanBytes(rss))
 	field(b, "used_memory_heap", gm.heapObjects)
+	// Strings of 1 MiB and more live outside the Go heap (shard/bigbuf):
+	// counted in used_memory, and shown here on their own.
+	field(b, "used_memory_offheap", offHeap)
+	field(b, "used_memory_offheap_human", humanBytes(offHeap))
 	maxmem := s.params.Size("maxmemory")
 	field(b, "maxmemory", maxmem)
 	field(b, "maxmemory_human", humanBytes(maxmem))

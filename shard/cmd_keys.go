@@ -71,11 +71,15 @@ func (c *Ctx) rename(nx bool) {
 	}
 	val, coll, ival, enc, kind, at, access := o.str, o.coll, o.ival, o.enc, o.kind, o.expireAt, o.access
 	size := o.valueMemory()
-	o.str, o.coll = nil, nil // the value moves; keep remove from accounting it twice
+	offHeap := sd.disownOffHeap(o) // the buffer moves with the value, unmapped by no one
+	o.str, o.coll = nil, nil       // the value moves; keep remove from accounting it twice
 	sd.memory.Add(-size)
 	sd.remove(o)
 	n := dd.insert(dst, kind)
 	n.str, n.coll, n.ival, n.enc, n.access = val, coll, ival, enc, access // Redis moves the object, its LRU/LFU data too
+	if offHeap {
+		dd.adoptOffHeap(n, val)
+	}
 	dd.memory.Add(size)
 	dd.setExpire(n, at)
 	if nx {

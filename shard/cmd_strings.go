@@ -445,6 +445,9 @@ func cmdIncrByFloat(c *Ctx) {
 	if o == nil {
 		o = d.insert(key, KindString)
 	}
+	if o.offHeap {
+		d.freeStr(o) // a number needs no mapping
+	}
 	d.materialize(o)
 	old := cap(o.str)
 	o.str = appendLongDoubleHuman(o.str[:0], cur)
@@ -567,7 +570,7 @@ func cmdSetRange(c *Ctx) {
 	if o == nil {
 		// As Redis (sdsnewlen): a new key gets exactly what it needs.
 		o = d.insert(key, KindString)
-		o.str = make([]byte, need) // zeroed preemptibly; see growString
+		d.newStringBuf(o, need, need, false) // untouched pages cost nothing
 		d.accountResize(o, 0)
 	}
 	d.materialize(o)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/bigbuf"
 )
 
 // Kind is the type of a value, as TYPE reports it.
@@ -55,6 +57,7 @@ type object struct {
 	access   uint32     // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	kind     Kind
 	enc      encoding
+	offHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
 }
 
 // encoding is how a string value is held. encInt keeps an integer inside the
@@ -107,6 +110,7 @@ type DB struct {
 	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (blocking.go); nil when none
 	watched  map[string][]*Watch  // WATCHed keys (watch.go); nil when none
 	snap     *dbSnap              // a running snapshot's pending keys (snapshot.go); nil when none
+	big      map[*object]struct{} // strings held off the Go heap (bigstr.go); nil when none
 
 	// Published for readers outside the shard (INFO keyspace, metrics).
 	keys    atomic.Int64
@@ -118,6 +122,7 @@ type DB struct {
 	memory  atomic.Int64 // approximate bytes held by keys and values
 	avgTTL  atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
 	evicted atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
+	offHeap atomic.Int64 // bytes of memory held in off-heap strings (bigstr.go)
 }
 
 // objectOverhead approximates the bytes a key costs beyond its key and value
@@ -228,6 +233,7 @@ func (d *DB) detach(o *object, pos uint32) {
 	}
 	delete(d.index, o.key)
 	d.memory.Add(-(int64(len(o.key)+objectOverhead) + o.valueMemory()))
+	d.unmapStr(o)
 	*o = object{volIdx: -1}
 	d.free = append(d.free, pos)
 	d.keys.Store(int64(len(d.index)))
@@ -262,6 +268,7 @@ func (d *DB) flush() int {
 			d.touched(key)
 		}
 	}
+	d.freeAllOffHeap()
 	d.index = make(map[string]uint32)
 	d.reset()
 	d.avgTTL.Store(0)
@@ -307,11 +314,22 @@ func (d *DB) unindexExpire(o *object) {
 
 // setString stores val as o's string value, reusing o's buffer when it fits so
 // that overwriting a key with a value of similar size allocates nothing.
+//
+// A value of bigbuf.Threshold bytes or more goes off the Go heap
+// (bigstr.go), copied in preemptible steps.
 func (d *DB) setString(o *object, val []byte) {
 	old := cap(o.str)
-	if cap(o.str) >= len(val) && cap(o.str) <= 2*len(val)+16 {
-		o.str = append(o.str[:0], val...)
-	} else {
+	switch {
+	case cap(o.str) >= len(val) && cap(o.str) <= 2*len(val)+16:
+		o.str = o.str[:len(val)]
+		copyPreemptible(o.str, val)
+	case len(val) >= bigbuf.Threshold:
+		d.unmapStr(o)
+		o.str = nil
+		d.newStringBuf(o, len(val), len(val), true)
+		copyPreemptible(o.str, val)
+	default:
+		d.unmapStr(o)
 		o.str = append(make([]byte, 0, len(val)), val...)
 	}
 	o.kind = KindString
@@ -359,16 +377,29 @@ func stringCapFor(need int) int {
 // for pages fresh from the OS), while append's zero fill is one
 // non-preemptible memclr, which for 512 MiB held every other goroutine at
 // the next GC's stop-the-world for the whole clear (docs/performance.md).
+//
+// From bigbuf.Threshold on the string lives off the Go heap and grows with
+// mremap by Redis' steps (bigCapFor; bigstr.go).
 func (d *DB) growString(o *object, need int) {
 	if need <= cap(o.str) {
 		n := len(o.str)
 		o.str = o.str[:need]
-		clear(o.str[n:]) // a reused buffer may hold a previous value's bytes
+		// A reused buffer may hold a previous value's bytes.
+		if o.offHeap {
+			bigbuf.Zero(o.str[n:])
+		} else {
+			clear(o.str[n:])
+		}
 		return
 	}
 	old := cap(o.str)
+	if need >= bigbuf.Threshold && d.growOffHeap(o, need) {
+		d.accountResize(o, old)
+		return
+	}
 	buf := make([]byte, need, stringCapFor(need))
 	copyPreemptible(buf, o.str)
+	d.unmapStr(o) // when an mremap failed
 	o.str = buf
 	d.accountResize(o, old)
 }
@@ -389,10 +420,7 @@ func copyPreemptible(dst, src []byte) {
 // setInt stores n as o's value with the integer encoding, releasing any byte
 // buffer.
 func (d *DB) setInt(o *object, n int64) {
-	if o.str != nil {
-		d.memory.Add(-int64(cap(o.str)))
-		o.str = nil
-	}
+	d.freeStr(o)
 	o.kind, o.enc, o.ival = KindString, encInt, n
 	d.touched(o.key)
 }
@@ -411,6 +439,7 @@ func (d *DB) materialize(o *object) {
 // dropValue empties o's value before it is given a value of another kind.
 func (d *DB) dropValue(o *object) {
 	d.memory.Add(-o.valueMemory())
+	d.unmapStr(o)
 	o.str, o.coll = nil, nil
 	o.kind, o.enc = kindNone, encRaw
 }

@@ -137,6 +137,7 @@ func (rt *Runtime) Close() {
 	for _, s := range rt.shards {
 		rt.acquire(s)
 		rt.drain(s)
+		s.freeOffHeap() // unmapped now, not at exit: the keys stay, empty
 		s.token.Store(0)
 	}
 }

@@ -69,6 +69,10 @@ type Snapshot struct {
 	Misses     int64
 	QueueDepth int
 	Batches    int64
+
+	// MemoryOffHeap is the part of MemoryUsed held in strings off the Go
+	// heap (bigstr.go).
+	MemoryOffHeap int64
 }
 
 // TotalKeys is the shard's key count across all databases.
@@ -96,6 +100,7 @@ func (s *Shard) Snapshot() Snapshot {
 		sn.Expired += d.expired.Load()
 		sn.Evicted += d.evicted.Load()
 		sn.MemoryUsed += d.memory.Load()
+		sn.MemoryOffHeap += d.offHeap.Load()
 		sn.Hits += d.hits.Load()
 		sn.Misses += d.misses.Load()
 	}

@@ -1,0 +1,123 @@
+package shard
+
+import (
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/svcdb/svcdb/shard/bigbuf"
+)
+
+// checkOffHeap walks every database of rt (tokens idle: the producer's
+// commands have completed) and checks bigstr.go's invariants: o.offHeap ⇔
+// o ∈ d.big, only strings are off-heap, d.offHeap is the sum of their
+// capacities, and an off-heap buffer is never shared by two objects.
+// The pages they map add up to what bigbuf has mapped since base (no
+// buffer mapped and not owned, none owned by an object that does not know
+// it). It returns how many off-heap strings there are.
+func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) int {
+	t.Helper()
+	seen := map[*byte]string{}
+	page := os.Getpagesize()
+	var mapped int64
+	for _, s := range rt.shards {
+		for n, d := range s.dbs {
+			var sum int64
+			count := 0
+			for _, pos := range d.index {
+				o := d.slot(pos)
+				if !o.offHeap {
+					if _, in := d.big[o]; in {
+						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.key, n)
+					}
+					continue
+				}
+				count++
+				if _, in := d.big[o]; !in {
+					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.key, n)
+				}
+				if o.kind != KindString || (o.enc != encRaw && o.enc != encRawEdited) || cap(o.str) < bigbuf.Threshold {
+					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.key, o.kind, o.enc, cap(o.str))
+				}
+				p := &o.str[:1][0]
+				if other, dup := seen[p]; dup {
+					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.key, other)
+				}
+				seen[p] = o.key
+				sum += int64(cap(o.str))
+				mapped += int64((cap(o.str) + page - 1) &^ (page - 1))
+			}
+			if count != len(d.big) || sum != d.offHeap.Load() {
+				t.Fatalf("step %d (%s): db %d: %d off-heap objects, big set %d; capacities %d, counter %d",
+					step, what, n, count, len(d.big), sum, d.offHeap.Load())
+			}
+		}
+	}
+	if got := bigbuf.Mapped() - base; got != mapped {
+		t.Fatalf("step %d (%s): bigbuf has %d bytes mapped; the objects own %d", step, what, got, mapped)
+	}
+	return len(seen)
+}
+
+// TestOffHeapInvariants runs random string commands on keys around 1 MiB
+// across shards and two databases and checks the ownership invariants after
+// every one; at the end every key goes and the counters are exactly 0.
+func TestOffHeapInvariants(t *testing.T) {
+	rt, table := newTestRuntime(t, 4, RunToCompletion)
+	p := newProducer(rt, table)
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"a", "b", "c", "{a}x"}
+	val := func() string {
+		n := []int{10, 600 << 10, bigbuf.Threshold - 1, bigbuf.Threshold, 2*bigbuf.Threshold + 5}[rng.IntN(5)]
+		return strings.Repeat("v", n)
+	}
+	most, base := 0, bigbuf.Mapped()
+	for step := range 300 {
+		k, k2 := keys[rng.IntN(len(keys))], keys[rng.IntN(len(keys))]
+		var args []string
+		switch rng.IntN(12) {
+		case 0:
+			args = []string{"SET", k, val()}
+		case 1, 2:
+			args = []string{"APPEND", k, val()}
+		case 3:
+			args = []string{"SETRANGE", k, strconv.Itoa(rng.IntN(3 << 20)), "x"}
+		case 4:
+			args = []string{"DEL", k}
+		case 5:
+			args = []string{"COPY", k, k2, "DB", strconv.Itoa(rng.IntN(2)), "REPLACE"}
+		case 6:
+			args = []string{"RENAME", k, k2}
+		case 7:
+			args = []string{"SET", k, "12"}
+		case 8:
+			args = []string{"INCR", k}
+		case 9:
+			args = []string{"GETDEL", k}
+		case 10:
+			args = []string{"MSET", k, val(), k2, val()}
+		case 11:
+			if rng.IntN(4) == 0 {
+				args = []string{"FLUSHALL"}
+			} else {
+				args = []string{"GETSET", k, val()}
+			}
+		}
+		p.do(args...)
+		most = max(most, checkOffHeap(t, rt, base, step, args[0]))
+	}
+	if most < 3 {
+		t.Fatalf("at most %d off-heap strings at once: the mix does not test much", most)
+	}
+	p.do("FLUSHALL")
+	checkOffHeap(t, rt, base, -1, "FLUSHALL")
+	for _, s := range rt.shards {
+		for _, d := range s.dbs {
+			if d.offHeap.Load() != 0 || d.big != nil {
+				t.Fatalf("after FLUSHALL: counter %d, big set %v", d.offHeap.Load(), d.big)
+			}
+		}
+	}
+}
