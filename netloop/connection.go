@@ -29,7 +29,7 @@ func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
 		c.out = resp.AppendBulk(c.out, args[1])
 	case "quit":
 		c.out = append(c.out, resp.OK...)
-		c.closeAfter = true
+		c.to(connClosing)
 	case "multi":
 		s.cmdMulti(c)
 	case "exec":
@@ -228,7 +228,7 @@ func (s *Server) cmdShutdown(c *client, args [][]byte) {
 	}
 	s.log.Warn("user requested shutdown", "client", c.addr, "id", c.id)
 	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
-	c.closeAfter = true // Redis sends no reply: the connection closes with the server
+	c.to(connClosing) // Redis sends no reply: the connection closes with the server
 }
 
 // sanitize makes client bytes safe inside a one-line error reply.
