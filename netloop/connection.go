@@ -57,7 +57,7 @@ func localHandlers() map[string]localHandler {
 			c.out = append(c.out, "+RESET\r\n"...)
 		},
 		"select": func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSelect(c, args) },
-		"auth":   func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdAuth(c, args) },   // acl.go
+		"auth":   func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdAuth(c, args) },       // acl.go
 		"acl":    func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdACL(c, cmd, args) }, // acl.go
 		"hello":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdHello(c, args) },
 		"client": func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdClient(c, cmd, args) },
