@@ -215,8 +215,10 @@ func newRegistry(src Source, version string) *registry {
 		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Failed }))
 	r.custom("svc_command_rejected_calls_total", "Calls refused before running (wrong arity, not authenticated), by command.", "counter",
 		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Rejected }))
-	r.custom("svc_command_duration_seconds_total", "Time spent on each command, by command, in seconds.", "counter",
+	r.custom("svc_command_duration_seconds_total", "Latency of each command as its clients saw it (parse to reply ready, waits for its shard included), summed by command, in seconds.", "counter",
 		r.writePerCommandFloat(func(c *cmdstats.Command) float64 { return c.Total.Seconds() }))
+	r.custom("svc_command_execution_seconds_total", "Time each command spent executing, without its wait for a shard, summed by command, in seconds.", "counter",
+		r.writePerCommandFloat(func(c *cmdstats.Command) float64 { return c.Exec.Seconds() }))
 	r.custom("svc_error_replies_total", "Error replies by error code (INFO errorstats), every code from the start.", "counter",
 		func(w *bytes.Buffer) {
 			for i, code := range cmdstats.ErrorCodes() {

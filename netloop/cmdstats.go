@@ -219,8 +219,10 @@ func (s *Server) latencyHistogram(c *client, args [][]byte) {
 }
 
 // observeSlow feeds the slowlog and the latency monitor ("command" and
-// "fast-command" events, as Redis' call() does). Both checks are one atomic
-// load when the command is not slow.
+// "fast-command" events, as Redis' call() does) with ns, the latency the
+// client saw (parse to reply ready, waits for the shard included: see the
+// top of this file). Both checks are one atomic load when the command is
+// not slow.
 func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64) {
 	d := time.Duration(ns)
 	if s.slowlog.SlowerThan(d) && cmd.Flags&command.FlagSkipSlowlog == 0 {

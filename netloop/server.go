@@ -351,7 +351,8 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 }
 
 // OnTick runs on one loop's ticker goroutine: idle timeouts and the ops/sec
-// sampler.
+// sampler. It resumes nobody: clients paused by output back-pressure are
+// woken by the resumer (client.go), those waiting for a shard by the shard.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
 	if s.live.idleTimeout.Load() > 0 {
