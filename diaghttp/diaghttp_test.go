@@ -90,8 +90,14 @@ type fixture struct {
 // a diaghttp server over it, both on free ports.
 func start(t *testing.T, token string) *fixture {
 	t.Helper()
+	return startWith(t, token, shard.Config{Shards: 4, Strategy: shard.RunToCompletion})
+}
+
+// startWith is start over a shard runtime configured by sc.
+func startWith(t *testing.T, token string, sc shard.Config) *fixture {
+	t.Helper()
 	table := command.New()
-	rt, err := shard.New(shard.Config{Shards: 4, Strategy: shard.RunToCompletion}, table)
+	rt, err := shard.New(sc, table)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -144,8 +145,11 @@ func newRegistry(src Source, version string) *registry {
 	g("svc_memory_maxmemory_bytes", "The maxmemory limit in bytes; 0 when unlimited.",
 		func(sc *scrape) float64 { return float64(sc.maxMem) })
 	r.custom("svc_commands_duration_seconds",
-		"Time the server spent on each command (parse, execute, encode the reply), all commands together, in seconds.",
-		"histogram", r.writeDurationHistogram)
+		"Latency of each command as its client sees it, from its parse to its reply being ready to write (waiting for its shard's queue and token included), all commands together, in seconds.",
+		"histogram", r.writeHistogram("svc_commands_duration_seconds", func(t *cmdstats.Command) (*cmdstats.Histogram, time.Duration) { return &t.Latency, t.Total }))
+	r.custom("svc_commands_execution_seconds",
+		"Time each command spent executing, without its wait for a shard: svc_commands_duration_seconds minus the queue and token wait, all commands together, in seconds.",
+		"histogram", r.writeHistogram("svc_commands_execution_seconds", func(t *cmdstats.Command) (*cmdstats.Histogram, time.Duration) { return &r.snap.cmds.Exec, t.Exec }))
 	fam := r.add("svc_persistence_errors_total",
 		"Persistence failures since start, by kind: rdb (writing a snapshot), aof-write (writing or rewriting the append-only file), aof-fsync (fsyncing it), load (reading the files at start-up).", "counter")
 	for _, k := range persistErrorKinds {
@@ -211,8 +215,10 @@ func newRegistry(src Source, version string) *registry {
 		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Failed }))
 	r.custom("svc_command_rejected_calls_total", "Calls refused before running (wrong arity, not authenticated), by command.", "counter",
 		r.writePerCommand(func(c *cmdstats.Command) int64 { return c.Rejected }))
-	r.custom("svc_command_duration_seconds_total", "Time spent on each command, by command, in seconds.", "counter",
+	r.custom("svc_command_duration_seconds_total", "Latency of each command as its clients saw it (parse to reply ready, waits for its shard included), summed by command, in seconds.", "counter",
 		r.writePerCommandFloat(func(c *cmdstats.Command) float64 { return c.Total.Seconds() }))
+	r.custom("svc_command_execution_seconds_total", "Time each command spent executing, without its wait for a shard, summed by command, in seconds.", "counter",
+		r.writePerCommandFloat(func(c *cmdstats.Command) float64 { return c.Exec.Seconds() }))
 	r.custom("svc_error_replies_total", "Error replies by error code (INFO errorstats), every code from the start.", "counter",
 		func(w *bytes.Buffer) {
 			for i, code := range cmdstats.ErrorCodes() {
@@ -257,19 +263,24 @@ func (r *registry) custom(name, help, typ string, samples func(w *bytes.Buffer))
 	r.families = append(r.families, &family{name: name, help: help, typ: typ, samples: samples})
 }
 
-// writeDurationHistogram writes svc_commands_duration_seconds from the
-// command statistics: `le` bounds at powers of two of a microsecond (the
-// statistics' own bucket bounds, so each count is exact), 1 µs to 16.8 s.
-// histogram_quantile interpolates between them as for any classic histogram.
-func (r *registry) writeDurationHistogram(w *bytes.Buffer) {
-	total := r.snap.cmds.Total()
-	for k := range cmdstats.Pow2Bounds {
-		le := strconv.FormatFloat(float64(int64(1)<<k)/1e6, 'g', -1, 64)
-		fmt.Fprintf(w, "svc_commands_duration_seconds_bucket{le=%q} %d\n", le, total.Latency.Cumulative(k))
+// writeHistogram writes a histogram of all commands together from the
+// command statistics (svc_commands_duration_seconds from their latency,
+// svc_commands_execution_seconds from their execution time): `le` bounds at
+// powers of two of a microsecond (the statistics' own bucket bounds, so each
+// count is exact), 1 µs to 16.8 s. histogram_quantile interpolates between
+// them as for any classic histogram.
+func (r *registry) writeHistogram(name string, of func(total *cmdstats.Command) (*cmdstats.Histogram, time.Duration)) func(w *bytes.Buffer) {
+	return func(w *bytes.Buffer) {
+		total := r.snap.cmds.Total()
+		h, sum := of(&total)
+		for k := range cmdstats.Pow2Bounds {
+			le := strconv.FormatFloat(float64(int64(1)<<k)/1e6, 'g', -1, 64)
+			fmt.Fprintf(w, "%s_bucket{le=%q} %d\n", name, le, h.Cumulative(k))
+		}
+		fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n", name, h.Count)
+		fmt.Fprintf(w, "%s_sum %s\n", name, strconv.FormatFloat(sum.Seconds(), 'g', -1, 64))
+		fmt.Fprintf(w, "%s_count %d\n", name, h.Count)
 	}
-	fmt.Fprintf(w, "svc_commands_duration_seconds_bucket{le=\"+Inf\"} %d\n", total.Latency.Count)
-	fmt.Fprintf(w, "svc_commands_duration_seconds_sum %s\n", strconv.FormatFloat(total.Total.Seconds(), 'g', -1, 64))
-	fmt.Fprintf(w, "svc_commands_duration_seconds_count %d\n", total.Latency.Count)
 }
 
 // writePerCommand writes one sample per command that has statistics,

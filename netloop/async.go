@@ -10,7 +10,7 @@ func (s *Server) runAsync(c *client, work func() []byte) {
 		c.out = append(c.out, work()...)
 		return
 	}
-	c.pending, c.awaiting = true, true
+	c.to(connAwaiting)
 	go func() {
 		reply := work()
 		c.deferred.Store(&reply)

@@ -34,29 +34,29 @@ type client struct {
 	out    []byte    // replies of this loop turn, written once at its end
 	ctx    shard.Ctx // DB, RESP3 and scratch for inline execution
 	batch  shard.Batch
-	// pending: the batch is queued, or a command runs off the loop (async.go),
-	// and this connection waits for it.
-	pending bool
-	// awaiting: the pending work is an off-loop command, whose reply arrives
-	// in deferred.
-	awaiting bool
+	// state is the connection's phase (state.go); the fields below it are
+	// meaningful only in the states named.
+	state connState
+	// batchStart: cmdstats clock when the batch's first command was parsed
+	// (connFilling to connQueued): its commands' latency runs from here to
+	// the batch's completion.
+	batchStart int64
+	// protoErr: the protocol error written once the batch completes
+	// (connWaitingRoomThenClose, connQueuedThenClose).
+	protoErr error
+	// deferred: the reply of connAwaiting or connBlocked, stored by another
+	// goroutine.
 	deferred atomic.Pointer[[]byte]
-	// blocked: the pending work is a blocking command parked in the shards
-	// (multi.go); retryBlocked: its wait ended without a reply, run it again.
+	// blocked: connBlocked's waiter (multi.go); retryBlocked: its wait ended
+	// without a reply, run it again.
 	blocked      *shard.Waiter
 	retryBlocked atomic.Bool
 	multi        multiState // MULTI/EXEC/WATCH (multi.go)
-	// open: the batch is being filled during this turn and not yet submitted.
-	open bool
 	// authed: authenticated, or connected while the default user needed no
 	// password (Redis' c->authenticated; see authRequired in acl.go).
-	authed      bool
-	user        *acl.User    // the ACL user; never nil (acl.go)
-	durableWait bool         // replies held until the append-only log is on disk (persistcmd.go)
-	closeAfter  bool         // close once this turn's replies are written (QUIT, CLIENT KILL of itself)
-	closed      bool         // OnClose ran: the file descriptor may belong to another connection now
-	paused      bool         // parsing stopped by output back-pressure
-	spans       []trace.Span // per-request spans of the queued batch, ended when it completes
+	authed bool
+	user   *acl.User    // the ACL user; never nil (acl.go)
+	spans  []trace.Span // per-request spans of the queued batch, ended when it completes
 
 	loop *loopState // the event loop's command statistics and deferred replies (writeback.go)
 	tick int64      // cmdstats.Now at the end of the last command or the start of the read (see lap)
@@ -94,8 +94,9 @@ type noCopy struct{}
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
-// BatchDone is called by the goroutine that executed the client's batch; it
-// only wakes the client's loop, which picks the replies up in OnTraffic.
+// BatchDone is called by the goroutine that executed the client's batch, or
+// by a shard whose full queue refused it and now has room; it only wakes
+// the client's loop, which picks the replies up or submits again (OnTraffic).
 func (c *client) BatchDone() { _ = c.conn.Wake(nil) }
 
 func (c *client) stringField(p *atomic.Pointer[string]) string {

@@ -334,7 +334,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 // its own loop.
 func (s *Server) kill(c, cl *client) {
 	if cl == c {
-		c.closeAfter = true
+		c.to(connClosing)
 		return
 	}
 	cl.killed.Store(true)

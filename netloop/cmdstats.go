@@ -12,14 +12,28 @@ import (
 )
 
 // Per-command statistics (INFO commandstats/latencystats/errorstats, LATENCY
-// HISTOGRAM, svc_commands_duration_seconds) are recorded by each event loop
-// into its own cmdstats.Recorder, so no counter is shared between cores. A
-// command is timed from the end of the previous command of the same read (or
-// the start of the read) to the end of its reply: parse, dispatch, execution
-// and encoding, with one clock read per command. Queued commands are timed
-// by whoever executes the batch, from the start of its execution (the time
-// spent waiting in the shard's queue is not included), and recorded by the
-// owner's loop when the batch comes back.
+// HISTOGRAM, svc_commands_duration_seconds), the slow log and the latency
+// monitor's command events are recorded by each event loop into its own
+// cmdstats.Recorder, so no counter is shared between cores. They report the
+// latency the client sees, from the command's parse to its reply being ready
+// to write:
+//   - a command run on the loop (inline on a free shard, coordinated across
+//     shards, or a connection command) is timed from the end of the previous
+//     command of the same read (or the start of the read) to the end of its
+//     reply: parse, dispatch, token waits, execution and encoding, with one
+//     clock read per command (lap);
+//   - a command queued in a batch is timed from the parse of the batch's
+//     first command (the lap's start, batchStart) to the batch's completion
+//     (Batch.Finished, read by the executor after its last command): its
+//     wait in the shard's queue and for the token included, and no clock read
+//     added on either side.
+// The execution-only figure stays available under its own name: the
+// executor's per-command time of a queued command (the time since the
+// previous command of the batch ended), and the whole time of a command run
+// on the loop (it waited for nothing, but a coordinated command's wait for
+// its shards' tokens is in it: telling them apart would cost a second clock
+// read). It feeds cmdstats' Exec figures (svc_commands_execution_seconds,
+// Command.Exec); the difference is the time spent waiting for a shard.
 
 // executed records a command that ran on this loop (inline on a shard,
 // coordinated, or loop-local) and whose reply was just appended at
@@ -38,9 +52,15 @@ func (c *client) lap() int64 {
 	return d
 }
 
-// account records one executed command.
+// account records one executed command that waited for nothing.
 func (s *Server) account(c *client, cmd *command.Command, args [][]byte, reply []byte, ns int64) {
-	c.loop.rec.Call(cmd.ID, ns)
+	s.accountWaited(c, cmd, args, reply, ns, ns)
+}
+
+// accountWaited records one executed command that took ns from its parse to
+// its reply, exec of it executing (see above).
+func (s *Server) accountWaited(c *client, cmd *command.Command, args [][]byte, reply []byte, ns, exec int64) {
+	c.loop.rec.CallAfterWait(cmd.ID, ns, exec)
 	if len(reply) > 0 && (reply[0] == '-' || reply[0] == '!') {
 		c.loop.rec.Failed(cmd.ID)
 		c.loop.rec.ErrorReply(reply)
@@ -199,8 +219,10 @@ func (s *Server) latencyHistogram(c *client, args [][]byte) {
 }
 
 // observeSlow feeds the slowlog and the latency monitor ("command" and
-// "fast-command" events, as Redis' call() does). Both checks are one atomic
-// load when the command is not slow.
+// "fast-command" events, as Redis' call() does) with ns, the latency the
+// client saw (parse to reply ready, waits for the shard included: see the
+// top of this file). Both checks are one atomic load when the command is
+// not slow.
 func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64) {
 	d := time.Duration(ns)
 	if s.slowlog.SlowerThan(d) && cmd.Flags&command.FlagSkipSlowlog == 0 {

@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -9,91 +10,125 @@ import (
 	"github.com/svcdb/svcdb/shard"
 )
 
-// local runs a command that is not the shards' business: connection state and
-// server-wide commands. It runs on the client's loop.
-func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
-	switch cmd.Name {
-	case "ping":
-		if len(args) > 2 {
-			// PING's arity is -1, but Redis' pingCommand takes one message at most.
-			c.out = resp.AppendErrWrongArity(c.out, []byte(cmd.FullName))
-		} else if s.pubsubPing(c, args) { // RESP2 subscribed: ["pong", msg]
-		} else if len(args) == 1 {
-			c.out = append(c.out, resp.PONG...)
-		} else {
-			c.out = resp.AppendBulk(c.out, args[1])
-		}
-	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "publish", "spublish", "pubsub":
-		s.cmdPubSub(c, cmd, args) // pubsub.go
-	case "echo":
-		c.out = resp.AppendBulk(c.out, args[1])
-	case "quit":
-		c.out = append(c.out, resp.OK...)
-		c.closeAfter = true
-	case "multi":
-		s.cmdMulti(c)
-	case "exec":
-		s.cmdExec(c)
-	case "discard":
-		s.cmdDiscard(c)
-	case "watch":
-		s.cmdWatch(c, args)
-	case "unwatch":
-		s.cmdUnwatch(c)
-	case "reset":
-		if c.multi.active || c.multi.watch.Watching() {
-			s.endMulti(c)
-		}
-		c.ctx.DB = 0
-		c.db.Store(0)
-		c.setRESP3(false)
-		s.setDefaultAuth(c) // acl.go
-		c.name.Store(nil)   // as Redis' clearClientConnectionState; lib-name/lib-ver stay
-		s.pubsubReset(c)
-		c.out = append(c.out, "+RESET\r\n"...)
-	case "select":
-		s.cmdSelect(c, args)
-	case "auth":
-		s.cmdAuth(c, args) // acl.go
-	case "acl":
-		s.cmdACL(c, cmd, args) // acl.go
-	case "hello":
-		s.cmdHello(c, args)
-	case "client":
-		s.cmdClient(c, cmd, args)
-	case "command":
-		c.out = s.table.Reply(c.out, args, c.ctx.RESP3)
-	case "info":
-		c.out = appendText(c.out, s.info(args[1:]), c.ctx.RESP3)
-	case "config":
-		s.cmdConfig(c, cmd, args)
-	case "slowlog":
-		s.cmdSlowlog(c, cmd, args)
-	case "latency":
-		s.cmdLatency(c, cmd, args)
-	case "time":
-		now := time.Now()
-		c.out = resp.AppendArrayHeader(c.out, 2)
-		c.out = resp.AppendBulkInt(c.out, now.Unix())
-		c.out = resp.AppendBulkInt(c.out, int64(now.Nanosecond()/1000))
-	case "shutdown":
-		s.cmdShutdown(c, args)
-	case "cluster":
-		// Standalone, as Redis without cluster-enabled: every CLUSTER
-		// subcommand (HELP included) is refused with this text. rueidis
-		// relies on it (the word CLUSTER) to fall back to a single-node client.
-		c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
-	case "debug":
-		s.cmdDebug(c, args)
-	case "status":
-		s.cmdStatus(c, cmd, args)
-	case "memory":
-		s.cmdMemory(c, cmd, args) // memorycmd.go; USAGE runs in the shards
-	case "lastsave", "save", "bgsave", "bgrewriteaof":
+// localHandler runs a connection or server command on the client's loop.
+type localHandler func(s *Server, c *client, cmd *command.Command, args [][]byte)
+
+// localHandlers names the handler of every command that is not the shards'
+// business, or not always (MEMORY's subcommands without a key). buildLocal
+// turns it into a table by command ID and checks it against the command
+// table and the shard routes at start-up.
+func localHandlers() map[string]localHandler {
+	pubsub := func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdPubSub(c, cmd, args) } // pubsub.go
+	persistence := func(s *Server, c *client, cmd *command.Command, args [][]byte) {
 		s.cmdPersistence(c, cmd, args) // persistcmd.go
-	default:
-		c.out = resp.AppendError(c.out, "ERR command '"+cmd.FullName+"' is known but not implemented by svcdb yet")
 	}
+	h := map[string]localHandler{
+		"ping": func(s *Server, c *client, cmd *command.Command, args [][]byte) {
+			if len(args) > 2 {
+				// PING's arity is -1, but Redis' pingCommand takes one message at most.
+				c.out = resp.AppendErrWrongArity(c.out, []byte(cmd.FullName))
+			} else if s.pubsubPing(c, args) { // RESP2 subscribed: ["pong", msg]
+			} else if len(args) == 1 {
+				c.out = append(c.out, resp.PONG...)
+			} else {
+				c.out = resp.AppendBulk(c.out, args[1])
+			}
+		},
+		"echo": func(s *Server, c *client, _ *command.Command, args [][]byte) { c.out = resp.AppendBulk(c.out, args[1]) },
+		"quit": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
+			c.out = append(c.out, resp.OK...)
+			c.to(connClosing)
+		},
+		"multi":   func(s *Server, c *client, _ *command.Command, _ [][]byte) { s.cmdMulti(c) },
+		"exec":    func(s *Server, c *client, _ *command.Command, _ [][]byte) { s.cmdExec(c) },
+		"discard": func(s *Server, c *client, _ *command.Command, _ [][]byte) { s.cmdDiscard(c) },
+		"watch":   func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdWatch(c, args) },
+		"unwatch": func(s *Server, c *client, _ *command.Command, _ [][]byte) { s.cmdUnwatch(c) },
+		"reset": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
+			if c.multi.active || c.multi.watch.Watching() {
+				s.endMulti(c)
+			}
+			c.ctx.DB = 0
+			c.db.Store(0)
+			c.setRESP3(false)
+			s.setDefaultAuth(c) // acl.go
+			c.name.Store(nil)   // as Redis' clearClientConnectionState; lib-name/lib-ver stay
+			s.pubsubReset(c)
+			c.out = append(c.out, "+RESET\r\n"...)
+		},
+		"select": func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSelect(c, args) },
+		"auth":   func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdAuth(c, args) },       // acl.go
+		"acl":    func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdACL(c, cmd, args) }, // acl.go
+		"hello":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdHello(c, args) },
+		"client": func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdClient(c, cmd, args) },
+		"command": func(s *Server, c *client, _ *command.Command, args [][]byte) {
+			c.out = s.table.Reply(c.out, args, c.ctx.RESP3)
+		},
+		"info": func(s *Server, c *client, _ *command.Command, args [][]byte) {
+			c.out = appendText(c.out, s.info(args[1:]), c.ctx.RESP3)
+		},
+		"config":  func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdConfig(c, cmd, args) },
+		"slowlog": func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdSlowlog(c, cmd, args) },
+		"latency": func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdLatency(c, cmd, args) },
+		"time": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
+			now := time.Now()
+			c.out = resp.AppendArrayHeader(c.out, 2)
+			c.out = resp.AppendBulkInt(c.out, now.Unix())
+			c.out = resp.AppendBulkInt(c.out, int64(now.Nanosecond()/1000))
+		},
+		"shutdown": func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdShutdown(c, args) },
+		"cluster": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
+			// Standalone, as Redis without cluster-enabled: every CLUSTER
+			// subcommand (HELP included) is refused with this text. rueidis
+			// relies on it (the word CLUSTER) to fall back to a single-node client.
+			c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
+		},
+		"debug":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdDebug(c, args) },
+		"status": func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdStatus(c, cmd, args) },
+		"memory": func(s *Server, c *client, cmd *command.Command, args [][]byte) {
+			s.cmdMemory(c, cmd, args) // memorycmd.go; USAGE runs in the shards
+		},
+	}
+	for _, name := range []string{"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "publish", "spublish", "pubsub"} {
+		h[name] = pubsub
+	}
+	for _, name := range []string{"lastsave", "save", "bgsave", "bgrewriteaof"} {
+		h[name] = persistence
+	}
+	return h
+}
+
+// buildLocal makes the table of local handlers by command ID from named,
+// and checks it: every name must be a top-level command of table, and every
+// top-level command must either always run in the shards or have a local
+// handler. So a command the table knows can never reach a client without
+// something to run it; New reports the error and Start refuses to start.
+func buildLocal(table *command.Table, rt *shard.Runtime, named map[string]localHandler) ([]localHandler, error) {
+	local := make([]localHandler, table.Len())
+	for name, h := range named {
+		cmd := table.Lookup([]byte(name))
+		if cmd == nil {
+			return nil, fmt.Errorf("netloop: local handler for %q has no command table entry", name)
+		}
+		local[cmd.ID] = h
+	}
+	var missing []string
+	for _, cmd := range table.All() {
+		if local[cmd.ID] == nil && rt.MayRouteLocal(cmd) {
+			missing = append(missing, cmd.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("netloop: commands in the command table with neither a shard route nor a local handler: %s", strings.Join(missing, ", "))
+	}
+	return local, nil
+}
+
+// local runs a command that is not the shards' business: connection state and
+// server-wide commands, dispatched by command ID through the table buildLocal
+// checked at start-up. It runs on the client's loop.
+func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
+	s.localByID[cmd.ID](s, c, cmd, args)
 }
 
 // subcommand returns the subcommand args[1] of a container command (CLIENT,
@@ -228,7 +263,7 @@ func (s *Server) cmdShutdown(c *client, args [][]byte) {
 	}
 	s.log.Warn("user requested shutdown", "client", c.addr, "id", c.id)
 	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
-	c.closeAfter = true // Redis sends no reply: the connection closes with the server
+	c.to(connClosing) // Redis sends no reply: the connection closes with the server
 }
 
 // sanitize makes client bytes safe inside a one-line error reply.

@@ -11,6 +11,24 @@
 // running CLIENT LIST or KILL, a shard completing a batch) only read atomics,
 // call the goroutine-safe gnet.Conn.Wake or Close, or set atomic flags.
 //
+// # Connection state
+//
+// What a loop does with a connection is one value, connState (state.go):
+// reading, filling a batch, waiting for room in a shard's queue, waiting for
+// a queued batch, an off-loop reply or a parked blocking command, paused by
+// output back-pressure, holding replies for the append-only log, closing.
+// Every change goes through client.to and a transition table; OnTraffic
+// starts each turn with resume, one switch over the state. Nothing on a loop
+// sleeps or spins: a connection that must wait stops parsing, and whoever
+// ends the wait wakes its loop (gnet.Conn.Wake).
+//
+// # Dispatch
+//
+// Commands the shards run are routed by shard.Runtime.Route; connection and
+// server commands run on the loop through a table by command ID
+// (connection.go), checked at start-up: a command in the command table that
+// neither the shards nor the loop can run fails New/Start.
+//
 // # Ordering
 //
 // A connection has at most one batch in flight. A keyed command runs inline on
@@ -24,9 +42,13 @@
 //
 // # Back-pressure
 //
-// The in-flight cap is the batch size; the output cap stops parsing while more
-// than OutputSoftLimit bytes wait in the socket's outbound buffer, and a
-// resume ticker wakes the connection when it has drained. Nothing is dropped.
+// The in-flight cap is the batch size. A shard queue that is full refuses the
+// batch (shard.Runtime.TrySubmit): the connection stops parsing, its input
+// stays buffered (bounded by the query buffer limit), and the shard wakes it
+// when it takes a batch out of the queue. The output cap stops parsing while
+// more than OutputSoftLimit bytes wait in the socket's outbound buffer, and
+// the resumer goroutine wakes the connection every millisecond to check
+// whether it has drained (gnet has no drained callback). Nothing is dropped.
 //
 // # Access control
 //

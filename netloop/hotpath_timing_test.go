@@ -35,8 +35,8 @@ func newHotPath(tb testing.TB) *hotPath {
 func (h *hotPath) run(tb testing.TB, in []byte) []byte {
 	h.c.out = h.c.out[:0]
 	off, closeNow := h.srv.consume(h.c, in)
-	if closeNow || off != len(in) || h.c.pending {
-		tb.Fatalf("consume: off=%d of %d closeNow=%v pending=%v out=%q", off, len(in), closeNow, h.c.pending, h.c.out)
+	if closeNow || off != len(in) || h.c.state != connReading {
+		tb.Fatalf("consume: off=%d of %d closeNow=%v state=%v out=%q", off, len(in), closeNow, h.c.state, h.c.out)
 	}
 	return h.c.out
 }

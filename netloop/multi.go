@@ -196,14 +196,13 @@ func (c *client) Unblocked(reply []byte, retry bool) {
 // park makes c wait for w: it parses nothing more until the reply is in.
 func (s *Server) park(c *client, w *shard.Waiter) {
 	c.blocked = w
-	c.pending, c.awaiting = true, true
+	c.to(connBlocked)
 }
 
-// unparked is called by OnTraffic when a parked client's wait ended. It
-// reports whether the client is parked again (a retried command blocked anew).
-func (s *Server) unparked(c *client) bool {
-	w := c.blocked
-	c.blocked = nil
+// unparked is called by OnTraffic when a parked client's wait for w ended.
+// It reports whether the client is parked again (a retried command blocked
+// anew).
+func (s *Server) unparked(c *client, w *shard.Waiter) bool {
 	if !c.retryBlocked.Swap(false) {
 		return false
 	}

@@ -41,7 +41,7 @@ type Persistence interface {
 
 // durable reports whether c's replies may be written: under appendfsync
 // always they wait until the changes they acknowledge are on disk. While
-// they wait the connection parses nothing more (durableWait) and its event
+// they wait the connection parses nothing more (connDurable) and its event
 // loop serves other clients; the log wakes it (Notify) after the fsync that
 // covers them, one fsync for every client waiting: the group commit Redis
 // does in beforeSleep, without stopping the loop. If the disk fails the
@@ -58,15 +58,18 @@ func (s *Server) durable(c *client) bool {
 		s.log.Warn("closing a client whose writes could not be made durable", "id", c.id, "addr", c.addr, "err", err)
 		c.out = c.out[:0]
 		c.ctx.LogEnd = 0
-		c.durableWait = false
-		c.closeAfter = true
+		c.to(connClosing)
 		return false
 	case ok:
 		c.ctx.LogEnd = 0
-		c.durableWait = false
 		return true
 	}
-	c.durableWait = true
+	// Held. A reading connection stops parsing until the log wakes it; in
+	// any other phase the replies stay in c.out and are offered again by the
+	// next flush, when that phase ends (OnTraffic).
+	if c.state == connReading {
+		c.to(connDurable)
+	}
 	return false
 }
 

@@ -147,9 +147,9 @@ func (s *Server) readBig(c *client, gc gnet.Conn) (closeNow, more bool) {
 		c.qb = c.qb[:copy(c.qb, c.qb[off:])]
 		if len(c.qb) == 0 {
 			s.dropBig(c)
-			return false, !c.pending && !c.closeAfter && !c.durableWait && !c.paused
+			return false, c.parsing() && c.protoErr == nil
 		}
-		if read == 0 && off == 0 || c.pending || c.closeAfter || c.durableWait || c.paused {
+		if read == 0 && off == 0 || !c.parsing() || c.protoErr != nil {
 			return false, false
 		}
 	}

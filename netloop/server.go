@@ -161,6 +161,11 @@ type Server struct {
 	cmdStats *cmdstats.Set
 	loops    loops // per event loop: command statistics, deferred replies (writeback.go)
 	live     liveParams
+	// localByID runs connection and server commands by command ID
+	// (connection.go); localErr is why it could not be built, returned by
+	// Start.
+	localByID []localHandler
+	localErr  error
 	// debugCmd is the table's DEBUG, compared by pointer in process;
 	// debugPolicy is enable-debug-command (immutable, read at start).
 	debugCmd    *command.Command
@@ -230,6 +235,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 		s.acl.SetRequirePass(requirePassOf(cfg))
 	}
 	rt.ReportLatency(s.latency)
+	s.localByID, s.localErr = buildLocal(table, rt, localHandlers())
 	s.debugCmd = table.Lookup([]byte("debug"))
 	s.bindParams(cfg.Params)
 	s.initPubSub()
@@ -247,6 +253,9 @@ func (s *Server) Latency() *latency.Monitor { return s.latency }
 // Start listens and runs the loops in the background; it returns once the
 // port accepts connections, or with the error that stopped it.
 func (s *Server) Start() error {
+	if s.localErr != nil {
+		return s.localErr // a command without a handler (connection.go)
+	}
 	port := s.cfg.Port
 	if port == 0 {
 		// Every loop binds its own reuse-port socket, so port 0 would give each
@@ -342,7 +351,8 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 }
 
 // OnTick runs on one loop's ticker goroutine: idle timeouts and the ops/sec
-// sampler.
+// sampler. It resumes nobody: clients paused by output back-pressure are
+// woken by the resumer (client.go), those waiting for a shard by the shard.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
 	if s.live.idleTimeout.Load() > 0 {

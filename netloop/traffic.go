@@ -100,7 +100,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	if !ok || c == nil {
 		return gnet.None
 	}
-	c.closed = true
+	c.to(connClosed)
 	s.dropBig(c) // a large command's buffer goes with the client, at once
 	s.connected.Add(-1)
 	s.pubsubClose(c)
@@ -113,7 +113,8 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 }
 
 // OnTraffic runs on the connection's loop when bytes arrive or the connection
-// is woken (its batch completed, it was killed, or back-pressure eased).
+// is woken (its batch completed, its shard's queue has room, it was killed,
+// back-pressure eased, a held reply became durable).
 func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	c := gc.Context().(*client)
 	defer s.recoverConn(c, &action)
@@ -123,60 +124,19 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.ps.Load() != nil && s.pubsubDeliver(c) {
 		return gnet.Close // over the pubsub output buffer limit
 	}
-	if c.durableWait { // replies held until the log is on disk (persistcmd.go)
-		if s.flush(c); c.durableWait {
-			return gnet.None // woken early; the log wakes us again
-		}
-		if c.closeAfter {
-			return gnet.Close
-		}
+	resumed := c.state == connOutputPaused
+	if !s.resume(c, gc) {
+		return gnet.None // still waiting; what it waits for wakes the loop again
 	}
-	if c.awaiting {
-		reply := c.deferred.Swap(nil)
-		if reply == nil {
-			return gnet.None // woken early; completion wakes us again
-		}
-		c.out = append(c.out, *reply...)
-		c.awaiting, c.pending = false, false
-		if c.blocked != nil { // a served blocking command's change, for durable
-			c.ctx.LogEnd = max(c.ctx.LogEnd, c.blocked.LogEnd())
-		}
-		if c.blocked != nil && s.unparked(c) {
-			s.flush(c)
-			return gnet.None // blocked again; its own wake-up comes later
-		}
-	} else if c.pending {
-		if !c.batch.Done() {
-			return gnet.None // woken early; the batch's completion wakes us again
-		}
-		c.takeBatchReplies()
-		c.commands += int64(c.batch.Len())
-		c.pending = false
-		for i := range c.batch.Len() {
-			cmd, args, reply, ns := c.batch.Executed(i)
-			s.account(c, cmd, args, reply, ns)
-		}
-		for i, sp := range c.spans {
-			s.cfg.Tracer.EndCommand(sp, "") // queued replies are not split per command
-			c.spans[i] = nil
-		}
-		c.spans = c.spans[:0]
+	if c.state == connClosing {
+		return s.closeWhenWritten(c)
 	}
-	if c.paused {
-		if gc.OutboundBuffered() > s.cfg.OutputSoftLimit/2 {
-			return gnet.None
-		}
-		c.paused = false
-		s.pausedMu.Lock()
-		delete(s.paused, c)
-		s.pausedMu.Unlock()
-	} else if gc.OutboundBuffered() > s.cfg.OutputSoftLimit {
+	if !resumed && c.state == connReading && gc.OutboundBuffered() > s.cfg.OutputSoftLimit {
 		// Replies of earlier turns are still unread: parse nothing more
 		// until they drain. Its input waits in the query buffer, whose
 		// limit (1 MiB before AUTH) closes a client that never reads.
 		s.flush(c)
-		c.paused = true
-		s.pause(c)
+		s.pauseOutput(c)
 		c.publishQueryBuffer(gc)
 		return gnet.None
 	}
@@ -187,8 +147,8 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	c.parser.Limits.MaxBulkLen = s.live.maxBulkLen.Load() // CONFIG SET applies to the next command
 	c.ctx.Now = now
 	c.tick = cmdstats.At(turn)
-	more := true
-	if c.qb != nil { // a large command is arriving into its own buffer (querybuf.go)
+	more := c.state == connReading // a turn that resumed into another wait parses nothing
+	if more && c.qb != nil {       // a large command is arriving into its own buffer (querybuf.go)
 		var closeNow bool
 		if closeNow, more = s.readBig(c, gc); closeNow {
 			return gnet.Close
@@ -208,23 +168,128 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 			return gnet.Close
 		}
 		c.netIn += int64(off)
-		if !s.startBig(c, gc, buf, off) && off > 0 {
+		if (c.state == connFilling && c.protoErr != nil || !s.startBig(c, gc, buf, off)) && off > 0 {
 			_, _ = gc.Discard(off) // gnet's Discard(0) would drop everything buffered
 		}
 	}
-	if c.open {
+	if c.state == connFilling {
 		s.submitBatch(c)
 	}
 	// Counters are published before the replies go out, so a client that has
 	// its reply finds its command counted (CLIENT LIST, /debug/api/clients).
 	c.publishQueryBuffer(gc)
 	c.publish(now)
-	if c.closeAfter {
-		s.flush(c)
-		return gnet.Close
+	if c.state == connClosing {
+		return s.closeWhenWritten(c)
 	}
 	c.loop.writeBack(c, busy && c.commands-served > 1)
 	return gnet.None
+}
+
+// resume ends the wait c's state names when what it waited for has come,
+// applying its result (a batch's replies, a deferred reply), and reports
+// whether the turn may go on; false leaves c waiting, to be woken again.
+func (s *Server) resume(c *client, gc gnet.Conn) bool {
+	switch c.state {
+	case connReading, connClosing:
+		return true
+	case connDurable: // replies held until the log is on disk (persistcmd.go)
+		if s.flush(c); len(c.out) > 0 || c.state != connDurable {
+			return c.state == connClosing // still held, or the disk failed
+		}
+		c.to(connReading)
+		return true
+	case connAwaiting, connBlocked:
+		reply := c.deferred.Swap(nil)
+		if reply == nil {
+			return false // woken early; completion wakes us again
+		}
+		c.out = append(c.out, *reply...)
+		w := c.blocked
+		c.blocked = nil
+		c.to(connReading)
+		if w != nil {
+			c.ctx.LogEnd = max(c.ctx.LogEnd, w.LogEnd()) // a served blocking command's change, for durable
+			if s.unparked(c, w) {
+				s.flush(c)
+				return false // blocked again; its own wake-up comes later
+			}
+		}
+		return true
+	case connWaitingRoom, connWaitingRoomThenClose:
+		if !s.rt.TrySubmit(&c.batch) {
+			return false // still full; the shard wakes us when it takes a batch
+		}
+		if c.state == connWaitingRoom {
+			c.to(connQueued)
+		} else {
+			c.to(connQueuedThenClose)
+		}
+		return false // the batch's completion wakes us (it may already have)
+	case connQueued, connQueuedThenClose:
+		if !c.batch.Done() {
+			return false // woken early; the batch's completion wakes us again
+		}
+		s.batchBack(c)
+		return true
+	case connOutputPaused:
+		if gc.OutboundBuffered() > s.cfg.OutputSoftLimit/2 {
+			return false
+		}
+		c.to(connReading)
+		s.pausedMu.Lock()
+		delete(s.paused, c)
+		s.pausedMu.Unlock()
+		return true
+	}
+	panic(fmt.Sprintf("BUG: connection %d woken in state %v", c.id, c.state))
+}
+
+// closeWhenWritten writes c's replies and closes it, or, when they are held
+// until the log has them on disk, keeps it open until the log wakes it.
+func (s *Server) closeWhenWritten(c *client) gnet.Action {
+	if s.flush(c); len(c.out) > 0 {
+		return gnet.None
+	}
+	return gnet.Close
+}
+
+// batchBack takes the replies of c's completed batch and accounts for its
+// commands; the connection goes back to reading, or, after a protocol
+// error, writes the error and closes.
+func (s *Server) batchBack(c *client) {
+	c.takeBatchReplies()
+	c.commands += int64(c.batch.Len())
+	// Every command of the batch waited from the parse of the first to the
+	// completion of the last: that is what its client saw.
+	waited := c.batch.Finished() - c.batchStart
+	for i := range c.batch.Len() {
+		cmd, args, reply, ns := c.batch.Executed(i)
+		s.accountWaited(c, cmd, args, reply, max(waited, ns), ns)
+	}
+	for i, sp := range c.spans {
+		s.cfg.Tracer.EndCommand(sp, "") // queued replies are not split per command
+		c.spans[i] = nil
+	}
+	c.spans = c.spans[:0]
+	if c.state == connQueuedThenClose {
+		c.out = appendProtocolError(c.out, c.protoErr)
+		c.protoErr = nil
+		c.to(connClosing)
+		return
+	}
+	c.to(connReading)
+}
+
+// pauseOutput stops parsing c until its unread replies drain; the resumer
+// wakes it to check. A reply held for the log (connDurable) waits for that
+// first.
+func (s *Server) pauseOutput(c *client) {
+	if c.state != connReading {
+		return
+	}
+	c.to(connOutputPaused)
+	s.pause(c)
 }
 
 // consume parses and runs the complete commands at the front of buf, stopping
@@ -234,14 +299,13 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 // It is the whole per-command path (parse, lookup, route, execute, encode) and
 // runs on the client's loop.
 func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
-	for off < len(buf) && !c.pending && !c.closeAfter && !c.durableWait {
+	for off < len(buf) && c.parsing() && c.protoErr == nil {
 		// As Redis' authRequired(c) in processMultibulkBuffer, asked anew for
 		// every command: AUTH earlier in the same read lifts the limits.
 		c.parser.Limits.Unauthenticated = s.authRequired(c)
 		args, n, err := c.parser.Parse(buf[off:], c.argv[:0])
 		if err != nil {
-			s.protocolError(c, err)
-			return off, true
+			return off, s.protocolError(c, err)
 		}
 		if n == 0 {
 			break // incomplete; the query buffer limit is checked every turn (OnTraffic)
@@ -255,11 +319,10 @@ func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 			break // the command belongs to a different shard than the open batch
 		}
 		off += n
-		if len(c.out) > s.cfg.OutputSoftLimit {
+		if c.state == connReading && len(c.out) > s.cfg.OutputSoftLimit {
 			s.flush(c)
 			if c.conn.OutboundBuffered() > s.cfg.OutputSoftLimit {
-				c.paused = true
-				s.pause(c)
+				s.pauseOutput(c)
 				break
 			}
 		}
@@ -290,42 +353,70 @@ func (s *Server) flush(c *client) {
 	c.obl.Store(int64(c.conn.OutboundBuffered()))
 }
 
-// submitBatch queues the batch filled this turn; the connection parses
-// nothing more until the shard hands it back (see the package doc).
-func (s *Server) submitBatch(c *client) {
-	c.open = false
-	c.pending = true
-	s.rt.Submit(&c.batch)
+// openBatch starts c's batch for shard idx with cmd, whose token was taken:
+// the connection fills it for the rest of the turn (connFilling).
+func (s *Server) openBatch(c *client, idx int, cmd *command.Command, args [][]byte) {
+	b := &c.batch
+	b.Reset()
+	b.Target(idx)
+	b.Ctx.DB, b.Ctx.RESP3 = c.ctx.DB, c.ctx.RESP3
+	b.Add(cmd, args)
+	c.batchStart = c.tick // the end of the previous command: this one's parse began
+	c.to(connFilling)
 }
 
-// protocolError replies with Redis' text; the caller closes the connection,
-// as Redis does.
-func (s *Server) protocolError(c *client, err error) {
-	s.stats.protocolErrors.Add(1)
-	if c.open {
-		// Commands accepted before the bad input still run and answer first;
-		// while a batch is open nothing else was appended to c.out.
-		s.submitBatch(c)
-		for !c.batch.Done() {
-			time.Sleep(10 * time.Microsecond)
-		}
-		c.takeBatchReplies()
+// submitBatch queues the batch filled this turn; the connection parses
+// nothing more until the shard hands it back (see the package doc). A full
+// queue parks it until the shard has room (connWaitingRoom).
+func (s *Server) submitBatch(c *client) {
+	closing := c.protoErr != nil
+	switch ok := s.rt.TrySubmit(&c.batch); {
+	case ok && closing:
+		c.to(connQueuedThenClose)
+	case ok:
+		c.to(connQueued)
+	case closing:
+		c.to(connWaitingRoomThenClose)
+	default:
+		c.to(connWaitingRoom)
 	}
+}
+
+// protocolError handles bad input and reports whether the connection must
+// close now, as Redis closes it after replying. Commands accepted before the
+// bad input in an open batch still run and answer first: the batch is
+// submitted and the connection waits for it in a ...ThenClose state, which
+// writes the error and closes once the batch is back (never waiting on the
+// loop).
+func (s *Server) protocolError(c *client, err error) (closeNow bool) {
+	s.stats.protocolErrors.Add(1)
 	var pe *resp.ProtocolError
 	if errors.As(err, &pe) {
-		c.out = pe.AppendReply(c.out)
 		s.log.Debug("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error(), "input", pe.Snippet)
-	} else {
-		c.out = resp.AppendError(c.out, "ERR Protocol error: "+err.Error())
 	}
+	if c.state == connFilling {
+		c.protoErr = err // submitted at the end of the turn (OnTraffic)
+		return false
+	}
+	c.out = appendProtocolError(c.out, err)
 	s.flush(c)
+	return true
+}
+
+// appendProtocolError appends Redis' reply to a protocol error.
+func appendProtocolError(dst []byte, err error) []byte {
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		return pe.AppendReply(dst)
+	}
+	return resp.AppendError(dst, "ERR Protocol error: "+err.Error())
 }
 
 // process runs or queues one command. It reports false, without consuming the
 // command, when a batch is open for another shard: the batch goes first.
 func (s *Server) process(c *client, args [][]byte) bool {
 	cmd := s.table.Lookup(args[0])
-	if c.open {
+	if c.state == connFilling {
 		// Only commands for the open batch's shard may join it.
 		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || !s.joinAllowed(c, cmd, args) {
 			return false
@@ -416,12 +507,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		}
 		c.ctx.Out, c.ctx.Args = nil, nil
 		c.commands-- // counted when the batch completes
-		b := &c.batch
-		b.Reset()
-		b.Target(idx)
-		b.Ctx.DB, b.Ctx.RESP3 = c.ctx.DB, c.ctx.RESP3
-		b.Add(cmd, args)
-		c.open = true
+		s.openBatch(c, idx, cmd, args)
 		if span != nil {
 			c.spans = append(c.spans, span) // ended when the batch completes
 			span = nil
@@ -431,7 +517,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	default:
 		s.local(c, cmd, args)
 	}
-	if !c.open {
+	if c.state != connFilling {
 		s.executed(c, checked, args, mark)
 	}
 	if span != nil {

@@ -6,10 +6,12 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 )
 
-// Completer is told when a queued batch has been executed. It is called by the
-// goroutine that executed the batch, after Done turned true, so it must only
-// wake the batch's owner (netloop wakes the connection's event loop) and must
-// not touch the batch, which its owner may already be reusing.
+// Completer is told when a queued batch has been executed, and when the queue
+// that refused it (Runtime.TrySubmit) has made room. It is called by the
+// goroutine that executed a batch, after Done turned true for a completed
+// one, so it must only wake the batch's owner (netloop wakes the connection's
+// event loop, which looks at Done or tries again) and must not touch the
+// batch, which its owner may already be reusing.
 type Completer interface {
 	BatchDone()
 }
@@ -32,6 +34,9 @@ type Batch struct {
 	// Out holds the replies, in order, once Done reports true.
 	Out  []byte
 	done atomic.Bool
+	// finished is when the last command's reply was ready (cmdstats clock),
+	// set by the executor before done.
+	finished int64
 
 	// control, when set, makes this a control message instead of commands:
 	// drain calls it with the shard, as its owner, and nothing else happens
@@ -105,6 +110,11 @@ func (b *Batch) seal() {
 
 // Done reports whether b's replies are complete. Only the owner calls it.
 func (b *Batch) Done() bool { return b.done.Load() }
+
+// Finished is when b's replies were ready, on the cmdstats clock (read by the
+// executor after its last command, so it costs no clock read). Only the
+// owner calls it, once Done.
+func (b *Batch) Finished() int64 { return b.finished }
 
 // Executed describes command i of a batch that is Done: the command, its
 // arguments, its reply within Out, and how long it took in nanoseconds.

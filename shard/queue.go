@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"sync"
 	"sync/atomic"
 )
 
@@ -16,6 +17,13 @@ type queue struct {
 	_     [56]byte
 	mask  uint64
 	cells []cell
+
+	// Producers refused by a full queue (Runtime.TrySubmit) wait here for
+	// room; roomWanted is set while any does, so the consumer's check after
+	// a batch is one atomic load.
+	roomMu     sync.Mutex
+	roomWait   []*Batch
+	roomWanted atomic.Bool
 }
 
 type cell struct {
@@ -39,7 +47,7 @@ func newQueue(capacity int) *queue {
 }
 
 // push appends b; it reports false when the queue is full (the producer then
-// keeps the batch and stops reading that connection until it can retry).
+// keeps the batch, waits for room with waitRoom, and retries).
 func (q *queue) push(b *Batch) bool {
 	for {
 		pos := q.tail.Load()
@@ -72,6 +80,9 @@ func (q *queue) pop() *Batch {
 	c.batch.Store(nil)
 	c.seq.Store(pos + q.mask + 1)
 	q.head.Store(pos + 1)
+	if q.roomWanted.Load() { // a producer waits for room (Runtime.TrySubmit)
+		q.wakeRoom()
+	}
 	return b
 }
 
@@ -86,3 +97,28 @@ func (q *queue) ready() bool {
 
 // depth is the number of batches waiting (for diagnostics; racy by nature).
 func (q *queue) depth() int { return int(q.tail.Load() - q.head.Load()) }
+
+// waitRoom records that b's owner wants to be told (Completer.BatchDone)
+// once the consumer has taken a batch out of the queue (pop). The producer calls it
+// before its last push attempt, so a consumer that pops after that attempt
+// failed finds roomWanted set: no wake-up is lost.
+func (q *queue) waitRoom(b *Batch) {
+	q.roomMu.Lock()
+	q.roomWait = append(q.roomWait, b)
+	q.roomWanted.Store(true)
+	q.roomMu.Unlock()
+}
+
+// wakeRoom tells every producer waiting for room that there may be some. A
+// woken producer may find the queue full again (another took the room) and
+// waits anew; one woken after its retry succeeded ignores the call.
+func (q *queue) wakeRoom() {
+	q.roomMu.Lock()
+	waiting := q.roomWait
+	q.roomWait = nil // a full queue is rare: a fresh slice, no reuse to reason about
+	q.roomWanted.Store(false)
+	q.roomMu.Unlock()
+	for _, b := range waiting {
+		b.Owner.BatchDone()
+	}
+}

@@ -269,6 +269,7 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 		q.ns, t = now-t, now
 	}
 	b.Out = c.Out
+	b.finished = t // the last command's end: when the replies were ready
 	c.Args = nil
 	owner := b.Owner
 	b.done.Store(true) // from here on the owner may reuse b
@@ -279,7 +280,7 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 
 // TryExec runs c's command on shard idx now if its token is free and the
 // strategy allows it, appending the reply to c.Out. It reports false when the
-// command must be queued instead (see NewBatch / Submit).
+// command must be queued instead (see Batch and TrySubmit).
 func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 	if rt.strategy == Dedicated {
 		return false
@@ -297,7 +298,7 @@ func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 // waiting for the tokens of the shard or shards it routes to, and appends the
 // reply to c.Out. It reports false, running nothing, for a command that is
 // not a shard command. Loading and replay use it; connections use TryExec,
-// Submit and ExecMulti, which never wait on a token inside an event loop.
+// TrySubmit and ExecMulti, which never wait on a token inside an event loop.
 func (rt *Runtime) execHere(c *Ctx) bool {
 	switch idx, where := rt.Route(c.Cmd, c.Args); where {
 	case OneShard:
@@ -313,27 +314,39 @@ func (rt *Runtime) execHere(c *Ctx) bool {
 	return true
 }
 
-// Submit queues b for its shard (set with Target). The owner is told through
-// b.Owner.BatchDone when b.Done. Submit waits while the queue is full: that is
-// the back-pressure that stops the producing connection, never a drop.
-func (rt *Runtime) Submit(b *Batch) {
+// TrySubmit queues b for its shard (set with Target) and reports true; the
+// owner is told through b.Owner.BatchDone when b.Done. When the shard's queue
+// is full it reports false and keeps nothing: b stays the caller's, and
+// b.Owner.BatchDone is called once the shard has taken a batch out of the
+// queue, when the caller may try again (it may find the queue full again).
+// That is the back-pressure: the producer parks the connection (stops
+// parsing it) instead of waiting or dropping. Under RunToCompletion a full
+// queue whose token is free is drained by the caller first, as a producer
+// would have done had it found the token free before queueing.
+func (rt *Runtime) TrySubmit(b *Batch) bool {
 	b.seal()
 	s := rt.shards[b.shard]
-	for i := 0; !s.queue.push(b); i++ {
-		// Full: help drain if we can, else let the holder make progress.
+	if !s.queue.push(b) {
 		if rt.strategy == RunToCompletion && s.tryAcquire() {
-			rt.release(s)
-		} else if i > 30 {
-			runtime.Gosched()
+			rt.release(s) // drains the queue
 		}
+		// Registered before the last attempt: a consumer popping after it
+		// failed sees the registration and wakes us.
+		s.queue.waitRoom(b)
+		if !s.queue.push(b) {
+			return false
+		}
+		// Queued after all; the wake-up that may still come is ignored by
+		// an owner whose batch is not done.
 	}
 	if rt.strategy == Dedicated {
 		s.signal()
-		return
+		return true
 	}
 	if s.tryAcquire() {
 		rt.release(s)
 	}
+	return true
 }
 
 // Target sets the shard b's commands go to. Call before the first Add.

@@ -9,6 +9,10 @@ import "sync/atomic"
 type Recorder struct {
 	cmds   []atomic.Pointer[commandStats] // by command ID, allocated on first use
 	errors [numErrorCodes]atomic.Int64
+	// exec is the execution-only histogram of every command together
+	// (CallAfterWait): one per recorder, not per command, so recording it
+	// touches one more counter per call.
+	exec [NumBuckets]atomic.Int64
 }
 
 type commandStats struct {
@@ -16,6 +20,7 @@ type commandStats struct {
 	rejected atomic.Int64
 	failed   atomic.Int64
 	totalNs  atomic.Int64
+	execNs   atomic.Int64 // the part of totalNs spent executing (CallAfterWait)
 	maxNs    atomic.Int64
 	buckets  [NumBuckets]atomic.Int64
 }
@@ -31,15 +36,30 @@ func (r *Recorder) stats(id int) *commandStats {
 	return cs
 }
 
-// Call records one executed call of command id that took ns nanoseconds.
-func (r *Recorder) Call(id int, ns int64) {
+// Call records one executed call of command id that took ns nanoseconds
+// from its parse to its reply being ready, none of it spent waiting for a
+// shard (inline and connection commands).
+func (r *Recorder) Call(id int, ns int64) { r.CallAfterWait(id, ns, ns) }
+
+// CallAfterWait records one executed call of command id that took ns
+// nanoseconds from its parse to its reply being ready, of which exec were
+// spent executing it; the rest waited for its shard (a queued batch). ns is
+// what the latency figures report (INFO latencystats, LATENCY,
+// svc_commands_duration_seconds); exec goes to the execution-only figures.
+func (r *Recorder) CallAfterWait(id int, ns, exec int64) {
 	cs := r.stats(id)
 	bump(&cs.calls, 1)
 	bump(&cs.totalNs, ns)
+	bump(&cs.execNs, exec)
 	if ns > cs.maxNs.Load() {
 		cs.maxNs.Store(ns)
 	}
-	bump(&cs.buckets[bucketOf(ns)], 1)
+	b := bucketOf(ns)
+	bump(&cs.buckets[b], 1)
+	if exec != ns {
+		b = bucketOf(exec)
+	}
+	bump(&r.exec[b], 1)
 }
 
 // Failed records that a call of id (already counted by Call) replied with an

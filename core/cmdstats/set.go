@@ -36,7 +36,9 @@ func (s *Set) NewRecorder() *Recorder {
 // Command is one command's statistics since start or the last Reset.
 type Command struct {
 	Calls, Rejected, Failed int64
-	Total                   time.Duration
+	// Total is the time from parse to reply, waits for the shard included;
+	// Exec the part of it spent executing (Recorder.CallAfterWait).
+	Total, Exec time.Duration
 	// Max is the longest call since start (a maximum cannot be reset
 	// without the writers; it is not part of Redis' INFO fields).
 	Max     time.Duration
@@ -49,6 +51,9 @@ type Snapshot struct {
 	Commands []*Command
 	// Errors counts error replies by code, in the order of ErrorCodes.
 	Errors [numErrorCodes]int64
+	// Exec is the execution-only histogram of every command together:
+	// Latency without the time spent waiting for a shard.
+	Exec Histogram
 }
 
 // Snapshot sums every recorder, minus the baseline of the last Reset.
@@ -77,6 +82,7 @@ func (s *Set) raw() *Snapshot {
 			c.Rejected += cs.rejected.Load()
 			c.Failed += cs.failed.Load()
 			c.Total += time.Duration(cs.totalNs.Load())
+			c.Exec += time.Duration(cs.execNs.Load())
 			c.Max = max(c.Max, time.Duration(cs.maxNs.Load()))
 			for i := range cs.buckets {
 				n := cs.buckets[i].Load()
@@ -86,6 +92,11 @@ func (s *Set) raw() *Snapshot {
 		}
 		for i := range r.errors {
 			snap.Errors[i] += r.errors[i].Load()
+		}
+		for i := range r.exec {
+			n := r.exec[i].Load()
+			snap.Exec.Buckets[i] += n
+			snap.Exec.Count += n
 		}
 	}
 	return snap
@@ -101,6 +112,7 @@ func (snap *Snapshot) subtract(base *Snapshot) {
 		c.Rejected -= b.Rejected
 		c.Failed -= b.Failed
 		c.Total -= b.Total
+		c.Exec -= b.Exec
 		for i := range c.Latency.Buckets {
 			c.Latency.Buckets[i] -= b.Latency.Buckets[i]
 		}
@@ -112,6 +124,10 @@ func (snap *Snapshot) subtract(base *Snapshot) {
 	for i := range snap.Errors {
 		snap.Errors[i] -= base.Errors[i]
 	}
+	for i := range snap.Exec.Buckets {
+		snap.Exec.Buckets[i] -= base.Exec.Buckets[i]
+	}
+	snap.Exec.Count -= base.Exec.Count
 }
 
 // Reset makes later snapshots count from now (CONFIG RESETSTAT). The
@@ -155,6 +171,7 @@ func (snap *Snapshot) Total() Command {
 		t.Rejected += c.Rejected
 		t.Failed += c.Failed
 		t.Total += c.Total
+		t.Exec += c.Exec
 		t.Max = max(t.Max, c.Max)
 		t.Latency.add(&c.Latency)
 	}
