@@ -469,7 +469,7 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 	case r.kind == routeSubKey || r.kind == routeKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
-			if sub := rt.table.LookupSub(cmd, c.Args[1]); sub != nil && sub.Flags&command.FlagWrite != 0 {
+			if sub := c.effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
 				keys = append(buf[:0], 2)
 			}
 		}
@@ -483,8 +483,10 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 	}
 	for _, i := range keys {
 		key := c.Args[i]
-		s := rt.shards[rt.ShardOf(key)]
-		if c.single != nil && s != c.single {
+		s := c.single
+		if s == nil {
+			s = rt.shards[c.shardOf(key)] // as Route recorded it
+		} else if rt.ShardOf(key) != s.id {
 			continue
 		}
 		d := s.dbs[c.DB]
