@@ -184,8 +184,9 @@ func (rt *Runtime) Snapshots() []Snapshot {
 // ---- token handling -------------------------------------------------------
 
 // acquire takes s's token, waiting for the current holder. Holders never wait
-// while holding a token except for higher-numbered ones (ExecMulti), and queued
-// batches never need a second token, so this cannot deadlock.
+// while holding a token except for higher-numbered ones (holdSet: ExecMulti,
+// HoldAll, Watch), and queued batches never need a second token, so this
+// cannot deadlock.
 func (rt *Runtime) acquire(s *Shard) {
 	for i := 0; !s.tryAcquire(); i++ {
 		if i > 30 {
@@ -279,7 +280,8 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 
 // TryExec runs c's command on shard idx now if its token is free and the
 // strategy allows it, appending the reply to c.Out. It reports false when the
-// command must be queued instead (see NewBatch / Submit).
+// command must be queued instead: the producer adds it to its Batch (Reset,
+// Target, Add) and hands the batch over with Submit.
 func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 	if rt.strategy == Dedicated {
 		c.route.cmd = nil
@@ -298,8 +300,10 @@ func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 // execHere runs c's command (c.Cmd, c.Args) in the calling goroutine,
 // waiting for the tokens of the shard or shards it routes to, and appends the
 // reply to c.Out. It reports false, running nothing, for a command that is
-// not a shard command. Loading and replay use it; connections use TryExec,
-// Submit and ExecMulti, which never wait on a token inside an event loop.
+// not a shard command. AOF replay uses it. Connections use TryExec (never
+// waits), Submit (waits only while the shard's queue is full) and ExecMulti
+// (waits for the tokens of the shards it needs, in ascending order: bounded
+// by the commands running on them now, see acquire).
 func (rt *Runtime) execHere(c *Ctx) bool {
 	switch idx, where := rt.RouteFor(c, c.Cmd, c.Args); where {
 	case OneShard:

@@ -459,7 +459,8 @@ func (d *DB) snapFlush() {
 // snapBeforeCommand encodes the still-pending keys c's command is about to
 // write, each in its own shard's database (c.single: only keys of that
 // shard; else every key's shard is held). Called only while a snapshot
-// runs; keys are found exactly as keyShards finds the shards to hold.
+// runs; keys are found as Route finds them, and their shards are the ones
+// Route recorded in c (Ctx.shardOf) when the command holds several.
 func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 	cmd := c.Cmd
 	r := rt.routes[cmd.ID]
