@@ -494,7 +494,10 @@ func (rt *Runtime) admitCmd(s *Shard, c *Ctx) bool {
 // nothing and is not counted.
 // One atomic add per shard; the total is derived (see Snapshot).
 func (rt *Runtime) count(s *Shard, c *Ctx) {
-	f := c.effective().Flags
+	f := c.Cmd.Flags
+	if c.Sub != nil || len(c.Cmd.Subcommands) > 0 {
+		f = c.effective().Flags // a container counts as its subcommand
+	}
 	if s != nil {
 		s.stats.count(f)
 		return
