@@ -67,15 +67,14 @@ type keyRoute struct {
 	nargs int
 	where Where
 	one   int      // the shard, when where == OneShard
-	all   bool     // keyspace-wide: every shard
-	set   shardSet // where == Coordinated: the shards of the keys (every shard when all)
+	set   shardSet // where == Coordinated: the shards of the keys (every shard for a keyspace-wide command)
 	pos   []int32  // the keys' argument positions
 	shard []uint8  // their shards (MaxShards fits in a byte)
 	next  int      // db's cursor into pos: handlers mostly read keys in order
 }
 
 func (r *keyRoute) reset() {
-	r.cmd, r.all, r.next = nil, false, 0
+	r.cmd, r.next = nil, 0
 	r.pos, r.shard = r.pos[:0], r.shard[:0]
 	r.set = shardSet{}
 }
@@ -249,7 +248,6 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 		}
 		return 0, Coordinated
 	case routeAll:
-		r.all = true
 		r.set.all(len(rt.shards))
 		if len(rt.shards) == 1 {
 			return 0, OneShard
