@@ -170,8 +170,7 @@ const (
 // passed the arity check. A producer that runs the command next calls
 // RouteFor instead, so the execution hashes no key again.
 func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
-	var r keyRoute
-	return rt.route(&r, cmd, args)
+	return rt.route(nil, cmd, args)
 }
 
 // RouteFor is Route for the command about to run with c: it records in c
@@ -194,6 +193,8 @@ func (rt *Runtime) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard 
 	return shard, where
 }
 
+// route finds where cmd runs and, when r is not nil, records the keys'
+// shards in r.
 func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
 	rr := rt.routes[cmd.ID]
 	switch rr.kind {
@@ -205,7 +206,9 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 			if !ok || len(keys) == 0 {
 				// Its keys cannot be found (a bad numkeys): it runs on
 				// shard 0, where its handler replies with the error.
-				r.set.add(0)
+				if r != nil {
+					r.set.add(0)
+				}
 				if rr.parks {
 					return 0, Coordinated
 				}
@@ -220,6 +223,9 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 				return first, OneShard
 			}
 			for j, k := range keys {
+				if r == nil {
+					break
+				}
 				rt.recordKey(r, args, k, first, j < i)
 			}
 			return 0, Coordinated
@@ -243,12 +249,14 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 		// Several shards (or a blocking command, which always runs
 		// coordinated: only the producer's own call can park its client):
 		// record every key's shard, hashing only those not hashed above.
-		for k := cmd.FirstKey; k <= last; k += step {
+		for k := cmd.FirstKey; r != nil && k <= last; k += step {
 			rt.recordKey(r, args, k, first, k < i)
 		}
 		return 0, Coordinated
 	case routeAll:
-		r.set.all(len(rt.shards))
+		if r != nil {
+			r.set.all(len(rt.shards))
+		}
 		if len(rt.shards) == 1 {
 			return 0, OneShard
 		}
