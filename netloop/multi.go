@@ -165,10 +165,10 @@ func (s *Server) cmdExec(c *client) {
 		if !c.user.AllowsAll() && s.aclDeniedInExec(c, q.checked, q.args) { // acl.go
 			continue
 		}
-		if _, where := s.rt.Route(q.cmd, q.args); where == shard.NotShard {
+		if _, where := s.rt.RouteFor(&c.ctx, q.cmd, q.args); where == shard.NotShard {
 			s.local(c, q.cmd, q.args)
 		} else {
-			c.ctx.Cmd, c.ctx.Args, c.ctx.Out = q.cmd, q.args, c.out
+			c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = q.cmd, subOf(q.cmd, q.checked), q.args, c.out
 			s.rt.ExecHeld(&c.ctx)
 			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
 		}
@@ -236,4 +236,13 @@ func (s *Server) unblockOnClose(c *client) {
 	if w := c.blocked; w != nil {
 		w.Cancel()
 	}
+}
+
+// subOf is the subcommand process resolved (checked) for the runtime's
+// Ctx.Sub, nil when cmd has none: the runtime then looks nothing up again.
+func subOf(cmd, checked *command.Command) *command.Command {
+	if checked == cmd {
+		return nil
+	}
+	return checked
 }

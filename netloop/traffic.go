@@ -489,7 +489,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		return true
 	}
 	c.commands++
-	idx, where := s.rt.Route(cmd, args)
+	idx, where := s.rt.RouteFor(&c.ctx, cmd, args) // recorded in c.ctx for the execution below
 	var span trace.Span
 	if s.cfg.Tracer.PerRequest() { // one atomic load when per-request spans are off
 		spanShard := -1
@@ -500,7 +500,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	switch where {
 	case shard.OneShard:
-		c.ctx.Cmd, c.ctx.Args, c.ctx.Out = cmd, args, c.out
+		c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = cmd, subOf(cmd, checked), args, c.out
 		if s.rt.TryExec(idx, &c.ctx) {
 			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
 			break
@@ -513,6 +513,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 			span = nil
 		}
 	case shard.Coordinated:
+		c.ctx.Sub = subOf(cmd, checked)
 		s.execCoordinated(c, cmd, args, 0)
 	default:
 		s.local(c, cmd, args)

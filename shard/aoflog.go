@@ -179,20 +179,7 @@ func appendCommand(dst []byte, args [][]byte) []byte {
 // logged reports whether c's command is one whose changes are logged: a
 // write command, or a container's write subcommand.
 func (rt *Runtime) logged(c *Ctx) bool {
-	return rt.effective(c).Flags&command.FlagWrite != 0
-}
-
-// effective is the command whose flags apply to c: its subcommand for a
-// container (netloop runs XGROUP CREATE with Cmd set to the container
-// XGROUP, which has no flags), else c.Cmd.
-func (rt *Runtime) effective(c *Ctx) *command.Command {
-	cmd := c.Cmd
-	if len(cmd.Subcommands) > 0 && len(c.Args) > 1 {
-		if sub := rt.table.LookupSub(cmd, c.Args[1]); sub != nil {
-			return sub
-		}
-	}
-	return cmd
+	return c.effective().Flags&command.FlagWrite != 0
 }
 
 // dropKey deletes o for expiry or eviction, which are not changes made by

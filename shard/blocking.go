@@ -231,11 +231,7 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 			continue
 		}
 		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, rt: rt, ready: key}
-		c.single = s
-		if s.snap != nil {
-			rt.snapBeforeCommand(c) // snapshot.go
-		}
-		rt.run(c)
+		rt.execute(s, c)   // counted on s; execute does not serve ready keys while c.ready is set
 		o, _ = d.find(key) // the command may have emptied (deleted) the key
 		if len(c.Out) == 0 {
 			w.state.Store(waitWaiting)

@@ -4,11 +4,25 @@
 //
 // # Ownership
 //
-// Only whoever currently holds a shard's drain token touches that shard's data:
-// its databases, its expiry index and its plain counters. Nothing else may read
-// or write them; everything else sends a Batch through the shard's bounded queue
-// or takes the token through the Runtime. No mutex guards keyspace data, and a
-// *DB or *object pointer never leaves a command handler.
+// Only the token holder touches data: whoever currently holds a shard's drain
+// token, and nobody else, reads or writes that shard's databases, its expiry
+// index, its WATCH and blocked tables, its ready keys and its plain counters
+// (the rule is kept on the Shard struct, shard.go). Everything else sends a
+// Batch through the shard's bounded queue or takes the token through the
+// Runtime. No mutex guards keyspace data, and a *DB or *object pointer never
+// leaves a command handler.
+//
+// # One way a command runs
+//
+// Every command, however it arrives (one shard: TryExec or a queued Batch;
+// several: ExecMulti; inside EXEC: ExecHeld; a served blocked client:
+// serveKey; AOF replay: execHere), runs through Runtime.execute (runtime.go),
+// the one place for the per-command effects: maxmemory admission, the
+// snapshot hook, panic recovery, the append-only log's feed, the Hooks where
+// notifications, tracking and replication plug in, the hot-shard counters
+// and serving blocked clients. RouteFor finds the command's keys and hashes
+// each once; the Ctx carries what it found (and the resolved subcommand,
+// Ctx.Sub) to execute.
 //
 // # Who drains a shard
 //

@@ -403,7 +403,7 @@ func (rt *Runtime) OutOfMemory() bool {
 // denyOOM reports whether c's command may grow memory (Redis' CMD_DENYOOM),
 // looking at the subcommand for containers (XGROUP CREATE, ...).
 func (rt *Runtime) denyOOM(c *Ctx) bool {
-	return rt.effective(c).Flags&command.FlagDenyOOM != 0
+	return c.effective().Flags&command.FlagDenyOOM != 0
 }
 
 // keepUnderLimit is the expiry loop's eviction for shard s: when the keyspace

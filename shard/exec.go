@@ -8,15 +8,22 @@ import (
 )
 
 // Ctx is one command's execution context. The producer fills DB, RESP3, Now,
-// Cmd and Args (borrowed: valid only during the call) and Out (the reply is
-// appended to it); handlers read keys through db.
+// Cmd, Sub and Args (borrowed: valid only during the call) and Out (the reply
+// is appended to it); handlers read keys through db. Runtime.execute (runtime.go)
+// is the one place that runs it.
 type Ctx struct {
 	DB    int   // selected database, 0..NumDatabases-1
 	RESP3 bool  // the connection speaks RESP3 (HELLO 3)
 	Now   int64 // unix milliseconds, read once per batch
 	Cmd   *command.Command
-	Args  [][]byte
-	Out   []byte
+	// Sub is Cmd's subcommand (XGROUP CREATE for XGROUP) when the producer
+	// resolved it already (netloop's process), so the runtime does not look
+	// it up again; nil when Cmd has none or the producer did not resolve it
+	// (the runtime then resolves it once, see effective). Cleared after the
+	// command ran.
+	Sub  *command.Command
+	Args [][]byte
+	Out  []byte
 
 	// Blocker is the client a blocking command may park (nil: it cannot, as
 	// inside MULTI; the command then replies as on timeout). Blocked is set
@@ -37,16 +44,44 @@ type Ctx struct {
 	// counts them (aoflog.go).
 	rewrite  []byte
 	rewriteN int
-	// held is the set of shards ExecMulti holds for the command while
-	// holding is set, so that dirtyOf never reads a shard another goroutine
-	// holds (kept by value: a pointer to ExecMulti's set would escape).
-	held    shardSet
-	holding bool
+	// route is what Route found for the command about to run with this
+	// context (its shard, or its keys' shards), so nothing hashes a key
+	// twice; execute consumes it.
+	route keyRoute
+	// inTxn: the command runs inside EXEC (HoldAll holds every shard).
+	inTxn bool
 
 	rt     *Runtime
 	single *Shard   // the shard held, when the command runs on exactly one
 	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
 	num    [20]byte // scratch for formatting integer-encoded values
+}
+
+// keyRoute is Route's finding for one command: the shard it runs on, or the
+// shards of its keys (set) with each key's argument position and shard, in
+// the order Route found them. It is valid for the next execution of the
+// context it sits in only, and only for cmd with nargs arguments (a check
+// against a producer that routed one command and ran another).
+type keyRoute struct {
+	cmd   *command.Command // nil: nothing routed
+	nargs int
+	where Where
+	one   int      // the shard, when where == OneShard
+	set   shardSet // where == Coordinated: the shards of the keys (every shard for a keyspace-wide command)
+	pos   []int32  // the keys' argument positions
+	shard []uint8  // their shards (MaxShards fits in a byte)
+	next  int      // db's cursor into pos: handlers mostly read keys in order
+}
+
+func (r *keyRoute) reset() {
+	r.cmd, r.next = nil, 0
+	r.pos, r.shard = r.pos[:0], r.shard[:0]
+	r.set = shardSet{}
+}
+
+// routedFor reports whether r was found for c's command.
+func (r *keyRoute) routedFor(c *Ctx) bool {
+	return r.cmd == c.Cmd && r.nargs == len(c.Args)
 }
 
 // Bind attaches c to rt; a producer calls it once per context it keeps.
@@ -58,7 +93,45 @@ func (c *Ctx) db(key []byte) *DB {
 	if c.single != nil {
 		return c.single.dbs[c.DB]
 	}
-	return c.rt.shards[c.rt.ShardOf(key)].dbs[c.DB]
+	return c.rt.shards[c.shardOf(key)].dbs[c.DB]
+}
+
+// shardOf is the shard of key for a command running on several shards: the
+// one Route recorded when key is one of the command's key arguments (found
+// by identity, starting where the last lookup ended), else its hash.
+func (c *Ctx) shardOf(key []byte) int {
+	r := &c.route
+	if n := len(r.pos); n > 0 && len(key) > 0 && r.routedFor(c) {
+		for j := range n {
+			k := r.next + j
+			if k >= n {
+				k -= n
+			}
+			if a := c.Args[r.pos[k]]; len(a) == len(key) && &a[0] == &key[0] {
+				r.next = k + 1
+				return int(r.shard[k])
+			}
+		}
+	}
+	return c.rt.ShardOf(key)
+}
+
+// effective is the command whose flags apply to c: its subcommand for a
+// container (netloop runs XGROUP CREATE with Cmd set to the container
+// XGROUP, which has no flags), else c.Cmd. It resolves the subcommand at
+// most once per command (the producer usually did: Ctx.Sub).
+func (c *Ctx) effective() *command.Command {
+	if c.Sub != nil {
+		return c.Sub
+	}
+	cmd := c.Cmd
+	if len(cmd.Subcommands) > 0 && len(c.Args) > 1 {
+		if sub := c.rt.table.LookupSub(cmd, c.Args[1]); sub != nil {
+			c.Sub = sub
+			return sub
+		}
+	}
+	return cmd
 }
 
 type handler func(c *Ctx)
@@ -94,31 +167,96 @@ const (
 )
 
 // Route tells the producer where cmd with args runs. args must already have
-// passed the arity check.
+// passed the arity check. A producer that runs the command next calls
+// RouteFor instead, so the execution hashes no key again.
 func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
-	r := rt.routes[cmd.ID]
-	if r.parks {
-		return 0, Coordinated
+	return rt.route(nil, cmd, args)
+}
+
+// RouteFor is Route for the command about to run with c: it records in c
+// what it found (the shard, or every key's shard and the set of them) for
+// the execution of the same command that follows (TryExec, ExecMulti,
+// ExecHeld), which then hashes no key again; the execution consumes it.
+//
+// route is the one place that finds a command's keys for routing: the
+// legacy key positions (first, last, step) or, for commands with movable
+// keys, their key specs.
+func (rt *Runtime) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard int, where Where) {
+	r := &c.route
+	r.reset()
+	r.cmd, r.nargs = cmd, len(args)
+	shard, where = rt.route(r, cmd, args)
+	r.where, r.one = where, shard
+	if where == NotShard {
+		r.cmd = nil
 	}
-	switch r.kind {
-	case routeKeys:
-		if cmd.Flags&command.FlagMovableKeys != 0 {
-			return rt.routeMovable(cmd, args)
+	return shard, where
+}
+
+// route finds where cmd runs and, when r is not nil, records the keys'
+// shards in r.
+func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
+	rr := rt.routes[cmd.ID]
+	switch rr.kind {
+	case routeKeys, routeKeySpecs:
+		if rr.kind == routeKeySpecs || cmd.Flags&command.FlagMovableKeys != 0 {
+			var buf [16]int
+			var flags [16]command.KeyFlag
+			keys, _, ok := cmd.KeysWithFlags(args, buf[:0], flags[:0])
+			if !ok || len(keys) == 0 {
+				// Its keys cannot be found (a bad numkeys): it runs on
+				// shard 0, where its handler replies with the error.
+				if r != nil {
+					r.set.add(0)
+				}
+				if rr.parks {
+					return 0, Coordinated
+				}
+				return 0, OneShard
+			}
+			first := rt.ShardOf(args[keys[0]])
+			i := 1
+			for i < len(keys) && rt.ShardOf(args[keys[i]]) == first {
+				i++
+			}
+			if i == len(keys) && !rr.parks {
+				return first, OneShard
+			}
+			for j, k := range keys {
+				if r == nil {
+					break
+				}
+				rt.recordKey(r, args, k, first, j < i)
+			}
+			return 0, Coordinated
 		}
-		first := rt.ShardOf(args[cmd.FirstKey])
+		// The legacy key positions, walked without building a list: the hot
+		// path (GET, SET, MSET) allocates nothing whatever its key count.
 		last := cmd.LastKey
 		if last < 0 {
 			last = len(args) + last
 		}
-		for i := cmd.FirstKey + cmd.Step; i <= last && cmd.Step > 0; i += cmd.Step {
-			if rt.ShardOf(args[i]) != first {
-				return 0, Coordinated
-			}
+		last = min(last, len(args)-1)
+		step := max(cmd.Step, 1)
+		first := rt.ShardOf(args[cmd.FirstKey])
+		i := cmd.FirstKey + step
+		for i <= last && rt.ShardOf(args[i]) == first {
+			i += step
 		}
-		return first, OneShard
-	case routeKeySpecs:
-		return rt.routeMovable(cmd, args)
+		if i > last && !rr.parks {
+			return first, OneShard
+		}
+		// Several shards (or a blocking command, which always runs
+		// coordinated: only the producer's own call can park its client):
+		// record every key's shard, hashing only those not hashed above.
+		for k := cmd.FirstKey; r != nil && k <= last; k += step {
+			rt.recordKey(r, args, k, first, k < i)
+		}
+		return 0, Coordinated
 	case routeAll:
+		if r != nil {
+			r.set.all(len(rt.shards))
+		}
 		if len(rt.shards) == 1 {
 			return 0, OneShard
 		}
@@ -143,46 +281,16 @@ func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where 
 	return 0, NotShard
 }
 
-// routeMovable routes a command whose keys are found by its key specs
-// (numkeys, STREAMS keyword: ZUNIONSTORE, LMPOP, XREAD, ...). A command whose
-// keys cannot be found (a bad numkeys) runs on shard 0, where its handler
-// replies with the error.
-func (rt *Runtime) routeMovable(cmd *command.Command, args [][]byte) (int, Where) {
-	var buf [16]int
-	var flags [16]command.KeyFlag
-	keys, _, ok := cmd.KeysWithFlags(args, buf[:0], flags[:0])
-	if !ok || len(keys) == 0 {
-		return 0, OneShard
+// recordKey records the key at args[k]: its shard is first when known is set
+// (Route hashed it already), else its hash.
+func (rt *Runtime) recordKey(r *keyRoute, args [][]byte, k, first int, known bool) {
+	sh := first
+	if !known {
+		sh = rt.ShardOf(args[k])
 	}
-	first := rt.ShardOf(args[keys[0]])
-	for _, i := range keys[1:] {
-		if rt.ShardOf(args[i]) != first {
-			return 0, Coordinated
-		}
-	}
-	return first, OneShard
-}
-
-func (rt *Runtime) keyShards(cmd *command.Command, args [][]byte, set *shardSet) {
-	if cmd.Flags&command.FlagMovableKeys != 0 || rt.routes[cmd.ID].kind == routeKeySpecs {
-		var buf [16]int
-		var flags [16]command.KeyFlag
-		keys, _, ok := cmd.KeysWithFlags(args, buf[:0], flags[:0])
-		if !ok || len(keys) == 0 {
-			set.add(0)
-		}
-		for _, i := range keys {
-			set.add(rt.ShardOf(args[i]))
-		}
-		return
-	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	for i := cmd.FirstKey; i <= last && i < len(args); i += max(cmd.Step, 1) {
-		set.add(rt.ShardOf(args[i]))
-	}
+	r.pos = append(r.pos, int32(k))
+	r.shard = append(r.shard, uint8(sh))
+	r.set.add(sh)
 }
 
 // handlers maps command names (as in the command table) to their handler and

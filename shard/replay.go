@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 )
 
@@ -105,10 +106,11 @@ func (r *Replayer) run(args [][]byte) error {
 		return fmt.Errorf("wrong number of arguments for '%s' reading the append only file", cmd.Name)
 	}
 	// A container (XGROUP) runs as netloop runs it: routed and handled as
-	// the container; its subcommand names it in errors.
-	top := cmd
+	// the container, with its subcommand resolved once here (Ctx.Sub); the
+	// subcommand names it in errors.
+	top, sub := cmd, (*command.Command)(nil)
 	if len(cmd.Subcommands) > 0 && len(args) > 1 {
-		if sub := rt.table.LookupSub(cmd, args[1]); sub != nil {
+		if sub = rt.table.LookupSub(cmd, args[1]); sub != nil {
 			cmd = sub
 		}
 	}
@@ -117,7 +119,7 @@ func (r *Replayer) run(args [][]byte) error {
 	// set, not applied (Redis' checkAlreadyExpired during loading). The log
 	// holds absolute times only (see the handlers' rewrite).
 	c.Now = 0
-	c.Cmd, c.Args, c.Out = top, args, c.Out[:0]
+	c.Cmd, c.Sub, c.Args, c.Out = top, sub, args, c.Out[:0]
 	if !rt.execHere(c) {
 		return fmt.Errorf("command '%s' cannot be replayed from the append only file", cmd.FullName)
 	}

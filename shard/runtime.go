@@ -80,6 +80,7 @@ type Runtime struct {
 	latency      atomic.Pointer[latency.Monitor]
 	snapRunning  atomic.Bool                // a WriteSnapshot is running (snapshot.go)
 	prop         atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
+	hooks        atomic.Pointer[Hooks]      // notifications, tracking, replication (execute); nil when none
 	snapCompress atomic.Bool                // snapshots compress strings with LZF (rdbcompression)
 	evict        evictor                    // maxmemory, eviction policy and access clock (evict.go)
 	stop         chan struct{}
@@ -184,8 +185,9 @@ func (rt *Runtime) Snapshots() []Snapshot {
 // ---- token handling -------------------------------------------------------
 
 // acquire takes s's token, waiting for the current holder. Holders never wait
-// while holding a token except for higher-numbered ones (ExecMulti), and queued
-// batches never need a second token, so this cannot deadlock.
+// while holding a token except for higher-numbered ones (holdSet: ExecMulti,
+// HoldAll, Watch), and queued batches never need a second token, so this
+// cannot deadlock.
 func (rt *Runtime) acquire(s *Shard) {
 	for i := 0; !s.tryAcquire(); i++ {
 		if i > 30 {
@@ -262,9 +264,9 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 	for i := range b.cmds {
 		q := &b.cmds[i]
 		q.outStart = len(c.Out)
-		c.Cmd = q.cmd
+		c.Cmd, c.Sub = q.cmd, nil
 		c.Args = b.argv[q.argStart:q.argEnd]
-		rt.exec(s, c)
+		rt.execute(s, c)
 		now := cmdstats.Now()
 		q.ns, t = now-t, now
 	}
@@ -280,16 +282,19 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 
 // TryExec runs c's command on shard idx now if its token is free and the
 // strategy allows it, appending the reply to c.Out. It reports false when the
-// command must be queued instead (see Batch and TrySubmit).
+// command must be queued instead: the producer adds it to its Batch (Reset,
+// Target, Add) and hands the batch over with TrySubmit.
 func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 	if rt.strategy == Dedicated {
+		c.route.cmd = nil
 		return false
 	}
 	s := rt.shards[idx]
 	if !s.tryAcquire() {
+		c.route.cmd = nil // the command goes into a Batch, with its own Ctx
 		return false
 	}
-	rt.exec(s, c)
+	rt.execute(s, c)
 	rt.release(s)
 	return true
 }
@@ -297,14 +302,16 @@ func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 // execHere runs c's command (c.Cmd, c.Args) in the calling goroutine,
 // waiting for the tokens of the shard or shards it routes to, and appends the
 // reply to c.Out. It reports false, running nothing, for a command that is
-// not a shard command. Loading and replay use it; connections use TryExec,
-// TrySubmit and ExecMulti, which never wait on a token inside an event loop.
+// not a shard command. AOF replay uses it. Connections use TryExec (never
+// waits), TrySubmit (never waits: a full queue parks the connection) and
+// ExecMulti (waits for the tokens of the shards it needs, in ascending order:
+// bounded by the commands running on them now, see acquire).
 func (rt *Runtime) execHere(c *Ctx) bool {
-	switch idx, where := rt.Route(c.Cmd, c.Args); where {
+	switch idx, where := rt.RouteFor(c, c.Cmd, c.Args); where {
 	case OneShard:
 		s := rt.shards[idx]
 		rt.acquire(s)
-		rt.exec(s, c)
+		rt.execute(s, c)
 		rt.release(s)
 	case Coordinated:
 		rt.ExecMulti(c)
@@ -357,26 +364,21 @@ func (b *Batch) TargetShard() int { return b.shard }
 
 // ExecMulti runs c's command holding every shard it involves (all shards for
 // keyspace-wide commands, else the shards of its keys), taken in ascending
-// order, so the command is atomic across shards.
+// order, so the command is atomic across shards. It waits for tokens (see
+// acquire): holders never wait for a lower-numbered token, so the wait is
+// bounded by the commands running on those shards now. The shards are the
+// ones Route recorded in c (routed here when the producer did not route c).
 func (rt *Runtime) ExecMulti(c *Ctx) {
-	var set shardSet
-	if rt.routes[c.Cmd.ID].kind == routeAll {
-		set.all(len(rt.shards))
-	} else {
-		rt.keyShards(c.Cmd, c.Args, &set)
+	r := &c.route
+	if !r.routedFor(c) {
+		rt.RouteFor(c, c.Cmd, c.Args)
 	}
+	if r.where == OneShard {
+		r.set.add(r.one)
+	}
+	set := r.set
 	rt.holdSet(&set)
-	c.single = nil
-	if rt.evict.limit.Load() != 0 && !rt.admitHeld(&set, c) { // maxmemory (evict.go)
-		rt.releaseSet(&set)
-		return
-	}
-	if rt.snapRunning.Load() {
-		rt.snapBeforeCommand(c) // snapshot.go
-	}
-	c.held, c.holding = set, true
-	rt.run(c)
-	c.holding = false
+	rt.execute(nil, c)
 	rt.releaseSet(&set)
 }
 
@@ -413,55 +415,162 @@ func (s *shardSet) all(n int) {
 	}
 }
 
-// exec runs one command on shard s. REQUIRES: the caller holds s's token.
-func (rt *Runtime) exec(s *Shard, c *Ctx) {
+// ---- the one way a command runs ----------------------------------------------
+
+// Hooks are where keyspace notifications, client tracking and replication
+// plug into execution: "a command ran on database D and changed these keys".
+// Every field is nil by default, and each costs one nil check per command.
+// They are called by the token holder while the command's shards are still
+// held, so they see the change and nothing after it; they must not block,
+// take a token or keep c or its arguments past the call.
+type Hooks struct {
+	// Changed is called after a command that changed the dataset (the
+	// change counter of a shard it held moved): c.DB is the database,
+	// c.Cmd, c.Args and CommandKeys say what ran and which keys it names.
+	// Commands that ran and changed nothing are not reported.
+	Changed func(c *Ctx)
+}
+
+// SetHooks installs h (nil: none). Call it before clients are served.
+func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
+
+// CommandKeys appends the keys of the running command to dst, as its key
+// specification finds them (what a Changed hook reports as changed).
+func (c *Ctx) CommandKeys(dst [][]byte) [][]byte {
+	var buf [16]int
+	for _, i := range c.Cmd.Keys(c.Args, buf[:0]) {
+		dst = append(dst, c.Args[i])
+	}
+	return dst
+}
+
+// execute runs one command, and is the only function that does: a command
+// on one shard (TryExec, queued batches, AOF replay), across shards
+// (ExecMulti), inside EXEC (ExecHeld), and a woken blocked client's command
+// (serveKey) all come here, so every per-command effect happens once, here,
+// in this order:
+//
+//   - maxmemory admission (evict.go): not for a served waiter (admitted when
+//     it first ran) nor inside EXEC (netloop refuses the EXEC as a whole);
+//   - the running snapshot's before-command hook (snapshot.go);
+//   - the handler, with panic recovery, and the append-only log's feed for
+//     a command that changed the dataset (run, aoflog.go);
+//   - the Hooks (Changed);
+//   - the hot-shard counters (count);
+//   - serving the clients blocked on keys the command filled (blocking.go):
+//     here for one shard, at releaseSet for several, at ReleaseAll for EXEC.
+//
+// WATCH touches are not a step: the DB primitives mark watched keys as they
+// change them (DB.touched, watch.go), so no path can skip them. Command
+// statistics (INFO commandstats, latency, slow log) stay with the producer
+// (netloop's account and executed), which times the whole command and
+// knows the client; see docs/architecture.md.
+//
+// REQUIRES: the caller holds s's token when s is not nil (the command runs on
+// s alone); else the shards of c.route.set (ExecMulti) or, with c.inTxn,
+// every shard (HoldAll). Only the token holder touches a shard's data.
+func (rt *Runtime) execute(s *Shard, c *Ctx) {
 	c.single = s
-	if rt.evict.limit.Load() != 0 && !rt.admit(s, c) { // maxmemory (evict.go)
+	if c.ready == nil && !c.inTxn && rt.evict.limit.Load() != 0 && !rt.admitCmd(s, c) {
+		c.Sub, c.route.cmd = nil, nil
 		return
 	}
-	if s.snap != nil {
+	if s != nil && s.snap != nil || s == nil && rt.snapRunning.Load() {
 		rt.snapBeforeCommand(c) // snapshot.go
 	}
 	rt.run(c)
-	if len(s.ready) > 0 {
-		rt.serveReady(s)
+	if c.Blocked == nil { // a command that parked counts when it is served (serveKey)
+		rt.count(s, c)
 	}
-	// One atomic add per command: the total is derived (see Snapshot).
-	switch f := c.Cmd.Flags; {
-	case f&command.FlagWrite != 0:
-		s.stats.writes.Add(1)
-	case f&command.FlagReadonly != 0:
-		s.stats.reads.Add(1)
-	default:
-		s.stats.other.Add(1)
+	if s != nil && c.ready == nil && !c.inTxn && len(s.ready) > 0 {
+		rt.serveReady(s) // blocking.go; serveKey runs its waiters through execute
+	}
+	c.Sub, c.route.cmd = nil, nil
+}
+
+// admitCmd is maxmemory admission for the shard or shards c runs on.
+func (rt *Runtime) admitCmd(s *Shard, c *Ctx) bool {
+	if s != nil {
+		return rt.admit(s, c)
+	}
+	return rt.admitHeld(&c.route.set, c)
+}
+
+// count adds the command to the hot-shard counters (hotshards.go) of every
+// shard it touched: its one shard, or each shard of its keys when they span
+// several, or every shard for a keyspace-wide command (KEYS, DBSIZE,
+// FLUSHALL). So an MSET of keys on three shards counts once on each of the
+// three: the counters measure each shard's load, and their sum is the number
+// of (command, shard) pairs, not of commands. Inside EXEC the rule is the
+// same (the shards HoldAll holds but the command does not touch do not count).
+// A blocking command that parks its client is not counted then but when a
+// shard serves it (once, on the serving shard); one that times out ran
+// nothing and is not counted.
+// One atomic add per shard; the total is derived (see Snapshot).
+func (rt *Runtime) count(s *Shard, c *Ctx) {
+	f := c.Cmd.Flags
+	if c.Sub != nil || len(c.Cmd.Subcommands) > 0 {
+		f = c.effective().Flags // a container counts as its subcommand
+	}
+	if s != nil {
+		s.stats.count(f)
+		return
+	}
+	for i, sh := range rt.shards {
+		if c.route.set.has(i) {
+			sh.stats.count(f)
+		}
 	}
 }
 
-// run calls the handler and, when the append-only log is on and the command
-// changed the dataset, records it there (aoflog.go).
+func (st *shardStats) count(f command.Flag) {
+	switch {
+	case f&command.FlagWrite != 0:
+		st.writes.Add(1)
+	case f&command.FlagReadonly != 0:
+		st.reads.Add(1)
+	default:
+		st.other.Add(1)
+	}
+}
+
+// run calls the handler and, when the append-only log is on or a Changed
+// hook is installed and the command changed the dataset, records it in the
+// log (aoflog.go) and tells the hook.
 func (rt *Runtime) run(c *Ctx) {
-	p := rt.prop.Load()
-	if p == nil || !rt.logged(c) {
+	p, h := rt.prop.Load(), rt.hooks.Load()
+	if p == nil && h == nil {
+		rt.call(c)
+		return
+	}
+	logged := p != nil && rt.logged(c)
+	if !logged && (h == nil || h.Changed == nil) {
 		rt.call(c)
 		return
 	}
 	before := rt.dirtyOf(c)
 	c.rewrite, c.rewriteN = c.rewrite[:0], 0
 	rt.call(c)
-	if rt.dirtyOf(c) != before {
+	if rt.dirtyOf(c) == before {
+		return
+	}
+	if logged {
 		p.propagate(c)
+	}
+	if h != nil && h.Changed != nil {
+		h.Changed(c)
 	}
 }
 
 // dirtyOf sums the change counters of the shards c's command may touch: its
-// one shard, or every shard for commands that hold several (rare).
+// one shard, or the shards it holds (never a shard another goroutine holds).
 func (rt *Runtime) dirtyOf(c *Ctx) int64 {
 	if c.single != nil {
 		return c.single.dirty
 	}
 	var n int64
 	for i, s := range rt.shards {
-		if !c.holding || c.held.has(i) { // never a shard another goroutine holds
+		if c.inTxn || c.route.set.has(i) {
 			n += s.dirty
 		}
 	}

@@ -14,7 +14,15 @@ type Shard struct {
 	queue *queue
 	wake  chan struct{} // Dedicated strategy: wakes the shard's goroutine
 
-	// Owned by the token holder.
+	// Everything below, up to stats, is owned by the token holder: only the
+	// goroutine holding this shard's token (tryAcquire/acquire until
+	// release) reads or writes it, and no mutex guards it. Commands reach it
+	// only through Runtime.execute (runtime.go), which runs with the token of
+	// every shard the command touches held; maintenance (expiry, eviction,
+	// snapshots, load, WATCH tables, inspection) takes the token first, or
+	// runs as a control message drained by the holder (inspect.go). Fields a
+	// reader outside the holder needs are published through atomics
+	// (dirtyPub, stats).
 	dbs      [NumDatabases]*DB
 	ready    []readyKey // keys that may serve blocked clients (blocking.go)
 	serveCtx Ctx        // scratch for serving them

@@ -459,7 +459,8 @@ func (d *DB) snapFlush() {
 // snapBeforeCommand encodes the still-pending keys c's command is about to
 // write, each in its own shard's database (c.single: only keys of that
 // shard; else every key's shard is held). Called only while a snapshot
-// runs; keys are found exactly as keyShards finds the shards to hold.
+// runs; keys are found as Route finds them, and their shards are the ones
+// Route recorded in c (Ctx.shardOf) when the command holds several.
 func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 	cmd := c.Cmd
 	r := rt.routes[cmd.ID]
@@ -469,7 +470,7 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 	case r.kind == routeSubKey || r.kind == routeKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
-			if sub := rt.table.LookupSub(cmd, c.Args[1]); sub != nil && sub.Flags&command.FlagWrite != 0 {
+			if sub := c.effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
 				keys = append(buf[:0], 2)
 			}
 		}
@@ -483,8 +484,10 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 	}
 	for _, i := range keys {
 		key := c.Args[i]
-		s := rt.shards[rt.ShardOf(key)]
-		if c.single != nil && s != c.single {
+		s := c.single
+		if s == nil {
+			s = rt.shards[c.shardOf(key)] // as Route recorded it
+		} else if rt.ShardOf(key) != s.id {
 			continue
 		}
 		d := s.dbs[c.DB]

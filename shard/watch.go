@@ -149,13 +149,23 @@ func (rt *Runtime) HoldAll() {
 	}
 }
 
-// ExecHeld runs c's command while HoldAll is in effect.
+// ExecHeld runs c's command while HoldAll is in effect, through the one
+// entry point (Runtime.execute) with the shards Route recorded in c (routed
+// here when the producer did not): the command counts on the shards of its
+// keys, and the clients it unblocks are served at ReleaseAll, after the
+// transaction.
 func (rt *Runtime) ExecHeld(c *Ctx) {
-	c.single = nil
-	if rt.snapRunning.Load() {
-		rt.snapBeforeCommand(c) // snapshot.go
+	r := &c.route
+	if !r.routedFor(c) {
+		rt.RouteFor(c, c.Cmd, c.Args)
 	}
-	rt.run(c)
+	var s *Shard
+	if r.where == OneShard {
+		s = rt.shards[r.one]
+	}
+	c.inTxn = true
+	rt.execute(s, c)
+	c.inTxn = false
 }
 
 // ReleaseAll serves the clients blocked on keys the held commands filled and
