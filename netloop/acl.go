@@ -228,7 +228,7 @@ const errNoACLFile = "ERR This Redis instance is not configured to use an ACL fi
 
 // cmdACL is the ACL command (Redis' aclCommand).
 func (s *Server) cmdACL(c *client, cmd *command.Command, args [][]byte) {
-	sub := s.subcommand(cmd, args)
+	sub := s.subcommand(c, cmd, args)
 	r3 := c.ctx.RESP3
 	switch sub.Name {
 	case "setuser":

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/svcdb/svcdb/core/acl"
+	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -27,6 +28,9 @@ type client struct {
 	fd   int
 	// local: the peer is a loopback address (security.go), set in OnOpen.
 	local bool
+	// sub is the subcommand of the local command running now, resolved once
+	// by process (Server.local, Server.subcommand); nil otherwise.
+	sub *command.Command
 
 	parser resp.Parser
 	argv   [][]byte

@@ -91,7 +91,7 @@ var clientHelp = []string{
 }
 
 func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
-	sub := s.subcommand(cmd, args)
+	sub := s.subcommand(c, cmd, args)
 	switch sub.Name {
 	case "id":
 		c.out = resp.AppendInt(c.out, c.id)

@@ -127,15 +127,23 @@ func buildLocal(table *command.Table, rt *shard.Runtime, named map[string]localH
 // local runs a command that is not the shards' business: connection state and
 // server-wide commands, dispatched by command ID through the table buildLocal
 // checked at start-up. It runs on the client's loop.
-func (s *Server) local(c *client, cmd *command.Command, args [][]byte) {
+// sub is the subcommand process resolved (nil when cmd has none); handlers
+// read it through subcommand instead of looking it up again.
+func (s *Server) local(c *client, cmd, sub *command.Command, args [][]byte) {
+	c.sub = sub
 	s.localByID[cmd.ID](s, c, cmd, args)
+	c.sub = nil
 }
 
 // subcommand returns the subcommand args[1] of a container command (CLIENT,
-// CONFIG, CLUSTER). process has already refused unknown subcommands and wrong
-// argument counts with Redis' errors, in Redis' order.
-func (s *Server) subcommand(cmd *command.Command, args [][]byte) *command.Command {
-	return s.table.LookupSub(cmd, args[1]) // process checked it exists and its arity
+// CONFIG, CLUSTER): the one process resolved, which has already refused
+// unknown subcommands and wrong argument counts with Redis' errors, in
+// Redis' order.
+func (s *Server) subcommand(c *client, cmd *command.Command, args [][]byte) *command.Command {
+	if c.sub != nil && c.sub.Parent == cmd {
+		return c.sub
+	}
+	return s.table.LookupSub(cmd, args[1]) // a handler called outside process (tests, bundles)
 }
 
 func (c *client) setRESP3(on bool) {

@@ -287,7 +287,7 @@ func (s *Server) infoSvc(in *infoInput, b *strings.Builder) {
 // ---- CONFIG ------------------------------------------------------------------
 
 func (s *Server) cmdConfig(c *client, cmd *command.Command, args [][]byte) {
-	sub := s.subcommand(cmd, args)
+	sub := s.subcommand(c, cmd, args)
 	switch sub.Name {
 	case "get":
 		patterns := make([]string, 0, len(args)-2)

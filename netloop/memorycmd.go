@@ -30,7 +30,7 @@ var memoryHelp = []string{
 }
 
 func (s *Server) cmdMemory(c *client, cmd *command.Command, args [][]byte) {
-	switch s.subcommand(cmd, args).Name {
+	switch s.subcommand(c, cmd, args).Name {
 	case "help":
 		c.out = resp.AppendHelp(c.out, memoryHelp)
 	case "doctor":

@@ -166,7 +166,7 @@ func (s *Server) cmdExec(c *client) {
 			continue
 		}
 		if _, where := s.rt.RouteFor(&c.ctx, q.cmd, q.args); where == shard.NotShard {
-			s.local(c, q.cmd, q.args)
+			s.local(c, q.cmd, subOf(q.cmd, q.checked), q.args)
 		} else {
 			c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = q.cmd, subOf(q.cmd, q.checked), q.args, c.out
 			s.rt.ExecHeld(&c.ctx)

@@ -55,7 +55,7 @@ const errSlowlogCount = "ERR count should be greater than or equal to -1"
 // cmdSlowlog is Redis' slowlogCommand. process has checked that the
 // subcommand exists and its arity.
 func (s *Server) cmdSlowlog(c *client, cmd *command.Command, args [][]byte) {
-	switch s.subcommand(cmd, args).Name {
+	switch s.subcommand(c, cmd, args).Name {
 	case "help":
 		c.out = resp.AppendHelp(c.out, slowlogHelp)
 	case "reset":
@@ -100,7 +100,7 @@ func (s *Server) cmdSlowlog(c *client, cmd *command.Command, args [][]byte) {
 // subcommand exists and its arity, which covers every argument-count check
 // latencyCommand makes.
 func (s *Server) cmdLatency(c *client, cmd *command.Command, args [][]byte) {
-	switch s.subcommand(cmd, args).Name {
+	switch s.subcommand(c, cmd, args).Name {
 	case "history":
 		samples := s.latency.History(cstr(args[2]))
 		c.out = resp.AppendArrayHeader(c.out, len(samples))

@@ -663,7 +663,7 @@ var pubsubHelp = []string{
 // cmdPubsubIntrospect is PUBSUB's subcommands.
 func (s *Server) cmdPubsubIntrospect(c *client, cmd *command.Command, args [][]byte) {
 	h := &s.pubsub
-	switch sub := s.subcommand(cmd, args); sub.Name {
+	switch sub := s.subcommand(c, cmd, args); sub.Name {
 	case "channels", "shardchannels":
 		if len(args) > 3 {
 			c.out = resp.AppendErrSubcommandSyntax(c.out, args[1], cmd.Name)

@@ -46,7 +46,7 @@ var statusHelp = []string{
 // cmdStatus is STATUS: JSON returns the document, HELP or no subcommand the
 // help. process has already refused unknown subcommands and bad arities.
 func (s *Server) cmdStatus(c *client, cmd *command.Command, args [][]byte) {
-	if len(args) >= 2 && s.subcommand(cmd, args).Name == "json" {
+	if len(args) >= 2 && s.subcommand(c, cmd, args).Name == "json" {
 		c.out = resp.AppendBulk(c.out, s.Status(time.Now()))
 		return
 	}

@@ -516,7 +516,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		c.ctx.Sub = subOf(cmd, checked)
 		s.execCoordinated(c, cmd, args, 0)
 	default:
-		s.local(c, cmd, args)
+		s.local(c, cmd, subOf(cmd, checked), args)
 	}
 	if c.state != connFilling {
 		s.executed(c, checked, args, mark)
