@@ -5,38 +5,24 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/values"
 )
 
-// Kind is the type of a value, as TYPE reports it.
-type Kind uint8
+// Kind is the type of a value, as TYPE reports it: the one enum of package
+// values, shared with the RDB codec. The names below let the command handlers
+// say KindList rather than values.KindList.
+type Kind = values.Kind
 
 const (
-	kindNone Kind = iota // an empty slot
-	KindString
-	KindList
-	KindSet
-	KindZSet
-	KindHash
-	KindStream
+	kindNone   = values.KindNone // an empty slot
+	KindString = values.KindString
+	KindList   = values.KindList
+	KindSet    = values.KindSet
+	KindZSet   = values.KindZSet
+	KindHash   = values.KindHash
+	KindStream = values.KindStream
 )
-
-func (k Kind) String() string {
-	switch k {
-	case KindString:
-		return "string"
-	case KindList:
-		return "list"
-	case KindSet:
-		return "set"
-	case KindZSet:
-		return "zset"
-	case KindHash:
-		return "hash"
-	case KindStream:
-		return "stream"
-	}
-	return "none"
-}
 
 // object is one key and its value. Objects live in fixed-size chunks that never
 // move, so an *object stays valid until the key is deleted; it must not outlive

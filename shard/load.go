@@ -116,12 +116,12 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 		return false, fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
 	}
 	if len(e.Elems) == 0 && len(e.Pairs) == 0 && len(e.ZSet) == 0 &&
-		(e.Kind == rdb.KindList || e.Kind == rdb.KindSet || e.Kind == rdb.KindHash || e.Kind == rdb.KindZSet) {
+		(e.Kind == KindList || e.Kind == KindSet || e.Kind == KindHash || e.Kind == KindZSet) {
 		return false, nil
 	}
 	var v object // the value, built before the key exists
 	switch e.Kind {
-	case rdb.KindString:
+	case KindString:
 		o := d.insert(e.Key, KindString)
 		if n, ok := resp.ParseInt(e.Str); ok {
 			d.setInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
@@ -130,19 +130,19 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 		}
 		d.setExpire(o, e.ExpireAt)
 		return true, nil
-	case rdb.KindList:
+	case KindList:
 		v.kind = KindList
 		loadList(&v, e.Elems, lim)
-	case rdb.KindSet:
+	case KindSet:
 		v.kind = KindSet
 		loadSet(&v, e.Elems, lim)
-	case rdb.KindZSet:
+	case KindZSet:
 		v.kind = KindZSet
 		loadZSet(&v, e.ZSet, lim)
-	case rdb.KindHash:
+	case KindHash:
 		v.kind = KindHash
 		loadHash(&v, e.Pairs, lim)
-	case rdb.KindStream:
+	case KindStream:
 		s, err := loadStream(e.Stream, lim)
 		if err != nil {
 			return false, fmt.Errorf("rdb: stream '%s' in DB %d: %w", e.Key, e.DB, err)
