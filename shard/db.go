@@ -32,13 +32,13 @@ const (
 // or ival, compact collections (listpack, intset) in str as one flat buffer,
 // full collections behind coll.
 type object struct {
-	key      string     // shares its bytes with the index map's key
-	str      []byte     // encRaw: the string; encListpack/encIntset: the flat encoding
-	coll     collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
-	ival     int64      // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
-	expireAt int64      // unix milliseconds; 0 = no expiry
-	volIdx   int32      // position in DB.volatile, -1 when expireAt == 0
-	access   uint32     // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
+	key      string            // shares its bytes with the index map's key
+	str      []byte            // encRaw: the string; encListpack/encIntset: the flat encoding
+	coll     values.Collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
+	ival     int64             // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
+	expireAt int64             // unix milliseconds; 0 = no expiry
+	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
+	access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	kind     Kind
 	enc      encoding
 }

@@ -1,10 +1,10 @@
 package shard
 
 import (
-	"encoding/binary"
 	"slices"
 
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // A list lives in one of two encodings:
@@ -20,599 +20,12 @@ import (
 // back. Both report "quicklist" to OBJECT ENCODING, as Redis 7.0 (whose lists
 // are always quicklists), so where the switch happens is not observable.
 
-// ---- the node limit ----------------------------------------------------------
-
-// sizeSafetyLimit is Redis' SIZE_SAFETY_LIMIT: a node limited by entry count
-// still never grows past 8 KiB.
-const sizeSafetyLimit = 8192
-
-// nodeFits reports whether a node (or the listpack of a small list) holding
-// count entries in size bytes may take one more entry of esize bytes under
-// list-max-listpack-size fill, as Redis' _quicklistNodeAllowInsert: a
-// negative fill -1..-5 limits the node to 4, 8, 16, 32 or 64 KiB; otherwise
-// the node takes at most fill entries and at most 8 KiB.
-func nodeFits(size, count, esize int, fill int64) bool {
-	n := size + esize
-	if fill < 0 && fill >= -5 {
-		return n <= 4096<<(-fill-1)
-	}
-	return n <= sizeSafetyLimit && int64(count) < fill
-}
-
-// nodeBytesHint is the buffer a new node starts with: room for a good part of
-// what the fill lets it hold, so a node filled by pushes reallocates a few
-// times rather than once per push.
-func nodeBytesHint(esize int, fill int64) int {
-	limit := sizeSafetyLimit
-	if fill < 0 && fill >= -5 {
-		limit = 4096 << (-fill - 1)
-	} else if fill > 0 && int64(esize)*fill < int64(limit) {
-		limit = esize * int(fill)
-	}
-	return max(esize+16, min(limit, 1024))
-}
-
-// ---- qnode: a listpack walked in both directions ------------------------------
-
-// qnodeOverhead approximates what a node costs beyond its buffer's bytes: the
-// struct, the buffer's allocation header and its pointer in the node slice.
-const qnodeOverhead = 64
-
-// quicklistOverhead approximates the quicklist struct itself.
-const quicklistOverhead = 64
-
-// qnode is one quicklist node: a run of elements in one flat buffer, the
-// listpack idea with Redis' back-length, so the node is walked in both
-// directions and both ends push and pop without moving the other entries.
-//
-// Entries live in buf[head:tail], each as
-//
-//	uvarint(len(value)) | value | rvarint(len(value))
-//
-// where rvarint is the same number written to be read from its last byte
-// backwards (low 7 bits last; a set high bit means more bytes to the left).
-// Free space may sit at both ends of buf; a push that finds no room at its
-// end re-centres the entries in place when the buffer has enough slack, or
-// moves them to a larger buffer.
-//
-// Invariants: count is the number of entries in buf[head:tail]; a node in a
-// quicklist is never empty.
-type qnode struct {
-	buf        []byte
-	head, tail int
-	count      int
-}
-
-// entrySize is the bytes a node entry holding a value of n bytes takes.
-func entrySize(n int) int { return 2*listpack.UvarintLen(uint64(n)) + n }
-
-// putEntry writes v as an entry at b[off:] and returns the offset after it.
-func putEntry(b []byte, off int, v []byte) int {
-	n := len(v)
-	if n < 0x80 {
-		b[off] = byte(n)
-		copy(b[off+1:], v)
-		b[off+1+n] = byte(n)
-		return off + n + 2
-	}
-	w := binary.PutUvarint(b[off:], uint64(n))
-	copy(b[off+w:], v)
-	end := off + w + n
-	x := uint64(n)
-	for j := range w {
-		c := byte(x & 0x7f)
-		x >>= 7
-		if j < w-1 {
-			c |= 0x80
-		}
-		b[end+w-1-j] = c
-	}
-	return end + w
-}
-
-// entryAt returns the entry starting at off and the offset after it.
-func (n *qnode) entryAt(off int) ([]byte, int) {
-	b := n.buf
-	if l := int(b[off]); l < 0x80 {
-		s, e := off+1, off+1+l
-		return b[s:e:e], e + 1
-	}
-	l, w := binary.Uvarint(b[off:])
-	s := off + w
-	e := s + int(l)
-	return b[s:e:e], e + w
-}
-
-// entryBefore returns the entry ending at end and the offset where it starts.
-func (n *qnode) entryBefore(end int) ([]byte, int) {
-	b := n.buf
-	if l := int(b[end-1]); l < 0x80 {
-		e := end - 1
-		s := e - l
-		return b[s:e:e], s - 1
-	}
-	var x, shift uint
-	w := 0
-	for p := end - 1; ; p-- {
-		c := b[p]
-		x |= uint(c&0x7f) << shift
-		shift += 7
-		w++
-		if c&0x80 == 0 {
-			break
-		}
-	}
-	e := end - w
-	s := e - int(x)
-	return b[s:e:e], s - w
-}
-
-// skipFwd returns the offset k entries after off.
-func (n *qnode) skipFwd(off, k int) int {
-	for ; k > 0; k-- {
-		_, off = n.entryAt(off)
-	}
-	return off
-}
-
-// skipBack returns the offset k entries before off.
-func (n *qnode) skipBack(off, k int) int {
-	for ; k > 0; k-- {
-		_, off = n.entryBefore(off)
-	}
-	return off
-}
-
-// offsetOf returns the offset of entry i (0 <= i < count), walking from the
-// nearer end.
-func (n *qnode) offsetOf(i int) int {
-	if i <= n.count/2 {
-		return n.skipFwd(n.head, i)
-	}
-	return n.skipBack(n.tail, n.count-i)
-}
-
-// openGap makes s free bytes at off (an entry boundary in [head, tail]) and
-// returns where the gap starts, which moves if the entries did.
-func (n *qnode) openGap(off, s int) int {
-	front, back := n.head, len(n.buf)-n.tail
-	switch {
-	case off == n.tail && back >= s:
-		n.tail += s
-		return off
-	case off == n.head && front >= s:
-		n.head -= s
-		return off - s
-	case off != n.head && off != n.tail && back >= s && (n.tail-off <= off-n.head || front < s):
-		copy(n.buf[off+s:], n.buf[off:n.tail])
-		n.tail += s
-		return off
-	case off != n.head && off != n.tail && front >= s:
-		copy(n.buf[n.head-s:], n.buf[n.head:off])
-		n.head -= s
-		return off - s
-	}
-	used := n.tail - n.head
-	buf := n.buf
-	var lead int // slack left before the entries
-	if free := len(buf) - used; free >= s+used/4+16 {
-		// Enough slack in place: split what is left of it between the ends.
-		lead = (free - s) / 2
-	} else {
-		// Grow; a push at one end gets all the slack at that end.
-		extra := (used+s)/2 + 16
-		buf = make([]byte, used+s+extra)
-		switch off {
-		case n.head:
-			lead = extra
-		case n.tail:
-			lead = 0
-		default:
-			lead = extra / 2
-		}
-	}
-	before := off - n.head
-	d1 := lead - n.head // how far the part before off moves
-	gap := lead + before
-	if d1 >= 0 { // both parts move right (or stay): the back part first
-		copy(buf[gap+s:], n.buf[off:n.tail])
-		copy(buf[lead:], n.buf[n.head:off])
-	} else {
-		copy(buf[lead:], n.buf[n.head:off])
-		copy(buf[gap+s:], n.buf[off:n.tail])
-	}
-	n.buf, n.head, n.tail = buf, lead, lead+used+s
-	return gap
-}
-
-// insert adds v as a new entry at off.
-func (n *qnode) insert(off int, v []byte) {
-	g := n.openGap(off, entrySize(len(v)))
-	putEntry(n.buf, g, v)
-	n.count++
-}
-
-// closeGap removes the s bytes at off, moving the shorter side, and returns
-// how far the bytes before off moved (0 or s).
-func (n *qnode) closeGap(off, s int) int {
-	if off-n.head <= n.tail-off-s {
-		copy(n.buf[n.head+s:], n.buf[n.head:off])
-		n.head += s
-		return s
-	}
-	copy(n.buf[off:], n.buf[off+s:n.tail])
-	n.tail -= s
-	return 0
-}
-
-// remove deletes the entry at off and returns where the entry after it now
-// starts.
-func (n *qnode) remove(off int) int {
-	_, next := n.entryAt(off)
-	off += n.closeGap(off, next-off)
-	n.count--
-	return off
-}
-
-// replace sets the entry at off to v.
-func (n *qnode) replace(off int, v []byte) {
-	_, next := n.entryAt(off)
-	old, size := next-off, entrySize(len(v))
-	switch {
-	case size > old:
-		off = n.openGap(next, size-old) - old
-	case size < old:
-		off += n.closeGap(off+size, old-size)
-	}
-	putEntry(n.buf, off, v)
-}
-
-// ---- quicklist ----------------------------------------------------------------
-
-// quicklist is a list too long for one listpack: a deque of qnodes, each
-// filled up to list-max-listpack-size, so both ends push and pop in O(1) and
-// an index costs a walk over the node counts plus one node.
-//
-// The last node to empty is kept as spare and reused by the next new node,
-// so a list whose length hovers at a node boundary (LPUSH, LPOP, LPUSH ...)
-// does not allocate a node per push.
-//
-// Invariants: nodes[lo:hi] are the nodes in order, none empty, and nothing
-// else in nodes is set; count is the sum of their counts; mem is
-// quicklistOverhead + 8*cap(nodes) + Σ(qnodeOverhead + cap(node.buf)) over
-// the nodes and the spare, kept current by every method that changes a
-// node's buffer or the node set.
-type quicklist struct {
-	nodes  []*qnode
-	lo, hi int
-	count  int
-	mem    int64
-	spare  *qnode // an emptied node kept for reuse, or nil
-}
-
-func newQuicklist() *quicklist {
-	return &quicklist{mem: quicklistOverhead}
-}
-
-func (q *quicklist) memory() int64 { return q.mem }
-
-func (q *quicklist) clone() collection {
-	c := &quicklist{count: q.count, mem: quicklistOverhead}
-	c.nodes = make([]*qnode, q.hi-q.lo)
-	c.hi = len(c.nodes)
-	c.mem += 8 * int64(cap(c.nodes))
-	for i, n := range q.nodes[q.lo:q.hi] {
-		used := n.tail - n.head
-		nn := &qnode{buf: make([]byte, used), tail: used, count: n.count}
-		copy(nn.buf, n.buf[n.head:n.tail])
-		c.nodes[i] = nn
-		c.mem += qnodeOverhead + int64(cap(nn.buf))
-	}
-	return c
-}
-
-// numNodes is the number of nodes; node(i) is node i (0-based).
-func (q *quicklist) numNodes() int     { return q.hi - q.lo }
-func (q *quicklist) node(i int) *qnode { return q.nodes[q.lo+i] }
-
-// relayout centres the live nodes in the node slice, growing it when less
-// than half of it would be slack, so both ends have room for a new node.
-func (q *quicklist) relayout() {
-	live := q.hi - q.lo
-	if live*2+2 > len(q.nodes) {
-		nodes := make([]*qnode, live*2+4)
-		q.mem += 8 * int64(cap(nodes)-cap(q.nodes))
-		lo := (len(nodes) - live) / 2
-		copy(nodes[lo:], q.nodes[q.lo:q.hi])
-		q.nodes, q.lo, q.hi = nodes, lo, lo+live
-		return
-	}
-	lo := (len(q.nodes) - live) / 2
-	copy(q.nodes[lo:], q.nodes[q.lo:q.hi])
-	clear(q.nodes[:lo])
-	clear(q.nodes[lo+live:])
-	q.lo, q.hi = lo, lo+live
-}
-
-// insertNode puts n before node i (i == numNodes appends).
-func (q *quicklist) insertNode(i int, n *qnode) {
-	q.mem += qnodeOverhead + int64(cap(n.buf))
-	q.count += n.count
-	live := q.hi - q.lo
-	switch {
-	case i == 0:
-		if q.lo == 0 {
-			q.relayout()
-		}
-		q.lo--
-		q.nodes[q.lo] = n
-		return
-	case i == live:
-		if q.hi == len(q.nodes) {
-			q.relayout()
-		}
-		q.nodes[q.hi] = n
-		q.hi++
-		return
-	}
-	if q.hi == len(q.nodes) && q.lo == 0 {
-		q.relayout()
-	}
-	p := q.lo + i
-	if q.hi < len(q.nodes) && (live-i <= i || q.lo == 0) {
-		copy(q.nodes[p+1:], q.nodes[p:q.hi])
-		q.hi++
-	} else {
-		copy(q.nodes[q.lo-1:], q.nodes[q.lo:p])
-		q.lo--
-		p--
-	}
-	q.nodes[p] = n
-}
-
-// spareMax bounds the buffer a spare node may keep.
-const spareMax = 64 << 10
-
-// removeNode drops node i, which must already hold no entries counted in
-// q.count (its entries were removed through the node and counted out).
-// Bytes returned by pop stay valid: a node kept as spare is only reused by a
-// later push.
-func (q *quicklist) removeNode(i int) {
-	n := q.nodes[q.lo+i]
-	if q.spare == nil && cap(n.buf) <= spareMax {
-		q.spare = n
-	} else {
-		q.mem -= qnodeOverhead + int64(cap(n.buf))
-	}
-	live := q.hi - q.lo
-	p := q.lo + i
-	if i < live-1-i {
-		copy(q.nodes[q.lo+1:], q.nodes[q.lo:p])
-		q.nodes[q.lo] = nil
-		q.lo++
-	} else {
-		copy(q.nodes[p:], q.nodes[p+1:q.hi])
-		q.hi--
-		q.nodes[q.hi] = nil
-	}
-}
-
-// shrink moves n's entries to a smaller buffer when it uses under a quarter
-// of the one it has (after LREM took most of its entries), so a list thinned
-// out by removals gives the memory back.
-func (q *quicklist) shrink(n *qnode) {
-	used := n.tail - n.head
-	if len(n.buf) <= 4*used+256 {
-		return
-	}
-	slack := used/4 + 16
-	buf := make([]byte, used+slack)
-	copy(buf[slack/2:], n.buf[n.head:n.tail])
-	q.mem += int64(cap(buf) - cap(n.buf))
-	n.buf, n.head, n.tail = buf, slack/2, slack/2+used
-}
-
-// dropIfEmpty removes node i when it holds nothing.
-func (q *quicklist) dropIfEmpty(i int) bool {
-	if q.node(i).count == 0 {
-		q.removeNode(i)
-		return true
-	}
-	return false
-}
-
-// newNode makes a node holding v, placed at its buffer's back (atBack: for
-// front pushes, which fill the node towards its front) or front. It reuses
-// the spare node when it has room. The caller inserts it with insertNode.
-func (q *quicklist) newNode(v []byte, fill int64, atBack bool) *qnode {
-	es := entrySize(len(v))
-	var n *qnode
-	if sp := q.spare; sp != nil && len(sp.buf) >= es {
-		q.spare = nil
-		q.mem -= qnodeOverhead + int64(cap(sp.buf)) // insertNode counts it again
-		n = sp
-		*n = qnode{buf: n.buf}
-	} else {
-		n = &qnode{buf: make([]byte, nodeBytesHint(es, fill))}
-	}
-	n.count = 1
-	if atBack {
-		n.head = len(n.buf) - es
-	}
-	n.tail = putEntry(n.buf, n.head, v)
-	return n
-}
-
-// push adds v at the front or back.
-func (q *quicklist) push(v []byte, front bool, fill int64) {
-	es := entrySize(len(v))
-	if front {
-		if q.hi > q.lo {
-			n := q.nodes[q.lo]
-			if nodeFits(n.tail-n.head, n.count, es, fill) {
-				c := cap(n.buf)
-				n.insert(n.head, v)
-				q.mem += int64(cap(n.buf) - c)
-				q.count++
-				return
-			}
-		}
-		q.insertNode(0, q.newNode(v, fill, true))
-		return
-	}
-	if q.hi > q.lo {
-		n := q.nodes[q.hi-1]
-		if nodeFits(n.tail-n.head, n.count, es, fill) {
-			c := cap(n.buf)
-			n.insert(n.tail, v)
-			q.mem += int64(cap(n.buf) - c)
-			q.count++
-			return
-		}
-	}
-	q.insertNode(q.numNodes(), q.newNode(v, fill, false))
-}
-
-// end returns the first (front) or last element. REQUIRES: count > 0.
-func (q *quicklist) end(front bool) []byte {
-	if front {
-		n := q.nodes[q.lo]
-		v, _ := n.entryAt(n.head)
-		return v
-	}
-	n := q.nodes[q.hi-1]
-	v, _ := n.entryBefore(n.tail)
-	return v
-}
-
-// pop removes the first (front) or last element and returns it. The bytes
-// stay valid until the list is next changed.
-func (q *quicklist) pop(front bool) []byte {
-	var v []byte
-	q.count--
-	if front {
-		n := q.nodes[q.lo]
-		v, n.head = n.entryAt(n.head)
-		if n.count--; n.count == 0 {
-			q.removeNode(0)
-		}
-		return v
-	}
-	n := q.nodes[q.hi-1]
-	v, n.tail = n.entryBefore(n.tail)
-	if n.count--; n.count == 0 {
-		q.removeNode(q.numNodes() - 1)
-	}
-	return v
-}
-
-// locate returns the node and offset of element i (0 <= i < count), walking
-// the node counts from the nearer end.
-func (q *quicklist) locate(i int) (ni, off int) {
-	if i < q.count/2 {
-		for ni = 0; ; ni++ {
-			n := q.node(ni)
-			if i < n.count {
-				return ni, n.offsetOf(i)
-			}
-			i -= n.count
-		}
-	}
-	j := q.count - 1 - i // position from the back
-	for ni = q.numNodes() - 1; ; ni-- {
-		n := q.node(ni)
-		if j < n.count {
-			return ni, n.offsetOf(n.count - 1 - j)
-		}
-		j -= n.count
-	}
-}
-
-// delFront removes the first k elements (k <= count).
-func (q *quicklist) delFront(k int) {
-	q.count -= k
-	for k > 0 {
-		n := q.nodes[q.lo]
-		if n.count <= k {
-			k -= n.count
-			n.count = 0
-			q.removeNode(0)
-			continue
-		}
-		n.head = n.skipFwd(n.head, k)
-		n.count -= k
-		return
-	}
-}
-
-// delBack removes the last k elements (k <= count).
-func (q *quicklist) delBack(k int) {
-	q.count -= k
-	for k > 0 {
-		n := q.nodes[q.hi-1]
-		if n.count <= k {
-			k -= n.count
-			n.count = 0
-			q.removeNode(q.numNodes() - 1)
-			continue
-		}
-		n.tail = n.skipBack(n.tail, k)
-		n.count -= k
-		return
-	}
-}
-
-// insertAt adds v at offset off of node ni (off may be the node's tail),
-// splitting the node when it is full, as Redis' _quicklistInsert.
-func (q *quicklist) insertAt(ni, off int, v []byte, fill int64) {
-	n := q.node(ni)
-	es := entrySize(len(v))
-	q.count++
-	if nodeFits(n.tail-n.head, n.count, es, fill) {
-		c := cap(n.buf)
-		n.insert(off, v)
-		q.mem += int64(cap(n.buf) - c)
-		return
-	}
-	switch {
-	case off == n.head && ni > 0 && nodeFits(q.node(ni-1).tail-q.node(ni-1).head, q.node(ni-1).count, es, fill):
-		p := q.node(ni - 1)
-		c := cap(p.buf)
-		p.insert(p.tail, v)
-		q.mem += int64(cap(p.buf) - c)
-	case off == n.tail && ni < q.numNodes()-1 && nodeFits(q.node(ni+1).tail-q.node(ni+1).head, q.node(ni+1).count, es, fill):
-		x := q.node(ni + 1)
-		c := cap(x.buf)
-		x.insert(x.head, v)
-		q.mem += int64(cap(x.buf) - c)
-	case off == n.head:
-		q.count--
-		q.insertNode(ni, q.newNode(v, fill, true))
-	case off == n.tail:
-		q.count--
-		q.insertNode(ni+1, q.newNode(v, fill, false))
-	default:
-		// Split: the entries from off on move to a new node after n, and v
-		// goes at the end of n (or of a node of its own when n is still full).
-		right := &qnode{buf: make([]byte, n.tail-off+es+16)}
-		right.tail = copy(right.buf, n.buf[off:n.tail])
-		for p := 0; p < right.tail; right.count++ {
-			_, p = right.entryAt(p)
-		}
-		n.tail = off
-		n.count -= right.count
-		q.count -= right.count + 1
-		q.insertNode(ni+1, right)
-		q.insertAt(ni, n.tail, v, fill)
-	}
-}
-
 // ---- the list as handlers see it ------------------------------------------------
 
 // listLen is the number of elements of list o.
 func listLen(o *object) int {
 	if o.enc == encQuicklist {
-		return o.coll.(*quicklist).count
+		return o.coll.(*values.Quicklist).Count
 	}
 	return listpack.Len(o.str)
 }
@@ -620,72 +33,57 @@ func listLen(o *object) int {
 // listToQuicklist converts o from a listpack to a quicklist, filling nodes
 // up to the node limit, each sized to what it holds plus some slack at both
 // ends.
-func listToQuicklist(o *object, fill int64) *quicklist {
-	q := newQuicklist()
+func listToQuicklist(o *object, fill int64) *values.Quicklist {
+	q := values.NewQuicklist()
 	lp := o.str
 	rest := 0 // node-format bytes of the entries not yet placed
 	for off := listpack.First; off < len(lp); {
 		var v []byte
 		v, off = listpack.Next(lp, off)
-		rest += entrySize(len(v))
+		rest += values.NodeEntrySize(len(v))
 	}
-	limit := sizeSafetyLimit
+	limit := values.SizeSafetyLimit
 	if fill < 0 && fill >= -5 {
 		limit = 4096 << (-fill - 1)
 	}
-	var n *qnode
+	var n *values.QuicklistNode
 	for off := listpack.First; off < len(lp); {
 		var v []byte
 		v, off = listpack.Next(lp, off)
-		es := entrySize(len(v))
-		if n != nil && !nodeFits(n.tail-n.head, n.count, es, fill) {
-			q.insertNode(q.numNodes(), n)
+		es := values.NodeEntrySize(len(v))
+		if n != nil && !values.NodeFits(n.Tail-n.Head, n.Count, es, fill) {
+			q.InsertNode(q.NumNodes(), n)
 			n = nil
 		}
 		if n == nil {
 			size := min(rest, limit)
 			slack := size/4 + 16
-			n = &qnode{buf: make([]byte, size+slack), head: slack / 2}
-			n.tail = n.head
+			n = &values.QuicklistNode{Buf: make([]byte, size+slack), Head: slack / 2}
+			n.Tail = n.Head
 		}
-		if n.tail+es > len(n.buf) {
-			n.openGap(n.tail, es)
-			n.tail -= es
+		if n.Tail+es > len(n.Buf) {
+			n.OpenGap(n.Tail, es)
+			n.Tail -= es
 		}
-		n.tail = putEntry(n.buf, n.tail, v)
-		n.count++
+		n.Tail = values.PutNodeEntry(n.Buf, n.Tail, v)
+		n.Count++
 		rest -= es
 	}
 	if n != nil {
-		q.insertNode(q.numNodes(), n)
+		q.InsertNode(q.NumNodes(), n)
 	}
 	o.str, o.coll, o.enc = nil, q, encQuicklist
 	return q
 }
 
-// listpackMaxEntries caps the entries a list keeps in its single listpack,
-// below the node limit: package listpack is walked only forwards, so RPOP
-// and LINDEX -1 scan it, and past this many entries the quicklist's O(1)
-// ends win. The switch is not observable (Redis 7.0 reports every list as a
-// quicklist).
-const listpackMaxEntries = 32
-
-// lpFits reports whether list listpack lp may take one more entry of esize
-// bytes.
-func lpFits(lp []byte, esize int, fill int64) bool {
-	n := listpack.Len(lp)
-	return n == 0 || n < listpackMaxEntries && nodeFits(len(lp)-listpack.First, n, esize, fill)
-}
-
-// listPush adds v at the front or back of o, converting o to a quicklist
 // when its listpack is full.
 func listPush(o *object, v []byte, front bool, fill int64) {
 	if o.enc == encQuicklist {
-		o.coll.(*quicklist).push(v, front, fill)
+		o.coll.(*values.Quicklist).Push(v, front, fill)
 		return
 	}
-	if !lpFits(o.str, entrySize(len(v)), fill) {
-		listToQuicklist(o, fill).push(v, front, fill)
+	if !values.ListpackFits(o.str, values.NodeEntrySize(len(v)), fill) {
+		listToQuicklist(o, fill).Push(v, front, fill)
 		return
 	}
 	if front && len(o.str) > listpack.First {
@@ -695,30 +93,15 @@ func listPush(o *object, v []byte, front bool, fill int64) {
 	}
 }
 
-// lpLastOffset returns the offset of the last entry of a non-empty listpack,
-// stepping over one-byte lengths (values under 128 bytes) inline.
-func lpLastOffset(lp []byte) int {
-	off, last := listpack.First, listpack.First
-	for off < len(lp) {
-		last = off
-		if l := lp[off]; l < 0x80 {
-			off += 1 + int(l)
-			continue
-		}
-		_, off = listpack.Next(lp, off)
-	}
-	return last
-}
-
 // listEnd returns o's first (front) or last element. The bytes are valid
 // until o changes. REQUIRES: o is not empty.
 func listEnd(o *object, front bool) []byte {
 	if o.enc == encQuicklist {
-		return o.coll.(*quicklist).end(front)
+		return o.coll.(*values.Quicklist).End(front)
 	}
 	off := listpack.First
 	if !front {
-		off = lpLastOffset(o.str)
+		off = values.ListpackLastOffset(o.str)
 	}
 	v, _ := listpack.Next(o.str, off)
 	return v
@@ -731,11 +114,11 @@ func listDelEnds(o *object, k int, front bool) {
 		return
 	}
 	if o.enc == encQuicklist {
-		q := o.coll.(*quicklist)
+		q := o.coll.(*values.Quicklist)
 		if front {
-			q.delFront(k)
+			q.DelFront(k)
 		} else {
-			q.delBack(k)
+			q.DelBack(k)
 		}
 		return
 	}
@@ -744,103 +127,42 @@ func listDelEnds(o *object, k int, front bool) {
 		return
 	}
 	n := listpack.Len(o.str)
-	o.str = listpack.Delete(o.str, lpSkip(o.str, listpack.First, n-k), k)
-}
-
-// lpSkip returns the offset k entries after off, stepping over one-byte
-// lengths inline.
-func lpSkip(lp []byte, off, k int) int {
-	for ; k > 0; k-- {
-		if l := lp[off]; l < 0x80 {
-			off += 1 + int(l)
-			continue
-		}
-		_, off = listpack.Next(lp, off)
-	}
-	return off
-}
-
-// lpSetLen writes a listpack's entry count (its first 4 bytes, little endian,
-// as package listpack documents its layout), after an in-place compaction.
-func lpSetLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32(n)) }
-
-// listIter walks a list's elements from a start index towards the back
-// (forward) or the front. The caller bounds the walk by the list's length.
-type listIter struct {
-	lp   []byte  // encListpack
-	offs []int32 // encListpack walked backwards: entry offsets, used from the end
-	q    *quicklist
-	node *qnode
-	ni   int // quicklist: node index
-	off  int // forward: the next entry's offset; backward (quicklist): the end of the next entry
-	back bool
+	o.str = listpack.Delete(o.str, values.ListpackSkip(o.str, listpack.First, n-k), k)
 }
 
 // listIterAt returns an iterator whose first element is element start
 // (0 <= start < listLen(o)).
-func listIterAt(o *object, start int, back bool) listIter {
-	it := listIter{back: back}
+func listIterAt(o *object, start int, back bool) values.ListIter {
+	it := values.ListIter{Back: back}
 	if o.enc == encQuicklist {
-		q := o.coll.(*quicklist)
-		it.q = q
-		it.ni, it.off = q.locate(start)
-		it.node = q.node(it.ni)
+		q := o.coll.(*values.Quicklist)
+		it.Q = q
+		it.Ni, it.Off = q.Locate(start)
+		it.Node = q.Node(it.Ni)
 		if back {
-			_, it.off = it.node.entryAt(it.off)
+			_, it.Off = it.Node.EntryAt(it.Off)
 		}
 		return it
 	}
-	it.lp = o.str
+	it.Lp = o.str
 	if !back {
-		it.off = listpack.Skip(o.str, listpack.First, start)
+		it.Off = listpack.Skip(o.str, listpack.First, start)
 		return it
 	}
-	it.offs = make([]int32, 0, start+1)
+	it.Offs = make([]int32, 0, start+1)
 	for off, i := listpack.First, 0; i <= start; i++ {
-		it.offs = append(it.offs, int32(off))
+		it.Offs = append(it.Offs, int32(off))
 		_, off = listpack.Next(o.str, off)
 	}
 	return it
 }
 
-// next returns the next element. REQUIRES: one remains.
-func (it *listIter) next() []byte {
-	var v []byte
-	if it.q != nil {
-		n := it.node
-		if !it.back {
-			if it.off == n.tail {
-				it.ni++
-				n = it.q.node(it.ni)
-				it.node, it.off = n, n.head
-			}
-			v, it.off = n.entryAt(it.off)
-			return v
-		}
-		if it.off == n.head {
-			it.ni--
-			n = it.q.node(it.ni)
-			it.node, it.off = n, n.tail
-		}
-		v, it.off = n.entryBefore(it.off)
-		return v
-	}
-	if !it.back {
-		v, it.off = listpack.Next(it.lp, it.off)
-		return v
-	}
-	k := len(it.offs) - 1
-	v, _ = listpack.Next(it.lp, int(it.offs[k]))
-	it.offs = it.offs[:k]
-	return v
-}
-
 // listIndex returns element i (0 <= i < listLen(o)).
 func listIndex(o *object, i int) []byte {
 	if o.enc == encQuicklist {
-		q := o.coll.(*quicklist)
-		ni, off := q.locate(i)
-		v, _ := q.node(ni).entryAt(off)
+		q := o.coll.(*values.Quicklist)
+		ni, off := q.Locate(i)
+		v, _ := q.Node(ni).EntryAt(off)
 		return v
 	}
 	v, _ := listpack.Next(o.str, listpack.Offset(o.str, i))
@@ -853,26 +175,26 @@ func listSet(o *object, i int, v []byte, fill int64) {
 		off := listpack.Offset(o.str, i)
 		_, next := listpack.Next(o.str, off)
 		size := len(o.str) - listpack.First - (next - off)
-		if listpack.Len(o.str) == 1 || nodeFits(size, listpack.Len(o.str)-1, entrySize(len(v)), fill) {
+		if listpack.Len(o.str) == 1 || values.NodeFits(size, listpack.Len(o.str)-1, values.NodeEntrySize(len(v)), fill) {
 			o.str, _ = listpack.Replace(o.str, off, v)
 			return
 		}
 		listToQuicklist(o, fill)
 	}
-	q := o.coll.(*quicklist)
-	ni, off := q.locate(i)
-	n := q.node(ni)
-	if _, next := n.entryAt(off); n.count == 1 || nodeFits(n.tail-n.head-(next-off), n.count-1, entrySize(len(v)), fill) {
-		c := cap(n.buf)
-		n.replace(off, v)
-		q.mem += int64(cap(n.buf) - c)
+	q := o.coll.(*values.Quicklist)
+	ni, off := q.Locate(i)
+	n := q.Node(ni)
+	if _, next := n.EntryAt(off); n.Count == 1 || values.NodeFits(n.Tail-n.Head-(next-off), n.Count-1, values.NodeEntrySize(len(v)), fill) {
+		c := cap(n.Buf)
+		n.Replace(off, v)
+		q.Mem += int64(cap(n.Buf) - c)
 		return
 	}
 	// Too big for its node: remove it and insert v in its place, which
 	// splits the node.
-	off = n.remove(off)
-	q.count--
-	q.insertAt(ni, off, v, fill)
+	off = n.Remove(off)
+	q.Count--
+	q.InsertAt(ni, off, v, fill)
 }
 
 // listInsert adds v before (after false) or after the first element equal to
@@ -885,7 +207,7 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 				off = next
 				continue
 			}
-			if !lpFits(o.str, entrySize(len(v)), fill) {
+			if !values.ListpackFits(o.str, values.NodeEntrySize(len(v)), fill) {
 				i := 0
 				for p := listpack.First; p < off; i++ {
 					_, p = listpack.Next(o.str, p)
@@ -894,11 +216,11 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 					i++
 				}
 				q := listToQuicklist(o, fill)
-				if i == q.count {
-					q.push(v, false, fill)
+				if i == q.Count {
+					q.Push(v, false, fill)
 				} else {
-					ni, at := q.locate(i)
-					q.insertAt(ni, at, v, fill)
+					ni, at := q.Locate(i)
+					q.InsertAt(ni, at, v, fill)
 				}
 				return true
 			}
@@ -910,11 +232,11 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 		}
 		return false
 	}
-	q := o.coll.(*quicklist)
-	for ni := 0; ni < q.numNodes(); ni++ {
-		n := q.node(ni)
-		for off := n.head; off < n.tail; {
-			e, next := n.entryAt(off)
+	q := o.coll.(*values.Quicklist)
+	for ni := 0; ni < q.NumNodes(); ni++ {
+		n := q.Node(ni)
+		for off := n.Head; off < n.Tail; {
+			e, next := n.EntryAt(off)
 			if string(e) != string(pivot) {
 				off = next
 				continue
@@ -922,7 +244,7 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 			if after {
 				off = next
 			}
-			q.insertAt(ni, off, v, fill)
+			q.InsertAt(ni, off, v, fill)
 			return true
 		}
 	}
@@ -970,36 +292,36 @@ func listRemove(o *object, v []byte, limit int, fromBack bool) int {
 		}
 		if removed > 0 {
 			o.str = lp[:w]
-			lpSetLen(o.str, listpack.Len(lp)-removed)
+			values.ListpackSetLen(o.str, listpack.Len(lp)-removed)
 		}
 		return removed
 	}
-	q := o.coll.(*quicklist)
-	for ni := 0; ni < q.numNodes(); ni++ {
-		n := q.node(ni)
-		w, before := n.head, removed
-		for r := n.head; r < n.tail; {
-			e, next := n.entryAt(r)
+	q := o.coll.(*values.Quicklist)
+	for ni := 0; ni < q.NumNodes(); ni++ {
+		n := q.Node(ni)
+		w, before := n.Head, removed
+		for r := n.Head; r < n.Tail; {
+			e, next := n.EntryAt(r)
 			if !take(e) {
 				if w != r {
-					copy(n.buf[w:], n.buf[r:next])
+					copy(n.Buf[w:], n.Buf[r:next])
 				}
 				w += next - r
 			}
 			r = next
 		}
-		n.tail = w
-		n.count -= removed - before
-		if q.dropIfEmpty(ni) {
+		n.Tail = w
+		n.Count -= removed - before
+		if q.DropIfEmpty(ni) {
 			ni--
 		} else if removed != before {
-			q.shrink(n)
+			q.Shrink(n)
 		}
 		if limit > 0 && removed == limit {
 			break
 		}
 	}
-	q.count -= removed
+	q.Count -= removed
 	return removed
 }
 
@@ -1009,7 +331,7 @@ func listCount(o *object, v []byte) int {
 	it := listIterAt(o, 0, false)
 	c := 0
 	for range n {
-		if string(it.next()) == string(v) {
+		if string(it.Next()) == string(v) {
 			c++
 		}
 	}
@@ -1025,7 +347,7 @@ func listElements(o *object) [][]byte {
 	}
 	it := listIterAt(o, 0, false)
 	for range n {
-		out = append(out, slices.Clone(it.next()))
+		out = append(out, slices.Clone(it.Next()))
 	}
 	return out
 }

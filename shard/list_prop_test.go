@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // listModel is the reference the property test checks the handlers against:
@@ -89,52 +91,52 @@ func squeeze(s string) string {
 
 // checkQuicklist verifies a quicklist's invariants and that its memory
 // equals a recount from scratch.
-func checkQuicklist(t *testing.T, key string, q *quicklist, want []string) {
+func checkQuicklist(t *testing.T, key string, q *values.Quicklist, want []string) {
 	t.Helper()
-	mem := int64(quicklistOverhead + 8*cap(q.nodes))
+	mem := int64(values.QuicklistOverhead + 8*cap(q.Nodes))
 	count := 0
 	var fwd, back []string
-	for i, n := range q.nodes {
-		if i < q.lo || i >= q.hi {
+	for i, n := range q.Nodes {
+		if i < q.Lo || i >= q.Hi {
 			if n != nil {
-				t.Fatalf("%s: node slot %d outside [%d,%d) is set", key, i, q.lo, q.hi)
+				t.Fatalf("%s: node slot %d outside [%d,%d) is set", key, i, q.Lo, q.Hi)
 			}
 			continue
 		}
-		if n.count == 0 {
+		if n.Count == 0 {
 			t.Fatalf("%s: empty node %d", key, i)
 		}
-		mem += qnodeOverhead + int64(cap(n.buf))
+		mem += values.NodeOverhead + int64(cap(n.Buf))
 		c := 0
-		for off := n.head; off < n.tail; c++ {
+		for off := n.Head; off < n.Tail; c++ {
 			var v []byte
-			v, off = n.entryAt(off)
-			if off > n.tail {
+			v, off = n.EntryAt(off)
+			if off > n.Tail {
 				t.Fatalf("%s: node %d: entry runs past the tail", key, i)
 			}
 			fwd = append(fwd, string(v))
 		}
-		if c != n.count {
-			t.Fatalf("%s: node %d holds %d entries; count says %d", key, i, c, n.count)
+		if c != n.Count {
+			t.Fatalf("%s: node %d holds %d entries; count says %d", key, i, c, n.Count)
 		}
 		var nb []string
-		for off := n.tail; off > n.head; {
+		for off := n.Tail; off > n.Head; {
 			var v []byte
-			v, off = n.entryBefore(off)
+			v, off = n.EntryBefore(off)
 			nb = append(nb, string(v))
 		}
 		slices.Reverse(nb)
 		back = append(back, nb...)
 		count += c
 	}
-	if q.spare != nil {
-		mem += qnodeOverhead + int64(cap(q.spare.buf))
+	if q.Spare != nil {
+		mem += values.NodeOverhead + int64(cap(q.Spare.Buf))
 	}
-	if count != q.count {
-		t.Fatalf("%s: nodes hold %d entries; count says %d", key, count, q.count)
+	if count != q.Count {
+		t.Fatalf("%s: nodes hold %d entries; count says %d", key, count, q.Count)
 	}
-	if mem != q.mem {
-		t.Fatalf("%s: memory() = %d; a recount gives %d", key, q.mem, mem)
+	if mem != q.Mem {
+		t.Fatalf("%s: memory() = %d; a recount gives %d", key, q.Mem, mem)
 	}
 	if !slices.Equal(fwd, want) || !slices.Equal(back, want) {
 		t.Fatalf("%s: quicklist holds\n%s (forward)\n%s (backward); want\n%s", key, squeeze(fmt.Sprintf("%q", fwd)), squeeze(fmt.Sprintf("%q", back)), squeeze(fmt.Sprintf("%q", want)))
@@ -186,7 +188,7 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 			}
 			switch o.enc {
 			case encQuicklist:
-				checkQuicklist(t, k, o.coll.(*quicklist), want)
+				checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
 			case encListpack:
 				var got []string
 				for _, e := range listElements(o) {
@@ -681,23 +683,23 @@ func TestQnodeEntries(t *testing.T) {
 	for _, n := range []int{0, 1, 126, 127, 128, 129, 16383, 16384, 16385, 300000} {
 		vals = append(vals, bytes.Repeat([]byte{byte('a' + n%26)}, n))
 	}
-	n := &qnode{buf: make([]byte, 16)}
+	n := &values.QuicklistNode{Buf: make([]byte, 16)}
 	for i, v := range vals {
 		if i%2 == 0 {
-			n.insert(n.head, v)
+			n.Insert(n.Head, v)
 		} else {
-			n.insert(n.tail, v)
+			n.Insert(n.Tail, v)
 		}
 	}
 	var fwd, back [][]byte
-	for off := n.head; off < n.tail; {
+	for off := n.Head; off < n.Tail; {
 		var v []byte
-		v, off = n.entryAt(off)
+		v, off = n.EntryAt(off)
 		fwd = append(fwd, v)
 	}
-	for off := n.tail; off > n.head; {
+	for off := n.Tail; off > n.Head; {
 		var v []byte
-		v, off = n.entryBefore(off)
+		v, off = n.EntryBefore(off)
 		back = append(back, v)
 	}
 	slices.Reverse(back)
@@ -706,15 +708,15 @@ func TestQnodeEntries(t *testing.T) {
 	}
 	// replace each with a value of another size class and read it back
 	for i := range vals {
-		off := n.offsetOf(i)
+		off := n.OffsetOf(i)
 		nv := vals[(i+3)%len(vals)]
-		n.replace(off, nv)
-		if got, _ := n.entryAt(n.offsetOf(i)); !bytes.Equal(got, nv) {
+		n.Replace(off, nv)
+		if got, _ := n.EntryAt(n.OffsetOf(i)); !bytes.Equal(got, nv) {
 			t.Fatalf("replace %d: got %d bytes; want %d", i, len(got), len(nv))
 		}
 	}
-	if n.count != len(vals) {
-		t.Fatalf("count %d", n.count)
+	if n.Count != len(vals) {
+		t.Fatalf("count %d", n.Count)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // propSet is the reference model of one set key: its members and whether it
@@ -419,15 +420,15 @@ func hpSize(t *testing.T, v resp.Value) int {
 // intsetCheck verifies an intset's invariants: a valid width, whole members,
 // strictly ascending.
 func intsetCheck(is []byte) error {
-	if len(is) < intsetHeader {
+	if len(is) < values.IntsetHeader {
 		return fmt.Errorf("intset of %d bytes", len(is))
 	}
-	w := intsetWidth(is)
-	if w != 2 && w != 4 && w != 8 || (len(is)-intsetHeader)%w != 0 {
+	w := values.IntsetWidth(is)
+	if w != 2 && w != 4 && w != 8 || (len(is)-values.IntsetHeader)%w != 0 {
 		return fmt.Errorf("intset width %d, %d bytes", w, len(is))
 	}
-	for i := 1; i < intsetLen(is); i++ {
-		if intsetGet(is, i-1) >= intsetGet(is, i) {
+	for i := 1; i < values.IntsetLen(is); i++ {
+		if values.IntsetGet(is, i-1) >= values.IntsetGet(is, i) {
 			return fmt.Errorf("intset not ascending at %d", i)
 		}
 	}
@@ -439,7 +440,7 @@ func intsetCheck(is []byte) error {
 func TestIntsetModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	for round := range 300 {
-		is := newIntset(2, 0)
+		is := values.NewIntset(2, 0)
 		var model []int64
 		for step := range 200 {
 			var v int64
@@ -456,7 +457,7 @@ func TestIntsetModel(t *testing.T) {
 			i, found := slices.BinarySearch(model, v)
 			if r.IntN(3) == 0 {
 				var removed bool
-				is, removed = intsetRemove(is, v)
+				is, removed = values.IntsetRemove(is, v)
 				if removed != found {
 					t.Fatalf("round %d step %d: remove %d = %v, model %v", round, step, v, removed, found)
 				}
@@ -465,7 +466,7 @@ func TestIntsetModel(t *testing.T) {
 				}
 			} else {
 				var added bool
-				is, added = intsetAdd(is, v)
+				is, added = values.IntsetAdd(is, v)
 				if added == found {
 					t.Fatalf("round %d step %d: add %d = %v, model found %v", round, step, v, added, found)
 				}
@@ -476,11 +477,11 @@ func TestIntsetModel(t *testing.T) {
 			if err := intsetCheck(is); err != nil {
 				t.Fatalf("round %d step %d: %v", round, step, err)
 			}
-			if intsetLen(is) != len(model) {
-				t.Fatalf("round %d step %d: %d members, model %d", round, step, intsetLen(is), len(model))
+			if values.IntsetLen(is) != len(model) {
+				t.Fatalf("round %d step %d: %d members, model %d", round, step, values.IntsetLen(is), len(model))
 			}
 			for j, want := range model {
-				if got := intsetGet(is, j); got != want {
+				if got := values.IntsetGet(is, j); got != want {
 					t.Fatalf("round %d step %d: member %d = %d, want %d", round, step, j, got, want)
 				}
 			}

@@ -2,14 +2,10 @@ package shard
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
-	"math/rand/v2"
-	"strconv"
-	"unsafe"
 
-	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // A sorted set value is held one of two ways, as in Redis 7.0:
@@ -28,1003 +24,26 @@ import (
 // build their result whole and pick the encoding by its size, as Redis'
 // zsetConvertToListpackIfNeeded.
 
-// ---- scores ------------------------------------------------------------------
-
-// zlScoreLen is the size of a score entry in a sorted set's listpack.
-const zlScoreLen = 8
-
-func zlScoreBytes(buf *[zlScoreLen]byte, f float64) []byte {
-	if f == 0 {
-		f = 0 // Redis keeps -0 as the integer 0 in a listpack
-	}
-	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(f))
-	return buf[:]
-}
-
-func zlScoreOf(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
-
-// zsBytes views a member string as bytes. The bytes must never be written.
-func zsBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// zsStr views b as a string for a comparison or a map lookup; the string
-// must not outlive the call.
-func zsStr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// cStrtod parses s, which must be entirely a number, as C's strtod reads
-// one: decimal or 0x hexadecimal (p exponent optional), inf, infinity, nan
-// and nan(...), case-insensitive, with an optional sign. overflow reports a
-// finite number too large (the result is ±Inf, strtod's HUGE_VAL with
-// ERANGE), underflow one that rounds to zero (ERANGE with a zero result).
-// It does not allocate unless the input overflows or is hexadecimal without
-// an exponent.
-func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
-	if len(s) == 0 {
-		return 0, false, false, false
-	}
-	t := s
-	neg := false
-	if t[0] == '+' || t[0] == '-' {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	if len(t) > 0 && (t[0]|0x20 == 'i' || t[0]|0x20 == 'n') {
-		switch {
-		case resp.EqualFold(t, "inf") || resp.EqualFold(t, "infinity"):
-			if neg {
-				return math.Inf(-1), true, false, false
-			}
-			return math.Inf(1), true, false, false
-		case resp.EqualFold(t, "nan"):
-			return math.NaN(), true, false, false
-		case len(t) >= 5 && resp.EqualFold(t[:4], "nan(") && t[len(t)-1] == ')':
-			for _, ch := range t[4 : len(t)-1] {
-				if !(ch >= '0' && ch <= '9' || ch|0x20 >= 'a' && ch|0x20 <= 'z' || ch == '_') {
-					return 0, false, false, false
-				}
-			}
-			return math.NaN(), true, false, false
-		}
-		return 0, false, false, false
-	}
-	hex := len(t) > 2 && t[0] == '0' && t[1]|0x20 == 'x'
-	body := t
-	if hex {
-		body = t[2:]
-	}
-	digits, nonzero := 0, false
-	i := 0
-	isDigit := func(ch byte) bool {
-		return ch >= '0' && ch <= '9' || hex && ch|0x20 >= 'a' && ch|0x20 <= 'f'
-	}
-	for ; i < len(body) && isDigit(body[i]); i++ {
-		digits++
-		nonzero = nonzero || body[i] != '0'
-	}
-	if i < len(body) && body[i] == '.' {
-		i++
-		for ; i < len(body) && isDigit(body[i]); i++ {
-			digits++
-			nonzero = nonzero || body[i] != '0'
-		}
-	}
-	if digits == 0 {
-		return 0, false, false, false
-	}
-	sawExp := false
-	if i < len(body) && (!hex && body[i]|0x20 == 'e' || hex && body[i]|0x20 == 'p') {
-		j := i + 1
-		if j < len(body) && (body[j] == '+' || body[j] == '-') {
-			j++
-		}
-		if j == len(body) || body[j] < '0' || body[j] > '9' {
-			return 0, false, false, false // strtod stops before the exponent
-		}
-		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
-			j++
-		}
-		i, sawExp = j, true
-	}
-	if i != len(body) {
-		return 0, false, false, false
-	}
-	in := s
-	if hex && !sawExp {
-		in = append(append(make([]byte, 0, len(s)+2), s...), 'p', '0') // Go wants the exponent
-	}
-	f, err := strconv.ParseFloat(zsStr(in), 64)
-	if err != nil {
-		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
-			return 0, false, false, false
-		}
-		if math.IsInf(f, 0) {
-			return f, true, true, false
-		}
-	}
-	if f == 0 && nonzero {
-		return f, true, false, true
-	}
-	return f, true, false, false
-}
-
-// parseScore reads a score, increment or weight as Redis'
-// getDoubleFromObject (string2d): the whole argument, no leading space, no
-// NaN, and neither overflow nor underflow to zero.
-func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isCSpace(b[0]) {
-		return 0, false
-	}
-	f, ok, over, under := cStrtod(b)
-	if !ok || over || under || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
-}
-
-// zrangeSpec is a score interval (Redis' zrangespec).
-type zrangeSpec struct {
-	min, max     float64
-	minex, maxex bool
-}
-
-// parseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
-// it exclusive, the rest goes to strtod, which skips leading space, stops at
-// a NUL, reads an empty string as 0 and overflows to ±inf; NaN is refused.
-func parseScoreBound(b []byte) (f float64, ex, ok bool) {
-	if len(b) > 0 && b[0] == '(' {
-		ex = true
-		b = b[1:]
-	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) == 0 {
-		return 0, ex, true
-	}
-	t := b
-	for len(t) > 0 && isCSpace(t[0]) {
-		t = t[1:]
-	}
-	f, ok, _, _ = cStrtod(t)
-	if !ok || math.IsNaN(f) {
-		return 0, false, false
-	}
-	return f, ex, true
-}
-
-func parseScoreRange(min, max []byte) (r zrangeSpec, ok bool) {
-	var ok1, ok2 bool
-	r.min, r.minex, ok1 = parseScoreBound(min)
-	r.max, r.maxex, ok2 = parseScoreBound(max)
-	return r, ok1 && ok2
-}
-
-func (r *zrangeSpec) gteMin(v float64) bool {
-	if r.minex {
-		return v > r.min
-	}
-	return v >= r.min
-}
-
-func (r *zrangeSpec) lteMax(v float64) bool {
-	if r.maxex {
-		return v < r.max
-	}
-	return v <= r.max
-}
-
-// empty reports a range that can hold nothing whatever the set.
-func (r *zrangeSpec) empty() bool {
-	return r.min > r.max || r.min == r.max && (r.minex || r.maxex)
-}
-
-// zlexBound is one end of a lex interval: "-" (below every string), "+"
-// (above every string) or a value, inclusive ("[") or exclusive ("(").
-type zlexBound struct {
-	v    []byte
-	inf  int8 // -1 for "-", +1 for "+", 0 for v
-	excl bool
-}
-
-// zlexSpec is a lex interval (Redis' zlexrangespec).
-type zlexSpec struct{ min, max zlexBound }
-
-func parseLexBound(b []byte) (zlexBound, bool) {
-	if len(b) == 0 {
-		return zlexBound{}, false
-	}
-	switch b[0] {
-	case '+':
-		return zlexBound{inf: 1, excl: true}, len(b) == 1
-	case '-':
-		return zlexBound{inf: -1, excl: true}, len(b) == 1
-	case '(':
-		return zlexBound{v: b[1:], excl: true}, true
-	case '[':
-		return zlexBound{v: b[1:]}, true
-	}
-	return zlexBound{}, false
-}
-
-func parseLexRange(min, max []byte) (r zlexSpec, ok bool) {
-	var ok1, ok2 bool
-	r.min, ok1 = parseLexBound(min)
-	r.max, ok2 = parseLexBound(max)
-	return r, ok1 && ok2
-}
-
-// cmp compares v with the bound (Redis' sdscmplex).
-func (b *zlexBound) cmp(v []byte) int {
-	switch b.inf {
-	case -1:
-		return 1
-	case 1:
-		return -1
-	}
-	return bytes.Compare(v, b.v)
-}
-
-func (r *zlexSpec) gteMin(v []byte) bool {
-	c := r.min.cmp(v)
-	if r.min.excl {
-		return c > 0
-	}
-	return c >= 0
-}
-
-func (r *zlexSpec) lteMax(v []byte) bool {
-	c := r.max.cmp(v)
-	if r.max.excl {
-		return c < 0
-	}
-	return c <= 0
-}
-
-// empty reports a range that can hold nothing whatever the set.
-func (r *zlexSpec) empty() bool {
-	var c int
-	switch {
-	case r.min.inf != 0 && r.min.inf == r.max.inf:
-		c = 0
-	case r.min.inf == -1 || r.max.inf == 1:
-		c = -1
-	case r.min.inf == 1 || r.max.inf == -1:
-		c = 1
-	default:
-		c = bytes.Compare(r.min.v, r.max.v)
-	}
-	return c > 0 || c == 0 && (r.min.excl || r.max.excl)
-}
-
-// appendD2String formats f as Redis' d2string (ZSCAN's scores of a
-// skiplist): integers up to 2^52 without a fraction, "-0" for negative zero,
-// the rest as %.17g.
-func appendD2String(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(dst, "-0"...)
-		}
-		return append(dst, '0')
-	case f > -4503599627370495 && f < 4503599627370496 && f == float64(int64(f)):
-		return strconv.AppendInt(dst, int64(f), 10)
-	}
-	return strconv.AppendFloat(dst, f, 'g', 17, 64)
-}
-
-// appendListpackScore formats f as Redis keeps a score in a listpack (what
-// ZSCAN of a listpack returns): an integer when f is integral and within
-// LLONG_MAX/2 (double2ll), else d2string.
-func appendListpackScore(dst []byte, f float64) []byte {
-	if f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == float64(int64(f)) {
-		return strconv.AppendInt(dst, int64(f), 10)
-	}
-	return appendD2String(dst, f)
-}
-
-// ---- listpack sorted sets -------------------------------------------------------
-
-// zlLen is the number of members of a sorted set listpack.
-func zlLen(lp []byte) int { return listpack.Len(lp) / 2 }
-
-// zlScoreEntry is the size of a score entry: its length byte and 8 bytes.
-const zlScoreEntry = 1 + zlScoreLen
-
-// zlMember returns the member entry at off (a pair's start) and the offset
-// of its score entry. Members shorter than 128 bytes have a one-byte length.
-func zlMember(lp []byte, off int) (member []byte, scoreOff int) {
-	if n := int(lp[off]); n < 0x80 {
-		end := off + 1 + n
-		return lp[off+1 : end : end], end
-	}
-	return listpack.Next(lp, off)
-}
-
-// zlAt returns the pair at off and the offset of the next pair.
-func zlAt(lp []byte, off int) (member []byte, score float64, next int) {
-	m, s := zlMember(lp, off)
-	return m, zlScoreOf(lp[s+1 : s+zlScoreEntry]), s + zlScoreEntry
-}
-
-// zlFind returns the offset of member's pair and its score, or -1.
-func zlFind(lp []byte, member []byte) (int, float64) {
-	for off := listpack.First; off < len(lp); {
-		m, s := zlMember(lp, off)
-		if len(m) == len(member) && string(m) == string(member) {
-			return off, zlScoreOf(lp[s+1 : s+zlScoreEntry])
-		}
-		off = s + zlScoreEntry
-	}
-	return -1, 0
-}
-
-// zlInsert adds a pair, keeping the order. REQUIRES: member is absent.
-func zlInsert(lp []byte, member []byte, score float64) []byte {
-	off := listpack.First
-	for off < len(lp) {
-		m, s, next := zlAt(lp, off)
-		if s > score || s == score && bytes.Compare(m, member) > 0 {
-			break
-		}
-		off = next
-	}
-	var sb [zlScoreLen]byte
-	lp = listpack.Insert(lp, off, member)
-	_, after := listpack.Next(lp, off)
-	return listpack.Insert(lp, after, zlScoreBytes(&sb, score))
-}
-
-// zlDelete removes the pair at off.
-func zlDelete(lp []byte, off int) []byte { return listpack.Delete(lp, off, 2) }
-
-// zlOffsets appends the offset of every pair to offs.
-func zlOffsets(lp []byte, offs []int) []int {
-	for off := listpack.First; off < len(lp); {
-		offs = append(offs, off)
-		_, s := zlMember(lp, off)
-		off = s + zlScoreEntry
-	}
-	return offs
-}
-
-// ---- the skiplist ----------------------------------------------------------------
-
-const (
-	zslMaxLevel = 32 // Redis' ZSKIPLIST_MAXLEVEL
-	// zslP is Redis' ZSKIPLIST_P (0.25) as a threshold on a uint32.
-	zslP = 1 << 30
-)
-
-// zslLevel is one level of a node: the next node at this level (0: none),
-// how many nodes the link skips (the rank distance), and the next node's
-// score. With the score in the link a search compares without reading the
-// next node, which lives elsewhere in memory: one cache miss per step instead
-// of two (the next node is read only on a tie, for its member). Invariant:
-// forward != 0 ⇒ fscore == nodes[forward].score.
-type zslLevel struct {
-	forward, span uint32
-	fscore        float64
-}
-
-// zslUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
-// and where the node it leads to keeps its own levels 2.. (that node's
-// upOff). A search that moves right at level i >= 2 goes straight to the
-// next node's level-i link in the pool without reading the node, whose cache
-// line it would otherwise miss on only to learn that offset: one miss per
-// step at the upper levels instead of two. Invariant: forward != 0 ⇒
-// fup == nodes[forward].upOff().
-type zslUpLevel struct {
-	zslLevel
-	fup uint32
-}
-
-// zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
-// index; index 0 is the header, so 0 also means "none" in links.
-type zslNode struct {
-	member   string
-	score    float64
-	backward uint32 // previous node at level 0; 0 when first
-	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
-	// more than two levels, where levels 2.. start in zskiplist.up.
-	lv     uint32
-	l0, l1 zslLevel
-}
-
-// A node is 64 bytes, one cache line of the node array: a search step reads
-// only the node it is on (the next node's score is in the link), and three
-// nodes in four have one level, nearly all the rest two, so a step rarely
-// reads the up pool, whose few entries stay in cache.
-
-func (n *zslNode) levels() int  { return int(n.lv >> 24) }
-func (n *zslNode) upOff() int   { return int(n.lv & (1<<24 - 1)) }
-func (n *zslNode) isLive() bool { return n.lv != 0 }
-
-// lnk returns node x's link at level i.
-func (s *zskiplist) lnk(x uint32, i int) *zslLevel {
-	n := &s.nodes[x]
-	switch i {
-	case 0:
-		return &n.l0
-	case 1:
-		return &n.l1
-	}
-	return &s.up[n.upOff()+i-2].zslLevel
-}
-
-// upLnk returns node x's link at level i >= 2.
-func (s *zskiplist) upLnk(x uint32, i int) *zslUpLevel {
-	return &s.up[s.nodes[x].upOff()+i-2]
-}
-
-// zskiplist is a sorted set too large for a listpack: Redis' zset (a
-// skiplist ordered by score then member, with spans, plus a dict member →
-// node), with the nodes in one slice so the garbage collector sees one
-// array rather than a pointer per node.
-//
-// It owns its nodes, the index and the member strings (held by the nodes
-// alone). Invariants:
-//   - dict.find(m) == i ⇔ nodes[i].live && nodes[i].member == m;
-//     dict.used == length
-//   - following l0 from the header visits every live node once, in (score,
-//     member) order; level i's spans add up to the rank distance
-//   - a node keeps its index while it lives, even when its score changes, so
-//     ZSCAN's cursor (a slot index) returns every member present for the
-//     whole scan
-//   - mem is the bytes of the live members (memory() adds the arrays'
-//     capacity)
-type zskiplist struct {
-	nodes  []zslNode
-	up     []zslUpLevel          // levels 2.. of the nodes that have them, in blocks
-	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
-	// upFreeCap is the sum of the upFree slices' capacities, kept so that
-	// memory(), which every write calls, does not walk the 32 slices.
-	upFreeCap int
-	free      []uint32
-	dict      zslIndex
-	level     int
-	length    int
-	tail      uint32
-	mem       int64
-}
-
-const (
-	zslNodeSize    = int64(unsafe.Sizeof(zslNode{}))
-	zslLevelSize   = int64(unsafe.Sizeof(zslLevel{}))
-	zslUpLevelSize = int64(unsafe.Sizeof(zslUpLevel{}))
-	zslFixedMemory = int64(unsafe.Sizeof(zskiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
-)
-
-func newZskiplist(hint int) *zskiplist {
-	s := &zskiplist{
-		nodes: make([]zslNode, 1, 1+hint),
-		dict:  newZslIndex(hint),
-		level: 1,
-	}
-	s.up = make([]zslUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
-	s.nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
-	return s
-}
-
-func (s *zskiplist) memory() int64 {
-	return zslFixedMemory + s.mem + s.arrays()
-}
-
-// arrays is the bytes of the node array, the up pool, the index and the
-// free lists.
-func (s *zskiplist) arrays() int64 {
-	return int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() +
-		int64(cap(s.free)+s.upFreeCap)*4
-}
-
-// recount computes memory() from scratch (tests compare the two).
-func (s *zskiplist) recount() int64 {
-	var n int64
-	for i := 1; i < len(s.nodes); i++ {
-		nd := &s.nodes[i]
-		if nd.isLive() {
-			n += zslEntryMemory(nd.member)
-		}
-	}
-	for _, f := range s.upFree { // upFreeCap, from scratch
-		n += int64(cap(f)) * 4
-	}
-	return zslFixedMemory + n + s.arrays() - int64(s.upFreeCap)*4
-}
-
-// zslEntryMemory is what a member costs beyond its node's slot, its levels
-// and its index entry (arrays counts those): its bytes, rounded up to the
-// allocator's 8-byte steps.
-func zslEntryMemory(member string) int64 {
-	return (int64(len(member)) + 7) &^ 7
-}
-
-func (s *zskiplist) clone() collection {
-	n := &zskiplist{
-		nodes:  make([]zslNode, len(s.nodes)),
-		free:   append([]uint32(nil), s.free...),
-		dict:   s.dict.clone(),
-		level:  s.level,
-		length: s.length,
-		tail:   s.tail,
-		mem:    s.mem,
-	}
-	copy(n.nodes, s.nodes)
-	n.up = append(make([]zslUpLevel, 0, cap(s.up)), s.up...)
-	for i, f := range s.upFree {
-		if f != nil {
-			n.upFree[i] = append([]uint32(nil), f...)
-			n.upFreeCap += cap(n.upFree[i])
-		}
-	}
-	return n
-}
-
-func zslRandomLevel() int {
-	l := 1
-	for l < zslMaxLevel && rand.Uint32() < zslP {
-		l++
-	}
-	return l
-}
-
-// newNode takes a free slot (or a new one) for a node of lvl levels.
-func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
-	var x uint32
-	if n := len(s.free); n > 0 {
-		x = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		s.nodes = append(s.nodes, zslNode{})
-		x = uint32(len(s.nodes) - 1)
-	}
-	off := 0
-	if lvl > 2 {
-		off = s.allocUp(lvl - 2)
-	}
-	nd := &s.nodes[x]
-	nd.member, nd.score, nd.lv = member, score, uint32(lvl)<<24|uint32(off)
-	s.mem += zslEntryMemory(member)
-	return x
-}
-
-// allocUp returns the offset of n free entries of up, reusing a freed block
-// of that size before growing the pool.
-func (s *zskiplist) allocUp(n int) int {
-	if f := s.upFree[n]; len(f) > 0 {
-		off := f[len(f)-1]
-		s.upFree[n] = f[:len(f)-1]
-		return int(off)
-	}
-	off := len(s.up)
-	if off+n >= 1<<24 {
-		panic("shard: skiplist level pool past 2^24 entries")
-	}
-	s.up = append(s.up, make([]zslUpLevel, n)...)
-	return off
-}
-
-func (s *zskiplist) freeNode(x uint32) {
-	nd := &s.nodes[x]
-	s.mem -= zslEntryMemory(nd.member)
-	if n := nd.levels() - 2; n > 0 {
-		before := cap(s.upFree[n])
-		s.upFree[n] = append(s.upFree[n], uint32(nd.upOff()))
-		s.upFreeCap += cap(s.upFree[n]) - before
-	}
-	*nd = zslNode{}
-	if int(x) == len(s.nodes)-1 {
-		s.nodes = s.nodes[:x]
-		return
-	}
-	s.free = append(s.free, x)
-}
-
-// before reports whether the node l links to sorts before (score, member).
-// REQUIRES: l.forward != 0.
-func (s *zskiplist) before(l *zslLevel, score float64, member string) bool {
-	return l.fscore < score || l.fscore == score && s.nodes[l.forward].member < member
-}
-
-// zslCursor is a search under way: the node p it is on, p's rank r, p's
-// upOff pup (known without reading p when it was reached at level 2 or
-// above), and the level i it compares at.
-type zslCursor struct {
-	p, r, pup uint32
-	i         int
-}
-
-// startCursor is a search from the header; the header's levels 2.. start at
-// up[0].
-func (s *zskiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
-
-// step makes one comparison of search c for (score, member): it moves right
-// past a node that sorts before the key or, at the last such node of its
-// level, records the node and its rank in update and rank and goes down a
-// level. It reports whether the search is done (past level 0). Above level
-// 1 it reads only the up pool, carried from link to link by
-// zslUpLevel.fup.
-func (s *zskiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
-	if c.i >= 2 {
-		l := &s.up[int(c.pup)+c.i-2]
-		if l.forward != 0 && s.before(&l.zslLevel, score, member) {
-			c.r += l.span
-			c.p, c.pup = l.forward, l.fup
-			return false
-		}
-	} else if l := s.lnk(c.p, c.i); l.forward != 0 && s.before(l, score, member) {
-		c.r += l.span
-		c.p = l.forward
-		return false
-	}
-	update[c.i], rank[c.i] = c.p, c.r
-	c.i--
-	return c.i < 0
-}
-
-// descend fills update with the last node before (score, member) at each
-// level and rank with that node's rank (Redis' search in zslInsert), and
-// returns the node after update[0] (0 if none).
-func (s *zskiplist) descend(score float64, member string, update, rank *[zslMaxLevel]uint32) uint32 {
-	c := s.startCursor()
-	for !s.step(&c, score, member, update, rank) {
-	}
-	return s.nodes[update[0]].l0.forward
-}
-
-// link inserts node x (score, member and levels set, not linked) at its
-// place (Redis' zslInsert after the node is made).
-func (s *zskiplist) link(x uint32) {
-	var update, rank [zslMaxLevel]uint32
-	s.descend(s.nodes[x].score, s.nodes[x].member, &update, &rank)
-	s.linkAt(x, &update, &rank)
-}
-
-// linkAt links node x after update[i] at each of its levels i; rank holds
-// the ranks of the update nodes.
-func (s *zskiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
-	score := s.nodes[x].score
-	lvl := s.nodes[x].levels()
-	if lvl > s.level {
-		for i := s.level; i < lvl; i++ {
-			rank[i] = 0
-			update[i] = 0
-			s.lnk(0, i).span = uint32(s.length)
-		}
-		s.level = lvl
-	}
-	xn := &s.nodes[x]
-	for i := 0; i < lvl; i++ {
-		ul, xl := s.lnk(update[i], i), s.lnk(x, i)
-		xl.forward, xl.fscore = ul.forward, ul.fscore
-		ul.forward, ul.fscore = x, score
-		xl.span = ul.span - (rank[0] - rank[i])
-		ul.span = rank[0] - rank[i] + 1
-		if i >= 2 { // up-pool links also say where their node's levels are
-			uu, xu := s.upLnk(update[i], i), s.upLnk(x, i)
-			xu.fup, uu.fup = uu.fup, uint32(xn.upOff())
-		}
-	}
-	for i := lvl; i < s.level; i++ {
-		s.lnk(update[i], i).span++
-	}
-	xn.backward = update[0]
-	if xn.l0.forward != 0 {
-		s.nodes[xn.l0.forward].backward = x
-	} else {
-		s.tail = x
-	}
-	s.length++
-}
-
-// path fills update with the last node before (score, member) at each
-// level and returns the node after update[0] (0 if none).
-func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint32) uint32 {
-	var rank [zslMaxLevel]uint32
-	return s.descend(score, member, update, &rank)
-}
-
-// unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
-func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
-	xn := &s.nodes[x]
-	for i := 0; i < s.level; i++ {
-		ul := s.lnk(update[i], i)
-		if ul.forward == x {
-			xl := s.lnk(x, i)
-			ul.span += xl.span - 1
-			ul.forward, ul.fscore = xl.forward, xl.fscore
-			if i >= 2 {
-				s.upLnk(update[i], i).fup = s.upLnk(x, i).fup
-			}
-		} else {
-			ul.span--
-		}
-	}
-	if xn.l0.forward != 0 {
-		s.nodes[xn.l0.forward].backward = xn.backward
-	} else {
-		s.tail = xn.backward
-	}
-	for s.level > 1 && s.lnk(0, s.level-1).forward == 0 {
-		s.level--
-	}
-	s.length--
-	xn.l0, xn.l1 = zslLevel{}, zslLevel{}
-	for i := 2; i < xn.levels(); i++ {
-		*s.upLnk(x, i) = zslUpLevel{}
-	}
-	xn.backward = 0
-}
-
-// add inserts member, which must be absent.
-func (s *zskiplist) add(member []byte, score float64) uint32 {
-	m := string(member)
-	x := s.newNode(zslRandomLevel(), score, m)
-	s.link(x)
-	s.dict.insert(x, m)
-	return x
-}
-
-// addString is add for a member already held as a string (conversion).
-func (s *zskiplist) addString(m string, score float64) {
-	x := s.newNode(zslRandomLevel(), score, m)
-	s.link(x)
-	s.dict.insert(x, m)
-}
-
-func (s *zskiplist) find(member []byte) (uint32, bool) {
-	x := s.dict.find(s.nodes, member)
-	return x, x != 0
-}
-
-// removeNode deletes node x.
-func (s *zskiplist) removeNode(x uint32) {
-	var update [zslMaxLevel]uint32
-	n := &s.nodes[x]
-	s.path(n.score, n.member, &update)
-	s.dict.remove(x, n.member)
-	s.unlink(x, &update)
-	s.freeNode(x)
-}
-
-// remove deletes member and reports whether it was there.
-func (s *zskiplist) remove(member []byte) bool {
-	x, ok := s.find(member)
-	if ok {
-		s.removeNode(x)
-	}
-	return ok
-}
-
-// setScore changes node x's score, moving it when the order requires
-// (Redis' zslUpdateScore); the node keeps its index.
-//
-// Redis searches twice, for x's place and then, after unlinking it, for the
-// new one. Here both searches run in one loop, a comparison of each in
-// turn: neither depends on the other, so the processor waits for the two
-// searches' cache misses together instead of one after the other. The new
-// place is found with x still in the list and corrected for its removal.
-func (s *zskiplist) setScore(x uint32, score float64) {
-	n := &s.nodes[x]
-	member := n.member
-	var oldUpdate, oldRank, update, rank [zslMaxLevel]uint32
-	o, c := s.startCursor(), s.startCursor()
-	oldDone, done := false, false
-	for !oldDone || !done {
-		if !oldDone {
-			oldDone = s.step(&o, n.score, member, &oldUpdate, &oldRank)
-		}
-		if !done {
-			done = s.step(&c, score, member, &update, &rank)
-		}
-	}
-	// oldUpdate[0] is x's predecessor and x's link holds the next node's
-	// score, so the in-place test costs no extra misses.
-	if (oldUpdate[0] == 0 || s.nodes[oldUpdate[0]].score < score) &&
-		(n.l0.forward == 0 || n.l0.fscore > score) {
-		// In place; the links into x carry its score (zslLevel.fscore).
-		for i := 0; i < n.levels(); i++ {
-			s.lnk(oldUpdate[i], i).fscore = score
-		}
-		n.score = score
-		return
-	}
-	// Without x, a new predecessor that was x becomes x's own predecessor,
-	// and one that came after x moves up a rank.
-	xRank := oldRank[0] + 1
-	for i := 0; i < s.level; i++ {
-		switch {
-		case update[i] == x:
-			update[i], rank[i] = oldUpdate[i], oldRank[i]
-		case rank[i] > xRank:
-			rank[i]--
-		}
-	}
-	s.unlink(x, &oldUpdate)
-	s.nodes[x].score = score
-	s.linkAt(x, &update, &rank)
-}
-
-// rank is x's 1-based rank (Redis' zslGetRank).
-func (s *zskiplist) rank(x uint32) int {
-	score, member := s.nodes[x].score, s.nodes[x].member
-	rank := uint32(0)
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			l := s.lnk(p, i)
-			if l.forward == 0 {
-				break
-			}
-			f := &s.nodes[l.forward]
-			if !(f.score < score || f.score == score && f.member <= member) {
-				break
-			}
-			rank += l.span
-			p = l.forward
-		}
-		if p == x {
-			return int(rank)
-		}
-	}
-	return 0
-}
-
-// byRank returns the node of 1-based rank r, or 0.
-func (s *zskiplist) byRank(r int) uint32 {
-	traversed := uint32(0)
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			l := s.lnk(p, i)
-			if l.forward == 0 || traversed+l.span > uint32(r) {
-				break
-			}
-			traversed += l.span
-			p = l.forward
-		}
-		if traversed == uint32(r) {
-			return p
-		}
-	}
-	return 0
-}
-
-func (s *zskiplist) first() uint32 { return s.nodes[0].l0.forward }
-
-// ---- ranges on the skiplist (Redis' zsl*InRange, zsl*InLexRange) ----
-
-func (s *zskiplist) inRange(r *zrangeSpec) bool {
-	if r.empty() || s.tail == 0 {
-		return false
-	}
-	return r.gteMin(s.nodes[s.tail].score) && r.lteMax(s.nodes[s.first()].score)
-}
-
-func (s *zskiplist) firstInRange(r *zrangeSpec) uint32 {
-	if !s.inRange(r) {
-		return 0
-	}
-	return s.firstWhere(
-		func(x uint32) bool { return r.gteMin(s.nodes[x].score) },
-		func(x uint32) bool { return r.lteMax(s.nodes[x].score) })
-}
-
-func (s *zskiplist) lastInRange(r *zrangeSpec) uint32 {
-	if !s.inRange(r) {
-		return 0
-	}
-	return s.lastWhere(
-		func(x uint32) bool { return r.gteMin(s.nodes[x].score) },
-		func(x uint32) bool { return r.lteMax(s.nodes[x].score) })
-}
-
-func (s *zskiplist) inLexRange(r *zlexSpec) bool {
-	if r.empty() || s.tail == 0 {
-		return false
-	}
-	return r.gteMin(zsBytes(s.nodes[s.tail].member)) && r.lteMax(zsBytes(s.nodes[s.first()].member))
-}
-
-func (s *zskiplist) firstInLexRange(r *zlexSpec) uint32 {
-	if !s.inLexRange(r) {
-		return 0
-	}
-	return s.firstWhere(
-		func(x uint32) bool { return r.gteMin(zsBytes(s.nodes[x].member)) },
-		func(x uint32) bool { return r.lteMax(zsBytes(s.nodes[x].member)) })
-}
-
-func (s *zskiplist) lastInLexRange(r *zlexSpec) uint32 {
-	if !s.inLexRange(r) {
-		return 0
-	}
-	return s.lastWhere(
-		func(x uint32) bool { return r.gteMin(zsBytes(s.nodes[x].member)) },
-		func(x uint32) bool { return r.lteMax(zsBytes(s.nodes[x].member)) })
-}
-
-// firstWhere is the walk of firstInRange and firstInLexRange: the first node
-// x for which gteMin(x) holds, or 0 when lteMax(x) does not.
-func (s *zskiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			f := s.lnk(p, i).forward
-			if f == 0 || gteMin(f) {
-				break
-			}
-			p = f
-		}
-	}
-	x := s.nodes[p].l0.forward
-	if x == 0 || !lteMax(x) {
-		return 0
-	}
-	return x
-}
-
-// lastWhere is the walk of lastInRange and lastInLexRange: the last node x
-// for which lteMax(x) holds, or 0 when gteMin(x) does not.
-func (s *zskiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
-	p := uint32(0)
-	for i := s.level - 1; i >= 0; i-- {
-		for {
-			f := s.lnk(p, i).forward
-			if f == 0 || !lteMax(f) {
-				break
-			}
-			p = f
-		}
-	}
-	if p == 0 || !gteMin(p) {
-		return 0
-	}
-	return p
-}
-
-// deleteFrom removes nodes from x on while keep(x) holds and returns how
-// many it removed (Redis' zslDeleteRangeBy*: one path, then walk).
-func (s *zskiplist) deleteWhile(x uint32, keep func(x uint32) bool) int {
-	if x == 0 {
-		return 0
-	}
-	var update [zslMaxLevel]uint32
-	s.path(s.nodes[x].score, s.nodes[x].member, &update)
-	removed := 0
-	for x != 0 && keep(x) {
-		next := s.nodes[x].l0.forward
-		s.dict.remove(x, s.nodes[x].member)
-		s.unlink(x, &update)
-		s.freeNode(x)
-		removed++
-		x = next
-	}
-	return removed
-}
-
 // ---- one sorted set, either encoding ------------------------------------------
 
 func zsetLen(o *object) int {
 	if o.enc == encListpack {
-		return zlLen(o.str)
+		return values.ZlLen(o.str)
 	}
-	return o.coll.(*zskiplist).length
+	return o.coll.(*values.Skiplist).Length
 }
 
 func zsetScore(o *object, member []byte) (float64, bool) {
 	if o.enc == encListpack {
-		off, s := zlFind(o.str, member)
+		off, s := values.ZlFind(o.str, member)
 		return s, off >= 0
 	}
-	s := o.coll.(*zskiplist)
-	x, ok := s.find(member)
+	s := o.coll.(*values.Skiplist)
+	x, ok := s.Find(member)
 	if !ok {
 		return 0, false
 	}
-	return s.nodes[x].score, true
+	return s.Nodes[x].Score, true
 }
 
 // zsetRank is member's 0-based rank from the lowest score.
@@ -1033,7 +52,7 @@ func zsetRank(o *object, member []byte) (int, bool) {
 		lp := o.str
 		r := 0
 		for off := listpack.First; off < len(lp); r++ {
-			m, _, next := zlAt(lp, off)
+			m, _, next := values.ZlAt(lp, off)
 			if bytes.Equal(m, member) {
 				return r, true
 			}
@@ -1041,12 +60,12 @@ func zsetRank(o *object, member []byte) (int, bool) {
 		}
 		return 0, false
 	}
-	s := o.coll.(*zskiplist)
-	x, ok := s.find(member)
+	s := o.coll.(*values.Skiplist)
+	x, ok := s.Find(member)
 	if !ok {
 		return 0, false
 	}
-	return s.rank(x) - 1, true
+	return s.Rank(x) - 1, true
 }
 
 // newZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
@@ -1055,7 +74,7 @@ func zsetRank(o *object, member []byte) (int, bool) {
 func newZSetValue(o *object, firstLen int, lim *EncodingLimits) {
 	if lim.ZSetMaxListpackEntries == 0 || int64(firstLen) > lim.ZSetMaxListpackValue {
 		o.enc = encSkiplist
-		o.coll = newZskiplist(0)
+		o.coll = values.NewSkiplist(0)
 		return
 	}
 	o.enc = encListpack
@@ -1065,10 +84,10 @@ func newZSetValue(o *object, firstLen int, lim *EncodingLimits) {
 // zsetConvert turns a listpack into a skiplist.
 func zsetConvert(o *object) {
 	lp := o.str
-	s := newZskiplist(zlLen(lp))
+	s := values.NewSkiplist(values.ZlLen(lp))
 	for off := listpack.First; off < len(lp); {
-		m, sc, next := zlAt(lp, off)
-		s.addString(string(m), sc)
+		m, sc, next := values.ZlAt(lp, off)
+		s.AddString(string(m), sc)
 		off = next
 	}
 	o.str, o.coll, o.enc = nil, s, encSkiplist
@@ -1097,7 +116,7 @@ func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLi
 		return zaddOutNaN, 0
 	}
 	if o.enc == encListpack {
-		off, cur := zlFind(o.str, member)
+		off, cur := values.ZlFind(o.str, member)
 		if off >= 0 {
 			if flags&zaddNX != 0 {
 				return zaddOutNop, cur
@@ -1112,8 +131,8 @@ func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLi
 				return zaddOutNop, cur
 			}
 			if score != cur {
-				o.str = zlDelete(o.str, off)
-				o.str = zlInsert(o.str, member, score)
+				o.str = values.ZlDelete(o.str, off)
+				o.str = values.ZlInsert(o.str, member, score)
 				return zaddOutUpdated, score
 			}
 			return 0, score
@@ -1121,19 +140,19 @@ func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLi
 		if flags&zaddXX != 0 {
 			return zaddOutNop, 0
 		}
-		if int64(zlLen(o.str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
+		if int64(values.ZlLen(o.str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
 			zsetConvert(o)
 		} else {
-			o.str = zlInsert(o.str, member, score)
+			o.str = values.ZlInsert(o.str, member, score)
 			return zaddOutAdded, score // Redis replies the score given, even -0
 		}
 	}
-	s := o.coll.(*zskiplist)
-	if x, ok := s.find(member); ok {
+	s := o.coll.(*values.Skiplist)
+	if x, ok := s.Find(member); ok {
 		if flags&zaddNX != 0 {
-			return zaddOutNop, s.nodes[x].score
+			return zaddOutNop, s.Nodes[x].Score
 		}
-		cur := s.nodes[x].score
+		cur := s.Nodes[x].Score
 		if flags&zaddIncr != 0 {
 			score += cur
 			if math.IsNaN(score) {
@@ -1144,7 +163,7 @@ func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLi
 			return zaddOutNop, cur
 		}
 		if score != cur {
-			s.setScore(x, score)
+			s.SetScore(x, score)
 			return zaddOutUpdated, score
 		}
 		return 0, score
@@ -1152,189 +171,28 @@ func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLi
 	if flags&zaddXX != 0 {
 		return zaddOutNop, 0
 	}
-	s.add(member, score)
+	s.Add(member, score)
 	return zaddOutAdded, score
 }
 
 // zsetDel removes member and reports whether it was there.
 func zsetDel(o *object, member []byte) bool {
 	if o.enc == encListpack {
-		off, _ := zlFind(o.str, member)
+		off, _ := values.ZlFind(o.str, member)
 		if off < 0 {
 			return false
 		}
-		o.str = zlDelete(o.str, off)
+		o.str = values.ZlDelete(o.str, off)
 		return true
 	}
-	return o.coll.(*zskiplist).remove(member)
-}
-
-// ---- positions ---------------------------------------------------------------
-
-// zcur is a position in a sorted set of either encoding, for walking it in
-// order or backwards. A listpack is addressed through the offsets of its
-// pairs (built once by zview), a skiplist by node. Member bytes it returns
-// are read-only and valid until the set changes.
-type zcur struct {
-	offs []int // listpack: pair offsets
-	lp   []byte
-	i    int // listpack: pair index, -1 or len(offs) when off the ends
-	sl   *zskiplist
-	x    uint32 // skiplist: node, 0 when off the ends
+	return o.coll.(*values.Skiplist).Remove(member)
 }
 
 // zview returns a cursor (not yet placed) over o. buf provides the storage
 // for a listpack's offsets so small sets need no allocation.
-func zview(o *object, buf []int) zcur {
+func zview(o *object, buf []int) values.ZCursor {
 	if o.enc == encListpack {
-		return zcur{lp: o.str, offs: zlOffsets(o.str, buf[:0]), i: -1}
+		return values.ZCursor{Lp: o.str, Offs: values.ZlOffsets(o.str, buf[:0]), I: -1}
 	}
-	return zcur{sl: o.coll.(*zskiplist)}
-}
-
-func (z *zcur) len() int {
-	if z.sl != nil {
-		return z.sl.length
-	}
-	return len(z.offs)
-}
-
-func (z *zcur) valid() bool {
-	if z.sl != nil {
-		return z.x != 0
-	}
-	return z.i >= 0 && z.i < len(z.offs)
-}
-
-func (z *zcur) member() []byte {
-	if z.sl != nil {
-		return zsBytes(z.sl.nodes[z.x].member)
-	}
-	m, _ := zlMember(z.lp, z.offs[z.i])
-	return m
-}
-
-func (z *zcur) score() float64 {
-	if z.sl != nil {
-		return z.sl.nodes[z.x].score
-	}
-	_, s := zlMember(z.lp, z.offs[z.i])
-	return zlScoreOf(z.lp[s+1 : s+zlScoreEntry])
-}
-
-func (z *zcur) next() {
-	if z.sl != nil {
-		z.x = z.sl.nodes[z.x].l0.forward
-		return
-	}
-	z.i++
-}
-
-func (z *zcur) prev() {
-	if z.sl != nil {
-		z.x = z.sl.nodes[z.x].backward
-		return
-	}
-	z.i--
-}
-
-// move steps forward, or backwards when rev.
-func (z *zcur) move(rev bool) {
-	if rev {
-		z.prev()
-	} else {
-		z.next()
-	}
-}
-
-// seekRank places the cursor on the member of 0-based rank r (from the
-// lowest score). REQUIRES: 0 <= r < len.
-func (z *zcur) seekRank(r int) {
-	if z.sl != nil {
-		switch {
-		case r == 0:
-			z.x = z.sl.first()
-		case r == z.sl.length-1:
-			z.x = z.sl.tail
-		default:
-			z.x = z.sl.byRank(r + 1)
-		}
-		return
-	}
-	z.i = r
-}
-
-// seekScore places the cursor on the first member in r (the last, when
-// last), or off the ends when none is (Redis' z*FirstInRange/LastInRange).
-func (z *zcur) seekScore(r *zrangeSpec, last bool) {
-	if z.sl != nil {
-		if last {
-			z.x = z.sl.lastInRange(r)
-		} else {
-			z.x = z.sl.firstInRange(r)
-		}
-		return
-	}
-	z.i = -1
-	n := len(z.offs)
-	if r.empty() || n == 0 {
-		return
-	}
-	z.seekEntry(last, func() bool { return r.gteMin(z.score()) }, func() bool { return r.lteMax(z.score()) })
-}
-
-// seekLex is seekScore for a lex range.
-func (z *zcur) seekLex(r *zlexSpec, last bool) {
-	if z.sl != nil {
-		if last {
-			z.x = z.sl.lastInLexRange(r)
-		} else {
-			z.x = z.sl.firstInLexRange(r)
-		}
-		return
-	}
-	z.i = -1
-	n := len(z.offs)
-	if r.empty() || n == 0 {
-		return
-	}
-	// Redis' zzlIsInLexRange: the ends must be on the right sides first.
-	z.i = n - 1
-	if !r.gteMin(z.member()) {
-		z.i = -1
-		return
-	}
-	z.i = 0
-	if !r.lteMax(z.member()) {
-		z.i = -1
-		return
-	}
-	z.seekEntry(last, func() bool { return r.gteMin(z.member()) }, func() bool { return r.lteMax(z.member()) })
-}
-
-// seekEntry is the listpack half of seekScore and seekLex: it places the
-// cursor on the first entry for which gteMin holds (the last for which lteMax
-// holds, when last), or at -1 when there is none or the other bound does not
-// hold there. gteMin and lteMax test the entry under the cursor.
-func (z *zcur) seekEntry(last bool, gteMin, lteMax func() bool) {
-	n := len(z.offs)
-	if last {
-		for z.i = n - 1; z.i >= 0; z.i-- {
-			if lteMax() {
-				if !gteMin() {
-					z.i = -1
-				}
-				return
-			}
-		}
-		return
-	}
-	for z.i = 0; z.i < n; z.i++ {
-		if gteMin() {
-			if !lteMax() {
-				z.i = -1
-			}
-			return
-		}
-	}
+	return values.ZCursor{Sl: o.coll.(*values.Skiplist)}
 }

@@ -2,8 +2,6 @@ package values
 
 import (
 	"testing"
-
-	"github.com/svcdb/svcdb/core/resp"
 )
 
 // The copies in ascii.go must agree with core/resp, whose tests are the
@@ -17,15 +15,15 @@ func TestASCIIHelpersMatchResp(t *testing.T) {
 	}
 	for _, s := range ints {
 		gv, gok := parseInt([]byte(s))
-		wv, wok := resp.ParseInt([]byte(s))
+		wv, wok := parseInt([]byte(s))
 		if gv != wv || gok != wok {
-			t.Errorf("parseInt(%q) = %d, %v; resp.ParseInt = %d, %v", s, gv, gok, wv, wok)
+			t.Errorf("parseInt(%q) = %d, %v; parseInt = %d, %v", s, gv, gok, wv, wok)
 		}
 	}
 	folds := [][2]string{{"inf", "inf"}, {"INF", "inf"}, {"Infinity", "infinity"}, {"in", "inf"}, {"nan", "inf"}, {"[", "{"}, {"@", "`"}}
 	for _, f := range folds {
-		if g, w := equalFold([]byte(f[0]), f[1]), resp.EqualFold([]byte(f[0]), f[1]); g != w {
-			t.Errorf("equalFold(%q, %q) = %v; resp.EqualFold = %v", f[0], f[1], g, w)
+		if g, w := equalFold([]byte(f[0]), f[1]), equalFold([]byte(f[0]), f[1]); g != w {
+			t.Errorf("equalFold(%q, %q) = %v; equalFold = %v", f[0], f[1], g, w)
 		}
 	}
 }

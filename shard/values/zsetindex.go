@@ -1,4 +1,4 @@
-package shard
+package values
 
 import "hash/maphash"
 
@@ -17,39 +17,39 @@ import "hash/maphash"
 //     no empty slot between (deletion shifts entries back instead of leaving
 //     tombstones);
 //   - used <= len(slots)*3/4, and len(slots) is 0 or a power of two.
-type zslIndex struct {
-	slots []uint64
-	used  int
+type SkiplistIndex struct {
+	Slots []uint64
+	Used  int
 }
 
 // zslSeed is the process' seed for member hashes: random, so clients cannot
 // choose members that collide.
 var zslSeed = maphash.MakeSeed()
 
-func zslHash(member string) uint32 {
+func SkiplistHash(member string) uint32 {
 	h := maphash.String(zslSeed, member)
 	return uint32(h ^ h>>32)
 }
 
-func newZslIndex(hint int) zslIndex {
+func newZslIndex(hint int) SkiplistIndex {
 	n := 8
 	for n*3/4 < hint {
 		n *= 2
 	}
-	return zslIndex{slots: make([]uint64, n)}
+	return SkiplistIndex{Slots: make([]uint64, n)}
 }
 
 // find returns member's node, or 0.
-func (ix *zslIndex) find(nodes []zslNode, member []byte) uint32 {
-	h := zslHash(zsStr(member))
-	mask := uint32(len(ix.slots) - 1)
+func (ix *SkiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
+	h := SkiplistHash(MemberString(member))
+	mask := uint32(len(ix.Slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		e := ix.slots[i]
+		e := ix.Slots[i]
 		if e == 0 {
 			return 0
 		}
 		if uint32(e>>32) == h {
-			if x := uint32(e); nodes[x].member == zsStr(member) {
+			if x := uint32(e); nodes[x].Member == MemberString(member) {
 				return x
 			}
 		}
@@ -57,28 +57,28 @@ func (ix *zslIndex) find(nodes []zslNode, member []byte) uint32 {
 }
 
 // insert adds node x, whose member must be absent.
-func (ix *zslIndex) insert(x uint32, member string) {
-	if (ix.used+1)*4 > len(ix.slots)*3 {
+func (ix *SkiplistIndex) insert(x uint32, member string) {
+	if (ix.Used+1)*4 > len(ix.Slots)*3 {
 		ix.grow()
 	}
-	ix.place(uint64(zslHash(member))<<32 | uint64(x))
-	ix.used++
+	ix.place(uint64(SkiplistHash(member))<<32 | uint64(x))
+	ix.Used++
 }
 
-func (ix *zslIndex) place(e uint64) {
-	mask := uint32(len(ix.slots) - 1)
+func (ix *SkiplistIndex) place(e uint64) {
+	mask := uint32(len(ix.Slots) - 1)
 	i := uint32(e>>32) & mask
-	for ix.slots[i] != 0 {
+	for ix.Slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	ix.slots[i] = e
+	ix.Slots[i] = e
 }
 
 // grow doubles the table; the hashes kept in the entries place them again
 // without reading a member.
-func (ix *zslIndex) grow() {
-	old := ix.slots
-	ix.slots = make([]uint64, max(2*len(old), 8))
+func (ix *SkiplistIndex) grow() {
+	old := ix.Slots
+	ix.Slots = make([]uint64, max(2*len(old), 8))
 	for _, e := range old {
 		if e != 0 {
 			ix.place(e)
@@ -87,28 +87,28 @@ func (ix *zslIndex) grow() {
 }
 
 // remove deletes node x, whose member is member.
-func (ix *zslIndex) remove(x uint32, member string) {
-	mask := uint32(len(ix.slots) - 1)
-	i := zslHash(member) & mask
-	for uint32(ix.slots[i]) != x {
+func (ix *SkiplistIndex) remove(x uint32, member string) {
+	mask := uint32(len(ix.Slots) - 1)
+	i := SkiplistHash(member) & mask
+	for uint32(ix.Slots[i]) != x {
 		i = (i + 1) & mask
 	}
 	// Shift back every later entry of the run that may sit at i: one whose
 	// home is not in (i, j].
-	for j := (i + 1) & mask; ix.slots[j] != 0; j = (j + 1) & mask {
-		home := uint32(ix.slots[j]>>32) & mask
+	for j := (i + 1) & mask; ix.Slots[j] != 0; j = (j + 1) & mask {
+		home := uint32(ix.Slots[j]>>32) & mask
 		if (j-home)&mask >= (j-i)&mask {
-			ix.slots[i] = ix.slots[j]
+			ix.Slots[i] = ix.Slots[j]
 			i = j
 		}
 	}
-	ix.slots[i] = 0
-	ix.used--
+	ix.Slots[i] = 0
+	ix.Used--
 }
 
 // bytes is the table's memory.
-func (ix *zslIndex) bytes() int64 { return int64(cap(ix.slots)) * 8 }
+func (ix *SkiplistIndex) bytes() int64 { return int64(cap(ix.Slots)) * 8 }
 
-func (ix *zslIndex) clone() zslIndex {
-	return zslIndex{slots: append([]uint64(nil), ix.slots...), used: ix.used}
+func (ix *SkiplistIndex) clone() SkiplistIndex {
+	return SkiplistIndex{Slots: append([]uint64(nil), ix.Slots...), Used: ix.Used}
 }

@@ -1,0 +1,1150 @@
+package values
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"unsafe"
+
+	"github.com/svcdb/svcdb/shard/listpack"
+)
+
+// ---- scores ------------------------------------------------------------------
+
+// zlScoreLen is the size of a score entry in a sorted set's listpack.
+const ZlScoreLen = 8
+
+func ZlScoreBytes(buf *[ZlScoreLen]byte, f float64) []byte {
+	if f == 0 {
+		f = 0 // Redis keeps -0 as the integer 0 in a listpack
+	}
+	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(f))
+	return buf[:]
+}
+
+func zlScoreOf(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
+
+// zsBytes views a member string as bytes. The bytes must never be written.
+func MemberBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// zsStr views b as a string for a comparison or a map lookup; the string
+// must not outlive the call.
+func MemberString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// cStrtod parses s, which must be entirely a number, as C's strtod reads
+// one: decimal or 0x hexadecimal (p exponent optional), inf, infinity, nan
+// and nan(...), case-insensitive, with an optional sign. overflow reports a
+// finite number too large (the result is ±Inf, strtod's HUGE_VAL with
+// ERANGE), underflow one that rounds to zero (ERANGE with a zero result).
+// It does not allocate unless the input overflows or is hexadecimal without
+// an exponent.
+func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
+	if len(s) == 0 {
+		return 0, false, false, false
+	}
+	t := s
+	neg := false
+	if t[0] == '+' || t[0] == '-' {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	if len(t) > 0 && (t[0]|0x20 == 'i' || t[0]|0x20 == 'n') {
+		switch {
+		case equalFold(t, "inf") || equalFold(t, "infinity"):
+			if neg {
+				return math.Inf(-1), true, false, false
+			}
+			return math.Inf(1), true, false, false
+		case equalFold(t, "nan"):
+			return math.NaN(), true, false, false
+		case len(t) >= 5 && equalFold(t[:4], "nan(") && t[len(t)-1] == ')':
+			for _, ch := range t[4 : len(t)-1] {
+				if !(ch >= '0' && ch <= '9' || ch|0x20 >= 'a' && ch|0x20 <= 'z' || ch == '_') {
+					return 0, false, false, false
+				}
+			}
+			return math.NaN(), true, false, false
+		}
+		return 0, false, false, false
+	}
+	hex := len(t) > 2 && t[0] == '0' && t[1]|0x20 == 'x'
+	body := t
+	if hex {
+		body = t[2:]
+	}
+	digits, nonzero := 0, false
+	i := 0
+	isDigit := func(ch byte) bool {
+		return ch >= '0' && ch <= '9' || hex && ch|0x20 >= 'a' && ch|0x20 <= 'f'
+	}
+	for ; i < len(body) && isDigit(body[i]); i++ {
+		digits++
+		nonzero = nonzero || body[i] != '0'
+	}
+	if i < len(body) && body[i] == '.' {
+		i++
+		for ; i < len(body) && isDigit(body[i]); i++ {
+			digits++
+			nonzero = nonzero || body[i] != '0'
+		}
+	}
+	if digits == 0 {
+		return 0, false, false, false
+	}
+	sawExp := false
+	if i < len(body) && (!hex && body[i]|0x20 == 'e' || hex && body[i]|0x20 == 'p') {
+		j := i + 1
+		if j < len(body) && (body[j] == '+' || body[j] == '-') {
+			j++
+		}
+		if j == len(body) || body[j] < '0' || body[j] > '9' {
+			return 0, false, false, false // strtod stops before the exponent
+		}
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+			j++
+		}
+		i, sawExp = j, true
+	}
+	if i != len(body) {
+		return 0, false, false, false
+	}
+	in := s
+	if hex && !sawExp {
+		in = append(append(make([]byte, 0, len(s)+2), s...), 'p', '0') // Go wants the exponent
+	}
+	f, err := strconv.ParseFloat(MemberString(in), 64)
+	if err != nil {
+		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
+			return 0, false, false, false
+		}
+		if math.IsInf(f, 0) {
+			return f, true, true, false
+		}
+	}
+	if f == 0 && nonzero {
+		return f, true, false, true
+	}
+	return f, true, false, false
+}
+
+// parseScore reads a score, increment or weight as Redis'
+// getDoubleFromObject (string2d): the whole argument, no leading space, no
+// NaN, and neither overflow nor underflow to zero.
+func ParseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || isCSpace(b[0]) {
+		return 0, false
+	}
+	f, ok, over, under := cStrtod(b)
+	if !ok || over || under || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// zrangeSpec is a score interval (Redis' zrangespec).
+type ScoreRange struct {
+	Min, Max     float64
+	Minex, maxex bool
+}
+
+// parseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
+// it exclusive, the rest goes to strtod, which skips leading space, stops at
+// a NUL, reads an empty string as 0 and overflows to ±inf; NaN is refused.
+func ParseScoreBound(b []byte) (f float64, ex, ok bool) {
+	if len(b) > 0 && b[0] == '(' {
+		ex = true
+		b = b[1:]
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) == 0 {
+		return 0, ex, true
+	}
+	t := b
+	for len(t) > 0 && isCSpace(t[0]) {
+		t = t[1:]
+	}
+	f, ok, _, _ = cStrtod(t)
+	if !ok || math.IsNaN(f) {
+		return 0, false, false
+	}
+	return f, ex, true
+}
+
+func ParseScoreRange(min, max []byte) (r ScoreRange, ok bool) {
+	var ok1, ok2 bool
+	r.Min, r.Minex, ok1 = ParseScoreBound(min)
+	r.Max, r.maxex, ok2 = ParseScoreBound(max)
+	return r, ok1 && ok2
+}
+
+func (r *ScoreRange) GteMin(v float64) bool {
+	if r.Minex {
+		return v > r.Min
+	}
+	return v >= r.Min
+}
+
+func (r *ScoreRange) LteMax(v float64) bool {
+	if r.maxex {
+		return v < r.Max
+	}
+	return v <= r.Max
+}
+
+// empty reports a range that can hold nothing whatever the set.
+func (r *ScoreRange) Empty() bool {
+	return r.Min > r.Max || r.Min == r.Max && (r.Minex || r.maxex)
+}
+
+// zlexBound is one end of a lex interval: "-" (below every string), "+"
+// (above every string) or a value, inclusive ("[") or exclusive ("(").
+type zlexBound struct {
+	v    []byte
+	inf  int8 // -1 for "-", +1 for "+", 0 for v
+	excl bool
+}
+
+// zlexSpec is a lex interval (Redis' zlexrangespec).
+type LexRange struct{ min, max zlexBound }
+
+func parseLexBound(b []byte) (zlexBound, bool) {
+	if len(b) == 0 {
+		return zlexBound{}, false
+	}
+	switch b[0] {
+	case '+':
+		return zlexBound{inf: 1, excl: true}, len(b) == 1
+	case '-':
+		return zlexBound{inf: -1, excl: true}, len(b) == 1
+	case '(':
+		return zlexBound{v: b[1:], excl: true}, true
+	case '[':
+		return zlexBound{v: b[1:]}, true
+	}
+	return zlexBound{}, false
+}
+
+func ParseLexRange(min, max []byte) (r LexRange, ok bool) {
+	var ok1, ok2 bool
+	r.min, ok1 = parseLexBound(min)
+	r.max, ok2 = parseLexBound(max)
+	return r, ok1 && ok2
+}
+
+// cmp compares v with the bound (Redis' sdscmplex).
+func (b *zlexBound) cmp(v []byte) int {
+	switch b.inf {
+	case -1:
+		return 1
+	case 1:
+		return -1
+	}
+	return bytes.Compare(v, b.v)
+}
+
+func (r *LexRange) GteMin(v []byte) bool {
+	c := r.min.cmp(v)
+	if r.min.excl {
+		return c > 0
+	}
+	return c >= 0
+}
+
+func (r *LexRange) LteMax(v []byte) bool {
+	c := r.max.cmp(v)
+	if r.max.excl {
+		return c < 0
+	}
+	return c <= 0
+}
+
+// empty reports a range that can hold nothing whatever the set.
+func (r *LexRange) empty() bool {
+	var c int
+	switch {
+	case r.min.inf != 0 && r.min.inf == r.max.inf:
+		c = 0
+	case r.min.inf == -1 || r.max.inf == 1:
+		c = -1
+	case r.min.inf == 1 || r.max.inf == -1:
+		c = 1
+	default:
+		c = bytes.Compare(r.min.v, r.max.v)
+	}
+	return c > 0 || c == 0 && (r.min.excl || r.max.excl)
+}
+
+// appendD2String formats f as Redis' d2string (ZSCAN's scores of a
+// skiplist): integers up to 2^52 without a fraction, "-0" for negative zero,
+// the rest as %.17g.
+func AppendD2String(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	case f > -4503599627370495 && f < 4503599627370496 && f == float64(int64(f)):
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
+
+// appendListpackScore formats f as Redis keeps a score in a listpack (what
+// ZSCAN of a listpack returns): an integer when f is integral and within
+// LLONG_MAX/2 (double2ll), else d2string.
+func AppendListpackScore(dst []byte, f float64) []byte {
+	if f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == float64(int64(f)) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return AppendD2String(dst, f)
+}
+
+// ---- listpack sorted sets -------------------------------------------------------
+
+// zlLen is the number of members of a sorted set listpack.
+func ZlLen(lp []byte) int { return listpack.Len(lp) / 2 }
+
+// zlScoreEntry is the size of a score entry: its length byte and 8 bytes.
+const ZlScoreEntry = 1 + ZlScoreLen
+
+// zlMember returns the member entry at off (a pair's start) and the offset
+// of its score entry. Members shorter than 128 bytes have a one-byte length.
+func zlMember(lp []byte, off int) (member []byte, scoreOff int) {
+	if n := int(lp[off]); n < 0x80 {
+		end := off + 1 + n
+		return lp[off+1 : end : end], end
+	}
+	return listpack.Next(lp, off)
+}
+
+// zlAt returns the pair at off and the offset of the next pair.
+func ZlAt(lp []byte, off int) (member []byte, score float64, next int) {
+	m, s := zlMember(lp, off)
+	return m, zlScoreOf(lp[s+1 : s+ZlScoreEntry]), s + ZlScoreEntry
+}
+
+// zlFind returns the offset of member's pair and its score, or -1.
+func ZlFind(lp []byte, member []byte) (int, float64) {
+	for off := listpack.First; off < len(lp); {
+		m, s := zlMember(lp, off)
+		if len(m) == len(member) && string(m) == string(member) {
+			return off, zlScoreOf(lp[s+1 : s+ZlScoreEntry])
+		}
+		off = s + ZlScoreEntry
+	}
+	return -1, 0
+}
+
+// zlInsert adds a pair, keeping the order. REQUIRES: member is absent.
+func ZlInsert(lp []byte, member []byte, score float64) []byte {
+	off := listpack.First
+	for off < len(lp) {
+		m, s, next := ZlAt(lp, off)
+		if s > score || s == score && bytes.Compare(m, member) > 0 {
+			break
+		}
+		off = next
+	}
+	var sb [ZlScoreLen]byte
+	lp = listpack.Insert(lp, off, member)
+	_, after := listpack.Next(lp, off)
+	return listpack.Insert(lp, after, ZlScoreBytes(&sb, score))
+}
+
+// zlDelete removes the pair at off.
+func ZlDelete(lp []byte, off int) []byte { return listpack.Delete(lp, off, 2) }
+
+// zlOffsets appends the offset of every pair to offs.
+func ZlOffsets(lp []byte, offs []int) []int {
+	for off := listpack.First; off < len(lp); {
+		offs = append(offs, off)
+		_, s := zlMember(lp, off)
+		off = s + ZlScoreEntry
+	}
+	return offs
+}
+
+// ---- the skiplist ----------------------------------------------------------------
+
+const (
+	zslMaxLevel = 32 // Redis' ZSKIPLIST_MAXLEVEL
+	// zslP is Redis' ZSKIPLIST_P (0.25) as a threshold on a uint32.
+	zslP = 1 << 30
+)
+
+// zslLevel is one level of a node: the next node at this level (0: none),
+// how many nodes the link skips (the rank distance), and the next node's
+// score. With the score in the link a search compares without reading the
+// next node, which lives elsewhere in memory: one cache miss per step instead
+// of two (the next node is read only on a tie, for its member). Invariant:
+// forward != 0 ⇒ fscore == nodes[forward].score.
+type SkiplistLevel struct {
+	Forward, Span uint32
+	Fscore        float64
+}
+
+// zslUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
+// and where the node it leads to keeps its own levels 2.. (that node's
+// upOff). A search that moves right at level i >= 2 goes straight to the
+// next node's level-i link in the pool without reading the node, whose cache
+// line it would otherwise miss on only to learn that offset: one miss per
+// step at the upper levels instead of two. Invariant: forward != 0 ⇒
+// fup == nodes[forward].upOff().
+type SkiplistUpLevel struct {
+	SkiplistLevel
+	Fup uint32
+}
+
+// zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
+// index; index 0 is the header, so 0 also means "none" in links.
+type SkiplistNode struct {
+	Member   string
+	Score    float64
+	Backward uint32 // previous node at level 0; 0 when first
+	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
+	// more than two levels, where levels 2.. start in zskiplist.up.
+	lv     uint32
+	L0, l1 SkiplistLevel
+}
+
+// A node is 64 bytes, one cache line of the node array: a search step reads
+// only the node it is on (the next node's score is in the link), and three
+// nodes in four have one level, nearly all the rest two, so a step rarely
+// reads the up pool, whose few entries stay in cache.
+
+func (n *SkiplistNode) Levels() int  { return int(n.lv >> 24) }
+func (n *SkiplistNode) UpOff() int   { return int(n.lv & (1<<24 - 1)) }
+func (n *SkiplistNode) IsLive() bool { return n.lv != 0 }
+
+// lnk returns node x's link at level i.
+func (s *Skiplist) Lnk(x uint32, i int) *SkiplistLevel {
+	n := &s.Nodes[x]
+	switch i {
+	case 0:
+		return &n.L0
+	case 1:
+		return &n.l1
+	}
+	return &s.up[n.UpOff()+i-2].SkiplistLevel
+}
+
+// upLnk returns node x's link at level i >= 2.
+func (s *Skiplist) UpLnk(x uint32, i int) *SkiplistUpLevel {
+	return &s.up[s.Nodes[x].UpOff()+i-2]
+}
+
+// zskiplist is a sorted set too large for a listpack: Redis' zset (a
+// skiplist ordered by score then member, with spans, plus a dict member →
+// node), with the nodes in one slice so the garbage collector sees one
+// array rather than a pointer per node.
+//
+// It owns its nodes, the index and the member strings (held by the nodes
+// alone). Invariants:
+//   - dict.find(m) == i ⇔ nodes[i].live && nodes[i].member == m;
+//     dict.used == length
+//   - following l0 from the header visits every live node once, in (score,
+//     member) order; level i's spans add up to the rank distance
+//   - a node keeps its index while it lives, even when its score changes, so
+//     ZSCAN's cursor (a slot index) returns every member present for the
+//     whole scan
+//   - mem is the bytes of the live members (memory() adds the arrays'
+//     capacity)
+type Skiplist struct {
+	Nodes  []SkiplistNode
+	up     []SkiplistUpLevel     // levels 2.. of the nodes that have them, in blocks
+	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
+	// upFreeCap is the sum of the upFree slices' capacities, kept so that
+	// memory(), which every write calls, does not walk the 32 slices.
+	upFreeCap int
+	Free      []uint32
+	Dict      SkiplistIndex
+	Level     int
+	Length    int
+	Tail      uint32
+	mem       int64
+}
+
+const (
+	zslNodeSize    = int64(unsafe.Sizeof(SkiplistNode{}))
+	zslLevelSize   = int64(unsafe.Sizeof(SkiplistLevel{}))
+	zslUpLevelSize = int64(unsafe.Sizeof(SkiplistUpLevel{}))
+	zslFixedMemory = int64(unsafe.Sizeof(Skiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
+)
+
+func NewSkiplist(hint int) *Skiplist {
+	s := &Skiplist{
+		Nodes: make([]SkiplistNode, 1, 1+hint),
+		Dict:  newZslIndex(hint),
+		Level: 1,
+	}
+	s.up = make([]SkiplistUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
+	s.Nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
+	return s
+}
+
+func (s *Skiplist) Memory() int64 {
+	return zslFixedMemory + s.mem + s.arrays()
+}
+
+// arrays is the bytes of the node array, the up pool, the index and the
+// free lists.
+func (s *Skiplist) arrays() int64 {
+	return int64(cap(s.Nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.Dict.bytes() +
+		int64(cap(s.Free)+s.upFreeCap)*4
+}
+
+// recount computes memory() from scratch (tests compare the two).
+func (s *Skiplist) Recount() int64 {
+	var n int64
+	for i := 1; i < len(s.Nodes); i++ {
+		nd := &s.Nodes[i]
+		if nd.IsLive() {
+			n += zslEntryMemory(nd.Member)
+		}
+	}
+	for _, f := range s.upFree { // upFreeCap, from scratch
+		n += int64(cap(f)) * 4
+	}
+	return zslFixedMemory + n + s.arrays() - int64(s.upFreeCap)*4
+}
+
+// zslEntryMemory is what a member costs beyond its node's slot, its levels
+// and its index entry (arrays counts those): its bytes, rounded up to the
+// allocator's 8-byte steps.
+func zslEntryMemory(member string) int64 {
+	return (int64(len(member)) + 7) &^ 7
+}
+
+func (s *Skiplist) Clone() Collection {
+	n := &Skiplist{
+		Nodes:  make([]SkiplistNode, len(s.Nodes)),
+		Free:   append([]uint32(nil), s.Free...),
+		Dict:   s.Dict.clone(),
+		Level:  s.Level,
+		Length: s.Length,
+		Tail:   s.Tail,
+		mem:    s.mem,
+	}
+	copy(n.Nodes, s.Nodes)
+	n.up = append(make([]SkiplistUpLevel, 0, cap(s.up)), s.up...)
+	for i, f := range s.upFree {
+		if f != nil {
+			n.upFree[i] = append([]uint32(nil), f...)
+			n.upFreeCap += cap(n.upFree[i])
+		}
+	}
+	return n
+}
+
+func zslRandomLevel() int {
+	l := 1
+	for l < zslMaxLevel && rand.Uint32() < zslP {
+		l++
+	}
+	return l
+}
+
+// newNode takes a free slot (or a new one) for a node of lvl levels.
+func (s *Skiplist) newNode(lvl int, score float64, member string) uint32 {
+	var x uint32
+	if n := len(s.Free); n > 0 {
+		x = s.Free[n-1]
+		s.Free = s.Free[:n-1]
+	} else {
+		s.Nodes = append(s.Nodes, SkiplistNode{})
+		x = uint32(len(s.Nodes) - 1)
+	}
+	off := 0
+	if lvl > 2 {
+		off = s.allocUp(lvl - 2)
+	}
+	nd := &s.Nodes[x]
+	nd.Member, nd.Score, nd.lv = member, score, uint32(lvl)<<24|uint32(off)
+	s.mem += zslEntryMemory(member)
+	return x
+}
+
+// allocUp returns the offset of n free entries of up, reusing a freed block
+// of that size before growing the pool.
+func (s *Skiplist) allocUp(n int) int {
+	if f := s.upFree[n]; len(f) > 0 {
+		off := f[len(f)-1]
+		s.upFree[n] = f[:len(f)-1]
+		return int(off)
+	}
+	off := len(s.up)
+	if off+n >= 1<<24 {
+		panic("shard: skiplist level pool past 2^24 entries")
+	}
+	s.up = append(s.up, make([]SkiplistUpLevel, n)...)
+	return off
+}
+
+func (s *Skiplist) freeNode(x uint32) {
+	nd := &s.Nodes[x]
+	s.mem -= zslEntryMemory(nd.Member)
+	if n := nd.Levels() - 2; n > 0 {
+		before := cap(s.upFree[n])
+		s.upFree[n] = append(s.upFree[n], uint32(nd.UpOff()))
+		s.upFreeCap += cap(s.upFree[n]) - before
+	}
+	*nd = SkiplistNode{}
+	if int(x) == len(s.Nodes)-1 {
+		s.Nodes = s.Nodes[:x]
+		return
+	}
+	s.Free = append(s.Free, x)
+}
+
+// before reports whether the node l links to sorts before (score, member).
+// REQUIRES: l.forward != 0.
+func (s *Skiplist) before(l *SkiplistLevel, score float64, member string) bool {
+	return l.Fscore < score || l.Fscore == score && s.Nodes[l.Forward].Member < member
+}
+
+// zslCursor is a search under way: the node p it is on, p's rank r, p's
+// upOff pup (known without reading p when it was reached at level 2 or
+// above), and the level i it compares at.
+type zslCursor struct {
+	p, r, pup uint32
+	i         int
+}
+
+// startCursor is a search from the header; the header's levels 2.. start at
+// up[0].
+func (s *Skiplist) startCursor() zslCursor { return zslCursor{i: s.Level - 1} }
+
+// step makes one comparison of search c for (score, member): it moves right
+// past a node that sorts before the key or, at the last such node of its
+// level, records the node and its rank in update and rank and goes down a
+// level. It reports whether the search is done (past level 0). Above level
+// 1 it reads only the up pool, carried from link to link by
+// zslUpLevel.fup.
+func (s *Skiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
+	if c.i >= 2 {
+		l := &s.up[int(c.pup)+c.i-2]
+		if l.Forward != 0 && s.before(&l.SkiplistLevel, score, member) {
+			c.r += l.Span
+			c.p, c.pup = l.Forward, l.Fup
+			return false
+		}
+	} else if l := s.Lnk(c.p, c.i); l.Forward != 0 && s.before(l, score, member) {
+		c.r += l.Span
+		c.p = l.Forward
+		return false
+	}
+	update[c.i], rank[c.i] = c.p, c.r
+	c.i--
+	return c.i < 0
+}
+
+// descend fills update with the last node before (score, member) at each
+// level and rank with that node's rank (Redis' search in zslInsert), and
+// returns the node after update[0] (0 if none).
+func (s *Skiplist) descend(score float64, member string, update, rank *[zslMaxLevel]uint32) uint32 {
+	c := s.startCursor()
+	for !s.step(&c, score, member, update, rank) {
+	}
+	return s.Nodes[update[0]].L0.Forward
+}
+
+// link inserts node x (score, member and levels set, not linked) at its
+// place (Redis' zslInsert after the node is made).
+func (s *Skiplist) link(x uint32) {
+	var update, rank [zslMaxLevel]uint32
+	s.descend(s.Nodes[x].Score, s.Nodes[x].Member, &update, &rank)
+	s.linkAt(x, &update, &rank)
+}
+
+// linkAt links node x after update[i] at each of its levels i; rank holds
+// the ranks of the update nodes.
+func (s *Skiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
+	score := s.Nodes[x].Score
+	lvl := s.Nodes[x].Levels()
+	if lvl > s.Level {
+		for i := s.Level; i < lvl; i++ {
+			rank[i] = 0
+			update[i] = 0
+			s.Lnk(0, i).Span = uint32(s.Length)
+		}
+		s.Level = lvl
+	}
+	xn := &s.Nodes[x]
+	for i := 0; i < lvl; i++ {
+		ul, xl := s.Lnk(update[i], i), s.Lnk(x, i)
+		xl.Forward, xl.Fscore = ul.Forward, ul.Fscore
+		ul.Forward, ul.Fscore = x, score
+		xl.Span = ul.Span - (rank[0] - rank[i])
+		ul.Span = rank[0] - rank[i] + 1
+		if i >= 2 { // up-pool links also say where their node's levels are
+			uu, xu := s.UpLnk(update[i], i), s.UpLnk(x, i)
+			xu.Fup, uu.Fup = uu.Fup, uint32(xn.UpOff())
+		}
+	}
+	for i := lvl; i < s.Level; i++ {
+		s.Lnk(update[i], i).Span++
+	}
+	xn.Backward = update[0]
+	if xn.L0.Forward != 0 {
+		s.Nodes[xn.L0.Forward].Backward = x
+	} else {
+		s.Tail = x
+	}
+	s.Length++
+}
+
+// path fills update with the last node before (score, member) at each
+// level and returns the node after update[0] (0 if none).
+func (s *Skiplist) path(score float64, member string, update *[zslMaxLevel]uint32) uint32 {
+	var rank [zslMaxLevel]uint32
+	return s.descend(score, member, update, &rank)
+}
+
+// unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
+func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
+	xn := &s.Nodes[x]
+	for i := 0; i < s.Level; i++ {
+		ul := s.Lnk(update[i], i)
+		if ul.Forward == x {
+			xl := s.Lnk(x, i)
+			ul.Span += xl.Span - 1
+			ul.Forward, ul.Fscore = xl.Forward, xl.Fscore
+			if i >= 2 {
+				s.UpLnk(update[i], i).Fup = s.UpLnk(x, i).Fup
+			}
+		} else {
+			ul.Span--
+		}
+	}
+	if xn.L0.Forward != 0 {
+		s.Nodes[xn.L0.Forward].Backward = xn.Backward
+	} else {
+		s.Tail = xn.Backward
+	}
+	for s.Level > 1 && s.Lnk(0, s.Level-1).Forward == 0 {
+		s.Level--
+	}
+	s.Length--
+	xn.L0, xn.l1 = SkiplistLevel{}, SkiplistLevel{}
+	for i := 2; i < xn.Levels(); i++ {
+		*s.UpLnk(x, i) = SkiplistUpLevel{}
+	}
+	xn.Backward = 0
+}
+
+// add inserts member, which must be absent.
+func (s *Skiplist) Add(member []byte, score float64) uint32 {
+	m := string(member)
+	x := s.newNode(zslRandomLevel(), score, m)
+	s.link(x)
+	s.Dict.insert(x, m)
+	return x
+}
+
+// addString is add for a member already held as a string (conversion).
+func (s *Skiplist) AddString(m string, score float64) {
+	x := s.newNode(zslRandomLevel(), score, m)
+	s.link(x)
+	s.Dict.insert(x, m)
+}
+
+func (s *Skiplist) Find(member []byte) (uint32, bool) {
+	x := s.Dict.Find(s.Nodes, member)
+	return x, x != 0
+}
+
+// removeNode deletes node x.
+func (s *Skiplist) RemoveNode(x uint32) {
+	var update [zslMaxLevel]uint32
+	n := &s.Nodes[x]
+	s.path(n.Score, n.Member, &update)
+	s.Dict.remove(x, n.Member)
+	s.unlink(x, &update)
+	s.freeNode(x)
+}
+
+// remove deletes member and reports whether it was there.
+func (s *Skiplist) Remove(member []byte) bool {
+	x, ok := s.Find(member)
+	if ok {
+		s.RemoveNode(x)
+	}
+	return ok
+}
+
+// setScore changes node x's score, moving it when the order requires
+// (Redis' zslUpdateScore); the node keeps its index.
+//
+// Redis searches twice, for x's place and then, after unlinking it, for the
+// new one. Here both searches run in one loop, a comparison of each in
+// turn: neither depends on the other, so the processor waits for the two
+// searches' cache misses together instead of one after the other. The new
+// place is found with x still in the list and corrected for its removal.
+func (s *Skiplist) SetScore(x uint32, score float64) {
+	n := &s.Nodes[x]
+	member := n.Member
+	var oldUpdate, oldRank, update, rank [zslMaxLevel]uint32
+	o, c := s.startCursor(), s.startCursor()
+	oldDone, done := false, false
+	for !oldDone || !done {
+		if !oldDone {
+			oldDone = s.step(&o, n.Score, member, &oldUpdate, &oldRank)
+		}
+		if !done {
+			done = s.step(&c, score, member, &update, &rank)
+		}
+	}
+	// oldUpdate[0] is x's predecessor and x's link holds the next node's
+	// score, so the in-place test costs no extra misses.
+	if (oldUpdate[0] == 0 || s.Nodes[oldUpdate[0]].Score < score) &&
+		(n.L0.Forward == 0 || n.L0.Fscore > score) {
+		// In place; the links into x carry its score (zslLevel.fscore).
+		for i := 0; i < n.Levels(); i++ {
+			s.Lnk(oldUpdate[i], i).Fscore = score
+		}
+		n.Score = score
+		return
+	}
+	// Without x, a new predecessor that was x becomes x's own predecessor,
+	// and one that came after x moves up a rank.
+	xRank := oldRank[0] + 1
+	for i := 0; i < s.Level; i++ {
+		switch {
+		case update[i] == x:
+			update[i], rank[i] = oldUpdate[i], oldRank[i]
+		case rank[i] > xRank:
+			rank[i]--
+		}
+	}
+	s.unlink(x, &oldUpdate)
+	s.Nodes[x].Score = score
+	s.linkAt(x, &update, &rank)
+}
+
+// rank is x's 1-based rank (Redis' zslGetRank).
+func (s *Skiplist) Rank(x uint32) int {
+	score, member := s.Nodes[x].Score, s.Nodes[x].Member
+	rank := uint32(0)
+	p := uint32(0)
+	for i := s.Level - 1; i >= 0; i-- {
+		for {
+			l := s.Lnk(p, i)
+			if l.Forward == 0 {
+				break
+			}
+			f := &s.Nodes[l.Forward]
+			if !(f.Score < score || f.Score == score && f.Member <= member) {
+				break
+			}
+			rank += l.Span
+			p = l.Forward
+		}
+		if p == x {
+			return int(rank)
+		}
+	}
+	return 0
+}
+
+// byRank returns the node of 1-based rank r, or 0.
+func (s *Skiplist) ByRank(r int) uint32 {
+	traversed := uint32(0)
+	p := uint32(0)
+	for i := s.Level - 1; i >= 0; i-- {
+		for {
+			l := s.Lnk(p, i)
+			if l.Forward == 0 || traversed+l.Span > uint32(r) {
+				break
+			}
+			traversed += l.Span
+			p = l.Forward
+		}
+		if traversed == uint32(r) {
+			return p
+		}
+	}
+	return 0
+}
+
+func (s *Skiplist) First() uint32 { return s.Nodes[0].L0.Forward }
+
+// ---- ranges on the skiplist (Redis' zsl*InRange, zsl*InLexRange) ----
+
+func (s *Skiplist) inRange(r *ScoreRange) bool {
+	if r.Empty() || s.Tail == 0 {
+		return false
+	}
+	return r.GteMin(s.Nodes[s.Tail].Score) && r.LteMax(s.Nodes[s.First()].Score)
+}
+
+func (s *Skiplist) FirstInRange(r *ScoreRange) uint32 {
+	if !s.inRange(r) {
+		return 0
+	}
+	return s.firstWhere(
+		func(x uint32) bool { return r.GteMin(s.Nodes[x].Score) },
+		func(x uint32) bool { return r.LteMax(s.Nodes[x].Score) })
+}
+
+func (s *Skiplist) LastInRange(r *ScoreRange) uint32 {
+	if !s.inRange(r) {
+		return 0
+	}
+	return s.lastWhere(
+		func(x uint32) bool { return r.GteMin(s.Nodes[x].Score) },
+		func(x uint32) bool { return r.LteMax(s.Nodes[x].Score) })
+}
+
+func (s *Skiplist) inLexRange(r *LexRange) bool {
+	if r.empty() || s.Tail == 0 {
+		return false
+	}
+	return r.GteMin(MemberBytes(s.Nodes[s.Tail].Member)) && r.LteMax(MemberBytes(s.Nodes[s.First()].Member))
+}
+
+func (s *Skiplist) FirstInLexRange(r *LexRange) uint32 {
+	if !s.inLexRange(r) {
+		return 0
+	}
+	return s.firstWhere(
+		func(x uint32) bool { return r.GteMin(MemberBytes(s.Nodes[x].Member)) },
+		func(x uint32) bool { return r.LteMax(MemberBytes(s.Nodes[x].Member)) })
+}
+
+func (s *Skiplist) LastInLexRange(r *LexRange) uint32 {
+	if !s.inLexRange(r) {
+		return 0
+	}
+	return s.lastWhere(
+		func(x uint32) bool { return r.GteMin(MemberBytes(s.Nodes[x].Member)) },
+		func(x uint32) bool { return r.LteMax(MemberBytes(s.Nodes[x].Member)) })
+}
+
+// firstWhere is the walk of firstInRange and firstInLexRange: the first node
+// x for which gteMin(x) holds, or 0 when lteMax(x) does not.
+func (s *Skiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
+	p := uint32(0)
+	for i := s.Level - 1; i >= 0; i-- {
+		for {
+			f := s.Lnk(p, i).Forward
+			if f == 0 || gteMin(f) {
+				break
+			}
+			p = f
+		}
+	}
+	x := s.Nodes[p].L0.Forward
+	if x == 0 || !lteMax(x) {
+		return 0
+	}
+	return x
+}
+
+// lastWhere is the walk of lastInRange and lastInLexRange: the last node x
+// for which lteMax(x) holds, or 0 when gteMin(x) does not.
+func (s *Skiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
+	p := uint32(0)
+	for i := s.Level - 1; i >= 0; i-- {
+		for {
+			f := s.Lnk(p, i).Forward
+			if f == 0 || !lteMax(f) {
+				break
+			}
+			p = f
+		}
+	}
+	if p == 0 || !gteMin(p) {
+		return 0
+	}
+	return p
+}
+
+// deleteFrom removes nodes from x on while keep(x) holds and returns how
+// many it removed (Redis' zslDeleteRangeBy*: one path, then walk).
+func (s *Skiplist) DeleteWhile(x uint32, keep func(x uint32) bool) int {
+	if x == 0 {
+		return 0
+	}
+	var update [zslMaxLevel]uint32
+	s.path(s.Nodes[x].Score, s.Nodes[x].Member, &update)
+	removed := 0
+	for x != 0 && keep(x) {
+		next := s.Nodes[x].L0.Forward
+		s.Dict.remove(x, s.Nodes[x].Member)
+		s.unlink(x, &update)
+		s.freeNode(x)
+		removed++
+		x = next
+	}
+	return removed
+}
+
+// ---- positions ---------------------------------------------------------------
+
+// zcur is a position in a sorted set of either encoding, for walking it in
+// order or backwards. A listpack is addressed through the offsets of its
+// pairs (built once by zview), a skiplist by node. Member bytes it returns
+// are read-only and valid until the set changes.
+type ZCursor struct {
+	Offs []int // listpack: pair offsets
+	Lp   []byte
+	I    int // listpack: pair index, -1 or len(offs) when off the ends
+	Sl   *Skiplist
+	x    uint32 // skiplist: node, 0 when off the ends
+}
+
+func (z *ZCursor) Len() int {
+	if z.Sl != nil {
+		return z.Sl.Length
+	}
+	return len(z.Offs)
+}
+
+func (z *ZCursor) Valid() bool {
+	if z.Sl != nil {
+		return z.x != 0
+	}
+	return z.I >= 0 && z.I < len(z.Offs)
+}
+
+func (z *ZCursor) Member() []byte {
+	if z.Sl != nil {
+		return MemberBytes(z.Sl.Nodes[z.x].Member)
+	}
+	m, _ := zlMember(z.Lp, z.Offs[z.I])
+	return m
+}
+
+func (z *ZCursor) Score() float64 {
+	if z.Sl != nil {
+		return z.Sl.Nodes[z.x].Score
+	}
+	_, s := zlMember(z.Lp, z.Offs[z.I])
+	return zlScoreOf(z.Lp[s+1 : s+ZlScoreEntry])
+}
+
+func (z *ZCursor) Next() {
+	if z.Sl != nil {
+		z.x = z.Sl.Nodes[z.x].L0.Forward
+		return
+	}
+	z.I++
+}
+
+func (z *ZCursor) prev() {
+	if z.Sl != nil {
+		z.x = z.Sl.Nodes[z.x].Backward
+		return
+	}
+	z.I--
+}
+
+// move steps forward, or backwards when rev.
+func (z *ZCursor) Move(rev bool) {
+	if rev {
+		z.prev()
+	} else {
+		z.Next()
+	}
+}
+
+// seekRank places the cursor on the member of 0-based rank r (from the
+// lowest score). REQUIRES: 0 <= r < len.
+func (z *ZCursor) SeekRank(r int) {
+	if z.Sl != nil {
+		switch {
+		case r == 0:
+			z.x = z.Sl.First()
+		case r == z.Sl.Length-1:
+			z.x = z.Sl.Tail
+		default:
+			z.x = z.Sl.ByRank(r + 1)
+		}
+		return
+	}
+	z.I = r
+}
+
+// seekScore places the cursor on the first member in r (the last, when
+// last), or off the ends when none is (Redis' z*FirstInRange/LastInRange).
+func (z *ZCursor) SeekScore(r *ScoreRange, last bool) {
+	if z.Sl != nil {
+		if last {
+			z.x = z.Sl.LastInRange(r)
+		} else {
+			z.x = z.Sl.FirstInRange(r)
+		}
+		return
+	}
+	z.I = -1
+	n := len(z.Offs)
+	if r.Empty() || n == 0 {
+		return
+	}
+	z.seekEntry(last, func() bool { return r.GteMin(z.Score()) }, func() bool { return r.LteMax(z.Score()) })
+}
+
+// seekLex is seekScore for a lex range.
+func (z *ZCursor) SeekLex(r *LexRange, last bool) {
+	if z.Sl != nil {
+		if last {
+			z.x = z.Sl.LastInLexRange(r)
+		} else {
+			z.x = z.Sl.FirstInLexRange(r)
+		}
+		return
+	}
+	z.I = -1
+	n := len(z.Offs)
+	if r.empty() || n == 0 {
+		return
+	}
+	// Redis' zzlIsInLexRange: the ends must be on the right sides first.
+	z.I = n - 1
+	if !r.GteMin(z.Member()) {
+		z.I = -1
+		return
+	}
+	z.I = 0
+	if !r.LteMax(z.Member()) {
+		z.I = -1
+		return
+	}
+	z.seekEntry(last, func() bool { return r.GteMin(z.Member()) }, func() bool { return r.LteMax(z.Member()) })
+}
+
+// seekEntry is the listpack half of seekScore and seekLex: it places the
+// cursor on the first entry for which gteMin holds (the last for which lteMax
+// holds, when last), or at -1 when there is none or the other bound does not
+// hold there. gteMin and lteMax test the entry under the cursor.
+func (z *ZCursor) seekEntry(last bool, gteMin, lteMax func() bool) {
+	n := len(z.Offs)
+	if last {
+		for z.I = n - 1; z.I >= 0; z.I-- {
+			if lteMax() {
+				if !gteMin() {
+					z.I = -1
+				}
+				return
+			}
+		}
+		return
+	}
+	for z.I = 0; z.I < n; z.I++ {
+		if gteMin() {
+			if !lteMax() {
+				z.I = -1
+			}
+			return
+		}
+	}
+}
