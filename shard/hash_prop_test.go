@@ -373,7 +373,7 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 					t.Fatalf("shard %d db %d key %q: an empty set was kept", i, n, k)
 				}
 				if o.enc == encIntset {
-					if err := intsetCheck(o.str); err != nil {
+					if err := values.VerifyIntset(o.str); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}

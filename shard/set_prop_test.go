@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
-	"github.com/svcdb/svcdb/shard/values"
 )
 
 // propSet is the reference model of one set key: its members and whether it
@@ -415,76 +414,4 @@ func hpSize(t *testing.T, v resp.Value) int {
 		t.Fatalf("not an integer: %v", v)
 	}
 	return int(v.Int)
-}
-
-// intsetCheck verifies an intset's invariants: a valid width, whole members,
-// strictly ascending.
-func intsetCheck(is []byte) error {
-	if len(is) < values.IntsetHeader {
-		return fmt.Errorf("intset of %d bytes", len(is))
-	}
-	w := values.IntsetWidth(is)
-	if w != 2 && w != 4 && w != 8 || (len(is)-values.IntsetHeader)%w != 0 {
-		return fmt.Errorf("intset width %d, %d bytes", w, len(is))
-	}
-	for i := 1; i < values.IntsetLen(is); i++ {
-		if values.IntsetGet(is, i-1) >= values.IntsetGet(is, i) {
-			return fmt.Errorf("intset not ascending at %d", i)
-		}
-	}
-	return nil
-}
-
-// TestIntsetModel checks the intset encoding against a sorted slice across
-// width upgrades.
-func TestIntsetModel(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 3))
-	for round := range 300 {
-		is := values.NewIntset(2, 0)
-		var model []int64
-		for step := range 200 {
-			var v int64
-			switch r.IntN(4) {
-			case 0:
-				v = int64(r.IntN(200) - 100)
-			case 1:
-				v = int64(r.IntN(200)-100) * 1000
-			case 2:
-				v = int64(r.IntN(200)-100) * 100_000_000
-			default:
-				v = int64(r.Uint64())
-			}
-			i, found := slices.BinarySearch(model, v)
-			if r.IntN(3) == 0 {
-				var removed bool
-				is, removed = values.IntsetRemove(is, v)
-				if removed != found {
-					t.Fatalf("round %d step %d: remove %d = %v, model %v", round, step, v, removed, found)
-				}
-				if found {
-					model = slices.Delete(model, i, i+1)
-				}
-			} else {
-				var added bool
-				is, added = values.IntsetAdd(is, v)
-				if added == found {
-					t.Fatalf("round %d step %d: add %d = %v, model found %v", round, step, v, added, found)
-				}
-				if !found {
-					model = slices.Insert(model, i, v)
-				}
-			}
-			if err := intsetCheck(is); err != nil {
-				t.Fatalf("round %d step %d: %v", round, step, err)
-			}
-			if values.IntsetLen(is) != len(model) {
-				t.Fatalf("round %d step %d: %d members, model %d", round, step, values.IntsetLen(is), len(model))
-			}
-			for j, want := range model {
-				if got := values.IntsetGet(is, j); got != want {
-					t.Fatalf("round %d step %d: member %d = %d, want %d", round, step, j, got, want)
-				}
-			}
-		}
-	}
 }

@@ -256,18 +256,6 @@ func idArg(id values.StreamID) string { return string(values.AppendStreamID(nil,
 
 // ---- structure checks ------------------------------------------------------------
 
-func pelRecount(p *values.PELIndex) (mem int64, n int) {
-	mem = int64(cap(p.Leaves)) * 8
-	for _, lf := range p.Leaves {
-		if len(lf.Items) == 0 {
-			panic("empty PEL leaf")
-		}
-		mem += values.PELLeafOverhead + int64(cap(lf.Items))*values.PELItemSize
-		n += len(lf.Items)
-	}
-	return mem, n
-}
-
 // lpBytesRecount is the size of a block's Redis listpack, from scratch.
 func lpBytesRecount(b *values.StreamBlock) int64 {
 	n := int64(7 + values.ListpackIntSize(b.Live) + values.ListpackIntSize(b.Dead) + values.ListpackIntSize(int64(b.NMaster)) + values.ListpackIntSize(0))
@@ -336,7 +324,7 @@ func checkStream(s *values.Stream) error {
 		if i > 0 && s.Groups[i-1].Name >= g.Name {
 			return fmt.Errorf("groups out of order")
 		}
-		pm, pn := pelRecount(&g.Pel)
+		pm, pn := g.Pel.Recount()
 		if pm != g.Pel.Mem || pn != g.Pel.N {
 			return fmt.Errorf("group %s PEL: mem %d n %d, recount %d %d", g.Name, g.Pel.Mem, g.Pel.N, pm, pn)
 		}
@@ -346,7 +334,7 @@ func checkStream(s *values.Stream) error {
 			if j > 0 && g.Consumers[j-1].Name >= c.Name {
 				return fmt.Errorf("consumers out of order")
 			}
-			cm, cn := pelRecount(&c.Pel)
+			cm, cn := c.Pel.Recount()
 			if cm != c.Pel.Mem || cn != c.Pel.N {
 				return fmt.Errorf("consumer %s PEL: mem %d n %d, recount %d %d", c.Name, c.Pel.Mem, c.Pel.N, cm, cn)
 			}
@@ -1184,81 +1172,5 @@ func BenchmarkXRange(b *testing.B) {
 	for b.Loop() {
 		c.Args, c.Out = args, c.Out[:0]
 		rt.TryExec(0, c)
-	}
-}
-
-// TestPELIndexAgainstMap drives a PEL index through leaf splits, appends in
-// ID order and merges, checking order, lookups, seeks and memory.
-func TestPELIndexAgainstMap(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 7))
-	var p values.PELIndex
-	var acct int64
-	model := map[values.StreamID]*values.StreamNACK{}
-	next := uint64(0)
-	for step := range 60000 {
-		var id values.StreamID
-		switch op := r.IntN(10); {
-		case op < 3: // append in ID order, as XREADGROUP does
-			next++
-			id = values.StreamID{Ms: next, Seq: 0}
-		case op < 5:
-			id = values.StreamID{Ms: uint64(r.IntN(int(next) + 1)), Seq: uint64(r.IntN(2))}
-		default:
-			id = values.StreamID{Ms: uint64(r.IntN(int(next) + 1)), Seq: 0}
-			if _, ok := model[id]; ok {
-				if !p.Delete(id, &acct) {
-					t.Fatalf("step %d: delete %v found nothing", step, id)
-				}
-				delete(model, id)
-			} else if p.Delete(id, &acct) {
-				t.Fatalf("step %d: deleted missing %v", step, id)
-			}
-			continue
-		}
-		if _, ok := model[id]; ok {
-			continue
-		}
-		n := &values.StreamNACK{DeliveryCount: int64(step)}
-		p.Insert(id, n, &acct)
-		model[id] = n
-		if step%1000 == 0 || step > 59000 {
-			ids := slices.SortedFunc(func(yield func(values.StreamID) bool) {
-				for id := range model {
-					if !yield(id) {
-						return
-					}
-				}
-			}, values.StreamID.Cmp)
-			i := 0
-			for cur := p.First(); cur.Valid(&p); cur = p.Next(cur) {
-				it := p.At(cur)
-				if i >= len(ids) || it.Id != ids[i] || it.N != model[it.Id] {
-					t.Fatalf("step %d: item %d is %v", step, i, it.Id)
-				}
-				i++
-			}
-			if i != len(ids) || p.N != len(ids) {
-				t.Fatalf("step %d: %d items iterated, n %d, model %d", step, i, p.N, len(ids))
-			}
-			mem, cnt := pelRecount(&p)
-			if mem != p.Mem || mem != acct || cnt != p.N {
-				t.Fatalf("step %d: mem %d acct %d recount %d", step, p.Mem, acct, mem)
-			}
-			probe := values.StreamID{Ms: uint64(r.IntN(int(next) + 2)), Seq: 0}
-			cur, found := p.Seek(probe)
-			j, want := slices.BinarySearchFunc(ids, probe, values.StreamID.Cmp)
-			if found != want || cur.Valid(&p) != (j < len(ids)) || j < len(ids) && p.At(cur).Id != ids[j] {
-				t.Fatalf("step %d: seek %v", step, probe)
-			}
-			if len(p.Leaves) > 4*len(ids)/values.PELLeafMax+4 {
-				t.Fatalf("step %d: %d leaves for %d items", step, len(p.Leaves), len(ids))
-			}
-		}
-	}
-	for id := range model {
-		p.Delete(id, &acct)
-	}
-	if p.N != 0 || p.Mem != 0 || acct != 0 || p.Leaves != nil {
-		t.Fatalf("emptied index keeps n %d mem %d acct %d", p.N, p.Mem, acct)
 	}
 }

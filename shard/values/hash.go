@@ -4,7 +4,7 @@ import (
 	"unsafe"
 )
 
-// htable is the full encoding of hashes (field → value) and sets (members
+// HTable is the full encoding of hashes (field → value) and sets (members
 // only): Redis' OBJ_ENCODING_HT. It owns its keys (hash fields or set
 // members) and, for a hash, their values; a Go map finds an entry's position
 // in the dense keys/vals arrays.
@@ -72,13 +72,13 @@ func (t *HTable) Clone() Collection {
 	return n
 }
 
-// find returns k's position.
+// Find returns k's position.
 func (t *HTable) Find(k []byte) (int, bool) {
 	i, ok := t.Index[string(k)]
 	return int(i), ok
 }
 
-// insert adds k (with value v for a hash), copying both, and returns its
+// Insert adds k (with value v for a hash), copying both, and returns its
 // position. REQUIRES: k is not present.
 func (t *HTable) Insert(k, v []byte) int {
 	s := string(k)
@@ -96,7 +96,7 @@ func (t *HTable) Insert(k, v []byte) int {
 	return i
 }
 
-// setValue overwrites the value at position i, reusing its buffer when the
+// SetValue overwrites the value at position i, reusing its buffer when the
 // new value fits without wasting much of it.
 func (t *HTable) SetValue(i int, v []byte) {
 	old := t.Vals[i]
@@ -110,7 +110,7 @@ func (t *HTable) SetValue(i int, v []byte) {
 	t.Mem += int64(cap(nv) - cap(old))
 }
 
-// removeAt deletes the entry at position i, moving the last entry into its
+// RemoveAt deletes the entry at position i, moving the last entry into its
 // place (a move to a lower position: see the type's comment).
 func (t *HTable) RemoveAt(i int) {
 	k := t.Keys[i]
@@ -155,6 +155,6 @@ func (t *HTable) shrink() {
 	}
 }
 
-// htKeyBytes views a key string as bytes without copying. The result must
+// KeyBytes views a key string as bytes without copying. The result must
 // never be written to.
 func KeyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -16,7 +16,7 @@ import (
 // Invariants: len(is) == 1 + width*n; members strictly ascending.
 const IntsetHeader = 1
 
-// intsetWidthFor is the bytes v needs.
+// IntsetWidthFor is the bytes v needs.
 func IntsetWidthFor(v int64) int {
 	switch {
 	case v >= math.MinInt16 && v <= math.MaxInt16:
@@ -36,7 +36,7 @@ func IntsetLen(is []byte) int {
 	return (len(is) - IntsetHeader) / IntsetWidth(is)
 }
 
-// intsetGet returns the member at position i.
+// IntsetGet returns the member at position i.
 func IntsetGet(is []byte, i int) int64 {
 	w := IntsetWidth(is)
 	return intsetRead(is[IntsetHeader+i*w:], w)
@@ -63,7 +63,7 @@ func IntsetWrite(b []byte, w int, v int64) {
 	}
 }
 
-// intsetSearch returns v's position, or where it would be inserted.
+// IntsetSearch returns v's position, or where it would be inserted.
 func IntsetSearch(is []byte, v int64) (int, bool) {
 	lo, hi := 0, IntsetLen(is)
 	for lo < hi {
@@ -81,14 +81,14 @@ func IntsetSearch(is []byte, v int64) (int, bool) {
 	return lo, false
 }
 
-// newIntset returns an empty intset with room for n members of width w.
+// NewIntset returns an empty intset with room for n members of width w.
 func NewIntset(w, n int) []byte {
 	is := make([]byte, IntsetHeader, IntsetHeader+w*n)
 	is[0] = byte(w)
 	return is
 }
 
-// intsetAdd adds v and reports whether it was new. It returns the (possibly
+// IntsetAdd adds v and reports whether it was new. It returns the (possibly
 // reallocated) intset.
 func IntsetAdd(is []byte, v int64) ([]byte, bool) {
 	w := IntsetWidth(is)
@@ -119,7 +119,7 @@ func IntsetAdd(is []byte, v int64) ([]byte, bool) {
 	return is, true
 }
 
-// intsetRemove removes v and reports whether it was there.
+// IntsetRemove removes v and reports whether it was there.
 func IntsetRemove(is []byte, v int64) ([]byte, bool) {
 	if IntsetWidthFor(v) > IntsetWidth(is) {
 		return is, false

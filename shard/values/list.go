@@ -12,7 +12,7 @@ import (
 // still never grows past 8 KiB.
 const SizeSafetyLimit = 8192
 
-// nodeFits reports whether a node (or the listpack of a small list) holding
+// NodeFits reports whether a node (or the listpack of a small list) holding
 // count entries in size bytes may take one more entry of esize bytes under
 // list-max-listpack-size fill, as Redis' _quicklistNodeAllowInsert: a
 // negative fill -1..-5 limits the node to 4, 8, 16, 32 or 64 KiB; otherwise
@@ -47,7 +47,7 @@ const NodeOverhead = 64
 // quicklistOverhead approximates the quicklist struct itself.
 const QuicklistOverhead = 64
 
-// qnode is one quicklist node: a run of elements in one flat buffer, the
+// QuicklistNode is one quicklist node: a run of elements in one flat buffer, the
 // listpack idea with Redis' back-length, so the node is walked in both
 // directions and both ends push and pop without moving the other entries.
 //
@@ -69,10 +69,10 @@ type QuicklistNode struct {
 	Count      int
 }
 
-// entrySize is the bytes a node entry holding a value of n bytes takes.
+// NodeEntrySize is the bytes a node entry holding a value of n bytes takes.
 func NodeEntrySize(n int) int { return 2*listpack.UvarintLen(uint64(n)) + n }
 
-// putEntry writes v as an entry at b[off:] and returns the offset after it.
+// PutNodeEntry writes v as an entry at b[off:] and returns the offset after it.
 func PutNodeEntry(b []byte, off int, v []byte) int {
 	n := len(v)
 	if n < 0x80 {
@@ -96,7 +96,7 @@ func PutNodeEntry(b []byte, off int, v []byte) int {
 	return end + w
 }
 
-// entryAt returns the entry starting at off and the offset after it.
+// EntryAt returns the entry starting at off and the offset after it.
 func (n *QuicklistNode) EntryAt(off int) ([]byte, int) {
 	b := n.Buf
 	if l := int(b[off]); l < 0x80 {
@@ -109,7 +109,7 @@ func (n *QuicklistNode) EntryAt(off int) ([]byte, int) {
 	return b[s:e:e], e + w
 }
 
-// entryBefore returns the entry ending at end and the offset where it starts.
+// EntryBefore returns the entry ending at end and the offset where it starts.
 func (n *QuicklistNode) EntryBefore(end int) ([]byte, int) {
 	b := n.Buf
 	if l := int(b[end-1]); l < 0x80 {
@@ -149,7 +149,7 @@ func (n *QuicklistNode) skipBack(off, k int) int {
 	return off
 }
 
-// offsetOf returns the offset of entry i (0 <= i < count), walking from the
+// OffsetOf returns the offset of entry i (0 <= i < count), walking from the
 // nearer end.
 func (n *QuicklistNode) OffsetOf(i int) int {
 	if i <= n.Count/2 {
@@ -158,7 +158,7 @@ func (n *QuicklistNode) OffsetOf(i int) int {
 	return n.skipBack(n.Tail, n.Count-i)
 }
 
-// openGap makes s free bytes at off (an entry boundary in [head, tail]) and
+// OpenGap makes s free bytes at off (an entry boundary in [head, tail]) and
 // returns where the gap starts, which moves if the entries did.
 func (n *QuicklistNode) OpenGap(off, s int) int {
 	front, back := n.Head, len(n.Buf)-n.Tail
@@ -211,7 +211,7 @@ func (n *QuicklistNode) OpenGap(off, s int) int {
 	return gap
 }
 
-// insert adds v as a new entry at off.
+// Insert adds v as a new entry at off.
 func (n *QuicklistNode) Insert(off int, v []byte) {
 	g := n.OpenGap(off, NodeEntrySize(len(v)))
 	PutNodeEntry(n.Buf, g, v)
@@ -231,7 +231,7 @@ func (n *QuicklistNode) closeGap(off, s int) int {
 	return 0
 }
 
-// remove deletes the entry at off and returns where the entry after it now
+// Remove deletes the entry at off and returns where the entry after it now
 // starts.
 func (n *QuicklistNode) Remove(off int) int {
 	_, next := n.EntryAt(off)
@@ -240,7 +240,7 @@ func (n *QuicklistNode) Remove(off int) int {
 	return off
 }
 
-// replace sets the entry at off to v.
+// Replace sets the entry at off to v.
 func (n *QuicklistNode) Replace(off int, v []byte) {
 	_, next := n.EntryAt(off)
 	old, size := next-off, NodeEntrySize(len(v))
@@ -255,7 +255,7 @@ func (n *QuicklistNode) Replace(off int, v []byte) {
 
 // ---- quicklist ----------------------------------------------------------------
 
-// quicklist is a list too long for one listpack: a deque of qnodes, each
+// Quicklist is a list too long for one listpack: a deque of qnodes, each
 // filled up to list-max-listpack-size, so both ends push and pop in O(1) and
 // an index costs a walk over the node counts plus one node.
 //
@@ -297,7 +297,7 @@ func (q *Quicklist) Clone() Collection {
 	return c
 }
 
-// numNodes is the number of nodes; node(i) is node i (0-based).
+// NumNodes is the number of nodes; node(i) is node i (0-based).
 func (q *Quicklist) NumNodes() int             { return q.Hi - q.Lo }
 func (q *Quicklist) Node(i int) *QuicklistNode { return q.Nodes[q.Lo+i] }
 
@@ -320,7 +320,7 @@ func (q *Quicklist) relayout() {
 	q.Lo, q.Hi = lo, lo+live
 }
 
-// insertNode puts n before node i (i == numNodes appends).
+// InsertNode puts n before node i (i == numNodes appends).
 func (q *Quicklist) InsertNode(i int, n *QuicklistNode) {
 	q.Mem += NodeOverhead + int64(cap(n.Buf))
 	q.Count += n.Count
@@ -383,7 +383,7 @@ func (q *Quicklist) removeNode(i int) {
 	}
 }
 
-// shrink moves n's entries to a smaller buffer when it uses under a quarter
+// Shrink moves n's entries to a smaller buffer when it uses under a quarter
 // of the one it has (after LREM took most of its entries), so a list thinned
 // out by removals gives the memory back.
 func (q *Quicklist) Shrink(n *QuicklistNode) {
@@ -398,7 +398,7 @@ func (q *Quicklist) Shrink(n *QuicklistNode) {
 	n.Buf, n.Head, n.Tail = buf, slack/2, slack/2+used
 }
 
-// dropIfEmpty removes node i when it holds nothing.
+// DropIfEmpty removes node i when it holds nothing.
 func (q *Quicklist) DropIfEmpty(i int) bool {
 	if q.Node(i).Count == 0 {
 		q.removeNode(i)
@@ -429,7 +429,7 @@ func (q *Quicklist) newNode(v []byte, fill int64, atBack bool) *QuicklistNode {
 	return n
 }
 
-// push adds v at the front or back.
+// Push adds v at the front or back.
 func (q *Quicklist) Push(v []byte, front bool, fill int64) {
 	es := NodeEntrySize(len(v))
 	if front {
@@ -459,7 +459,7 @@ func (q *Quicklist) Push(v []byte, front bool, fill int64) {
 	q.InsertNode(q.NumNodes(), q.newNode(v, fill, false))
 }
 
-// end returns the first (front) or last element. REQUIRES: count > 0.
+// End returns the first (front) or last element. REQUIRES: count > 0.
 func (q *Quicklist) End(front bool) []byte {
 	if front {
 		n := q.Nodes[q.Lo]
@@ -471,7 +471,7 @@ func (q *Quicklist) End(front bool) []byte {
 	return v
 }
 
-// pop removes the first (front) or last element and returns it. The bytes
+// Pop removes the first (front) or last element and returns it. The bytes
 // stay valid until the list is next changed.
 func (q *Quicklist) Pop(front bool) []byte {
 	var v []byte
@@ -492,7 +492,7 @@ func (q *Quicklist) Pop(front bool) []byte {
 	return v
 }
 
-// locate returns the node and offset of element i (0 <= i < count), walking
+// Locate returns the node and offset of element i (0 <= i < count), walking
 // the node counts from the nearer end.
 func (q *Quicklist) Locate(i int) (ni, off int) {
 	if i < q.Count/2 {
@@ -514,7 +514,7 @@ func (q *Quicklist) Locate(i int) (ni, off int) {
 	}
 }
 
-// delFront removes the first k elements (k <= count).
+// DelFront removes the first k elements (k <= count).
 func (q *Quicklist) DelFront(k int) {
 	q.Count -= k
 	for k > 0 {
@@ -531,7 +531,7 @@ func (q *Quicklist) DelFront(k int) {
 	}
 }
 
-// delBack removes the last k elements (k <= count).
+// DelBack removes the last k elements (k <= count).
 func (q *Quicklist) DelBack(k int) {
 	q.Count -= k
 	for k > 0 {
@@ -548,7 +548,7 @@ func (q *Quicklist) DelBack(k int) {
 	}
 }
 
-// insertAt adds v at offset off of node ni (off may be the node's tail),
+// InsertAt adds v at offset off of node ni (off may be the node's tail),
 // splitting the node when it is full, as Redis' _quicklistInsert.
 func (q *Quicklist) InsertAt(ni, off int, v []byte, fill int64) {
 	n := q.Node(ni)
@@ -600,7 +600,7 @@ func (q *Quicklist) InsertAt(ni, off int, v []byte, fill int64) {
 // quicklist).
 const ListpackMaxEntries = 32
 
-// lpFits reports whether list listpack lp may take one more entry of esize
+// ListpackFits reports whether list listpack lp may take one more entry of esize
 // bytes.
 func ListpackFits(lp []byte, esize int, fill int64) bool {
 	n := listpack.Len(lp)
@@ -623,7 +623,7 @@ func ListpackLastOffset(lp []byte) int {
 	return last
 }
 
-// lpSkip returns the offset k entries after off, stepping over one-byte
+// ListpackSkip returns the offset k entries after off, stepping over one-byte
 // lengths inline.
 func ListpackSkip(lp []byte, off, k int) int {
 	for ; k > 0; k-- {
@@ -636,11 +636,11 @@ func ListpackSkip(lp []byte, off, k int) int {
 	return off
 }
 
-// lpSetLen writes a listpack's entry count (its first 4 bytes, little endian,
+// ListpackSetLen writes a listpack's entry count (its first 4 bytes, little endian,
 // as package listpack documents its layout), after an in-place compaction.
 func ListpackSetLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32(n)) }
 
-// listIter walks a list's elements from a start index towards the back
+// ListIter walks a list's elements from a start index towards the back
 // (forward) or the front. The caller bounds the walk by the list's length.
 type ListIter struct {
 	Lp   []byte  // encListpack
@@ -652,7 +652,7 @@ type ListIter struct {
 	Back bool
 }
 
-// next returns the next element. REQUIRES: one remains.
+// Next returns the next element. REQUIRES: one remains.
 func (it *ListIter) Next() []byte {
 	var v []byte
 	if it.Q != nil {

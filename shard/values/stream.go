@@ -10,7 +10,7 @@ import (
 
 // ---- IDs ---------------------------------------------------------------------
 
-// streamID is a stream entry ID, <ms>-<seq>, ordered by ms then seq.
+// StreamID is a stream entry ID, <ms>-<seq>, ordered by ms then seq.
 type StreamID struct{ Ms, Seq uint64 }
 
 var MaxStreamID = StreamID{math.MaxUint64, math.MaxUint64}
@@ -32,7 +32,7 @@ func (a StreamID) Cmp(b StreamID) int {
 func (a StreamID) Less(b StreamID) bool { return a.Ms < b.Ms || a.Ms == b.Ms && a.Seq < b.Seq }
 func (a StreamID) IsZero() bool         { return a.Ms == 0 && a.Seq == 0 }
 
-// incr sets id to its successor (Redis' streamIncrID); at the largest ID it
+// Incr sets id to its successor (Redis' streamIncrID); at the largest ID it
 // wraps to 0-0 and reports false.
 func (a *StreamID) Incr() bool {
 	switch {
@@ -48,7 +48,7 @@ func (a *StreamID) Incr() bool {
 	return true
 }
 
-// decr sets id to its predecessor (streamDecrID); at 0-0 it wraps to the
+// Decr sets id to its predecessor (streamDecrID); at 0-0 it wraps to the
 // largest ID and reports false.
 func (a *StreamID) Decr() bool {
 	switch {
@@ -98,7 +98,7 @@ func parseULL(s []byte) (uint64, bool) {
 	return ParseStrtoul(s[i:]) // the sign and digits, read as strtoul does
 }
 
-// parseStreamID is Redis' streamGenericParseIDOrReply without the reply:
+// ParseStreamID is Redis' streamGenericParseIDOrReply without the reply:
 // "-" and "+" (unless strict), <ms>-<seq>, or <ms> alone (seq = missingSeq).
 // With seqGiven non-nil (XADD) "<ms>-*" is accepted too and *seqGiven tells
 // whether the sequence was given.
@@ -202,7 +202,7 @@ const (
 	EntrySameFields = 1 << 1 // fields are the block's master fields; only values stored
 )
 
-// streamEnt is one entry of a block. Its fields and values live in the
+// StreamEntry is one entry of a block. Its fields and values live in the
 // block's data from off on.
 type StreamEntry struct {
 	Id    StreamID
@@ -213,7 +213,7 @@ type StreamEntry struct {
 
 const StreamEntrySize = 32 // unsafe.Sizeof(streamEnt{})
 
-// streamBlock is one node of a stream, the counterpart of one listpack in
+// StreamBlock is one node of a stream, the counterpart of one listpack in
 // Redis' radix tree: the entries added to it in ID order, deleted ones kept
 // as tombstones until the whole block goes, as Redis does.
 //
@@ -256,7 +256,7 @@ func NextStr(b []byte) (s, rest []byte) {
 	return b[w:end:end], b[end:]
 }
 
-// entryFields walks an entry's field, value pairs: the fields from the
+// EntryFields walks an entry's field, value pairs: the fields from the
 // block's master record when the entry has the same fields, else from its
 // own record. The slices point into the block.
 type EntryFields struct {
@@ -269,7 +269,7 @@ func (b *StreamBlock) Fields(e *StreamEntry) EntryFields {
 	return EntryFields{master: b.Data, rec: b.Data[e.Off:], same: e.Flags&EntrySameFields != 0, left: e.Nf}
 }
 
-// next returns the next pair; ok is false after the last.
+// Next returns the next pair; ok is false after the last.
 func (it *EntryFields) Next() (f, v []byte, ok bool) {
 	if it.left == 0 {
 		return nil, nil, false
@@ -302,7 +302,7 @@ func (b *StreamBlock) sameFields(fv [][]byte) bool {
 
 // ---- the stream ------------------------------------------------------------
 
-// stream is a stream value (o.coll with encStream): its entries in blocks
+// Stream is a stream value (o.coll with encStream): its entries in blocks
 // ordered by ID, and its consumer groups.
 //
 // Invariants: blocks are sorted by master ID and every entry of blocks[i] is
@@ -327,7 +327,7 @@ func NewStream() *Stream { return &Stream{Mem: StreamOverhead} }
 
 func (s *Stream) Memory() int64 { return s.Mem }
 
-// streamPos addresses an entry: block b, entry e. b < 0 or b >= len(blocks)
+// StreamPos addresses an entry: block b, entry e. b < 0 or b >= len(blocks)
 // is "none".
 type StreamPos struct{ B, E int }
 
@@ -370,7 +370,7 @@ func (s *Stream) blockFor(id StreamID) int {
 	return lo - 1
 }
 
-// seekGE returns the position of the first entry (tombstones included) with
+// SeekGE returns the position of the first entry (tombstones included) with
 // an ID >= id.
 func (s *Stream) SeekGE(id StreamID) StreamPos {
 	k := s.blockFor(id)
@@ -385,7 +385,7 @@ func (s *Stream) SeekGE(id StreamID) StreamPos {
 	return StreamPos{k, e}
 }
 
-// seekLE returns the position of the last entry with an ID <= id.
+// SeekLE returns the position of the last entry with an ID <= id.
 func (s *Stream) SeekLE(id StreamID) StreamPos {
 	k := s.blockFor(id)
 	if k < 0 {
@@ -399,7 +399,7 @@ func (s *Stream) SeekLE(id StreamID) StreamPos {
 	return StreamPos{k, e}
 }
 
-// find returns the position of the live entry id.
+// Find returns the position of the live entry id.
 func (s *Stream) Find(id StreamID) (StreamPos, bool) {
 	p := s.SeekGE(id)
 	if !s.Valid(p) {
@@ -417,7 +417,7 @@ func (s *Stream) firstLive(p StreamPos) StreamPos {
 	return p
 }
 
-// lastValidID is streamLastValidID: the last live entry's ID (0-0 if none).
+// LastValidID is streamLastValidID: the last live entry's ID (0-0 if none).
 func (s *Stream) LastValidID() StreamID {
 	p := StreamPos{len(s.Blocks) - 1, 0}
 	if p.B >= 0 {
@@ -431,7 +431,7 @@ func (s *Stream) LastValidID() StreamID {
 	return StreamID{}
 }
 
-// fieldsLen is the total length of fv's strings (Redis' totelelen).
+// FieldsLen is the total length of fv's strings (Redis' totelelen).
 func FieldsLen(fv [][]byte) int {
 	n := 0
 	for _, b := range fv {
@@ -440,7 +440,7 @@ func FieldsLen(fv [][]byte) int {
 	return n
 }
 
-// append adds an entry with ID id (already checked to be > lastID) and the
+// Append adds an entry with ID id (already checked to be > lastID) and the
 // field-value pairs fv, opening a block where Redis opens a listpack.
 func (s *Stream) Append(id StreamID, fv [][]byte, nodeMaxEntries int64) {
 	var b *StreamBlock
@@ -535,7 +535,7 @@ func (s *Stream) delete(p StreamPos) {
 	s.Length--
 }
 
-// deleteID is XDEL of one ID, with Redis' bookkeeping of the first and the
+// DeleteID is XDEL of one ID, with Redis' bookkeeping of the first and the
 // largest deleted ID left to the caller.
 func (s *Stream) DeleteID(id StreamID) bool {
 	p, ok := s.Find(id)
@@ -546,7 +546,7 @@ func (s *Stream) DeleteID(id StreamID) bool {
 	return true
 }
 
-// refreshFirstID recomputes firstID (streamGetEdgeID skipping tombstones).
+// RefreshFirstID recomputes firstID (streamGetEdgeID skipping tombstones).
 func (s *Stream) RefreshFirstID() {
 	if s.Length == 0 {
 		s.FirstID = StreamID{}
@@ -563,7 +563,7 @@ const (
 	TrimMinID
 )
 
-// trimArgs are the trimming options of XADD and XTRIM.
+// TrimArgs are the trimming options of XADD and XTRIM.
 type TrimArgs struct {
 	Strategy int
 	Approx   bool
@@ -573,7 +573,7 @@ type TrimArgs struct {
 	ArgIdx   int // index of the threshold argument
 }
 
-// trim is Redis' streamTrim: whole blocks go from the head while they can;
+// Trim is Redis' streamTrim: whole blocks go from the head while they can;
 // with approx it stops at the first block it cannot drop whole, else it
 // marks entries of that block deleted. It returns how many entries went.
 func (s *Stream) Trim(a *TrimArgs) int64 {
@@ -630,7 +630,7 @@ func (s *Stream) Trim(a *TrimArgs) int64 {
 
 // ---- consumer groups -------------------------------------------------------
 
-// streamNACK is a pending entry: delivered to consumer, not yet acknowledged.
+// StreamNACK is a pending entry: delivered to consumer, not yet acknowledged.
 type StreamNACK struct {
 	DeliveryTime  int64
 	DeliveryCount int64
@@ -639,7 +639,7 @@ type StreamNACK struct {
 
 const StreamNACKSize = 32
 
-// streamConsumer is one consumer of a group. Its pel holds the group's NACKs
+// StreamConsumer is one consumer of a group. Its pel holds the group's NACKs
 // whose consumer it is (the same pointers), by ID.
 type StreamConsumer struct {
 	Name     string
@@ -649,7 +649,7 @@ type StreamConsumer struct {
 
 const StreamConsumerOverhead = 96
 
-// streamGroup is a consumer group. Invariants: pel holds every NACK of the
+// StreamGroup is a consumer group. Invariants: pel holds every NACK of the
 // group and each is in exactly its consumer's pel too; consumers are sorted
 // by name; entriesRead is -1 when unknown.
 type StreamGroup struct {
@@ -670,7 +670,7 @@ func (s *Stream) Group(name []byte) *StreamGroup {
 	return s.Groups[i]
 }
 
-// createGroup adds a group, or returns nil when the name is taken.
+// CreateGroup adds a group, or returns nil when the name is taken.
 func (s *Stream) CreateGroup(name []byte, last StreamID, entriesRead int64) *StreamGroup {
 	i, ok := slices.BinarySearchFunc(s.Groups, name, func(g *StreamGroup, n []byte) int { return strings.Compare(g.Name, string(n)) })
 	if ok {
@@ -706,7 +706,7 @@ func (g *StreamGroup) Consumer(name []byte) *StreamConsumer {
 	return g.Consumers[i]
 }
 
-// createConsumer adds a consumer, or returns nil when the name is taken.
+// CreateConsumer adds a consumer, or returns nil when the name is taken.
 func (s *Stream) CreateConsumer(g *StreamGroup, name []byte, now int64) *StreamConsumer {
 	i, ok := slices.BinarySearchFunc(g.Consumers, name, func(c *StreamConsumer, n []byte) int { return strings.Compare(c.Name, string(n)) })
 	if ok {
@@ -719,7 +719,7 @@ func (s *Stream) CreateConsumer(g *StreamGroup, name []byte, now int64) *StreamC
 	return c
 }
 
-// deleteConsumer removes c and its pending entries from g.
+// DeleteConsumer removes c and its pending entries from g.
 func (s *Stream) DeleteConsumer(g *StreamGroup, c *StreamConsumer) {
 	for cur := c.Pel.First(); cur.Valid(&c.Pel); cur = c.Pel.Next(cur) {
 		g.Pel.Delete(c.Pel.At(cur).Id, &s.Mem)
@@ -730,7 +730,7 @@ func (s *Stream) DeleteConsumer(g *StreamGroup, c *StreamConsumer) {
 	s.Mem -= StreamConsumerOverhead + int64(len(c.Name)) + c.Pel.Mem
 }
 
-// ack removes id from g's PEL and its consumer's.
+// Ack removes id from g's PEL and its consumer's.
 func (s *Stream) Ack(g *StreamGroup, id StreamID) bool {
 	n := g.Pel.Get(id)
 	if n == nil {
@@ -742,7 +742,7 @@ func (s *Stream) Ack(g *StreamGroup, id StreamID) bool {
 	return true
 }
 
-// addNACK creates a pending entry for id owned by c, delivered at now, or
+// AddNACK creates a pending entry for id owned by c, delivered at now, or
 // (when id is already pending) hands it to c with a count of 1.
 func (s *Stream) AddNACK(g *StreamGroup, c *StreamConsumer, id StreamID, now int64) {
 	if n := g.Pel.Get(id); n != nil {
@@ -798,7 +798,7 @@ func (s *Stream) estimateDistance(id StreamID) int64 {
 	return -1
 }
 
-// lag is streamReplyWithCGLag's value; ok false means null.
+// Lag is streamReplyWithCGLag's value; ok false means null.
 func (s *Stream) Lag(g *StreamGroup) (int64, bool) {
 	if s.EntriesAdded == 0 {
 		return 0, true
@@ -812,7 +812,7 @@ func (s *Stream) Lag(g *StreamGroup) (int64, bool) {
 	return 0, false
 }
 
-// delivered updates g's last ID and read counter for an entry it is served
+// Delivered updates g's last ID and read counter for an entry it is served
 // (the group part of streamReplyWithRange).
 func (s *Stream) Delivered(g *StreamGroup, id StreamID) {
 	if id.Cmp(g.LastID) <= 0 {
@@ -828,7 +828,7 @@ func (s *Stream) Delivered(g *StreamGroup, id StreamID) {
 
 // ---- the radix tree's shape ------------------------------------------------
 
-// raxNodes is the node count of the radix tree Redis would hold for these
+// RaxNodes is the node count of the radix tree Redis would hold for these
 // block keys (XINFO STREAM radix-tree-nodes): a compressed trie of the
 // 16-byte big-endian IDs.
 func (s *Stream) RaxNodes() int64 {
@@ -902,7 +902,7 @@ func (s *Stream) Clone() Collection {
 
 // ---- PEL index --------------------------------------------------------------
 
-// pelIndex is an ordered map from entry ID to NACK: a sorted slice of small
+// PELIndex is an ordered map from entry ID to NACK: a sorted slice of small
 // sorted leaves, found by binary search over the leaves' last IDs, so that
 // insertions and deletions anywhere move at most one leaf's items and (on a
 // split or an emptied leaf) the leaf pointers. mem is the bytes it holds
@@ -913,14 +913,14 @@ type PELIndex struct {
 	Mem    int64
 }
 
-// pelItem is one pending entry of an index: its ID and its NACK (shared by
+// PELItem is one pending entry of an index: its ID and its NACK (shared by
 // the group's index and its consumer's).
 type PELItem struct {
 	Id StreamID
 	N  *StreamNACK
 }
 
-// pelLeaf holds 1..pelLeafMax items sorted by ID, all above the previous
+// PELLeaf holds 1..pelLeafMax items sorted by ID, all above the previous
 // leaf's and below the next one's.
 type PELLeaf struct{ Items []PELItem }
 
@@ -930,7 +930,7 @@ const (
 	PELLeafOverhead = 48
 )
 
-// pelCursor addresses item i of leaf l.
+// PELCursor addresses item i of leaf l.
 type PELCursor struct{ l, i int }
 
 func (c PELCursor) Valid(p *PELIndex) bool { return c.l < len(p.Leaves) }
@@ -953,7 +953,7 @@ func (p *PELIndex) Last() PELCursor {
 	return PELCursor{l, len(p.Leaves[l].Items) - 1}
 }
 
-// seek returns the first item with an ID >= id, and whether it is id.
+// Seek returns the first item with an ID >= id, and whether it is id.
 func (p *PELIndex) Seek(id StreamID) (PELCursor, bool) {
 	l, _ := slices.BinarySearchFunc(p.Leaves, id, func(lf *PELLeaf, t StreamID) int {
 		return lf.Items[len(lf.Items)-1].Id.Cmp(t)
@@ -978,7 +978,7 @@ func (p *PELIndex) account(delta int64, acct *int64) {
 	*acct += delta
 }
 
-// insert adds id → n. REQUIRES: id is not present.
+// Insert adds id → n. REQUIRES: id is not present.
 func (p *PELIndex) Insert(id StreamID, n *StreamNACK, acct *int64) {
 	c, _ := p.Seek(id)
 	p.N++
@@ -1025,7 +1025,7 @@ func (p *PELIndex) Insert(id StreamID, n *StreamNACK, acct *int64) {
 	}
 }
 
-// delete removes id, reporting whether it was there.
+// Delete removes id, reporting whether it was there.
 func (p *PELIndex) Delete(id StreamID, acct *int64) bool {
 	c, found := p.Seek(id)
 	if !found {

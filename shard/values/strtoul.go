@@ -4,7 +4,7 @@ import (
 	"math"
 )
 
-// parseCursor reads a SCAN cursor as Redis' parseScanCursorOrReply does with
+// ParseStrtoul reads a SCAN cursor as Redis' parseScanCursorOrReply does with
 // strtoul: no leading space, an optional sign ("-1" is the largest value),
 // decimal digits, nothing after them, no overflow. strtoul reads "" as 0.
 func ParseStrtoul(b []byte) (uint64, bool) {

@@ -138,3 +138,35 @@ func (t *HTable) Verify() error {
 	}
 	return nil
 }
+
+// VerifyIntset checks an intset's invariants: a valid width, whole members,
+// strictly ascending.
+func VerifyIntset(is []byte) error {
+	if len(is) < IntsetHeader {
+		return fmt.Errorf("intset of %d bytes", len(is))
+	}
+	w := IntsetWidth(is)
+	if w != 2 && w != 4 && w != 8 || (len(is)-IntsetHeader)%w != 0 {
+		return fmt.Errorf("intset width %d, %d bytes", w, len(is))
+	}
+	for i := 1; i < IntsetLen(is); i++ {
+		if IntsetGet(is, i-1) >= IntsetGet(is, i) {
+			return fmt.Errorf("intset not ascending at %d", i)
+		}
+	}
+	return nil
+}
+
+// Recount returns the index's bytes and entries counted from scratch, to
+// check mem against; it panics on an empty leaf, which the index never keeps.
+func (p *PELIndex) Recount() (mem int64, n int) {
+	mem = int64(cap(p.Leaves)) * 8
+	for _, lf := range p.Leaves {
+		if len(lf.Items) == 0 {
+			panic("empty PEL leaf")
+		}
+		mem += PELLeafOverhead + int64(cap(lf.Items))*PELItemSize
+		n += len(lf.Items)
+	}
+	return mem, n
+}

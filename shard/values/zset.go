@@ -26,10 +26,10 @@ func ZlScoreBytes(buf *[ZlScoreLen]byte, f float64) []byte {
 
 func zlScoreOf(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
 
-// zsBytes views a member string as bytes. The bytes must never be written.
+// MemberBytes views a member string as bytes. The bytes must never be written.
 func MemberBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// zsStr views b as a string for a comparison or a map lookup; the string
+// MemberString views b as a string for a comparison or a map lookup; the string
 // must not outlive the call.
 func MemberString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
@@ -129,7 +129,7 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 	return f, true, false, false
 }
 
-// parseScore reads a score, increment or weight as Redis'
+// ParseScore reads a score, increment or weight as Redis'
 // getDoubleFromObject (string2d): the whole argument, no leading space, no
 // NaN, and neither overflow nor underflow to zero.
 func ParseScore(b []byte) (float64, bool) {
@@ -143,13 +143,13 @@ func ParseScore(b []byte) (float64, bool) {
 	return f, true
 }
 
-// zrangeSpec is a score interval (Redis' zrangespec).
+// ScoreRange is a score interval (Redis' zrangespec).
 type ScoreRange struct {
 	Min, Max     float64
 	Minex, maxex bool
 }
 
-// parseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
+// ParseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
 // it exclusive, the rest goes to strtod, which skips leading space, stops at
 // a NUL, reads an empty string as 0 and overflows to ±inf; NaN is refused.
 func ParseScoreBound(b []byte) (f float64, ex, ok bool) {
@@ -195,7 +195,7 @@ func (r *ScoreRange) LteMax(v float64) bool {
 	return v <= r.Max
 }
 
-// empty reports a range that can hold nothing whatever the set.
+// Empty reports a range that can hold nothing whatever the set.
 func (r *ScoreRange) Empty() bool {
 	return r.Min > r.Max || r.Min == r.Max && (r.Minex || r.maxex)
 }
@@ -208,7 +208,7 @@ type zlexBound struct {
 	excl bool
 }
 
-// zlexSpec is a lex interval (Redis' zlexrangespec).
+// LexRange is a lex interval (Redis' zlexrangespec).
 type LexRange struct{ min, max zlexBound }
 
 func parseLexBound(b []byte) (zlexBound, bool) {
@@ -278,7 +278,7 @@ func (r *LexRange) empty() bool {
 	return c > 0 || c == 0 && (r.min.excl || r.max.excl)
 }
 
-// appendD2String formats f as Redis' d2string (ZSCAN's scores of a
+// AppendD2String formats f as Redis' d2string (ZSCAN's scores of a
 // skiplist): integers up to 2^52 without a fraction, "-0" for negative zero,
 // the rest as %.17g.
 func AppendD2String(dst []byte, f float64) []byte {
@@ -298,7 +298,7 @@ func AppendD2String(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }
 
-// appendListpackScore formats f as Redis keeps a score in a listpack (what
+// AppendListpackScore formats f as Redis keeps a score in a listpack (what
 // ZSCAN of a listpack returns): an integer when f is integral and within
 // LLONG_MAX/2 (double2ll), else d2string.
 func AppendListpackScore(dst []byte, f float64) []byte {
@@ -310,7 +310,7 @@ func AppendListpackScore(dst []byte, f float64) []byte {
 
 // ---- listpack sorted sets -------------------------------------------------------
 
-// zlLen is the number of members of a sorted set listpack.
+// ZlLen is the number of members of a sorted set listpack.
 func ZlLen(lp []byte) int { return listpack.Len(lp) / 2 }
 
 // zlScoreEntry is the size of a score entry: its length byte and 8 bytes.
@@ -326,13 +326,13 @@ func zlMember(lp []byte, off int) (member []byte, scoreOff int) {
 	return listpack.Next(lp, off)
 }
 
-// zlAt returns the pair at off and the offset of the next pair.
+// ZlAt returns the pair at off and the offset of the next pair.
 func ZlAt(lp []byte, off int) (member []byte, score float64, next int) {
 	m, s := zlMember(lp, off)
 	return m, zlScoreOf(lp[s+1 : s+ZlScoreEntry]), s + ZlScoreEntry
 }
 
-// zlFind returns the offset of member's pair and its score, or -1.
+// ZlFind returns the offset of member's pair and its score, or -1.
 func ZlFind(lp []byte, member []byte) (int, float64) {
 	for off := listpack.First; off < len(lp); {
 		m, s := zlMember(lp, off)
@@ -344,7 +344,7 @@ func ZlFind(lp []byte, member []byte) (int, float64) {
 	return -1, 0
 }
 
-// zlInsert adds a pair, keeping the order. REQUIRES: member is absent.
+// ZlInsert adds a pair, keeping the order. REQUIRES: member is absent.
 func ZlInsert(lp []byte, member []byte, score float64) []byte {
 	off := listpack.First
 	for off < len(lp) {
@@ -360,10 +360,10 @@ func ZlInsert(lp []byte, member []byte, score float64) []byte {
 	return listpack.Insert(lp, after, ZlScoreBytes(&sb, score))
 }
 
-// zlDelete removes the pair at off.
+// ZlDelete removes the pair at off.
 func ZlDelete(lp []byte, off int) []byte { return listpack.Delete(lp, off, 2) }
 
-// zlOffsets appends the offset of every pair to offs.
+// ZlOffsets appends the offset of every pair to offs.
 func ZlOffsets(lp []byte, offs []int) []int {
 	for off := listpack.First; off < len(lp); {
 		offs = append(offs, off)
@@ -381,7 +381,7 @@ const (
 	zslP = 1 << 30
 )
 
-// zslLevel is one level of a node: the next node at this level (0: none),
+// SkiplistLevel is one level of a node: the next node at this level (0: none),
 // how many nodes the link skips (the rank distance), and the next node's
 // score. With the score in the link a search compares without reading the
 // next node, which lives elsewhere in memory: one cache miss per step instead
@@ -392,7 +392,7 @@ type SkiplistLevel struct {
 	Fscore        float64
 }
 
-// zslUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
+// SkiplistUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
 // and where the node it leads to keeps its own levels 2.. (that node's
 // upOff). A search that moves right at level i >= 2 goes straight to the
 // next node's level-i link in the pool without reading the node, whose cache
@@ -404,7 +404,7 @@ type SkiplistUpLevel struct {
 	Fup uint32
 }
 
-// zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
+// SkiplistNode is one member. Nodes live in zskiplist.nodes and are addressed by
 // index; index 0 is the header, so 0 also means "none" in links.
 type SkiplistNode struct {
 	Member   string
@@ -425,7 +425,7 @@ func (n *SkiplistNode) Levels() int  { return int(n.lv >> 24) }
 func (n *SkiplistNode) UpOff() int   { return int(n.lv & (1<<24 - 1)) }
 func (n *SkiplistNode) IsLive() bool { return n.lv != 0 }
 
-// lnk returns node x's link at level i.
+// Lnk returns node x's link at level i.
 func (s *Skiplist) Lnk(x uint32, i int) *SkiplistLevel {
 	n := &s.Nodes[x]
 	switch i {
@@ -437,12 +437,12 @@ func (s *Skiplist) Lnk(x uint32, i int) *SkiplistLevel {
 	return &s.up[n.UpOff()+i-2].SkiplistLevel
 }
 
-// upLnk returns node x's link at level i >= 2.
+// UpLnk returns node x's link at level i >= 2.
 func (s *Skiplist) UpLnk(x uint32, i int) *SkiplistUpLevel {
 	return &s.up[s.Nodes[x].UpOff()+i-2]
 }
 
-// zskiplist is a sorted set too large for a listpack: Redis' zset (a
+// Skiplist is a sorted set too large for a listpack: Redis' zset (a
 // skiplist ordered by score then member, with spans, plus a dict member →
 // node), with the nodes in one slice so the garbage collector sees one
 // array rather than a pointer per node.
@@ -502,7 +502,7 @@ func (s *Skiplist) arrays() int64 {
 		int64(cap(s.Free)+s.upFreeCap)*4
 }
 
-// recount computes memory() from scratch (tests compare the two).
+// Recount computes memory() from scratch (tests compare the two).
 func (s *Skiplist) Recount() int64 {
 	var n int64
 	for i := 1; i < len(s.Nodes); i++ {
@@ -741,7 +741,7 @@ func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 	xn.Backward = 0
 }
 
-// add inserts member, which must be absent.
+// Add inserts member, which must be absent.
 func (s *Skiplist) Add(member []byte, score float64) uint32 {
 	m := string(member)
 	x := s.newNode(zslRandomLevel(), score, m)
@@ -750,7 +750,7 @@ func (s *Skiplist) Add(member []byte, score float64) uint32 {
 	return x
 }
 
-// addString is add for a member already held as a string (conversion).
+// AddString is add for a member already held as a string (conversion).
 func (s *Skiplist) AddString(m string, score float64) {
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
@@ -762,7 +762,7 @@ func (s *Skiplist) Find(member []byte) (uint32, bool) {
 	return x, x != 0
 }
 
-// removeNode deletes node x.
+// RemoveNode deletes node x.
 func (s *Skiplist) RemoveNode(x uint32) {
 	var update [zslMaxLevel]uint32
 	n := &s.Nodes[x]
@@ -772,7 +772,7 @@ func (s *Skiplist) RemoveNode(x uint32) {
 	s.freeNode(x)
 }
 
-// remove deletes member and reports whether it was there.
+// Remove deletes member and reports whether it was there.
 func (s *Skiplist) Remove(member []byte) bool {
 	x, ok := s.Find(member)
 	if ok {
@@ -781,7 +781,7 @@ func (s *Skiplist) Remove(member []byte) bool {
 	return ok
 }
 
-// setScore changes node x's score, moving it when the order requires
+// SetScore changes node x's score, moving it when the order requires
 // (Redis' zslUpdateScore); the node keeps its index.
 //
 // Redis searches twice, for x's place and then, after unlinking it, for the
@@ -830,7 +830,7 @@ func (s *Skiplist) SetScore(x uint32, score float64) {
 	s.linkAt(x, &update, &rank)
 }
 
-// rank is x's 1-based rank (Redis' zslGetRank).
+// Rank is x's 1-based rank (Redis' zslGetRank).
 func (s *Skiplist) Rank(x uint32) int {
 	score, member := s.Nodes[x].Score, s.Nodes[x].Member
 	rank := uint32(0)
@@ -855,7 +855,7 @@ func (s *Skiplist) Rank(x uint32) int {
 	return 0
 }
 
-// byRank returns the node of 1-based rank r, or 0.
+// ByRank returns the node of 1-based rank r, or 0.
 func (s *Skiplist) ByRank(r int) uint32 {
 	traversed := uint32(0)
 	p := uint32(0)
@@ -990,7 +990,7 @@ func (s *Skiplist) DeleteWhile(x uint32, keep func(x uint32) bool) int {
 
 // ---- positions ---------------------------------------------------------------
 
-// zcur is a position in a sorted set of either encoding, for walking it in
+// ZCursor is a position in a sorted set of either encoding, for walking it in
 // order or backwards. A listpack is addressed through the offsets of its
 // pairs (built once by zview), a skiplist by node. Member bytes it returns
 // are read-only and valid until the set changes.
@@ -1048,7 +1048,7 @@ func (z *ZCursor) prev() {
 	z.I--
 }
 
-// move steps forward, or backwards when rev.
+// Move steps forward, or backwards when rev.
 func (z *ZCursor) Move(rev bool) {
 	if rev {
 		z.prev()
@@ -1057,7 +1057,7 @@ func (z *ZCursor) Move(rev bool) {
 	}
 }
 
-// seekRank places the cursor on the member of 0-based rank r (from the
+// SeekRank places the cursor on the member of 0-based rank r (from the
 // lowest score). REQUIRES: 0 <= r < len.
 func (z *ZCursor) SeekRank(r int) {
 	if z.Sl != nil {
@@ -1074,7 +1074,7 @@ func (z *ZCursor) SeekRank(r int) {
 	z.I = r
 }
 
-// seekScore places the cursor on the first member in r (the last, when
+// SeekScore places the cursor on the first member in r (the last, when
 // last), or off the ends when none is (Redis' z*FirstInRange/LastInRange).
 func (z *ZCursor) SeekScore(r *ScoreRange, last bool) {
 	if z.Sl != nil {
@@ -1093,7 +1093,7 @@ func (z *ZCursor) SeekScore(r *ScoreRange, last bool) {
 	z.seekEntry(last, func() bool { return r.GteMin(z.Score()) }, func() bool { return r.LteMax(z.Score()) })
 }
 
-// seekLex is seekScore for a lex range.
+// SeekLex is seekScore for a lex range.
 func (z *ZCursor) SeekLex(r *LexRange, last bool) {
 	if z.Sl != nil {
 		if last {

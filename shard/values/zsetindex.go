@@ -2,7 +2,7 @@ package values
 
 import "hash/maphash"
 
-// zslIndex is a large sorted set's member → node map (the dict of Redis'
+// SkiplistIndex is a large sorted set's member → node map (the dict of Redis'
 // zset): an open-addressing table with linear probing whose keys are the
 // members already held in the nodes, so an entry is 8 bytes and a lookup
 // that finds its member reads the table once and then the node, which the
@@ -39,7 +39,7 @@ func newZslIndex(hint int) SkiplistIndex {
 	return SkiplistIndex{Slots: make([]uint64, n)}
 }
 
-// find returns member's node, or 0.
+// Find returns member's node, or 0.
 func (ix *SkiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
 	h := SkiplistHash(MemberString(member))
 	mask := uint32(len(ix.Slots) - 1)
