@@ -25,7 +25,7 @@ import (
 // listLen is the number of elements of list o.
 func listLen(o *object) int {
 	if o.enc == encQuicklist {
-		return o.coll.(*values.Quicklist).Count
+		return o.coll.(*values.Quicklist).Len()
 	}
 	return listpack.Len(o.str)
 }
@@ -34,48 +34,12 @@ func listLen(o *object) int {
 // up to the node limit, each sized to what it holds plus some slack at both
 // ends.
 func listToQuicklist(o *object, fill int64) *values.Quicklist {
-	q := values.NewQuicklist()
-	lp := o.str
-	rest := 0 // node-format bytes of the entries not yet placed
-	for off := listpack.First; off < len(lp); {
-		var v []byte
-		v, off = listpack.Next(lp, off)
-		rest += values.NodeEntrySize(len(v))
-	}
-	limit := values.SizeSafetyLimit
-	if fill < 0 && fill >= -5 {
-		limit = 4096 << (-fill - 1)
-	}
-	var n *values.QuicklistNode
-	for off := listpack.First; off < len(lp); {
-		var v []byte
-		v, off = listpack.Next(lp, off)
-		es := values.NodeEntrySize(len(v))
-		if n != nil && !values.NodeFits(n.Tail-n.Head, n.Count, es, fill) {
-			q.InsertNode(q.NumNodes(), n)
-			n = nil
-		}
-		if n == nil {
-			size := min(rest, limit)
-			slack := size/4 + 16
-			n = &values.QuicklistNode{Buf: make([]byte, size+slack), Head: slack / 2}
-			n.Tail = n.Head
-		}
-		if n.Tail+es > len(n.Buf) {
-			n.OpenGap(n.Tail, es)
-			n.Tail -= es
-		}
-		n.Tail = values.PutNodeEntry(n.Buf, n.Tail, v)
-		n.Count++
-		rest -= es
-	}
-	if n != nil {
-		q.InsertNode(q.NumNodes(), n)
-	}
+	q := values.QuicklistFromListpack(o.str, fill)
 	o.str, o.coll, o.enc = nil, q, encQuicklist
 	return q
 }
 
+// listPush adds v at the front or back of o, converting o to a quicklist
 // when its listpack is full.
 func listPush(o *object, v []byte, front bool, fill int64) {
 	if o.enc == encQuicklist {
@@ -133,37 +97,16 @@ func listDelEnds(o *object, k int, front bool) {
 // listIterAt returns an iterator whose first element is element start
 // (0 <= start < listLen(o)).
 func listIterAt(o *object, start int, back bool) values.ListIter {
-	it := values.ListIter{Back: back}
 	if o.enc == encQuicklist {
-		q := o.coll.(*values.Quicklist)
-		it.Q = q
-		it.Ni, it.Off = q.Locate(start)
-		it.Node = q.Node(it.Ni)
-		if back {
-			_, it.Off = it.Node.EntryAt(it.Off)
-		}
-		return it
+		return o.coll.(*values.Quicklist).IterAt(start, back)
 	}
-	it.Lp = o.str
-	if !back {
-		it.Off = listpack.Skip(o.str, listpack.First, start)
-		return it
-	}
-	it.Offs = make([]int32, 0, start+1)
-	for off, i := listpack.First, 0; i <= start; i++ {
-		it.Offs = append(it.Offs, int32(off))
-		_, off = listpack.Next(o.str, off)
-	}
-	return it
+	return values.ListpackIterAt(o.str, start, back)
 }
 
 // listIndex returns element i (0 <= i < listLen(o)).
 func listIndex(o *object, i int) []byte {
 	if o.enc == encQuicklist {
-		q := o.coll.(*values.Quicklist)
-		ni, off := q.Locate(i)
-		v, _ := q.Node(ni).EntryAt(off)
-		return v
+		return o.coll.(*values.Quicklist).Index(i)
 	}
 	v, _ := listpack.Next(o.str, listpack.Offset(o.str, i))
 	return v
@@ -181,72 +124,37 @@ func listSet(o *object, i int, v []byte, fill int64) {
 		}
 		listToQuicklist(o, fill)
 	}
-	q := o.coll.(*values.Quicklist)
-	ni, off := q.Locate(i)
-	n := q.Node(ni)
-	if _, next := n.EntryAt(off); n.Count == 1 || values.NodeFits(n.Tail-n.Head-(next-off), n.Count-1, values.NodeEntrySize(len(v)), fill) {
-		c := cap(n.Buf)
-		n.Replace(off, v)
-		q.Mem += int64(cap(n.Buf) - c)
-		return
-	}
-	// Too big for its node: remove it and insert v in its place, which
-	// splits the node.
-	off = n.Remove(off)
-	q.Count--
-	q.InsertAt(ni, off, v, fill)
+	o.coll.(*values.Quicklist).Set(i, v, fill)
 }
 
 // listInsert adds v before (after false) or after the first element equal to
 // pivot, and reports whether pivot was found.
 func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
-	if o.enc != encQuicklist {
-		for off := listpack.First; off < len(o.str); {
-			e, next := listpack.Next(o.str, off)
-			if string(e) != string(pivot) {
-				off = next
-				continue
-			}
-			if !values.ListpackFits(o.str, values.NodeEntrySize(len(v)), fill) {
-				i := 0
-				for p := listpack.First; p < off; i++ {
-					_, p = listpack.Next(o.str, p)
-				}
-				if after {
-					i++
-				}
-				q := listToQuicklist(o, fill)
-				if i == q.Count {
-					q.Push(v, false, fill)
-				} else {
-					ni, at := q.Locate(i)
-					q.InsertAt(ni, at, v, fill)
-				}
-				return true
-			}
-			if after {
-				off = next
-			}
-			o.str = listpack.Insert(o.str, off, v)
-			return true
-		}
-		return false
+	if o.enc == encQuicklist {
+		return o.coll.(*values.Quicklist).InsertPivot(pivot, v, after, fill)
 	}
-	q := o.coll.(*values.Quicklist)
-	for ni := 0; ni < q.NumNodes(); ni++ {
-		n := q.Node(ni)
-		for off := n.Head; off < n.Tail; {
-			e, next := n.EntryAt(off)
-			if string(e) != string(pivot) {
-				off = next
-				continue
+	for off := listpack.First; off < len(o.str); {
+		e, next := listpack.Next(o.str, off)
+		if string(e) != string(pivot) {
+			off = next
+			continue
+		}
+		if !values.ListpackFits(o.str, values.NodeEntrySize(len(v)), fill) {
+			i := 0
+			for p := listpack.First; p < off; i++ {
+				_, p = listpack.Next(o.str, p)
 			}
 			if after {
-				off = next
+				i++
 			}
-			q.InsertAt(ni, off, v, fill)
+			listToQuicklist(o, fill).Insert(i, v, fill)
 			return true
 		}
+		if after {
+			off = next
+		}
+		o.str = listpack.Insert(o.str, off, v)
+		return true
 	}
 	return false
 }
@@ -265,64 +173,28 @@ func listRemove(o *object, v []byte, limit int, fromBack bool) int {
 			skip = total - limit
 		}
 	}
-	removed := 0
-	take := func(e []byte) bool {
-		if string(e) != string(v) || limit > 0 && removed == limit {
-			return false
-		}
-		if skip > 0 {
-			skip--
-			return false
-		}
-		removed++
-		return true
+	r := values.NewEqualRemover(v, limit, skip)
+	if o.enc == encQuicklist {
+		o.coll.(*values.Quicklist).RemoveWhere(&r)
+		return r.Removed()
 	}
-	if o.enc != encQuicklist {
-		lp := o.str
-		w := listpack.First
-		for r := listpack.First; r < len(lp); {
-			e, next := listpack.Next(lp, r)
-			if !take(e) {
-				if w != r {
-					copy(lp[w:], lp[r:next])
-				}
-				w += next - r
+	lp := o.str
+	w := listpack.First
+	for rd := listpack.First; rd < len(lp); {
+		e, next := listpack.Next(lp, rd)
+		if !r.Take(e) {
+			if w != rd {
+				copy(lp[w:], lp[rd:next])
 			}
-			r = next
+			w += next - rd
 		}
-		if removed > 0 {
-			o.str = lp[:w]
-			values.ListpackSetLen(o.str, listpack.Len(lp)-removed)
-		}
-		return removed
+		rd = next
 	}
-	q := o.coll.(*values.Quicklist)
-	for ni := 0; ni < q.NumNodes(); ni++ {
-		n := q.Node(ni)
-		w, before := n.Head, removed
-		for r := n.Head; r < n.Tail; {
-			e, next := n.EntryAt(r)
-			if !take(e) {
-				if w != r {
-					copy(n.Buf[w:], n.Buf[r:next])
-				}
-				w += next - r
-			}
-			r = next
-		}
-		n.Tail = w
-		n.Count -= removed - before
-		if q.DropIfEmpty(ni) {
-			ni--
-		} else if removed != before {
-			q.Shrink(n)
-		}
-		if limit > 0 && removed == limit {
-			break
-		}
+	if removed := r.Removed(); removed > 0 {
+		o.str = lp[:w]
+		values.ListpackSetLen(o.str, listpack.Len(lp)-removed)
 	}
-	q.Count -= removed
-	return removed
+	return r.Removed()
 }
 
 // listCount is how many elements of o equal v.

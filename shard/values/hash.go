@@ -26,8 +26,8 @@ type HTable struct {
 	Keys  []string
 	Vals  [][]byte
 	Mem   int64
-	Peak  int
-	Hash  bool
+	peak  int
+	hash  bool
 }
 
 // Memory estimates for an htable beyond its key and value bytes.
@@ -39,12 +39,12 @@ const (
 )
 
 func NewHTable(hash bool, hint int) *HTable {
-	t := &HTable{Index: make(map[string]int32, hint), Hash: hash}
+	t := &HTable{Index: make(map[string]int32, hint), hash: hash}
 	t.Keys = make([]string, 0, hint)
 	if hash {
 		t.Vals = make([][]byte, 0, hint)
 	}
-	t.Peak = hint
+	t.peak = hint
 	return t
 }
 
@@ -52,8 +52,8 @@ func (t *HTable) Len() int { return len(t.Keys) }
 
 // Memory implements collection.
 func (t *HTable) Memory() int64 {
-	m := htableOverhead + t.Mem + int64(t.Peak)*htMapEntry + int64(cap(t.Keys))*htKeyHeader
-	if t.Hash {
+	m := htableOverhead + t.Mem + int64(t.peak)*htMapEntry + int64(cap(t.Keys))*htKeyHeader
+	if t.hash {
 		m += int64(cap(t.Vals)) * htValHeader
 	}
 	return m
@@ -61,10 +61,10 @@ func (t *HTable) Memory() int64 {
 
 // Clone implements collection.
 func (t *HTable) Clone() Collection {
-	n := NewHTable(t.Hash, len(t.Keys))
+	n := NewHTable(t.hash, len(t.Keys))
 	for i, k := range t.Keys {
 		var v []byte
-		if t.Hash {
+		if t.hash {
 			v = t.Vals[i]
 		}
 		n.Insert(KeyBytes(k), v)
@@ -86,13 +86,13 @@ func (t *HTable) Insert(k, v []byte) int {
 	t.Index[s] = int32(i)
 	t.Keys = append(t.Keys, s)
 	t.Mem += int64(len(s))
-	if t.Hash {
+	if t.hash {
 		nv := make([]byte, len(v))
 		copy(nv, v)
 		t.Vals = append(t.Vals, nv)
 		t.Mem += int64(cap(nv))
 	}
-	t.Peak = max(t.Peak, len(t.Keys))
+	t.peak = max(t.peak, len(t.Keys))
 	return i
 }
 
@@ -117,7 +117,7 @@ func (t *HTable) RemoveAt(i int) {
 	delete(t.Index, k)
 	t.Mem -= int64(len(k))
 	last := len(t.Keys) - 1
-	if t.Hash {
+	if t.hash {
 		t.Mem -= int64(cap(t.Vals[i]))
 		t.Vals[i] = t.Vals[last]
 		t.Vals[last] = nil
@@ -139,17 +139,17 @@ func (t *HTable) RemoveAt(i int) {
 // made it necessary.
 func (t *HTable) shrink() {
 	n := len(t.Keys)
-	if t.Peak > 64 && n < t.Peak/8 {
+	if t.peak > 64 && n < t.peak/8 {
 		m := make(map[string]int32, n)
 		for i, k := range t.Keys {
 			m[k] = int32(i)
 		}
 		t.Index = m
-		t.Peak = n
+		t.peak = n
 	}
 	if cap(t.Keys) > 64 && n < cap(t.Keys)/4 {
 		t.Keys = append(make([]string, 0, 2*n), t.Keys...)
-		if t.Hash {
+		if t.hash {
 			t.Vals = append(make([][]byte, 0, 2*n), t.Vals...)
 		}
 	}

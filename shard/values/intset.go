@@ -27,18 +27,18 @@ func IntsetWidthFor(v int64) int {
 	return 8
 }
 
-func IntsetWidth(is []byte) int { return int(is[0]) }
+func intsetWidth(is []byte) int { return int(is[0]) }
 
 func IntsetLen(is []byte) int {
 	if len(is) < IntsetHeader {
 		return 0
 	}
-	return (len(is) - IntsetHeader) / IntsetWidth(is)
+	return (len(is) - IntsetHeader) / intsetWidth(is)
 }
 
 // IntsetGet returns the member at position i.
 func IntsetGet(is []byte, i int) int64 {
-	w := IntsetWidth(is)
+	w := intsetWidth(is)
 	return intsetRead(is[IntsetHeader+i*w:], w)
 }
 
@@ -91,7 +91,7 @@ func NewIntset(w, n int) []byte {
 // IntsetAdd adds v and reports whether it was new. It returns the (possibly
 // reallocated) intset.
 func IntsetAdd(is []byte, v int64) ([]byte, bool) {
-	w := IntsetWidth(is)
+	w := intsetWidth(is)
 	if nw := IntsetWidthFor(v); nw > w {
 		// Wider than every member: v is below or above all of them.
 		n := IntsetLen(is)
@@ -121,14 +121,14 @@ func IntsetAdd(is []byte, v int64) ([]byte, bool) {
 
 // IntsetRemove removes v and reports whether it was there.
 func IntsetRemove(is []byte, v int64) ([]byte, bool) {
-	if IntsetWidthFor(v) > IntsetWidth(is) {
+	if IntsetWidthFor(v) > intsetWidth(is) {
 		return is, false
 	}
 	i, found := IntsetSearch(is, v)
 	if !found {
 		return is, false
 	}
-	w := IntsetWidth(is)
+	w := intsetWidth(is)
 	off := IntsetHeader + i*w
 	copy(is[off:], is[off+w:])
 	is = is[:len(is)-w]

@@ -10,7 +10,7 @@ import (
 
 // sizeSafetyLimit is Redis' SIZE_SAFETY_LIMIT: a node limited by entry count
 // still never grows past 8 KiB.
-const SizeSafetyLimit = 8192
+const sizeSafetyLimit = 8192
 
 // NodeFits reports whether a node (or the listpack of a small list) holding
 // count entries in size bytes may take one more entry of esize bytes under
@@ -22,14 +22,14 @@ func NodeFits(size, count, esize int, fill int64) bool {
 	if fill < 0 && fill >= -5 {
 		return n <= 4096<<(-fill-1)
 	}
-	return n <= SizeSafetyLimit && int64(count) < fill
+	return n <= sizeSafetyLimit && int64(count) < fill
 }
 
 // nodeBytesHint is the buffer a new node starts with: room for a good part of
 // what the fill lets it hold, so a node filled by pushes reallocates a few
 // times rather than once per push.
 func nodeBytesHint(esize int, fill int64) int {
-	limit := SizeSafetyLimit
+	limit := sizeSafetyLimit
 	if fill < 0 && fill >= -5 {
 		limit = 4096 << (-fill - 1)
 	} else if fill > 0 && int64(esize)*fill < int64(limit) {
@@ -42,12 +42,12 @@ func nodeBytesHint(esize int, fill int64) int {
 
 // qnodeOverhead approximates what a node costs beyond its buffer's bytes: the
 // struct, the buffer's allocation header and its pointer in the node slice.
-const NodeOverhead = 64
+const qnodeOverhead = 64
 
 // quicklistOverhead approximates the quicklist struct itself.
-const QuicklistOverhead = 64
+const quicklistOverhead = 64
 
-// QuicklistNode is one quicklist node: a run of elements in one flat buffer, the
+// qnode is one quicklist node: a run of elements in one flat buffer, the
 // listpack idea with Redis' back-length, so the node is walked in both
 // directions and both ends push and pop without moving the other entries.
 //
@@ -63,17 +63,17 @@ const QuicklistOverhead = 64
 //
 // Invariants: count is the number of entries in buf[head:tail]; a node in a
 // quicklist is never empty.
-type QuicklistNode struct {
-	Buf        []byte
-	Head, Tail int
-	Count      int
+type qnode struct {
+	buf        []byte
+	head, tail int
+	count      int
 }
 
 // NodeEntrySize is the bytes a node entry holding a value of n bytes takes.
 func NodeEntrySize(n int) int { return 2*listpack.UvarintLen(uint64(n)) + n }
 
-// PutNodeEntry writes v as an entry at b[off:] and returns the offset after it.
-func PutNodeEntry(b []byte, off int, v []byte) int {
+// putEntry writes v as an entry at b[off:] and returns the offset after it.
+func putEntry(b []byte, off int, v []byte) int {
 	n := len(v)
 	if n < 0x80 {
 		b[off] = byte(n)
@@ -96,9 +96,9 @@ func PutNodeEntry(b []byte, off int, v []byte) int {
 	return end + w
 }
 
-// EntryAt returns the entry starting at off and the offset after it.
-func (n *QuicklistNode) EntryAt(off int) ([]byte, int) {
-	b := n.Buf
+// entryAt returns the entry starting at off and the offset after it.
+func (n *qnode) entryAt(off int) ([]byte, int) {
+	b := n.buf
 	if l := int(b[off]); l < 0x80 {
 		s, e := off+1, off+1+l
 		return b[s:e:e], e + 1
@@ -109,9 +109,9 @@ func (n *QuicklistNode) EntryAt(off int) ([]byte, int) {
 	return b[s:e:e], e + w
 }
 
-// EntryBefore returns the entry ending at end and the offset where it starts.
-func (n *QuicklistNode) EntryBefore(end int) ([]byte, int) {
-	b := n.Buf
+// entryBefore returns the entry ending at end and the offset where it starts.
+func (n *qnode) entryBefore(end int) ([]byte, int) {
+	b := n.buf
 	if l := int(b[end-1]); l < 0x80 {
 		e := end - 1
 		s := e - l
@@ -134,52 +134,52 @@ func (n *QuicklistNode) EntryBefore(end int) ([]byte, int) {
 }
 
 // skipFwd returns the offset k entries after off.
-func (n *QuicklistNode) skipFwd(off, k int) int {
+func (n *qnode) skipFwd(off, k int) int {
 	for ; k > 0; k-- {
-		_, off = n.EntryAt(off)
+		_, off = n.entryAt(off)
 	}
 	return off
 }
 
 // skipBack returns the offset k entries before off.
-func (n *QuicklistNode) skipBack(off, k int) int {
+func (n *qnode) skipBack(off, k int) int {
 	for ; k > 0; k-- {
-		_, off = n.EntryBefore(off)
+		_, off = n.entryBefore(off)
 	}
 	return off
 }
 
-// OffsetOf returns the offset of entry i (0 <= i < count), walking from the
+// offsetOf returns the offset of entry i (0 <= i < count), walking from the
 // nearer end.
-func (n *QuicklistNode) OffsetOf(i int) int {
-	if i <= n.Count/2 {
-		return n.skipFwd(n.Head, i)
+func (n *qnode) offsetOf(i int) int {
+	if i <= n.count/2 {
+		return n.skipFwd(n.head, i)
 	}
-	return n.skipBack(n.Tail, n.Count-i)
+	return n.skipBack(n.tail, n.count-i)
 }
 
-// OpenGap makes s free bytes at off (an entry boundary in [head, tail]) and
+// openGap makes s free bytes at off (an entry boundary in [head, tail]) and
 // returns where the gap starts, which moves if the entries did.
-func (n *QuicklistNode) OpenGap(off, s int) int {
-	front, back := n.Head, len(n.Buf)-n.Tail
+func (n *qnode) openGap(off, s int) int {
+	front, back := n.head, len(n.buf)-n.tail
 	switch {
-	case off == n.Tail && back >= s:
-		n.Tail += s
+	case off == n.tail && back >= s:
+		n.tail += s
 		return off
-	case off == n.Head && front >= s:
-		n.Head -= s
+	case off == n.head && front >= s:
+		n.head -= s
 		return off - s
-	case off != n.Head && off != n.Tail && back >= s && (n.Tail-off <= off-n.Head || front < s):
-		copy(n.Buf[off+s:], n.Buf[off:n.Tail])
-		n.Tail += s
+	case off != n.head && off != n.tail && back >= s && (n.tail-off <= off-n.head || front < s):
+		copy(n.buf[off+s:], n.buf[off:n.tail])
+		n.tail += s
 		return off
-	case off != n.Head && off != n.Tail && front >= s:
-		copy(n.Buf[n.Head-s:], n.Buf[n.Head:off])
-		n.Head -= s
+	case off != n.head && off != n.tail && front >= s:
+		copy(n.buf[n.head-s:], n.buf[n.head:off])
+		n.head -= s
 		return off - s
 	}
-	used := n.Tail - n.Head
-	buf := n.Buf
+	used := n.tail - n.head
+	buf := n.buf
 	var lead int // slack left before the entries
 	if free := len(buf) - used; free >= s+used/4+16 {
 		// Enough slack in place: split what is left of it between the ends.
@@ -189,68 +189,68 @@ func (n *QuicklistNode) OpenGap(off, s int) int {
 		extra := (used+s)/2 + 16
 		buf = make([]byte, used+s+extra)
 		switch off {
-		case n.Head:
+		case n.head:
 			lead = extra
-		case n.Tail:
+		case n.tail:
 			lead = 0
 		default:
 			lead = extra / 2
 		}
 	}
-	before := off - n.Head
-	d1 := lead - n.Head // how far the part before off moves
+	before := off - n.head
+	d1 := lead - n.head // how far the part before off moves
 	gap := lead + before
 	if d1 >= 0 { // both parts move right (or stay): the back part first
-		copy(buf[gap+s:], n.Buf[off:n.Tail])
-		copy(buf[lead:], n.Buf[n.Head:off])
+		copy(buf[gap+s:], n.buf[off:n.tail])
+		copy(buf[lead:], n.buf[n.head:off])
 	} else {
-		copy(buf[lead:], n.Buf[n.Head:off])
-		copy(buf[gap+s:], n.Buf[off:n.Tail])
+		copy(buf[lead:], n.buf[n.head:off])
+		copy(buf[gap+s:], n.buf[off:n.tail])
 	}
-	n.Buf, n.Head, n.Tail = buf, lead, lead+used+s
+	n.buf, n.head, n.tail = buf, lead, lead+used+s
 	return gap
 }
 
-// Insert adds v as a new entry at off.
-func (n *QuicklistNode) Insert(off int, v []byte) {
-	g := n.OpenGap(off, NodeEntrySize(len(v)))
-	PutNodeEntry(n.Buf, g, v)
-	n.Count++
+// insert adds v as a new entry at off.
+func (n *qnode) insert(off int, v []byte) {
+	g := n.openGap(off, NodeEntrySize(len(v)))
+	putEntry(n.buf, g, v)
+	n.count++
 }
 
 // closeGap removes the s bytes at off, moving the shorter side, and returns
 // how far the bytes before off moved (0 or s).
-func (n *QuicklistNode) closeGap(off, s int) int {
-	if off-n.Head <= n.Tail-off-s {
-		copy(n.Buf[n.Head+s:], n.Buf[n.Head:off])
-		n.Head += s
+func (n *qnode) closeGap(off, s int) int {
+	if off-n.head <= n.tail-off-s {
+		copy(n.buf[n.head+s:], n.buf[n.head:off])
+		n.head += s
 		return s
 	}
-	copy(n.Buf[off:], n.Buf[off+s:n.Tail])
-	n.Tail -= s
+	copy(n.buf[off:], n.buf[off+s:n.tail])
+	n.tail -= s
 	return 0
 }
 
-// Remove deletes the entry at off and returns where the entry after it now
+// remove deletes the entry at off and returns where the entry after it now
 // starts.
-func (n *QuicklistNode) Remove(off int) int {
-	_, next := n.EntryAt(off)
+func (n *qnode) remove(off int) int {
+	_, next := n.entryAt(off)
 	off += n.closeGap(off, next-off)
-	n.Count--
+	n.count--
 	return off
 }
 
-// Replace sets the entry at off to v.
-func (n *QuicklistNode) Replace(off int, v []byte) {
-	_, next := n.EntryAt(off)
+// replace sets the entry at off to v.
+func (n *qnode) replace(off int, v []byte) {
+	_, next := n.entryAt(off)
 	old, size := next-off, NodeEntrySize(len(v))
 	switch {
 	case size > old:
-		off = n.OpenGap(next, size-old) - old
+		off = n.openGap(next, size-old) - old
 	case size < old:
 		off += n.closeGap(off+size, old-size)
 	}
-	PutNodeEntry(n.Buf, off, v)
+	putEntry(n.buf, off, v)
 }
 
 // ---- quicklist ----------------------------------------------------------------
@@ -269,91 +269,91 @@ func (n *QuicklistNode) Replace(off int, v []byte) {
 // the nodes and the spare, kept current by every method that changes a
 // node's buffer or the node set.
 type Quicklist struct {
-	Nodes  []*QuicklistNode
-	Lo, Hi int
-	Count  int
-	Mem    int64
-	Spare  *QuicklistNode // an emptied node kept for reuse, or nil
+	nodes  []*qnode
+	lo, hi int
+	count  int
+	mem    int64
+	spare  *qnode // an emptied node kept for reuse, or nil
 }
 
 func NewQuicklist() *Quicklist {
-	return &Quicklist{Mem: QuicklistOverhead}
+	return &Quicklist{mem: quicklistOverhead}
 }
 
-func (q *Quicklist) Memory() int64 { return q.Mem }
+func (q *Quicklist) Memory() int64 { return q.mem }
 
 func (q *Quicklist) Clone() Collection {
-	c := &Quicklist{Count: q.Count, Mem: QuicklistOverhead}
-	c.Nodes = make([]*QuicklistNode, q.Hi-q.Lo)
-	c.Hi = len(c.Nodes)
-	c.Mem += 8 * int64(cap(c.Nodes))
-	for i, n := range q.Nodes[q.Lo:q.Hi] {
-		used := n.Tail - n.Head
-		nn := &QuicklistNode{Buf: make([]byte, used), Tail: used, Count: n.Count}
-		copy(nn.Buf, n.Buf[n.Head:n.Tail])
-		c.Nodes[i] = nn
-		c.Mem += NodeOverhead + int64(cap(nn.Buf))
+	c := &Quicklist{count: q.count, mem: quicklistOverhead}
+	c.nodes = make([]*qnode, q.hi-q.lo)
+	c.hi = len(c.nodes)
+	c.mem += 8 * int64(cap(c.nodes))
+	for i, n := range q.nodes[q.lo:q.hi] {
+		used := n.tail - n.head
+		nn := &qnode{buf: make([]byte, used), tail: used, count: n.count}
+		copy(nn.buf, n.buf[n.head:n.tail])
+		c.nodes[i] = nn
+		c.mem += qnodeOverhead + int64(cap(nn.buf))
 	}
 	return c
 }
 
-// NumNodes is the number of nodes; node(i) is node i (0-based).
-func (q *Quicklist) NumNodes() int             { return q.Hi - q.Lo }
-func (q *Quicklist) Node(i int) *QuicklistNode { return q.Nodes[q.Lo+i] }
+// numNodes is the number of nodes; node(i) is node i (0-based).
+func (q *Quicklist) numNodes() int     { return q.hi - q.lo }
+func (q *Quicklist) node(i int) *qnode { return q.nodes[q.lo+i] }
 
 // relayout centres the live nodes in the node slice, growing it when less
 // than half of it would be slack, so both ends have room for a new node.
 func (q *Quicklist) relayout() {
-	live := q.Hi - q.Lo
-	if live*2+2 > len(q.Nodes) {
-		nodes := make([]*QuicklistNode, live*2+4)
-		q.Mem += 8 * int64(cap(nodes)-cap(q.Nodes))
+	live := q.hi - q.lo
+	if live*2+2 > len(q.nodes) {
+		nodes := make([]*qnode, live*2+4)
+		q.mem += 8 * int64(cap(nodes)-cap(q.nodes))
 		lo := (len(nodes) - live) / 2
-		copy(nodes[lo:], q.Nodes[q.Lo:q.Hi])
-		q.Nodes, q.Lo, q.Hi = nodes, lo, lo+live
+		copy(nodes[lo:], q.nodes[q.lo:q.hi])
+		q.nodes, q.lo, q.hi = nodes, lo, lo+live
 		return
 	}
-	lo := (len(q.Nodes) - live) / 2
-	copy(q.Nodes[lo:], q.Nodes[q.Lo:q.Hi])
-	clear(q.Nodes[:lo])
-	clear(q.Nodes[lo+live:])
-	q.Lo, q.Hi = lo, lo+live
+	lo := (len(q.nodes) - live) / 2
+	copy(q.nodes[lo:], q.nodes[q.lo:q.hi])
+	clear(q.nodes[:lo])
+	clear(q.nodes[lo+live:])
+	q.lo, q.hi = lo, lo+live
 }
 
-// InsertNode puts n before node i (i == numNodes appends).
-func (q *Quicklist) InsertNode(i int, n *QuicklistNode) {
-	q.Mem += NodeOverhead + int64(cap(n.Buf))
-	q.Count += n.Count
-	live := q.Hi - q.Lo
+// insertNode puts n before node i (i == numNodes appends).
+func (q *Quicklist) insertNode(i int, n *qnode) {
+	q.mem += qnodeOverhead + int64(cap(n.buf))
+	q.count += n.count
+	live := q.hi - q.lo
 	switch {
 	case i == 0:
-		if q.Lo == 0 {
+		if q.lo == 0 {
 			q.relayout()
 		}
-		q.Lo--
-		q.Nodes[q.Lo] = n
+		q.lo--
+		q.nodes[q.lo] = n
 		return
 	case i == live:
-		if q.Hi == len(q.Nodes) {
+		if q.hi == len(q.nodes) {
 			q.relayout()
 		}
-		q.Nodes[q.Hi] = n
-		q.Hi++
+		q.nodes[q.hi] = n
+		q.hi++
 		return
 	}
-	if q.Hi == len(q.Nodes) && q.Lo == 0 {
+	if q.hi == len(q.nodes) && q.lo == 0 {
 		q.relayout()
 	}
-	p := q.Lo + i
-	if q.Hi < len(q.Nodes) && (live-i <= i || q.Lo == 0) {
-		copy(q.Nodes[p+1:], q.Nodes[p:q.Hi])
-		q.Hi++
+	p := q.lo + i
+	if q.hi < len(q.nodes) && (live-i <= i || q.lo == 0) {
+		copy(q.nodes[p+1:], q.nodes[p:q.hi])
+		q.hi++
 	} else {
-		copy(q.Nodes[q.Lo-1:], q.Nodes[q.Lo:p])
-		q.Lo--
+		copy(q.nodes[q.lo-1:], q.nodes[q.lo:p])
+		q.lo--
 		p--
 	}
-	q.Nodes[p] = n
+	q.nodes[p] = n
 }
 
 // spareMax bounds the buffer a spare node may keep.
@@ -364,43 +364,43 @@ const spareMax = 64 << 10
 // Bytes returned by pop stay valid: a node kept as spare is only reused by a
 // later push.
 func (q *Quicklist) removeNode(i int) {
-	n := q.Nodes[q.Lo+i]
-	if q.Spare == nil && cap(n.Buf) <= spareMax {
-		q.Spare = n
+	n := q.nodes[q.lo+i]
+	if q.spare == nil && cap(n.buf) <= spareMax {
+		q.spare = n
 	} else {
-		q.Mem -= NodeOverhead + int64(cap(n.Buf))
+		q.mem -= qnodeOverhead + int64(cap(n.buf))
 	}
-	live := q.Hi - q.Lo
-	p := q.Lo + i
+	live := q.hi - q.lo
+	p := q.lo + i
 	if i < live-1-i {
-		copy(q.Nodes[q.Lo+1:], q.Nodes[q.Lo:p])
-		q.Nodes[q.Lo] = nil
-		q.Lo++
+		copy(q.nodes[q.lo+1:], q.nodes[q.lo:p])
+		q.nodes[q.lo] = nil
+		q.lo++
 	} else {
-		copy(q.Nodes[p:], q.Nodes[p+1:q.Hi])
-		q.Hi--
-		q.Nodes[q.Hi] = nil
+		copy(q.nodes[p:], q.nodes[p+1:q.hi])
+		q.hi--
+		q.nodes[q.hi] = nil
 	}
 }
 
-// Shrink moves n's entries to a smaller buffer when it uses under a quarter
+// shrink moves n's entries to a smaller buffer when it uses under a quarter
 // of the one it has (after LREM took most of its entries), so a list thinned
 // out by removals gives the memory back.
-func (q *Quicklist) Shrink(n *QuicklistNode) {
-	used := n.Tail - n.Head
-	if len(n.Buf) <= 4*used+256 {
+func (q *Quicklist) shrink(n *qnode) {
+	used := n.tail - n.head
+	if len(n.buf) <= 4*used+256 {
 		return
 	}
 	slack := used/4 + 16
 	buf := make([]byte, used+slack)
-	copy(buf[slack/2:], n.Buf[n.Head:n.Tail])
-	q.Mem += int64(cap(buf) - cap(n.Buf))
-	n.Buf, n.Head, n.Tail = buf, slack/2, slack/2+used
+	copy(buf[slack/2:], n.buf[n.head:n.tail])
+	q.mem += int64(cap(buf) - cap(n.buf))
+	n.buf, n.head, n.tail = buf, slack/2, slack/2+used
 }
 
-// DropIfEmpty removes node i when it holds nothing.
-func (q *Quicklist) DropIfEmpty(i int) bool {
-	if q.Node(i).Count == 0 {
+// dropIfEmpty removes node i when it holds nothing.
+func (q *Quicklist) dropIfEmpty(i int) bool {
+	if q.node(i).count == 0 {
 		q.removeNode(i)
 		return true
 	}
@@ -410,22 +410,22 @@ func (q *Quicklist) DropIfEmpty(i int) bool {
 // newNode makes a node holding v, placed at its buffer's back (atBack: for
 // front pushes, which fill the node towards its front) or front. It reuses
 // the spare node when it has room. The caller inserts it with insertNode.
-func (q *Quicklist) newNode(v []byte, fill int64, atBack bool) *QuicklistNode {
+func (q *Quicklist) newNode(v []byte, fill int64, atBack bool) *qnode {
 	es := NodeEntrySize(len(v))
-	var n *QuicklistNode
-	if sp := q.Spare; sp != nil && len(sp.Buf) >= es {
-		q.Spare = nil
-		q.Mem -= NodeOverhead + int64(cap(sp.Buf)) // insertNode counts it again
+	var n *qnode
+	if sp := q.spare; sp != nil && len(sp.buf) >= es {
+		q.spare = nil
+		q.mem -= qnodeOverhead + int64(cap(sp.buf)) // insertNode counts it again
 		n = sp
-		*n = QuicklistNode{Buf: n.Buf}
+		*n = qnode{buf: n.buf}
 	} else {
-		n = &QuicklistNode{Buf: make([]byte, nodeBytesHint(es, fill))}
+		n = &qnode{buf: make([]byte, nodeBytesHint(es, fill))}
 	}
-	n.Count = 1
+	n.count = 1
 	if atBack {
-		n.Head = len(n.Buf) - es
+		n.head = len(n.buf) - es
 	}
-	n.Tail = PutNodeEntry(n.Buf, n.Head, v)
+	n.tail = putEntry(n.buf, n.head, v)
 	return n
 }
 
@@ -433,41 +433,41 @@ func (q *Quicklist) newNode(v []byte, fill int64, atBack bool) *QuicklistNode {
 func (q *Quicklist) Push(v []byte, front bool, fill int64) {
 	es := NodeEntrySize(len(v))
 	if front {
-		if q.Hi > q.Lo {
-			n := q.Nodes[q.Lo]
-			if NodeFits(n.Tail-n.Head, n.Count, es, fill) {
-				c := cap(n.Buf)
-				n.Insert(n.Head, v)
-				q.Mem += int64(cap(n.Buf) - c)
-				q.Count++
+		if q.hi > q.lo {
+			n := q.nodes[q.lo]
+			if NodeFits(n.tail-n.head, n.count, es, fill) {
+				c := cap(n.buf)
+				n.insert(n.head, v)
+				q.mem += int64(cap(n.buf) - c)
+				q.count++
 				return
 			}
 		}
-		q.InsertNode(0, q.newNode(v, fill, true))
+		q.insertNode(0, q.newNode(v, fill, true))
 		return
 	}
-	if q.Hi > q.Lo {
-		n := q.Nodes[q.Hi-1]
-		if NodeFits(n.Tail-n.Head, n.Count, es, fill) {
-			c := cap(n.Buf)
-			n.Insert(n.Tail, v)
-			q.Mem += int64(cap(n.Buf) - c)
-			q.Count++
+	if q.hi > q.lo {
+		n := q.nodes[q.hi-1]
+		if NodeFits(n.tail-n.head, n.count, es, fill) {
+			c := cap(n.buf)
+			n.insert(n.tail, v)
+			q.mem += int64(cap(n.buf) - c)
+			q.count++
 			return
 		}
 	}
-	q.InsertNode(q.NumNodes(), q.newNode(v, fill, false))
+	q.insertNode(q.numNodes(), q.newNode(v, fill, false))
 }
 
 // End returns the first (front) or last element. REQUIRES: count > 0.
 func (q *Quicklist) End(front bool) []byte {
 	if front {
-		n := q.Nodes[q.Lo]
-		v, _ := n.EntryAt(n.Head)
+		n := q.nodes[q.lo]
+		v, _ := n.entryAt(n.head)
 		return v
 	}
-	n := q.Nodes[q.Hi-1]
-	v, _ := n.EntryBefore(n.Tail)
+	n := q.nodes[q.hi-1]
+	v, _ := n.entryBefore(n.tail)
 	return v
 }
 
@@ -475,121 +475,121 @@ func (q *Quicklist) End(front bool) []byte {
 // stay valid until the list is next changed.
 func (q *Quicklist) Pop(front bool) []byte {
 	var v []byte
-	q.Count--
+	q.count--
 	if front {
-		n := q.Nodes[q.Lo]
-		v, n.Head = n.EntryAt(n.Head)
-		if n.Count--; n.Count == 0 {
+		n := q.nodes[q.lo]
+		v, n.head = n.entryAt(n.head)
+		if n.count--; n.count == 0 {
 			q.removeNode(0)
 		}
 		return v
 	}
-	n := q.Nodes[q.Hi-1]
-	v, n.Tail = n.EntryBefore(n.Tail)
-	if n.Count--; n.Count == 0 {
-		q.removeNode(q.NumNodes() - 1)
+	n := q.nodes[q.hi-1]
+	v, n.tail = n.entryBefore(n.tail)
+	if n.count--; n.count == 0 {
+		q.removeNode(q.numNodes() - 1)
 	}
 	return v
 }
 
-// Locate returns the node and offset of element i (0 <= i < count), walking
+// locate returns the node and offset of element i (0 <= i < count), walking
 // the node counts from the nearer end.
-func (q *Quicklist) Locate(i int) (ni, off int) {
-	if i < q.Count/2 {
+func (q *Quicklist) locate(i int) (ni, off int) {
+	if i < q.count/2 {
 		for ni = 0; ; ni++ {
-			n := q.Node(ni)
-			if i < n.Count {
-				return ni, n.OffsetOf(i)
+			n := q.node(ni)
+			if i < n.count {
+				return ni, n.offsetOf(i)
 			}
-			i -= n.Count
+			i -= n.count
 		}
 	}
-	j := q.Count - 1 - i // position from the back
-	for ni = q.NumNodes() - 1; ; ni-- {
-		n := q.Node(ni)
-		if j < n.Count {
-			return ni, n.OffsetOf(n.Count - 1 - j)
+	j := q.count - 1 - i // position from the back
+	for ni = q.numNodes() - 1; ; ni-- {
+		n := q.node(ni)
+		if j < n.count {
+			return ni, n.offsetOf(n.count - 1 - j)
 		}
-		j -= n.Count
+		j -= n.count
 	}
 }
 
 // DelFront removes the first k elements (k <= count).
 func (q *Quicklist) DelFront(k int) {
-	q.Count -= k
+	q.count -= k
 	for k > 0 {
-		n := q.Nodes[q.Lo]
-		if n.Count <= k {
-			k -= n.Count
-			n.Count = 0
+		n := q.nodes[q.lo]
+		if n.count <= k {
+			k -= n.count
+			n.count = 0
 			q.removeNode(0)
 			continue
 		}
-		n.Head = n.skipFwd(n.Head, k)
-		n.Count -= k
+		n.head = n.skipFwd(n.head, k)
+		n.count -= k
 		return
 	}
 }
 
 // DelBack removes the last k elements (k <= count).
 func (q *Quicklist) DelBack(k int) {
-	q.Count -= k
+	q.count -= k
 	for k > 0 {
-		n := q.Nodes[q.Hi-1]
-		if n.Count <= k {
-			k -= n.Count
-			n.Count = 0
-			q.removeNode(q.NumNodes() - 1)
+		n := q.nodes[q.hi-1]
+		if n.count <= k {
+			k -= n.count
+			n.count = 0
+			q.removeNode(q.numNodes() - 1)
 			continue
 		}
-		n.Tail = n.skipBack(n.Tail, k)
-		n.Count -= k
+		n.tail = n.skipBack(n.tail, k)
+		n.count -= k
 		return
 	}
 }
 
-// InsertAt adds v at offset off of node ni (off may be the node's tail),
+// insertAt adds v at offset off of node ni (off may be the node's tail),
 // splitting the node when it is full, as Redis' _quicklistInsert.
-func (q *Quicklist) InsertAt(ni, off int, v []byte, fill int64) {
-	n := q.Node(ni)
+func (q *Quicklist) insertAt(ni, off int, v []byte, fill int64) {
+	n := q.node(ni)
 	es := NodeEntrySize(len(v))
-	q.Count++
-	if NodeFits(n.Tail-n.Head, n.Count, es, fill) {
-		c := cap(n.Buf)
-		n.Insert(off, v)
-		q.Mem += int64(cap(n.Buf) - c)
+	q.count++
+	if NodeFits(n.tail-n.head, n.count, es, fill) {
+		c := cap(n.buf)
+		n.insert(off, v)
+		q.mem += int64(cap(n.buf) - c)
 		return
 	}
 	switch {
-	case off == n.Head && ni > 0 && NodeFits(q.Node(ni-1).Tail-q.Node(ni-1).Head, q.Node(ni-1).Count, es, fill):
-		p := q.Node(ni - 1)
-		c := cap(p.Buf)
-		p.Insert(p.Tail, v)
-		q.Mem += int64(cap(p.Buf) - c)
-	case off == n.Tail && ni < q.NumNodes()-1 && NodeFits(q.Node(ni+1).Tail-q.Node(ni+1).Head, q.Node(ni+1).Count, es, fill):
-		x := q.Node(ni + 1)
-		c := cap(x.Buf)
-		x.Insert(x.Head, v)
-		q.Mem += int64(cap(x.Buf) - c)
-	case off == n.Head:
-		q.Count--
-		q.InsertNode(ni, q.newNode(v, fill, true))
-	case off == n.Tail:
-		q.Count--
-		q.InsertNode(ni+1, q.newNode(v, fill, false))
+	case off == n.head && ni > 0 && NodeFits(q.node(ni-1).tail-q.node(ni-1).head, q.node(ni-1).count, es, fill):
+		p := q.node(ni - 1)
+		c := cap(p.buf)
+		p.insert(p.tail, v)
+		q.mem += int64(cap(p.buf) - c)
+	case off == n.tail && ni < q.numNodes()-1 && NodeFits(q.node(ni+1).tail-q.node(ni+1).head, q.node(ni+1).count, es, fill):
+		x := q.node(ni + 1)
+		c := cap(x.buf)
+		x.insert(x.head, v)
+		q.mem += int64(cap(x.buf) - c)
+	case off == n.head:
+		q.count--
+		q.insertNode(ni, q.newNode(v, fill, true))
+	case off == n.tail:
+		q.count--
+		q.insertNode(ni+1, q.newNode(v, fill, false))
 	default:
 		// Split: the entries from off on move to a new node after n, and v
 		// goes at the end of n (or of a node of its own when n is still full).
-		right := &QuicklistNode{Buf: make([]byte, n.Tail-off+es+16)}
-		right.Tail = copy(right.Buf, n.Buf[off:n.Tail])
-		for p := 0; p < right.Tail; right.Count++ {
-			_, p = right.EntryAt(p)
+		right := &qnode{buf: make([]byte, n.tail-off+es+16)}
+		right.tail = copy(right.buf, n.buf[off:n.tail])
+		for p := 0; p < right.tail; right.count++ {
+			_, p = right.entryAt(p)
 		}
-		n.Tail = off
-		n.Count -= right.Count
-		q.Count -= right.Count + 1
-		q.InsertNode(ni+1, right)
-		q.InsertAt(ni, n.Tail, v, fill)
+		n.tail = off
+		n.count -= right.count
+		q.count -= right.count + 1
+		q.insertNode(ni+1, right)
+		q.insertAt(ni, n.tail, v, fill)
 	}
 }
 
@@ -607,7 +607,6 @@ func ListpackFits(lp []byte, esize int, fill int64) bool {
 	return n == 0 || n < ListpackMaxEntries && NodeFits(len(lp)-listpack.First, n, esize, fill)
 }
 
-// listPush adds v at the front or back of o, converting o to a quicklist
 // lpLastOffset returns the offset of the last entry of a non-empty listpack,
 // stepping over one-byte lengths (values under 128 bytes) inline.
 func ListpackLastOffset(lp []byte) int {
@@ -643,43 +642,240 @@ func ListpackSetLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32
 // ListIter walks a list's elements from a start index towards the back
 // (forward) or the front. The caller bounds the walk by the list's length.
 type ListIter struct {
-	Lp   []byte  // encListpack
-	Offs []int32 // encListpack walked backwards: entry offsets, used from the end
-	Q    *Quicklist
-	Node *QuicklistNode
-	Ni   int // quicklist: node index
-	Off  int // forward: the next entry's offset; backward (quicklist): the end of the next entry
-	Back bool
+	lp   []byte  // encListpack
+	offs []int32 // encListpack walked backwards: entry offsets, used from the end
+	q    *Quicklist
+	node *qnode
+	ni   int // quicklist: node index
+	off  int // forward: the next entry's offset; backward (quicklist): the end of the next entry
+	back bool
 }
 
 // Next returns the next element. REQUIRES: one remains.
 func (it *ListIter) Next() []byte {
 	var v []byte
-	if it.Q != nil {
-		n := it.Node
-		if !it.Back {
-			if it.Off == n.Tail {
-				it.Ni++
-				n = it.Q.Node(it.Ni)
-				it.Node, it.Off = n, n.Head
+	if it.q != nil {
+		n := it.node
+		if !it.back {
+			if it.off == n.tail {
+				it.ni++
+				n = it.q.node(it.ni)
+				it.node, it.off = n, n.head
 			}
-			v, it.Off = n.EntryAt(it.Off)
+			v, it.off = n.entryAt(it.off)
 			return v
 		}
-		if it.Off == n.Head {
-			it.Ni--
-			n = it.Q.Node(it.Ni)
-			it.Node, it.Off = n, n.Tail
+		if it.off == n.head {
+			it.ni--
+			n = it.q.node(it.ni)
+			it.node, it.off = n, n.tail
 		}
-		v, it.Off = n.EntryBefore(it.Off)
+		v, it.off = n.entryBefore(it.off)
 		return v
 	}
-	if !it.Back {
-		v, it.Off = listpack.Next(it.Lp, it.Off)
+	if !it.back {
+		v, it.off = listpack.Next(it.lp, it.off)
 		return v
 	}
-	k := len(it.Offs) - 1
-	v, _ = listpack.Next(it.Lp, int(it.Offs[k]))
-	it.Offs = it.Offs[:k]
+	k := len(it.offs) - 1
+	v, _ = listpack.Next(it.lp, int(it.offs[k]))
+	it.offs = it.offs[:k]
 	return v
+}
+
+// ---- what the keyspace asks of a list -------------------------------------------
+
+// Len is the number of elements.
+func (q *Quicklist) Len() int { return q.count }
+
+// QuicklistFromListpack builds a quicklist holding lp's elements in order,
+// filling nodes up to the node limit, each sized to what it holds plus some
+// slack at both ends.
+func QuicklistFromListpack(lp []byte, fill int64) *Quicklist {
+	q := NewQuicklist()
+	rest := 0 // node-format bytes of the entries not yet placed
+	for off := listpack.First; off < len(lp); {
+		var v []byte
+		v, off = listpack.Next(lp, off)
+		rest += NodeEntrySize(len(v))
+	}
+	limit := sizeSafetyLimit
+	if fill < 0 && fill >= -5 {
+		limit = 4096 << (-fill - 1)
+	}
+	var n *qnode
+	for off := listpack.First; off < len(lp); {
+		var v []byte
+		v, off = listpack.Next(lp, off)
+		es := NodeEntrySize(len(v))
+		if n != nil && !NodeFits(n.tail-n.head, n.count, es, fill) {
+			q.insertNode(q.numNodes(), n)
+			n = nil
+		}
+		if n == nil {
+			size := min(rest, limit)
+			slack := size/4 + 16
+			n = &qnode{buf: make([]byte, size+slack), head: slack / 2}
+			n.tail = n.head
+		}
+		if n.tail+es > len(n.buf) {
+			n.openGap(n.tail, es)
+			n.tail -= es
+		}
+		n.tail = putEntry(n.buf, n.tail, v)
+		n.count++
+		rest -= es
+	}
+	if n != nil {
+		q.insertNode(q.numNodes(), n)
+	}
+	return q
+}
+
+// IterAt returns an iterator whose first element is element start
+// (0 <= start < Len).
+func (q *Quicklist) IterAt(start int, back bool) ListIter {
+	it := ListIter{back: back, q: q}
+	it.ni, it.off = q.locate(start)
+	it.node = q.node(it.ni)
+	if back {
+		_, it.off = it.node.entryAt(it.off)
+	}
+	return it
+}
+
+// ListpackIterAt returns an iterator over list listpack lp whose first
+// element is element start (0 <= start < listpack.Len(lp)).
+func ListpackIterAt(lp []byte, start int, back bool) ListIter {
+	it := ListIter{back: back, lp: lp}
+	if !back {
+		it.off = listpack.Skip(lp, listpack.First, start)
+		return it
+	}
+	it.offs = make([]int32, 0, start+1)
+	for off, i := listpack.First, 0; i <= start; i++ {
+		it.offs = append(it.offs, int32(off))
+		_, off = listpack.Next(lp, off)
+	}
+	return it
+}
+
+// Index returns element i (0 <= i < Len).
+func (q *Quicklist) Index(i int) []byte {
+	ni, off := q.locate(i)
+	v, _ := q.node(ni).entryAt(off)
+	return v
+}
+
+// Set replaces element i (0 <= i < Len) with v.
+func (q *Quicklist) Set(i int, v []byte, fill int64) {
+	ni, off := q.locate(i)
+	n := q.node(ni)
+	if _, next := n.entryAt(off); n.count == 1 || NodeFits(n.tail-n.head-(next-off), n.count-1, NodeEntrySize(len(v)), fill) {
+		c := cap(n.buf)
+		n.replace(off, v)
+		q.mem += int64(cap(n.buf) - c)
+		return
+	}
+	// Too big for its node: remove it and insert v in its place, which
+	// splits the node.
+	off = n.remove(off)
+	q.count--
+	q.insertAt(ni, off, v, fill)
+}
+
+// Insert adds v so that it becomes element i (0 <= i <= Len).
+func (q *Quicklist) Insert(i int, v []byte, fill int64) {
+	if i == q.count {
+		q.Push(v, false, fill)
+		return
+	}
+	ni, at := q.locate(i)
+	q.insertAt(ni, at, v, fill)
+}
+
+// InsertPivot adds v before (after false) or after the first element equal
+// to pivot, and reports whether pivot was found.
+func (q *Quicklist) InsertPivot(pivot, v []byte, after bool, fill int64) bool {
+	for ni := 0; ni < q.numNodes(); ni++ {
+		n := q.node(ni)
+		for off := n.head; off < n.tail; {
+			e, next := n.entryAt(off)
+			if string(e) != string(pivot) {
+				off = next
+				continue
+			}
+			if after {
+				off = next
+			}
+			q.insertAt(ni, off, v, fill)
+			return true
+		}
+	}
+	return false
+}
+
+// EqualRemover picks the elements LREM removes, walking a list from the
+// front: those equal to v, past the first skip of them, up to limit (0: no
+// limit).
+type EqualRemover struct {
+	v       []byte
+	limit   int
+	skip    int
+	removed int
+}
+
+// NewEqualRemover returns a remover of elements equal to v.
+func NewEqualRemover(v []byte, limit, skip int) EqualRemover {
+	return EqualRemover{v: v, limit: limit, skip: skip}
+}
+
+// Take reports whether element e, the next in order, is to be removed, and
+// counts it.
+func (r *EqualRemover) Take(e []byte) bool {
+	if string(e) != string(r.v) || r.limit > 0 && r.removed == r.limit {
+		return false
+	}
+	if r.skip > 0 {
+		r.skip--
+		return false
+	}
+	r.removed++
+	return true
+}
+
+// Removed is how many elements Take picked.
+func (r *EqualRemover) Removed() int { return r.removed }
+
+// done reports whether the limit is reached.
+func (r *EqualRemover) done() bool { return r.limit > 0 && r.removed == r.limit }
+
+// RemoveWhere removes the elements r picks, in order from the front.
+func (q *Quicklist) RemoveWhere(r *EqualRemover) {
+	start := r.removed
+	for ni := 0; ni < q.numNodes(); ni++ {
+		n := q.node(ni)
+		w, before := n.head, r.removed
+		for rd := n.head; rd < n.tail; {
+			e, next := n.entryAt(rd)
+			if !r.Take(e) {
+				if w != rd {
+					copy(n.buf[w:], n.buf[rd:next])
+				}
+				w += next - rd
+			}
+			rd = next
+		}
+		n.tail = w
+		n.count -= r.removed - before
+		if q.dropIfEmpty(ni) {
+			ni--
+		} else if r.removed != before {
+			q.shrink(n)
+		}
+		if r.done() {
+			break
+		}
+	}
+	q.count -= r.removed - start
 }

@@ -13,23 +13,23 @@ func TestQnodeEntries(t *testing.T) {
 	for _, n := range []int{0, 1, 126, 127, 128, 129, 16383, 16384, 16385, 300000} {
 		vals = append(vals, bytes.Repeat([]byte{byte('a' + n%26)}, n))
 	}
-	n := &QuicklistNode{Buf: make([]byte, 16)}
+	n := &qnode{buf: make([]byte, 16)}
 	for i, v := range vals {
 		if i%2 == 0 {
-			n.Insert(n.Head, v)
+			n.insert(n.head, v)
 		} else {
-			n.Insert(n.Tail, v)
+			n.insert(n.tail, v)
 		}
 	}
 	var fwd, back [][]byte
-	for off := n.Head; off < n.Tail; {
+	for off := n.head; off < n.tail; {
 		var v []byte
-		v, off = n.EntryAt(off)
+		v, off = n.entryAt(off)
 		fwd = append(fwd, v)
 	}
-	for off := n.Tail; off > n.Head; {
+	for off := n.tail; off > n.head; {
 		var v []byte
-		v, off = n.EntryBefore(off)
+		v, off = n.entryBefore(off)
 		back = append(back, v)
 	}
 	slices.Reverse(back)
@@ -38,14 +38,14 @@ func TestQnodeEntries(t *testing.T) {
 	}
 	// replace each with a value of another size class and read it back
 	for i := range vals {
-		off := n.OffsetOf(i)
+		off := n.offsetOf(i)
 		nv := vals[(i+3)%len(vals)]
-		n.Replace(off, nv)
-		if got, _ := n.EntryAt(n.OffsetOf(i)); !bytes.Equal(got, nv) {
+		n.replace(off, nv)
+		if got, _ := n.entryAt(n.offsetOf(i)); !bytes.Equal(got, nv) {
 			t.Fatalf("replace %d: got %d bytes; want %d", i, len(got), len(nv))
 		}
 	}
-	if n.Count != len(vals) {
-		t.Fatalf("count %d", n.Count)
+	if n.count != len(vals) {
+		t.Fatalf("count %d", n.count)
 	}
 }

@@ -908,7 +908,7 @@ func (s *Stream) Clone() Collection {
 // split or an emptied leaf) the leaf pointers. mem is the bytes it holds
 // beyond the NACKs themselves; every mutator adds its change to *acct too.
 type PELIndex struct {
-	Leaves []*PELLeaf
+	leaves []*pelLeaf
 	N      int
 	Mem    int64
 }
@@ -920,26 +920,26 @@ type PELItem struct {
 	N  *StreamNACK
 }
 
-// PELLeaf holds 1..pelLeafMax items sorted by ID, all above the previous
+// pelLeaf holds 1..pelLeafMax items sorted by ID, all above the previous
 // leaf's and below the next one's.
-type PELLeaf struct{ Items []PELItem }
+type pelLeaf struct{ items []PELItem }
 
 const (
-	PELLeafMax      = 64
-	PELItemSize     = 24
-	PELLeafOverhead = 48
+	pelLeafMax      = 64
+	pelItemSize     = 24
+	pelLeafOverhead = 48
 )
 
 // PELCursor addresses item i of leaf l.
 type PELCursor struct{ l, i int }
 
-func (c PELCursor) Valid(p *PELIndex) bool { return c.l < len(p.Leaves) }
+func (c PELCursor) Valid(p *PELIndex) bool { return c.l < len(p.leaves) }
 
-func (p *PELIndex) At(c PELCursor) *PELItem { return &p.Leaves[c.l].Items[c.i] }
+func (p *PELIndex) At(c PELCursor) *PELItem { return &p.leaves[c.l].items[c.i] }
 
 func (p *PELIndex) Next(c PELCursor) PELCursor {
 	c.i++
-	if c.i == len(p.Leaves[c.l].Items) {
+	if c.i == len(p.leaves[c.l].items) {
 		c.l++
 		c.i = 0
 	}
@@ -949,19 +949,19 @@ func (p *PELIndex) Next(c PELCursor) PELCursor {
 func (p *PELIndex) First() PELCursor { return PELCursor{} }
 
 func (p *PELIndex) Last() PELCursor {
-	l := len(p.Leaves) - 1
-	return PELCursor{l, len(p.Leaves[l].Items) - 1}
+	l := len(p.leaves) - 1
+	return PELCursor{l, len(p.leaves[l].items) - 1}
 }
 
 // Seek returns the first item with an ID >= id, and whether it is id.
 func (p *PELIndex) Seek(id StreamID) (PELCursor, bool) {
-	l, _ := slices.BinarySearchFunc(p.Leaves, id, func(lf *PELLeaf, t StreamID) int {
-		return lf.Items[len(lf.Items)-1].Id.Cmp(t)
+	l, _ := slices.BinarySearchFunc(p.leaves, id, func(lf *pelLeaf, t StreamID) int {
+		return lf.items[len(lf.items)-1].Id.Cmp(t)
 	})
-	if l == len(p.Leaves) {
+	if l == len(p.leaves) {
 		return PELCursor{l, 0}, false
 	}
-	i, found := slices.BinarySearchFunc(p.Leaves[l].Items, id, func(it PELItem, t StreamID) int { return it.Id.Cmp(t) })
+	i, found := slices.BinarySearchFunc(p.leaves[l].items, id, func(it PELItem, t StreamID) int { return it.Id.Cmp(t) })
 	return PELCursor{l, i}, found
 }
 
@@ -982,46 +982,46 @@ func (p *PELIndex) account(delta int64, acct *int64) {
 func (p *PELIndex) Insert(id StreamID, n *StreamNACK, acct *int64) {
 	c, _ := p.Seek(id)
 	p.N++
-	if len(p.Leaves) == 0 {
-		oldCap := cap(p.Leaves)
-		p.Leaves = append(p.Leaves, &PELLeaf{Items: make([]PELItem, 0, 2)})
-		p.account(int64(cap(p.Leaves)-oldCap)*8+PELLeafOverhead+2*PELItemSize, acct)
+	if len(p.leaves) == 0 {
+		oldCap := cap(p.leaves)
+		p.leaves = append(p.leaves, &pelLeaf{items: make([]PELItem, 0, 2)})
+		p.account(int64(cap(p.leaves)-oldCap)*8+pelLeafOverhead+2*pelItemSize, acct)
 		c = PELCursor{}
 	}
-	if c.l == len(p.Leaves) { // after the last item: append to the last leaf
+	if c.l == len(p.leaves) { // after the last item: append to the last leaf
 		c.l--
-		c.i = len(p.Leaves[c.l].Items)
+		c.i = len(p.leaves[c.l].items)
 	}
-	lf := p.Leaves[c.l]
-	if len(lf.Items) == PELLeafMax {
-		if c.l == len(p.Leaves)-1 && c.i == PELLeafMax {
+	lf := p.leaves[c.l]
+	if len(lf.items) == pelLeafMax {
+		if c.l == len(p.leaves)-1 && c.i == pelLeafMax {
 			// Appending in ID order: start a new leaf, leaving this one full.
-			nl := &PELLeaf{Items: make([]PELItem, 0, 8)}
-			nl.Items = append(nl.Items, PELItem{id, n})
-			oldCap := cap(p.Leaves)
-			p.Leaves = append(p.Leaves, nl)
-			p.account(int64(cap(p.Leaves)-oldCap)*8+PELLeafOverhead+8*PELItemSize, acct)
+			nl := &pelLeaf{items: make([]PELItem, 0, 8)}
+			nl.items = append(nl.items, PELItem{id, n})
+			oldCap := cap(p.leaves)
+			p.leaves = append(p.leaves, nl)
+			p.account(int64(cap(p.leaves)-oldCap)*8+pelLeafOverhead+8*pelItemSize, acct)
 			return
 		}
 		// Split in halves.
-		half := PELLeafMax / 2
-		nl := &PELLeaf{Items: make([]PELItem, PELLeafMax-half, PELLeafMax)}
-		copy(nl.Items, lf.Items[half:])
-		clear(lf.Items[half:])
-		lf.Items = lf.Items[:half]
-		oldCap := cap(p.Leaves)
-		p.Leaves = slices.Insert(p.Leaves, c.l+1, nl)
-		p.account(int64(cap(p.Leaves)-oldCap)*8+PELLeafOverhead+PELLeafMax*PELItemSize, acct)
+		half := pelLeafMax / 2
+		nl := &pelLeaf{items: make([]PELItem, pelLeafMax-half, pelLeafMax)}
+		copy(nl.items, lf.items[half:])
+		clear(lf.items[half:])
+		lf.items = lf.items[:half]
+		oldCap := cap(p.leaves)
+		p.leaves = slices.Insert(p.leaves, c.l+1, nl)
+		p.account(int64(cap(p.leaves)-oldCap)*8+pelLeafOverhead+pelLeafMax*pelItemSize, acct)
 		if c.i > half {
 			c.l++
 			c.i -= half
 			lf = nl
 		}
 	}
-	oldCap := cap(lf.Items)
-	lf.Items = slices.Insert(lf.Items, c.i, PELItem{id, n})
-	if d := cap(lf.Items) - oldCap; d != 0 {
-		p.account(int64(d)*PELItemSize, acct)
+	oldCap := cap(lf.items)
+	lf.items = slices.Insert(lf.items, c.i, PELItem{id, n})
+	if d := cap(lf.items) - oldCap; d != 0 {
+		p.account(int64(d)*pelItemSize, acct)
 	}
 }
 
@@ -1032,26 +1032,26 @@ func (p *PELIndex) Delete(id StreamID, acct *int64) bool {
 		return false
 	}
 	p.N--
-	lf := p.Leaves[c.l]
-	lf.Items = slices.Delete(lf.Items, c.i, c.i+1)
-	if len(lf.Items) == 0 {
-		p.Leaves = slices.Delete(p.Leaves, c.l, c.l+1)
-		p.account(-(PELLeafOverhead + int64(cap(lf.Items))*PELItemSize), acct)
-		if len(p.Leaves) == 0 {
-			p.account(-int64(cap(p.Leaves))*8, acct)
-			p.Leaves = nil
+	lf := p.leaves[c.l]
+	lf.items = slices.Delete(lf.items, c.i, c.i+1)
+	if len(lf.items) == 0 {
+		p.leaves = slices.Delete(p.leaves, c.l, c.l+1)
+		p.account(-(pelLeafOverhead + int64(cap(lf.items))*pelItemSize), acct)
+		if len(p.leaves) == 0 {
+			p.account(-int64(cap(p.leaves))*8, acct)
+			p.leaves = nil
 		}
 		return true
 	}
 	// Merge with the next leaf when both are small, so that deleting most
 	// items leaves few sparse leaves behind.
-	if c.l+1 < len(p.Leaves) {
-		nx := p.Leaves[c.l+1]
-		if len(lf.Items)+len(nx.Items) <= PELLeafMax/2 {
-			oldCap := cap(lf.Items)
-			lf.Items = append(lf.Items, nx.Items...)
-			p.Leaves = slices.Delete(p.Leaves, c.l+1, c.l+2)
-			p.account(int64(cap(lf.Items)-oldCap)*PELItemSize-(PELLeafOverhead+int64(cap(nx.Items))*PELItemSize), acct)
+	if c.l+1 < len(p.leaves) {
+		nx := p.leaves[c.l+1]
+		if len(lf.items)+len(nx.items) <= pelLeafMax/2 {
+			oldCap := cap(lf.items)
+			lf.items = append(lf.items, nx.items...)
+			p.leaves = slices.Delete(p.leaves, c.l+1, c.l+2)
+			p.account(int64(cap(lf.items)-oldCap)*pelItemSize-(pelLeafOverhead+int64(cap(nx.items))*pelItemSize), acct)
 		}
 	}
 	return true

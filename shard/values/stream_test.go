@@ -69,15 +69,15 @@ func TestPELIndexAgainstMap(t *testing.T) {
 			if found != want || cur.Valid(&p) != (j < len(ids)) || j < len(ids) && p.At(cur).Id != ids[j] {
 				t.Fatalf("step %d: seek %v", step, probe)
 			}
-			if len(p.Leaves) > 4*len(ids)/PELLeafMax+4 {
-				t.Fatalf("step %d: %d leaves for %d items", step, len(p.Leaves), len(ids))
+			if len(p.leaves) > 4*len(ids)/pelLeafMax+4 {
+				t.Fatalf("step %d: %d leaves for %d items", step, len(p.leaves), len(ids))
 			}
 		}
 	}
 	for id := range model {
 		p.Delete(id, &acct)
 	}
-	if p.N != 0 || p.Mem != 0 || acct != 0 || p.Leaves != nil {
+	if p.N != 0 || p.Mem != 0 || acct != 0 || p.leaves != nil {
 		t.Fatalf("emptied index keeps n %d mem %d acct %d", p.N, p.Mem, acct)
 	}
 }

@@ -7,10 +7,10 @@ import (
 
 // Verify checks the skiplist's invariants (see the type) from scratch.
 func (s *Skiplist) Verify() error {
-	if s.Dict.Used != s.Length {
-		return fmt.Errorf("dict has %d members, length %d", s.Dict.Used, s.Length)
+	if s.dict.used != s.Length {
+		return fmt.Errorf("dict has %d members, length %d", s.dict.used, s.Length)
 	}
-	if err := s.Dict.Verify(s.Nodes); err != nil {
+	if err := s.dict.Verify(s.Nodes); err != nil {
 		return err
 	}
 	if s.Length == 0 {
@@ -26,17 +26,17 @@ func (s *Skiplist) Verify() error {
 		if !nd.IsLive() {
 			return fmt.Errorf("node %d linked but free", x)
 		}
-		if got := s.Dict.Find(s.Nodes, MemberBytes(nd.Member)); got != x {
+		if got := s.dict.Find(s.Nodes, MemberBytes(nd.Member)); got != x {
 			return fmt.Errorf("dict[%q] = %d, node %d", nd.Member, got, x)
 		}
-		if nd.Backward != prev {
-			return fmt.Errorf("node %d backward %d, want %d", x, nd.Backward, prev)
+		if nd.backward != prev {
+			return fmt.Errorf("node %d backward %d, want %d", x, nd.backward, prev)
 		}
 		if pn := &s.Nodes[prev]; prev != 0 && !(pn.Score < nd.Score || pn.Score == nd.Score && pn.Member < nd.Member) {
 			return fmt.Errorf("node %d out of order", x)
 		}
-		if nd.Levels() > s.Level {
-			return fmt.Errorf("node %d has %d levels, list %d", x, nd.Levels(), s.Level)
+		if nd.levels() > s.level {
+			return fmt.Errorf("node %d has %d levels, list %d", x, nd.levels(), s.level)
 		}
 		rankOf[x] = uint32(n)
 		prev = x
@@ -44,29 +44,29 @@ func (s *Skiplist) Verify() error {
 	if n != s.Length || s.Tail != prev {
 		return fmt.Errorf("walked %d nodes (tail %d), length %d (tail %d)", n, prev, s.Length, s.Tail)
 	}
-	for lv := 0; lv < s.Level; lv++ {
+	for lv := 0; lv < s.level; lv++ {
 		for x := uint32(0); ; {
-			l := s.Lnk(x, lv)
+			l := s.lnk(x, lv)
 			if l.Forward == 0 {
 				break
 			}
-			if l.Fscore != s.Nodes[l.Forward].Score {
-				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.Fscore, l.Forward, s.Nodes[l.Forward].Score)
+			if l.fscore != s.Nodes[l.Forward].Score {
+				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.fscore, l.Forward, s.Nodes[l.Forward].Score)
 			}
-			if lv >= 2 && s.UpLnk(x, lv).Fup != uint32(s.Nodes[l.Forward].UpOff()) {
-				return fmt.Errorf("level %d: link from %d carries up offset %d, node %d has %d", lv, x, s.UpLnk(x, lv).Fup, l.Forward, s.Nodes[l.Forward].UpOff())
+			if lv >= 2 && s.upLnk(x, lv).fup != uint32(s.Nodes[l.Forward].upOff()) {
+				return fmt.Errorf("level %d: link from %d carries up offset %d, node %d has %d", lv, x, s.upLnk(x, lv).fup, l.Forward, s.Nodes[l.Forward].upOff())
 			}
-			if rankOf[l.Forward]-rankOf[x] != l.Span {
-				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.Span, x, l.Forward, rankOf[x], rankOf[l.Forward])
+			if rankOf[l.Forward]-rankOf[x] != l.span {
+				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.span, x, l.Forward, rankOf[x], rankOf[l.Forward])
 			}
 			x = l.Forward
 		}
 	}
-	if s.Level > 1 && s.Lnk(0, s.Level-1).Forward == 0 {
-		return fmt.Errorf("level %d is empty", s.Level)
+	if s.level > 1 && s.lnk(0, s.level-1).Forward == 0 {
+		return fmt.Errorf("level %d is empty", s.level)
 	}
 	for x := range s.Nodes[1:] {
-		if !s.Nodes[x+1].IsLive() && slices.Index(s.Free, uint32(x+1)) < 0 {
+		if !s.Nodes[x+1].IsLive() && slices.Index(s.free, uint32(x+1)) < 0 {
 			return fmt.Errorf("free slot %d not on the free list", x+1)
 		}
 	}
@@ -81,13 +81,13 @@ func (s *Skiplist) Verify() error {
 // TestZSkiplistRanks drives a skiplist directly and checks rank, byRank,
 // the range searches and the invariants against a sorted slice.
 // Verify checks the index's invariants (see the type) from scratch.
-func (ix *SkiplistIndex) Verify(nodes []SkiplistNode) error {
-	n := len(ix.Slots)
-	if n == 0 || n&(n-1) != 0 || ix.Used*4 > n*3 {
-		return fmt.Errorf("index of %d slots holds %d", n, ix.Used)
+func (ix *skiplistIndex) Verify(nodes []SkiplistNode) error {
+	n := len(ix.slots)
+	if n == 0 || n&(n-1) != 0 || ix.used*4 > n*3 {
+		return fmt.Errorf("index of %d slots holds %d", n, ix.used)
 	}
 	used := 0
-	for i, e := range ix.Slots {
+	for i, e := range ix.slots {
 		if e == 0 {
 			continue
 		}
@@ -96,18 +96,18 @@ func (ix *SkiplistIndex) Verify(nodes []SkiplistNode) error {
 		if x == 0 || int(x) >= len(nodes) || !nodes[x].IsLive() {
 			return fmt.Errorf("index slot %d holds node %d, not a live node", i, x)
 		}
-		if h := SkiplistHash(nodes[x].Member); uint32(e>>32) != h {
+		if h := skiplistHash(nodes[x].Member); uint32(e>>32) != h {
 			return fmt.Errorf("index slot %d: hash %x, member %q hashes to %x", i, e>>32, nodes[x].Member, h)
 		}
 		// No empty slot between the entry's home and the entry.
 		for j := int(uint32(e>>32)) & (n - 1); j != i; j = (j + 1) & (n - 1) {
-			if ix.Slots[j] == 0 {
+			if ix.slots[j] == 0 {
 				return fmt.Errorf("index slot %d: empty slot %d between it and its home", i, j)
 			}
 		}
 	}
-	if used != ix.Used {
-		return fmt.Errorf("index has %d entries, counts %d", used, ix.Used)
+	if used != ix.used {
+		return fmt.Errorf("index has %d entries, counts %d", used, ix.used)
 	}
 	return nil
 }
@@ -117,8 +117,8 @@ func (t *HTable) Verify() error {
 	if len(t.Index) != len(t.Keys) {
 		return fmt.Errorf("index has %d entries, keys %d", len(t.Index), len(t.Keys))
 	}
-	if t.Hash != (t.Vals != nil) || t.Hash && len(t.Vals) != len(t.Keys) {
-		return fmt.Errorf("hash %v with %d values for %d keys", t.Hash, len(t.Vals), len(t.Keys))
+	if t.hash != (t.Vals != nil) || t.hash && len(t.Vals) != len(t.Keys) {
+		return fmt.Errorf("hash %v with %d values for %d keys", t.hash, len(t.Vals), len(t.Keys))
 	}
 	var mem int64
 	for i, k := range t.Keys {
@@ -126,15 +126,15 @@ func (t *HTable) Verify() error {
 			return fmt.Errorf("key %q at %d, index says %d (%v)", k, i, j, ok)
 		}
 		mem += int64(len(k))
-		if t.Hash {
+		if t.hash {
 			mem += int64(cap(t.Vals[i]))
 		}
 	}
 	if mem != t.Mem {
 		return fmt.Errorf("mem %d, recount %d", t.Mem, mem)
 	}
-	if t.Peak < len(t.Keys) {
-		return fmt.Errorf("peak %d below %d entries", t.Peak, len(t.Keys))
+	if t.peak < len(t.Keys) {
+		return fmt.Errorf("peak %d below %d entries", t.peak, len(t.Keys))
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func VerifyIntset(is []byte) error {
 	if len(is) < IntsetHeader {
 		return fmt.Errorf("intset of %d bytes", len(is))
 	}
-	w := IntsetWidth(is)
+	w := intsetWidth(is)
 	if w != 2 && w != 4 && w != 8 || (len(is)-IntsetHeader)%w != 0 {
 		return fmt.Errorf("intset width %d, %d bytes", w, len(is))
 	}
@@ -160,13 +160,68 @@ func VerifyIntset(is []byte) error {
 // Recount returns the index's bytes and entries counted from scratch, to
 // check mem against; it panics on an empty leaf, which the index never keeps.
 func (p *PELIndex) Recount() (mem int64, n int) {
-	mem = int64(cap(p.Leaves)) * 8
-	for _, lf := range p.Leaves {
-		if len(lf.Items) == 0 {
+	mem = int64(cap(p.leaves)) * 8
+	for _, lf := range p.leaves {
+		if len(lf.items) == 0 {
 			panic("empty PEL leaf")
 		}
-		mem += PELLeafOverhead + int64(cap(lf.Items))*PELItemSize
-		n += len(lf.Items)
+		mem += pelLeafOverhead + int64(cap(lf.items))*pelItemSize
+		n += len(lf.items)
 	}
 	return mem, n
+}
+
+// Verify checks the quicklist's invariants (see the type) and that its
+// memory equals a recount from scratch, and returns its elements read
+// forwards (which it checked against a backward read).
+func (q *Quicklist) Verify() ([]string, error) {
+	mem := int64(quicklistOverhead + 8*cap(q.nodes))
+	count := 0
+	var fwd, back []string
+	for i, n := range q.nodes {
+		if i < q.lo || i >= q.hi {
+			if n != nil {
+				return nil, fmt.Errorf("node slot %d outside [%d,%d) is set", i, q.lo, q.hi)
+			}
+			continue
+		}
+		if n.count == 0 {
+			return nil, fmt.Errorf("empty node %d", i)
+		}
+		mem += qnodeOverhead + int64(cap(n.buf))
+		c := 0
+		for off := n.head; off < n.tail; c++ {
+			var v []byte
+			v, off = n.entryAt(off)
+			if off > n.tail {
+				return nil, fmt.Errorf("node %d: entry runs past the tail", i)
+			}
+			fwd = append(fwd, string(v))
+		}
+		if c != n.count {
+			return nil, fmt.Errorf("node %d holds %d entries; count says %d", i, c, n.count)
+		}
+		var nb []string
+		for off := n.tail; off > n.head; {
+			var v []byte
+			v, off = n.entryBefore(off)
+			nb = append(nb, string(v))
+		}
+		slices.Reverse(nb)
+		back = append(back, nb...)
+		count += c
+	}
+	if q.spare != nil {
+		mem += qnodeOverhead + int64(cap(q.spare.buf))
+	}
+	if count != q.count {
+		return nil, fmt.Errorf("nodes hold %d entries; count says %d", count, q.count)
+	}
+	if mem != q.mem {
+		return nil, fmt.Errorf("memory %d; a recount gives %d", q.mem, mem)
+	}
+	if !slices.Equal(fwd, back) {
+		return nil, fmt.Errorf("forward read %q differs from backward read %q", fwd, back)
+	}
+	return fwd, nil
 }

@@ -149,10 +149,10 @@ type ScoreRange struct {
 	Minex, maxex bool
 }
 
-// ParseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
+// parseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
 // it exclusive, the rest goes to strtod, which skips leading space, stops at
 // a NUL, reads an empty string as 0 and overflows to ±inf; NaN is refused.
-func ParseScoreBound(b []byte) (f float64, ex, ok bool) {
+func parseScoreBound(b []byte) (f float64, ex, ok bool) {
 	if len(b) > 0 && b[0] == '(' {
 		ex = true
 		b = b[1:]
@@ -176,8 +176,8 @@ func ParseScoreBound(b []byte) (f float64, ex, ok bool) {
 
 func ParseScoreRange(min, max []byte) (r ScoreRange, ok bool) {
 	var ok1, ok2 bool
-	r.Min, r.Minex, ok1 = ParseScoreBound(min)
-	r.Max, r.maxex, ok2 = ParseScoreBound(max)
+	r.Min, r.Minex, ok1 = parseScoreBound(min)
+	r.Max, r.maxex, ok2 = parseScoreBound(max)
 	return r, ok1 && ok2
 }
 
@@ -388,20 +388,20 @@ const (
 // of two (the next node is read only on a tie, for its member). Invariant:
 // forward != 0 ⇒ fscore == nodes[forward].score.
 type SkiplistLevel struct {
-	Forward, Span uint32
-	Fscore        float64
+	Forward, span uint32
+	fscore        float64
 }
 
-// SkiplistUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
+// skiplistUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
 // and where the node it leads to keeps its own levels 2.. (that node's
 // upOff). A search that moves right at level i >= 2 goes straight to the
 // next node's level-i link in the pool without reading the node, whose cache
 // line it would otherwise miss on only to learn that offset: one miss per
 // step at the upper levels instead of two. Invariant: forward != 0 ⇒
 // fup == nodes[forward].upOff().
-type SkiplistUpLevel struct {
+type skiplistUpLevel struct {
 	SkiplistLevel
-	Fup uint32
+	fup uint32
 }
 
 // SkiplistNode is one member. Nodes live in zskiplist.nodes and are addressed by
@@ -409,7 +409,7 @@ type SkiplistUpLevel struct {
 type SkiplistNode struct {
 	Member   string
 	Score    float64
-	Backward uint32 // previous node at level 0; 0 when first
+	backward uint32 // previous node at level 0; 0 when first
 	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
 	// more than two levels, where levels 2.. start in zskiplist.up.
 	lv     uint32
@@ -421,12 +421,12 @@ type SkiplistNode struct {
 // nodes in four have one level, nearly all the rest two, so a step rarely
 // reads the up pool, whose few entries stay in cache.
 
-func (n *SkiplistNode) Levels() int  { return int(n.lv >> 24) }
-func (n *SkiplistNode) UpOff() int   { return int(n.lv & (1<<24 - 1)) }
+func (n *SkiplistNode) levels() int  { return int(n.lv >> 24) }
+func (n *SkiplistNode) upOff() int   { return int(n.lv & (1<<24 - 1)) }
 func (n *SkiplistNode) IsLive() bool { return n.lv != 0 }
 
-// Lnk returns node x's link at level i.
-func (s *Skiplist) Lnk(x uint32, i int) *SkiplistLevel {
+// lnk returns node x's link at level i.
+func (s *Skiplist) lnk(x uint32, i int) *SkiplistLevel {
 	n := &s.Nodes[x]
 	switch i {
 	case 0:
@@ -434,12 +434,12 @@ func (s *Skiplist) Lnk(x uint32, i int) *SkiplistLevel {
 	case 1:
 		return &n.l1
 	}
-	return &s.up[n.UpOff()+i-2].SkiplistLevel
+	return &s.up[n.upOff()+i-2].SkiplistLevel
 }
 
-// UpLnk returns node x's link at level i >= 2.
-func (s *Skiplist) UpLnk(x uint32, i int) *SkiplistUpLevel {
-	return &s.up[s.Nodes[x].UpOff()+i-2]
+// upLnk returns node x's link at level i >= 2.
+func (s *Skiplist) upLnk(x uint32, i int) *skiplistUpLevel {
+	return &s.up[s.Nodes[x].upOff()+i-2]
 }
 
 // Skiplist is a sorted set too large for a listpack: Redis' zset (a
@@ -460,14 +460,14 @@ func (s *Skiplist) UpLnk(x uint32, i int) *SkiplistUpLevel {
 //     capacity)
 type Skiplist struct {
 	Nodes  []SkiplistNode
-	up     []SkiplistUpLevel     // levels 2.. of the nodes that have them, in blocks
+	up     []skiplistUpLevel     // levels 2.. of the nodes that have them, in blocks
 	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
 	// upFreeCap is the sum of the upFree slices' capacities, kept so that
 	// memory(), which every write calls, does not walk the 32 slices.
 	upFreeCap int
-	Free      []uint32
-	Dict      SkiplistIndex
-	Level     int
+	free      []uint32
+	dict      skiplistIndex
+	level     int
 	Length    int
 	Tail      uint32
 	mem       int64
@@ -476,17 +476,17 @@ type Skiplist struct {
 const (
 	zslNodeSize    = int64(unsafe.Sizeof(SkiplistNode{}))
 	zslLevelSize   = int64(unsafe.Sizeof(SkiplistLevel{}))
-	zslUpLevelSize = int64(unsafe.Sizeof(SkiplistUpLevel{}))
+	zslUpLevelSize = int64(unsafe.Sizeof(skiplistUpLevel{}))
 	zslFixedMemory = int64(unsafe.Sizeof(Skiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
 )
 
 func NewSkiplist(hint int) *Skiplist {
 	s := &Skiplist{
 		Nodes: make([]SkiplistNode, 1, 1+hint),
-		Dict:  newZslIndex(hint),
-		Level: 1,
+		dict:  newZslIndex(hint),
+		level: 1,
 	}
-	s.up = make([]SkiplistUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
+	s.up = make([]skiplistUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
 	s.Nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
 	return s
 }
@@ -498,8 +498,8 @@ func (s *Skiplist) Memory() int64 {
 // arrays is the bytes of the node array, the up pool, the index and the
 // free lists.
 func (s *Skiplist) arrays() int64 {
-	return int64(cap(s.Nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.Dict.bytes() +
-		int64(cap(s.Free)+s.upFreeCap)*4
+	return int64(cap(s.Nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() +
+		int64(cap(s.free)+s.upFreeCap)*4
 }
 
 // Recount computes memory() from scratch (tests compare the two).
@@ -527,15 +527,15 @@ func zslEntryMemory(member string) int64 {
 func (s *Skiplist) Clone() Collection {
 	n := &Skiplist{
 		Nodes:  make([]SkiplistNode, len(s.Nodes)),
-		Free:   append([]uint32(nil), s.Free...),
-		Dict:   s.Dict.clone(),
-		Level:  s.Level,
+		free:   append([]uint32(nil), s.free...),
+		dict:   s.dict.clone(),
+		level:  s.level,
 		Length: s.Length,
 		Tail:   s.Tail,
 		mem:    s.mem,
 	}
 	copy(n.Nodes, s.Nodes)
-	n.up = append(make([]SkiplistUpLevel, 0, cap(s.up)), s.up...)
+	n.up = append(make([]skiplistUpLevel, 0, cap(s.up)), s.up...)
 	for i, f := range s.upFree {
 		if f != nil {
 			n.upFree[i] = append([]uint32(nil), f...)
@@ -556,9 +556,9 @@ func zslRandomLevel() int {
 // newNode takes a free slot (or a new one) for a node of lvl levels.
 func (s *Skiplist) newNode(lvl int, score float64, member string) uint32 {
 	var x uint32
-	if n := len(s.Free); n > 0 {
-		x = s.Free[n-1]
-		s.Free = s.Free[:n-1]
+	if n := len(s.free); n > 0 {
+		x = s.free[n-1]
+		s.free = s.free[:n-1]
 	} else {
 		s.Nodes = append(s.Nodes, SkiplistNode{})
 		x = uint32(len(s.Nodes) - 1)
@@ -585,16 +585,16 @@ func (s *Skiplist) allocUp(n int) int {
 	if off+n >= 1<<24 {
 		panic("shard: skiplist level pool past 2^24 entries")
 	}
-	s.up = append(s.up, make([]SkiplistUpLevel, n)...)
+	s.up = append(s.up, make([]skiplistUpLevel, n)...)
 	return off
 }
 
 func (s *Skiplist) freeNode(x uint32) {
 	nd := &s.Nodes[x]
 	s.mem -= zslEntryMemory(nd.Member)
-	if n := nd.Levels() - 2; n > 0 {
+	if n := nd.levels() - 2; n > 0 {
 		before := cap(s.upFree[n])
-		s.upFree[n] = append(s.upFree[n], uint32(nd.UpOff()))
+		s.upFree[n] = append(s.upFree[n], uint32(nd.upOff()))
 		s.upFreeCap += cap(s.upFree[n]) - before
 	}
 	*nd = SkiplistNode{}
@@ -602,13 +602,13 @@ func (s *Skiplist) freeNode(x uint32) {
 		s.Nodes = s.Nodes[:x]
 		return
 	}
-	s.Free = append(s.Free, x)
+	s.free = append(s.free, x)
 }
 
 // before reports whether the node l links to sorts before (score, member).
 // REQUIRES: l.forward != 0.
 func (s *Skiplist) before(l *SkiplistLevel, score float64, member string) bool {
-	return l.Fscore < score || l.Fscore == score && s.Nodes[l.Forward].Member < member
+	return l.fscore < score || l.fscore == score && s.Nodes[l.Forward].Member < member
 }
 
 // zslCursor is a search under way: the node p it is on, p's rank r, p's
@@ -621,7 +621,7 @@ type zslCursor struct {
 
 // startCursor is a search from the header; the header's levels 2.. start at
 // up[0].
-func (s *Skiplist) startCursor() zslCursor { return zslCursor{i: s.Level - 1} }
+func (s *Skiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
 
 // step makes one comparison of search c for (score, member): it moves right
 // past a node that sorts before the key or, at the last such node of its
@@ -633,12 +633,12 @@ func (s *Skiplist) step(c *zslCursor, score float64, member string, update, rank
 	if c.i >= 2 {
 		l := &s.up[int(c.pup)+c.i-2]
 		if l.Forward != 0 && s.before(&l.SkiplistLevel, score, member) {
-			c.r += l.Span
-			c.p, c.pup = l.Forward, l.Fup
+			c.r += l.span
+			c.p, c.pup = l.Forward, l.fup
 			return false
 		}
-	} else if l := s.Lnk(c.p, c.i); l.Forward != 0 && s.before(l, score, member) {
-		c.r += l.Span
+	} else if l := s.lnk(c.p, c.i); l.Forward != 0 && s.before(l, score, member) {
+		c.r += l.span
 		c.p = l.Forward
 		return false
 	}
@@ -669,33 +669,33 @@ func (s *Skiplist) link(x uint32) {
 // the ranks of the update nodes.
 func (s *Skiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
 	score := s.Nodes[x].Score
-	lvl := s.Nodes[x].Levels()
-	if lvl > s.Level {
-		for i := s.Level; i < lvl; i++ {
+	lvl := s.Nodes[x].levels()
+	if lvl > s.level {
+		for i := s.level; i < lvl; i++ {
 			rank[i] = 0
 			update[i] = 0
-			s.Lnk(0, i).Span = uint32(s.Length)
+			s.lnk(0, i).span = uint32(s.Length)
 		}
-		s.Level = lvl
+		s.level = lvl
 	}
 	xn := &s.Nodes[x]
 	for i := 0; i < lvl; i++ {
-		ul, xl := s.Lnk(update[i], i), s.Lnk(x, i)
-		xl.Forward, xl.Fscore = ul.Forward, ul.Fscore
-		ul.Forward, ul.Fscore = x, score
-		xl.Span = ul.Span - (rank[0] - rank[i])
-		ul.Span = rank[0] - rank[i] + 1
+		ul, xl := s.lnk(update[i], i), s.lnk(x, i)
+		xl.Forward, xl.fscore = ul.Forward, ul.fscore
+		ul.Forward, ul.fscore = x, score
+		xl.span = ul.span - (rank[0] - rank[i])
+		ul.span = rank[0] - rank[i] + 1
 		if i >= 2 { // up-pool links also say where their node's levels are
-			uu, xu := s.UpLnk(update[i], i), s.UpLnk(x, i)
-			xu.Fup, uu.Fup = uu.Fup, uint32(xn.UpOff())
+			uu, xu := s.upLnk(update[i], i), s.upLnk(x, i)
+			xu.fup, uu.fup = uu.fup, uint32(xn.upOff())
 		}
 	}
-	for i := lvl; i < s.Level; i++ {
-		s.Lnk(update[i], i).Span++
+	for i := lvl; i < s.level; i++ {
+		s.lnk(update[i], i).span++
 	}
-	xn.Backward = update[0]
+	xn.backward = update[0]
 	if xn.L0.Forward != 0 {
-		s.Nodes[xn.L0.Forward].Backward = x
+		s.Nodes[xn.L0.Forward].backward = x
 	} else {
 		s.Tail = x
 	}
@@ -712,33 +712,33 @@ func (s *Skiplist) path(score float64, member string, update *[zslMaxLevel]uint3
 // unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
 func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 	xn := &s.Nodes[x]
-	for i := 0; i < s.Level; i++ {
-		ul := s.Lnk(update[i], i)
+	for i := 0; i < s.level; i++ {
+		ul := s.lnk(update[i], i)
 		if ul.Forward == x {
-			xl := s.Lnk(x, i)
-			ul.Span += xl.Span - 1
-			ul.Forward, ul.Fscore = xl.Forward, xl.Fscore
+			xl := s.lnk(x, i)
+			ul.span += xl.span - 1
+			ul.Forward, ul.fscore = xl.Forward, xl.fscore
 			if i >= 2 {
-				s.UpLnk(update[i], i).Fup = s.UpLnk(x, i).Fup
+				s.upLnk(update[i], i).fup = s.upLnk(x, i).fup
 			}
 		} else {
-			ul.Span--
+			ul.span--
 		}
 	}
 	if xn.L0.Forward != 0 {
-		s.Nodes[xn.L0.Forward].Backward = xn.Backward
+		s.Nodes[xn.L0.Forward].backward = xn.backward
 	} else {
-		s.Tail = xn.Backward
+		s.Tail = xn.backward
 	}
-	for s.Level > 1 && s.Lnk(0, s.Level-1).Forward == 0 {
-		s.Level--
+	for s.level > 1 && s.lnk(0, s.level-1).Forward == 0 {
+		s.level--
 	}
 	s.Length--
 	xn.L0, xn.l1 = SkiplistLevel{}, SkiplistLevel{}
-	for i := 2; i < xn.Levels(); i++ {
-		*s.UpLnk(x, i) = SkiplistUpLevel{}
+	for i := 2; i < xn.levels(); i++ {
+		*s.upLnk(x, i) = skiplistUpLevel{}
 	}
-	xn.Backward = 0
+	xn.backward = 0
 }
 
 // Add inserts member, which must be absent.
@@ -746,7 +746,7 @@ func (s *Skiplist) Add(member []byte, score float64) uint32 {
 	m := string(member)
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
-	s.Dict.insert(x, m)
+	s.dict.insert(x, m)
 	return x
 }
 
@@ -754,11 +754,11 @@ func (s *Skiplist) Add(member []byte, score float64) uint32 {
 func (s *Skiplist) AddString(m string, score float64) {
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
-	s.Dict.insert(x, m)
+	s.dict.insert(x, m)
 }
 
 func (s *Skiplist) Find(member []byte) (uint32, bool) {
-	x := s.Dict.Find(s.Nodes, member)
+	x := s.dict.Find(s.Nodes, member)
 	return x, x != 0
 }
 
@@ -767,7 +767,7 @@ func (s *Skiplist) RemoveNode(x uint32) {
 	var update [zslMaxLevel]uint32
 	n := &s.Nodes[x]
 	s.path(n.Score, n.Member, &update)
-	s.Dict.remove(x, n.Member)
+	s.dict.remove(x, n.Member)
 	s.unlink(x, &update)
 	s.freeNode(x)
 }
@@ -806,10 +806,10 @@ func (s *Skiplist) SetScore(x uint32, score float64) {
 	// oldUpdate[0] is x's predecessor and x's link holds the next node's
 	// score, so the in-place test costs no extra misses.
 	if (oldUpdate[0] == 0 || s.Nodes[oldUpdate[0]].Score < score) &&
-		(n.L0.Forward == 0 || n.L0.Fscore > score) {
+		(n.L0.Forward == 0 || n.L0.fscore > score) {
 		// In place; the links into x carry its score (zslLevel.fscore).
-		for i := 0; i < n.Levels(); i++ {
-			s.Lnk(oldUpdate[i], i).Fscore = score
+		for i := 0; i < n.levels(); i++ {
+			s.lnk(oldUpdate[i], i).fscore = score
 		}
 		n.Score = score
 		return
@@ -817,7 +817,7 @@ func (s *Skiplist) SetScore(x uint32, score float64) {
 	// Without x, a new predecessor that was x becomes x's own predecessor,
 	// and one that came after x moves up a rank.
 	xRank := oldRank[0] + 1
-	for i := 0; i < s.Level; i++ {
+	for i := 0; i < s.level; i++ {
 		switch {
 		case update[i] == x:
 			update[i], rank[i] = oldUpdate[i], oldRank[i]
@@ -835,9 +835,9 @@ func (s *Skiplist) Rank(x uint32) int {
 	score, member := s.Nodes[x].Score, s.Nodes[x].Member
 	rank := uint32(0)
 	p := uint32(0)
-	for i := s.Level - 1; i >= 0; i-- {
+	for i := s.level - 1; i >= 0; i-- {
 		for {
-			l := s.Lnk(p, i)
+			l := s.lnk(p, i)
 			if l.Forward == 0 {
 				break
 			}
@@ -845,7 +845,7 @@ func (s *Skiplist) Rank(x uint32) int {
 			if !(f.Score < score || f.Score == score && f.Member <= member) {
 				break
 			}
-			rank += l.Span
+			rank += l.span
 			p = l.Forward
 		}
 		if p == x {
@@ -859,13 +859,13 @@ func (s *Skiplist) Rank(x uint32) int {
 func (s *Skiplist) ByRank(r int) uint32 {
 	traversed := uint32(0)
 	p := uint32(0)
-	for i := s.Level - 1; i >= 0; i-- {
+	for i := s.level - 1; i >= 0; i-- {
 		for {
-			l := s.Lnk(p, i)
-			if l.Forward == 0 || traversed+l.Span > uint32(r) {
+			l := s.lnk(p, i)
+			if l.Forward == 0 || traversed+l.span > uint32(r) {
 				break
 			}
-			traversed += l.Span
+			traversed += l.span
 			p = l.Forward
 		}
 		if traversed == uint32(r) {
@@ -933,9 +933,9 @@ func (s *Skiplist) LastInLexRange(r *LexRange) uint32 {
 // x for which gteMin(x) holds, or 0 when lteMax(x) does not.
 func (s *Skiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
-	for i := s.Level - 1; i >= 0; i-- {
+	for i := s.level - 1; i >= 0; i-- {
 		for {
-			f := s.Lnk(p, i).Forward
+			f := s.lnk(p, i).Forward
 			if f == 0 || gteMin(f) {
 				break
 			}
@@ -953,9 +953,9 @@ func (s *Skiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 // for which lteMax(x) holds, or 0 when gteMin(x) does not.
 func (s *Skiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
-	for i := s.Level - 1; i >= 0; i-- {
+	for i := s.level - 1; i >= 0; i-- {
 		for {
-			f := s.Lnk(p, i).Forward
+			f := s.lnk(p, i).Forward
 			if f == 0 || !lteMax(f) {
 				break
 			}
@@ -979,7 +979,7 @@ func (s *Skiplist) DeleteWhile(x uint32, keep func(x uint32) bool) int {
 	removed := 0
 	for x != 0 && keep(x) {
 		next := s.Nodes[x].L0.Forward
-		s.Dict.remove(x, s.Nodes[x].Member)
+		s.dict.remove(x, s.Nodes[x].Member)
 		s.unlink(x, &update)
 		s.freeNode(x)
 		removed++
@@ -1042,7 +1042,7 @@ func (z *ZCursor) Next() {
 
 func (z *ZCursor) prev() {
 	if z.Sl != nil {
-		z.x = z.Sl.Nodes[z.x].Backward
+		z.x = z.Sl.Nodes[z.x].backward
 		return
 	}
 	z.I--

@@ -107,7 +107,7 @@ func TestZParseScore(t *testing.T) {
 		{"1\x00junk", 1, false, true}, {"2 ", 0, false, false}, {"  ", 0, false, false}, {"nan", 0, false, false},
 		{"((1", 0, false, false}, {"[1", 0, false, false},
 	} {
-		got, ex, ok := ParseScoreBound([]byte(c.in))
+		got, ex, ok := parseScoreBound([]byte(c.in))
 		if ok != c.ok || ok && (got != c.want || ex != c.ex) {
 			t.Errorf("parseScoreBound(%q) = %v, %v, %v; want %v, %v, %v", c.in, got, ex, ok, c.want, c.ex, c.ok)
 		}

@@ -2,7 +2,7 @@ package values
 
 import "hash/maphash"
 
-// SkiplistIndex is a large sorted set's member → node map (the dict of Redis'
+// skiplistIndex is a large sorted set's member → node map (the dict of Redis'
 // zset): an open-addressing table with linear probing whose keys are the
 // members already held in the nodes, so an entry is 8 bytes and a lookup
 // that finds its member reads the table once and then the node, which the
@@ -17,34 +17,34 @@ import "hash/maphash"
 //     no empty slot between (deletion shifts entries back instead of leaving
 //     tombstones);
 //   - used <= len(slots)*3/4, and len(slots) is 0 or a power of two.
-type SkiplistIndex struct {
-	Slots []uint64
-	Used  int
+type skiplistIndex struct {
+	slots []uint64
+	used  int
 }
 
 // zslSeed is the process' seed for member hashes: random, so clients cannot
 // choose members that collide.
 var zslSeed = maphash.MakeSeed()
 
-func SkiplistHash(member string) uint32 {
+func skiplistHash(member string) uint32 {
 	h := maphash.String(zslSeed, member)
 	return uint32(h ^ h>>32)
 }
 
-func newZslIndex(hint int) SkiplistIndex {
+func newZslIndex(hint int) skiplistIndex {
 	n := 8
 	for n*3/4 < hint {
 		n *= 2
 	}
-	return SkiplistIndex{Slots: make([]uint64, n)}
+	return skiplistIndex{slots: make([]uint64, n)}
 }
 
 // Find returns member's node, or 0.
-func (ix *SkiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
-	h := SkiplistHash(MemberString(member))
-	mask := uint32(len(ix.Slots) - 1)
+func (ix *skiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
+	h := skiplistHash(MemberString(member))
+	mask := uint32(len(ix.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		e := ix.Slots[i]
+		e := ix.slots[i]
 		if e == 0 {
 			return 0
 		}
@@ -57,28 +57,28 @@ func (ix *SkiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
 }
 
 // insert adds node x, whose member must be absent.
-func (ix *SkiplistIndex) insert(x uint32, member string) {
-	if (ix.Used+1)*4 > len(ix.Slots)*3 {
+func (ix *skiplistIndex) insert(x uint32, member string) {
+	if (ix.used+1)*4 > len(ix.slots)*3 {
 		ix.grow()
 	}
-	ix.place(uint64(SkiplistHash(member))<<32 | uint64(x))
-	ix.Used++
+	ix.place(uint64(skiplistHash(member))<<32 | uint64(x))
+	ix.used++
 }
 
-func (ix *SkiplistIndex) place(e uint64) {
-	mask := uint32(len(ix.Slots) - 1)
+func (ix *skiplistIndex) place(e uint64) {
+	mask := uint32(len(ix.slots) - 1)
 	i := uint32(e>>32) & mask
-	for ix.Slots[i] != 0 {
+	for ix.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	ix.Slots[i] = e
+	ix.slots[i] = e
 }
 
 // grow doubles the table; the hashes kept in the entries place them again
 // without reading a member.
-func (ix *SkiplistIndex) grow() {
-	old := ix.Slots
-	ix.Slots = make([]uint64, max(2*len(old), 8))
+func (ix *skiplistIndex) grow() {
+	old := ix.slots
+	ix.slots = make([]uint64, max(2*len(old), 8))
 	for _, e := range old {
 		if e != 0 {
 			ix.place(e)
@@ -87,28 +87,28 @@ func (ix *SkiplistIndex) grow() {
 }
 
 // remove deletes node x, whose member is member.
-func (ix *SkiplistIndex) remove(x uint32, member string) {
-	mask := uint32(len(ix.Slots) - 1)
-	i := SkiplistHash(member) & mask
-	for uint32(ix.Slots[i]) != x {
+func (ix *skiplistIndex) remove(x uint32, member string) {
+	mask := uint32(len(ix.slots) - 1)
+	i := skiplistHash(member) & mask
+	for uint32(ix.slots[i]) != x {
 		i = (i + 1) & mask
 	}
 	// Shift back every later entry of the run that may sit at i: one whose
 	// home is not in (i, j].
-	for j := (i + 1) & mask; ix.Slots[j] != 0; j = (j + 1) & mask {
-		home := uint32(ix.Slots[j]>>32) & mask
+	for j := (i + 1) & mask; ix.slots[j] != 0; j = (j + 1) & mask {
+		home := uint32(ix.slots[j]>>32) & mask
 		if (j-home)&mask >= (j-i)&mask {
-			ix.Slots[i] = ix.Slots[j]
+			ix.slots[i] = ix.slots[j]
 			i = j
 		}
 	}
-	ix.Slots[i] = 0
-	ix.Used--
+	ix.slots[i] = 0
+	ix.used--
 }
 
 // bytes is the table's memory.
-func (ix *SkiplistIndex) bytes() int64 { return int64(cap(ix.Slots)) * 8 }
+func (ix *skiplistIndex) bytes() int64 { return int64(cap(ix.slots)) * 8 }
 
-func (ix *SkiplistIndex) clone() SkiplistIndex {
-	return SkiplistIndex{Slots: append([]uint64(nil), ix.Slots...), Used: ix.Used}
+func (ix *skiplistIndex) clone() skiplistIndex {
+	return skiplistIndex{slots: append([]uint64(nil), ix.slots...), used: ix.used}
 }
