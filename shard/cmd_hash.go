@@ -572,12 +572,12 @@ func cmdHScan(c *Ctx) {
 		c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 		start, n := len(c.Out), 0
 		for i := hi; i >= lo; i-- {
-			f := values.KeyBytes(t.Keys[i])
+			f := t.Key(i)
 			if pattern != nil && !glob.Match(pattern, f, false) {
 				continue
 			}
 			c.bulk(f)
-			c.bulk(t.Vals[i])
+			c.bulk(t.Value(i))
 			n += 2
 		}
 		c.spliceHeader(start, '*', n)

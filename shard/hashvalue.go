@@ -84,7 +84,7 @@ func hashGet(o *object, field []byte) ([]byte, bool) {
 	}
 	t := o.coll.(*values.HTable)
 	if i, ok := t.Find(field); ok {
-		return t.Vals[i], true
+		return t.Value(i), true
 	}
 	return nil, false
 }
@@ -166,12 +166,12 @@ func (it *hashIter) next() (field, val []byte, ok bool) {
 		return field, val, true
 	}
 	t := it.o.coll.(*values.HTable)
-	if it.pos >= len(t.Keys) {
+	if it.pos >= t.Len() {
 		return nil, nil, false
 	}
 	i := it.pos
 	it.pos++
-	return values.KeyBytes(t.Keys[i]), t.Vals[i], true
+	return t.Key(i), t.Value(i), true
 }
 
 // hashPairOffsets returns the byte offsets of a listpack hash's fields, so
@@ -194,5 +194,5 @@ func hashPair(o *object, offs []int, i int) (field, val []byte) {
 		return f, v
 	}
 	t := o.coll.(*values.HTable)
-	return values.KeyBytes(t.Keys[i]), t.Vals[i]
+	return t.Key(i), t.Value(i)
 }

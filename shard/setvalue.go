@@ -58,8 +58,8 @@ func setShrinkToIntset(o *object, lim *EncodingLimits) {
 	}
 	vals := make([]int64, t.Len())
 	w := 2
-	for i, k := range t.Keys {
-		v, ok := resp.ParseInt(values.KeyBytes(k))
+	for i := range vals {
+		v, ok := resp.ParseInt(t.Key(i))
 		if !ok {
 			return
 		}
@@ -173,7 +173,7 @@ func setAt(o *object, i int) setMember {
 	if o.enc == encIntset {
 		return setMember{v: values.IntsetGet(o.str, i), isInt: true}
 	}
-	return setMember{b: values.KeyBytes(o.coll.(*values.HTable).Keys[i])}
+	return setMember{b: o.coll.(*values.HTable).Key(i)}
 }
 
 // bytes returns the member's bytes, formatting an integer into buf.

@@ -536,8 +536,9 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 			}
 			return dst
 		}
-		for _, m := range o.coll.(*values.HTable).Keys {
-			dst = ss.lzf.AppendString(dst, values.KeyBytes(m))
+		t := o.coll.(*values.HTable)
+		for i := range t.Len() {
+			dst = ss.lzf.AppendString(dst, t.Key(i))
 		}
 		return dst
 	case KindZSet:

@@ -22,10 +22,10 @@ import (
 // positions from the top down (see scanPositions), so an entry present for
 // the whole scan either stays at or moves below the cursor and is returned.
 type HTable struct {
-	Index map[string]int32
-	Keys  []string
-	Vals  [][]byte
-	Mem   int64
+	index map[string]int32
+	keys  []string
+	vals  [][]byte
+	mem   int64
 	peak  int
 	hash  bool
 }
@@ -38,34 +38,37 @@ const (
 	htValHeader    = 24  // a vals element (slice header)
 )
 
+// NewHTable returns an empty table for about hint entries: a hash (keys with
+// values) when hash, else a set.
 func NewHTable(hash bool, hint int) *HTable {
-	t := &HTable{Index: make(map[string]int32, hint), hash: hash}
-	t.Keys = make([]string, 0, hint)
+	t := &HTable{index: make(map[string]int32, hint), hash: hash}
+	t.keys = make([]string, 0, hint)
 	if hash {
-		t.Vals = make([][]byte, 0, hint)
+		t.vals = make([][]byte, 0, hint)
 	}
 	t.peak = hint
 	return t
 }
 
-func (t *HTable) Len() int { return len(t.Keys) }
+// Len is the number of entries.
+func (t *HTable) Len() int { return len(t.keys) }
 
 // Memory implements collection.
 func (t *HTable) Memory() int64 {
-	m := htableOverhead + t.Mem + int64(t.peak)*htMapEntry + int64(cap(t.Keys))*htKeyHeader
+	m := htableOverhead + t.mem + int64(t.peak)*htMapEntry + int64(cap(t.keys))*htKeyHeader
 	if t.hash {
-		m += int64(cap(t.Vals)) * htValHeader
+		m += int64(cap(t.vals)) * htValHeader
 	}
 	return m
 }
 
 // Clone implements collection.
 func (t *HTable) Clone() Collection {
-	n := NewHTable(t.hash, len(t.Keys))
-	for i, k := range t.Keys {
+	n := NewHTable(t.hash, len(t.keys))
+	for i, k := range t.keys {
 		var v []byte
 		if t.hash {
-			v = t.Vals[i]
+			v = t.vals[i]
 		}
 		n.Insert(KeyBytes(k), v)
 	}
@@ -74,7 +77,7 @@ func (t *HTable) Clone() Collection {
 
 // Find returns k's position.
 func (t *HTable) Find(k []byte) (int, bool) {
-	i, ok := t.Index[string(k)]
+	i, ok := t.index[string(k)]
 	return int(i), ok
 }
 
@@ -82,54 +85,54 @@ func (t *HTable) Find(k []byte) (int, bool) {
 // position. REQUIRES: k is not present.
 func (t *HTable) Insert(k, v []byte) int {
 	s := string(k)
-	i := len(t.Keys)
-	t.Index[s] = int32(i)
-	t.Keys = append(t.Keys, s)
-	t.Mem += int64(len(s))
+	i := len(t.keys)
+	t.index[s] = int32(i)
+	t.keys = append(t.keys, s)
+	t.mem += int64(len(s))
 	if t.hash {
 		nv := make([]byte, len(v))
 		copy(nv, v)
-		t.Vals = append(t.Vals, nv)
-		t.Mem += int64(cap(nv))
+		t.vals = append(t.vals, nv)
+		t.mem += int64(cap(nv))
 	}
-	t.peak = max(t.peak, len(t.Keys))
+	t.peak = max(t.peak, len(t.keys))
 	return i
 }
 
 // SetValue overwrites the value at position i, reusing its buffer when the
 // new value fits without wasting much of it.
 func (t *HTable) SetValue(i int, v []byte) {
-	old := t.Vals[i]
+	old := t.vals[i]
 	if cap(old) >= len(v) && cap(old) <= 2*len(v)+16 {
-		t.Vals[i] = append(old[:0], v...)
+		t.vals[i] = append(old[:0], v...)
 		return
 	}
 	nv := make([]byte, len(v))
 	copy(nv, v)
-	t.Vals[i] = nv
-	t.Mem += int64(cap(nv) - cap(old))
+	t.vals[i] = nv
+	t.mem += int64(cap(nv) - cap(old))
 }
 
 // RemoveAt deletes the entry at position i, moving the last entry into its
 // place (a move to a lower position: see the type's comment).
 func (t *HTable) RemoveAt(i int) {
-	k := t.Keys[i]
-	delete(t.Index, k)
-	t.Mem -= int64(len(k))
-	last := len(t.Keys) - 1
+	k := t.keys[i]
+	delete(t.index, k)
+	t.mem -= int64(len(k))
+	last := len(t.keys) - 1
 	if t.hash {
-		t.Mem -= int64(cap(t.Vals[i]))
-		t.Vals[i] = t.Vals[last]
-		t.Vals[last] = nil
-		t.Vals = t.Vals[:last]
+		t.mem -= int64(cap(t.vals[i]))
+		t.vals[i] = t.vals[last]
+		t.vals[last] = nil
+		t.vals = t.vals[:last]
 	}
 	if i != last {
-		moved := t.Keys[last]
-		t.Keys[i] = moved
-		t.Index[moved] = int32(i)
+		moved := t.keys[last]
+		t.keys[i] = moved
+		t.index[moved] = int32(i)
 	}
-	t.Keys[last] = ""
-	t.Keys = t.Keys[:last]
+	t.keys[last] = ""
+	t.keys = t.keys[:last]
 	t.shrink()
 }
 
@@ -138,19 +141,19 @@ func (t *HTable) RemoveAt(i int) {
 // dense layout are unaffected; the cost is amortized over the removals that
 // made it necessary.
 func (t *HTable) shrink() {
-	n := len(t.Keys)
+	n := len(t.keys)
 	if t.peak > 64 && n < t.peak/8 {
 		m := make(map[string]int32, n)
-		for i, k := range t.Keys {
+		for i, k := range t.keys {
 			m[k] = int32(i)
 		}
-		t.Index = m
+		t.index = m
 		t.peak = n
 	}
-	if cap(t.Keys) > 64 && n < cap(t.Keys)/4 {
-		t.Keys = append(make([]string, 0, 2*n), t.Keys...)
+	if cap(t.keys) > 64 && n < cap(t.keys)/4 {
+		t.keys = append(make([]string, 0, 2*n), t.keys...)
 		if t.hash {
-			t.Vals = append(make([][]byte, 0, 2*n), t.Vals...)
+			t.vals = append(make([][]byte, 0, 2*n), t.vals...)
 		}
 	}
 }
@@ -158,3 +161,11 @@ func (t *HTable) shrink() {
 // KeyBytes views a key string as bytes without copying. The result must
 // never be written to.
 func KeyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// Key returns the key at position i (0 <= i < Len) as bytes, which must
+// never be written and are valid until the table changes.
+func (t *HTable) Key(i int) []byte { return KeyBytes(t.keys[i]) }
+
+// Value returns the value at position i (0 <= i < Len) of a hash table,
+// valid until the table changes.
+func (t *HTable) Value(i int) []byte { return t.vals[i] }

@@ -29,6 +29,7 @@ func IntsetWidthFor(v int64) int {
 
 func intsetWidth(is []byte) int { return int(is[0]) }
 
+// IntsetLen is the number of members.
 func IntsetLen(is []byte) int {
 	if len(is) < IntsetHeader {
 		return 0
@@ -52,6 +53,7 @@ func intsetRead(b []byte, w int) int64 {
 	return int64(binary.LittleEndian.Uint64(b))
 }
 
+// IntsetWrite stores v in the first w bytes of b, little endian.
 func IntsetWrite(b []byte, w int, v int64) {
 	switch w {
 	case 2:

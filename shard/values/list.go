@@ -276,12 +276,15 @@ type Quicklist struct {
 	spare  *qnode // an emptied node kept for reuse, or nil
 }
 
+// NewQuicklist returns an empty quicklist.
 func NewQuicklist() *Quicklist {
 	return &Quicklist{mem: quicklistOverhead}
 }
 
+// Memory is the bytes the quicklist holds (see Collection).
 func (q *Quicklist) Memory() int64 { return q.mem }
 
+// Clone returns a deep copy with its nodes packed (COPY).
 func (q *Quicklist) Clone() Collection {
 	c := &Quicklist{count: q.count, mem: quicklistOverhead}
 	c.nodes = make([]*qnode, q.hi-q.lo)

@@ -15,6 +15,7 @@ type StreamID struct{ Ms, Seq uint64 }
 
 var MaxStreamID = StreamID{math.MaxUint64, math.MaxUint64}
 
+// Cmp compares a and b: -1, 0 or +1.
 func (a StreamID) Cmp(b StreamID) int {
 	switch {
 	case a.Ms < b.Ms:
@@ -29,8 +30,11 @@ func (a StreamID) Cmp(b StreamID) int {
 	return 0
 }
 
+// Less reports whether a sorts before b.
 func (a StreamID) Less(b StreamID) bool { return a.Ms < b.Ms || a.Ms == b.Ms && a.Seq < b.Seq }
-func (a StreamID) IsZero() bool         { return a.Ms == 0 && a.Seq == 0 }
+
+// IsZero reports whether a is 0-0.
+func (a StreamID) IsZero() bool { return a.Ms == 0 && a.Seq == 0 }
 
 // Incr sets id to its successor (Redis' streamIncrID); at the largest ID it
 // wraps to 0-0 and reports false.
@@ -64,12 +68,14 @@ func (a *StreamID) Decr() bool {
 	return true
 }
 
+// AppendStreamID appends id as <ms>-<seq>.
 func AppendStreamID(dst []byte, id StreamID) []byte {
 	dst = strconv.AppendUint(dst, id.Ms, 10)
 	dst = append(dst, '-')
 	return strconv.AppendUint(dst, id.Seq, 10)
 }
 
+// UintLen is the number of decimal digits of v.
 func UintLen(v uint64) int {
 	n := 1
 	for v >= 10 {
@@ -174,11 +180,15 @@ func lpIntEncSize(v int64) int {
 	return 9
 }
 
+// ListpackIntSize is the bytes Redis' listpack takes for integer v, backlen
+// included.
 func ListpackIntSize(v int64) int {
 	n := lpIntEncSize(v)
 	return n + ListpackBacklenSize(n)
 }
 
+// ListpackStrSize is the bytes Redis' listpack takes for element b (as an
+// integer when it reads as one), backlen included.
 func ListpackStrSize(b []byte) int {
 	if v, ok := parseInt(b); ok {
 		return ListpackIntSize(v)
@@ -237,6 +247,7 @@ type StreamBlock struct {
 
 const StreamBlockOverhead = 96
 
+// LpBytes is the size the block would have as a Redis stream listpack.
 func (b *StreamBlock) LpBytes() int64 {
 	return b.lpBase + int64(ListpackIntSize(b.Live)+ListpackIntSize(b.Dead))
 }
@@ -250,6 +261,7 @@ func appendStr(dst, s []byte) []byte {
 	return append(dst, s...)
 }
 
+// NextStr splits the length-prefixed string at the start of b from the rest.
 func NextStr(b []byte) (s, rest []byte) {
 	n, w := binary.Uvarint(b)
 	end := w + int(n)
@@ -265,6 +277,7 @@ type EntryFields struct {
 	left        uint32
 }
 
+// Fields returns an iterator over e's field/value pairs.
 func (b *StreamBlock) Fields(e *StreamEntry) EntryFields {
 	return EntryFields{master: b.Data, rec: b.Data[e.Off:], same: e.Flags&EntrySameFields != 0, left: e.Nf}
 }
@@ -323,18 +336,23 @@ type Stream struct {
 
 const StreamOverhead = 128
 
+// NewStream returns an empty stream.
 func NewStream() *Stream { return &Stream{Mem: StreamOverhead} }
 
+// Memory is the bytes the stream holds (see Collection).
 func (s *Stream) Memory() int64 { return s.Mem }
 
 // StreamPos addresses an entry: block b, entry e. b < 0 or b >= len(blocks)
 // is "none".
 type StreamPos struct{ B, E int }
 
+// Valid reports whether p is a position in the stream (not off its ends).
 func (s *Stream) Valid(p StreamPos) bool { return p.B >= 0 && p.B < len(s.Blocks) }
 
+// Ent returns the entry at p. REQUIRES: Valid(p).
 func (s *Stream) Ent(p StreamPos) *StreamEntry { return &s.Blocks[p.B].Ents[p.E] }
 
+// Next returns the position after p, live or deleted.
 func (s *Stream) Next(p StreamPos) StreamPos {
 	p.E++
 	if p.E == len(s.Blocks[p.B].Ents) {
@@ -344,6 +362,7 @@ func (s *Stream) Next(p StreamPos) StreamPos {
 	return p
 }
 
+// Prev returns the position before p, live or deleted.
 func (s *Stream) Prev(p StreamPos) StreamPos {
 	p.E--
 	if p.E < 0 {
@@ -662,6 +681,7 @@ type StreamGroup struct {
 
 const StreamGroupOverhead = 128
 
+// Group returns the consumer group named name, or nil.
 func (s *Stream) Group(name []byte) *StreamGroup {
 	i, ok := slices.BinarySearchFunc(s.Groups, name, func(g *StreamGroup, n []byte) int { return strings.Compare(g.Name, string(n)) })
 	if !ok {
@@ -683,6 +703,7 @@ func (s *Stream) CreateGroup(name []byte, last StreamID, entriesRead int64) *Str
 	return g
 }
 
+// DestroyGroup removes g and accounts for its memory.
 func (s *Stream) DestroyGroup(g *StreamGroup) {
 	i, _ := slices.BinarySearchFunc(s.Groups, g.Name, func(x *StreamGroup, n string) int { return strings.Compare(x.Name, n) })
 	s.Groups = slices.Delete(s.Groups, i, i+1)
@@ -698,6 +719,7 @@ func (g *StreamGroup) memory() int64 {
 	return n
 }
 
+// Consumer returns g's consumer named name, or nil.
 func (g *StreamGroup) Consumer(name []byte) *StreamConsumer {
 	i, ok := slices.BinarySearchFunc(g.Consumers, name, func(c *StreamConsumer, n []byte) int { return strings.Compare(c.Name, string(n)) })
 	if !ok {
@@ -870,6 +892,7 @@ func raxCount(keys [][16]byte, depth int) int64 {
 
 // ---- copy ------------------------------------------------------------------
 
+// Clone returns a deep copy (COPY).
 func (s *Stream) Clone() Collection {
 	n := &Stream{
 		Length: s.Length, LastID: s.LastID, FirstID: s.FirstID, MaxDeleted: s.MaxDeleted,
@@ -933,10 +956,13 @@ const (
 // PELCursor addresses item i of leaf l.
 type PELCursor struct{ l, i int }
 
+// Valid reports whether c is on an item of p.
 func (c PELCursor) Valid(p *PELIndex) bool { return c.l < len(p.leaves) }
 
+// At returns the item under c. REQUIRES: c.Valid(p).
 func (p *PELIndex) At(c PELCursor) *PELItem { return &p.leaves[c.l].items[c.i] }
 
+// Next returns the cursor on the item after c.
 func (p *PELIndex) Next(c PELCursor) PELCursor {
 	c.i++
 	if c.i == len(p.leaves[c.l].items) {
@@ -946,8 +972,10 @@ func (p *PELIndex) Next(c PELCursor) PELCursor {
 	return c
 }
 
+// First returns a cursor on the lowest ID.
 func (p *PELIndex) First() PELCursor { return PELCursor{} }
 
+// Last returns a cursor on the highest ID.
 func (p *PELIndex) Last() PELCursor {
 	l := len(p.leaves) - 1
 	return PELCursor{l, len(p.leaves[l].items) - 1}
@@ -965,6 +993,7 @@ func (p *PELIndex) Seek(id StreamID) (PELCursor, bool) {
 	return PELCursor{l, i}, found
 }
 
+// Get returns id's NACK, or nil.
 func (p *PELIndex) Get(id StreamID) *StreamNACK {
 	c, found := p.Seek(id)
 	if !found {

@@ -114,27 +114,27 @@ func (ix *skiplistIndex) Verify(nodes []SkiplistNode) error {
 
 // Verify checks an htable's invariants (see the type) from scratch.
 func (t *HTable) Verify() error {
-	if len(t.Index) != len(t.Keys) {
-		return fmt.Errorf("index has %d entries, keys %d", len(t.Index), len(t.Keys))
+	if len(t.index) != len(t.keys) {
+		return fmt.Errorf("index has %d entries, keys %d", len(t.index), len(t.keys))
 	}
-	if t.hash != (t.Vals != nil) || t.hash && len(t.Vals) != len(t.Keys) {
-		return fmt.Errorf("hash %v with %d values for %d keys", t.hash, len(t.Vals), len(t.Keys))
+	if t.hash != (t.vals != nil) || t.hash && len(t.vals) != len(t.keys) {
+		return fmt.Errorf("hash %v with %d values for %d keys", t.hash, len(t.vals), len(t.keys))
 	}
 	var mem int64
-	for i, k := range t.Keys {
-		if j, ok := t.Index[k]; !ok || int(j) != i {
+	for i, k := range t.keys {
+		if j, ok := t.index[k]; !ok || int(j) != i {
 			return fmt.Errorf("key %q at %d, index says %d (%v)", k, i, j, ok)
 		}
 		mem += int64(len(k))
 		if t.hash {
-			mem += int64(cap(t.Vals[i]))
+			mem += int64(cap(t.vals[i]))
 		}
 	}
-	if mem != t.Mem {
-		return fmt.Errorf("mem %d, recount %d", t.Mem, mem)
+	if mem != t.mem {
+		return fmt.Errorf("mem %d, recount %d", t.mem, mem)
 	}
-	if t.peak < len(t.Keys) {
-		return fmt.Errorf("peak %d below %d entries", t.peak, len(t.Keys))
+	if t.peak < len(t.keys) {
+		return fmt.Errorf("peak %d below %d entries", t.peak, len(t.keys))
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 // zlScoreLen is the size of a score entry in a sorted set's listpack.
 const ZlScoreLen = 8
 
+// ZlScoreBytes encodes f as a score entry in buf, turning -0 into 0 as Redis'
+// listpack does.
 func ZlScoreBytes(buf *[ZlScoreLen]byte, f float64) []byte {
 	if f == 0 {
 		f = 0 // Redis keeps -0 as the integer 0 in a listpack
@@ -174,6 +176,8 @@ func parseScoreBound(b []byte) (f float64, ex, ok bool) {
 	return f, ex, true
 }
 
+// ParseScoreRange parses ZRANGEBYSCORE's min and max ("(" for exclusive, -inf,
+// +inf).
 func ParseScoreRange(min, max []byte) (r ScoreRange, ok bool) {
 	var ok1, ok2 bool
 	r.Min, r.Minex, ok1 = parseScoreBound(min)
@@ -181,6 +185,7 @@ func ParseScoreRange(min, max []byte) (r ScoreRange, ok bool) {
 	return r, ok1 && ok2
 }
 
+// GteMin reports whether v is at or above the range's minimum.
 func (r *ScoreRange) GteMin(v float64) bool {
 	if r.Minex {
 		return v > r.Min
@@ -188,6 +193,7 @@ func (r *ScoreRange) GteMin(v float64) bool {
 	return v >= r.Min
 }
 
+// LteMax reports whether v is at or below the range's maximum.
 func (r *ScoreRange) LteMax(v float64) bool {
 	if r.maxex {
 		return v < r.Max
@@ -228,6 +234,8 @@ func parseLexBound(b []byte) (zlexBound, bool) {
 	return zlexBound{}, false
 }
 
+// ParseLexRange parses ZRANGEBYLEX's min and max ("[" inclusive, "("
+// exclusive, "-", "+").
 func ParseLexRange(min, max []byte) (r LexRange, ok bool) {
 	var ok1, ok2 bool
 	r.min, ok1 = parseLexBound(min)
@@ -246,6 +254,7 @@ func (b *zlexBound) cmp(v []byte) int {
 	return bytes.Compare(v, b.v)
 }
 
+// GteMin reports whether v is at or above the range's minimum.
 func (r *LexRange) GteMin(v []byte) bool {
 	c := r.min.cmp(v)
 	if r.min.excl {
@@ -254,6 +263,7 @@ func (r *LexRange) GteMin(v []byte) bool {
 	return c >= 0
 }
 
+// LteMax reports whether v is at or below the range's maximum.
 func (r *LexRange) LteMax(v []byte) bool {
 	c := r.max.cmp(v)
 	if r.max.excl {
@@ -421,8 +431,10 @@ type SkiplistNode struct {
 // nodes in four have one level, nearly all the rest two, so a step rarely
 // reads the up pool, whose few entries stay in cache.
 
-func (n *SkiplistNode) levels() int  { return int(n.lv >> 24) }
-func (n *SkiplistNode) upOff() int   { return int(n.lv & (1<<24 - 1)) }
+func (n *SkiplistNode) levels() int { return int(n.lv >> 24) }
+func (n *SkiplistNode) upOff() int  { return int(n.lv & (1<<24 - 1)) }
+
+// IsLive reports whether the node is in use (not on the free list).
 func (n *SkiplistNode) IsLive() bool { return n.lv != 0 }
 
 // lnk returns node x's link at level i.
@@ -480,6 +492,7 @@ const (
 	zslFixedMemory = int64(unsafe.Sizeof(Skiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
 )
 
+// NewSkiplist returns an empty skiplist with room for about hint members.
 func NewSkiplist(hint int) *Skiplist {
 	s := &Skiplist{
 		Nodes: make([]SkiplistNode, 1, 1+hint),
@@ -491,6 +504,7 @@ func NewSkiplist(hint int) *Skiplist {
 	return s
 }
 
+// Memory is the bytes the skiplist holds (see Collection).
 func (s *Skiplist) Memory() int64 {
 	return zslFixedMemory + s.mem + s.arrays()
 }
@@ -524,6 +538,7 @@ func zslEntryMemory(member string) int64 {
 	return (int64(len(member)) + 7) &^ 7
 }
 
+// Clone returns a deep copy (COPY).
 func (s *Skiplist) Clone() Collection {
 	n := &Skiplist{
 		Nodes:  make([]SkiplistNode, len(s.Nodes)),
@@ -757,6 +772,7 @@ func (s *Skiplist) AddString(m string, score float64) {
 	s.dict.insert(x, m)
 }
 
+// Find returns member's node.
 func (s *Skiplist) Find(member []byte) (uint32, bool) {
 	x := s.dict.Find(s.Nodes, member)
 	return x, x != 0
@@ -875,6 +891,7 @@ func (s *Skiplist) ByRank(r int) uint32 {
 	return 0
 }
 
+// First is the node of the lowest member, 0 when empty.
 func (s *Skiplist) First() uint32 { return s.Nodes[0].L0.Forward }
 
 // ---- ranges on the skiplist (Redis' zsl*InRange, zsl*InLexRange) ----
@@ -886,6 +903,7 @@ func (s *Skiplist) inRange(r *ScoreRange) bool {
 	return r.GteMin(s.Nodes[s.Tail].Score) && r.LteMax(s.Nodes[s.First()].Score)
 }
 
+// FirstInRange is the first node in r, 0 when none is.
 func (s *Skiplist) FirstInRange(r *ScoreRange) uint32 {
 	if !s.inRange(r) {
 		return 0
@@ -895,6 +913,7 @@ func (s *Skiplist) FirstInRange(r *ScoreRange) uint32 {
 		func(x uint32) bool { return r.LteMax(s.Nodes[x].Score) })
 }
 
+// LastInRange is the last node in r, 0 when none is.
 func (s *Skiplist) LastInRange(r *ScoreRange) uint32 {
 	if !s.inRange(r) {
 		return 0
@@ -911,6 +930,7 @@ func (s *Skiplist) inLexRange(r *LexRange) bool {
 	return r.GteMin(MemberBytes(s.Nodes[s.Tail].Member)) && r.LteMax(MemberBytes(s.Nodes[s.First()].Member))
 }
 
+// FirstInLexRange is the first node in r, 0 when none is.
 func (s *Skiplist) FirstInLexRange(r *LexRange) uint32 {
 	if !s.inLexRange(r) {
 		return 0
@@ -920,6 +940,7 @@ func (s *Skiplist) FirstInLexRange(r *LexRange) uint32 {
 		func(x uint32) bool { return r.LteMax(MemberBytes(s.Nodes[x].Member)) })
 }
 
+// LastInLexRange is the last node in r, 0 when none is.
 func (s *Skiplist) LastInLexRange(r *LexRange) uint32 {
 	if !s.inLexRange(r) {
 		return 0
@@ -1002,6 +1023,7 @@ type ZCursor struct {
 	x    uint32 // skiplist: node, 0 when off the ends
 }
 
+// Len is the number of members.
 func (z *ZCursor) Len() int {
 	if z.Sl != nil {
 		return z.Sl.Length
@@ -1009,6 +1031,7 @@ func (z *ZCursor) Len() int {
 	return len(z.Offs)
 }
 
+// Valid reports whether the cursor is on a member.
 func (z *ZCursor) Valid() bool {
 	if z.Sl != nil {
 		return z.x != 0
@@ -1016,6 +1039,7 @@ func (z *ZCursor) Valid() bool {
 	return z.I >= 0 && z.I < len(z.Offs)
 }
 
+// Member is the member under the cursor.
 func (z *ZCursor) Member() []byte {
 	if z.Sl != nil {
 		return MemberBytes(z.Sl.Nodes[z.x].Member)
@@ -1024,6 +1048,7 @@ func (z *ZCursor) Member() []byte {
 	return m
 }
 
+// Score is the score under the cursor.
 func (z *ZCursor) Score() float64 {
 	if z.Sl != nil {
 		return z.Sl.Nodes[z.x].Score
@@ -1032,6 +1057,7 @@ func (z *ZCursor) Score() float64 {
 	return zlScoreOf(z.Lp[s+1 : s+ZlScoreEntry])
 }
 
+// Next steps towards higher scores.
 func (z *ZCursor) Next() {
 	if z.Sl != nil {
 		z.x = z.Sl.Nodes[z.x].L0.Forward
