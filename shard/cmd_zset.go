@@ -341,9 +341,9 @@ func zslCount(s *values.Skiplist, first, last uint32) int {
 	if first == 0 {
 		return 0
 	}
-	count := s.Length - (s.Rank(first) - 1)
+	count := s.Len() - (s.Rank(first) - 1)
 	if last != 0 {
-		count -= s.Length - s.Rank(last)
+		count -= s.Len() - s.Rank(last)
 	}
 	return count
 }
@@ -756,9 +756,9 @@ func (c *Ctx) zremrange(rangeType int) {
 			n := int(end - start + 1)
 			deleted = s.DeleteWhile(s.ByRank(int(start)+1), func(uint32) bool { n--; return n >= 0 })
 		case zrScore:
-			deleted = s.DeleteWhile(s.FirstInRange(&sr), func(x uint32) bool { return sr.LteMax(s.Nodes[x].Score) })
+			deleted = s.DeleteWhile(s.FirstInRange(&sr), func(x uint32) bool { return sr.LteMax(s.Score(x)) })
 		case zrLex:
-			deleted = s.DeleteWhile(s.FirstInLexRange(&lr), func(x uint32) bool { return lr.LteMax(values.MemberBytes(s.Nodes[x].Member)) })
+			deleted = s.DeleteWhile(s.FirstInLexRange(&lr), func(x uint32) bool { return lr.LteMax(values.MemberBytes(s.Member(x))) })
 		}
 	}
 	if deleted > 0 {
@@ -880,9 +880,9 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 		for range n {
 			x := s.First()
 			if fromMax {
-				x = s.Tail
+				x = s.Last()
 			}
-			emit(values.MemberBytes(s.Nodes[x].Member), s.Nodes[x].Score)
+			emit(values.MemberBytes(s.Member(x)), s.Score(x))
 			s.RemoveNode(x)
 		}
 	}
@@ -1079,8 +1079,8 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 		return
 	}
 	sl := s.o.coll.(*values.Skiplist)
-	for x := sl.First(); x != 0; x = sl.Nodes[x].L0.Forward {
-		if !fn(values.MemberBytes(sl.Nodes[x].Member), sl.Nodes[x].Score) {
+	for x := sl.First(); x != 0; x = sl.Next(x) {
+		if !fn(values.MemberBytes(sl.Member(x)), sl.Score(x)) {
 			return
 		}
 	}
@@ -1418,10 +1418,10 @@ func cmdZScan(c *Ctx) {
 	// The cursor is a slot index: a member keeps its slot while it lives,
 	// so one present for the whole scan is returned exactly once.
 	s := o.coll.(*values.Skiplist)
-	from, end := max(cursor, 1), uint64(len(s.Nodes))
+	from, end := max(cursor, 1), uint64(s.Slots())
 	p, visited := from, int64(0)
 	for ; p < end && visited < count && p-from < uint64(10*count); p++ {
-		if s.Nodes[p].IsLive() {
+		if s.IsLive(uint32(p)) {
 			visited++
 		}
 	}
@@ -1432,16 +1432,16 @@ func cmdZScan(c *Ctx) {
 	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 	start, n := len(c.Out), 0
 	for q := from; q < p; q++ {
-		nd := &s.Nodes[q]
-		if !nd.IsLive() {
+		x := uint32(q)
+		if !s.IsLive(x) {
 			continue
 		}
-		m := values.MemberBytes(nd.Member)
+		m := values.MemberBytes(s.Member(x))
 		if pattern != nil && !glob.Match(pattern, m, false) {
 			continue
 		}
 		c.bulk(m)
-		c.bulk(values.AppendD2String(num[:0], nd.Score))
+		c.bulk(values.AppendD2String(num[:0], s.Score(x)))
 		n += 2
 	}
 	c.spliceHeader(start, '*', n)

@@ -555,10 +555,9 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 			return dst
 		}
 		sl := o.coll.(*values.Skiplist)
-		for x := sl.First(); x != 0; x = sl.Nodes[x].L0.Forward {
-			nd := &sl.Nodes[x]
-			dst = ss.lzf.AppendString(dst, values.MemberBytes(nd.Member))
-			dst = rdb.AppendBinaryDouble(dst, nd.Score)
+		for x := sl.First(); x != 0; x = sl.Next(x) {
+			dst = ss.lzf.AppendString(dst, values.MemberBytes(sl.Member(x)))
+			dst = rdb.AppendBinaryDouble(dst, sl.Score(x))
 		}
 		return dst
 	case KindHash:

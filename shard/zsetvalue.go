@@ -30,7 +30,7 @@ func zsetLen(o *object) int {
 	if o.enc == encListpack {
 		return values.ZlLen(o.str)
 	}
-	return o.coll.(*values.Skiplist).Length
+	return o.coll.(*values.Skiplist).Len()
 }
 
 func zsetScore(o *object, member []byte) (float64, bool) {
@@ -43,7 +43,7 @@ func zsetScore(o *object, member []byte) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return s.Nodes[x].Score, true
+	return s.Score(x), true
 }
 
 // zsetRank is member's 0-based rank from the lowest score.
@@ -150,9 +150,9 @@ func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLi
 	s := o.coll.(*values.Skiplist)
 	if x, ok := s.Find(member); ok {
 		if flags&zaddNX != 0 {
-			return zaddOutNop, s.Nodes[x].Score
+			return zaddOutNop, s.Score(x)
 		}
-		cur := s.Nodes[x].Score
+		cur := s.Score(x)
 		if flags&zaddIncr != 0 {
 			score += cur
 			if math.IsNaN(score) {

@@ -7,32 +7,32 @@ import (
 
 // Verify checks the skiplist's invariants (see the type) from scratch.
 func (s *Skiplist) Verify() error {
-	if s.dict.used != s.Length {
-		return fmt.Errorf("dict has %d members, length %d", s.dict.used, s.Length)
+	if s.dict.used != s.length {
+		return fmt.Errorf("dict has %d members, length %d", s.dict.used, s.length)
 	}
-	if err := s.dict.Verify(s.Nodes); err != nil {
+	if err := s.dict.Verify(s.nodes); err != nil {
 		return err
 	}
-	if s.Length == 0 {
+	if s.length == 0 {
 		return fmt.Errorf("empty skiplist kept")
 	}
 	// Level 0 in order, backward links, ranks by span at every level.
 	rankOf := map[uint32]uint32{0: 0}
 	prev := uint32(0)
 	n := 0
-	for x := s.First(); x != 0; x = s.Nodes[x].L0.Forward {
+	for x := s.First(); x != 0; x = s.nodes[x].l0.forward {
 		n++
-		nd := &s.Nodes[x]
-		if !nd.IsLive() {
+		nd := &s.nodes[x]
+		if !nd.isLive() {
 			return fmt.Errorf("node %d linked but free", x)
 		}
-		if got := s.dict.Find(s.Nodes, MemberBytes(nd.Member)); got != x {
-			return fmt.Errorf("dict[%q] = %d, node %d", nd.Member, got, x)
+		if got := s.dict.Find(s.nodes, MemberBytes(nd.member)); got != x {
+			return fmt.Errorf("dict[%q] = %d, node %d", nd.member, got, x)
 		}
 		if nd.backward != prev {
 			return fmt.Errorf("node %d backward %d, want %d", x, nd.backward, prev)
 		}
-		if pn := &s.Nodes[prev]; prev != 0 && !(pn.Score < nd.Score || pn.Score == nd.Score && pn.Member < nd.Member) {
+		if pn := &s.nodes[prev]; prev != 0 && !(pn.score < nd.score || pn.score == nd.score && pn.member < nd.member) {
 			return fmt.Errorf("node %d out of order", x)
 		}
 		if nd.levels() > s.level {
@@ -41,36 +41,36 @@ func (s *Skiplist) Verify() error {
 		rankOf[x] = uint32(n)
 		prev = x
 	}
-	if n != s.Length || s.Tail != prev {
-		return fmt.Errorf("walked %d nodes (tail %d), length %d (tail %d)", n, prev, s.Length, s.Tail)
+	if n != s.length || s.tail != prev {
+		return fmt.Errorf("walked %d nodes (tail %d), length %d (tail %d)", n, prev, s.length, s.tail)
 	}
 	for lv := 0; lv < s.level; lv++ {
 		for x := uint32(0); ; {
 			l := s.lnk(x, lv)
-			if l.Forward == 0 {
+			if l.forward == 0 {
 				break
 			}
-			if l.fscore != s.Nodes[l.Forward].Score {
-				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.fscore, l.Forward, s.Nodes[l.Forward].Score)
+			if l.fscore != s.nodes[l.forward].score {
+				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.fscore, l.forward, s.nodes[l.forward].score)
 			}
-			if lv >= 2 && s.upLnk(x, lv).fup != uint32(s.Nodes[l.Forward].upOff()) {
-				return fmt.Errorf("level %d: link from %d carries up offset %d, node %d has %d", lv, x, s.upLnk(x, lv).fup, l.Forward, s.Nodes[l.Forward].upOff())
+			if lv >= 2 && s.upLnk(x, lv).fup != uint32(s.nodes[l.forward].upOff()) {
+				return fmt.Errorf("level %d: link from %d carries up offset %d, node %d has %d", lv, x, s.upLnk(x, lv).fup, l.forward, s.nodes[l.forward].upOff())
 			}
-			if rankOf[l.Forward]-rankOf[x] != l.span {
-				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.span, x, l.Forward, rankOf[x], rankOf[l.Forward])
+			if rankOf[l.forward]-rankOf[x] != l.span {
+				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.span, x, l.forward, rankOf[x], rankOf[l.forward])
 			}
-			x = l.Forward
+			x = l.forward
 		}
 	}
-	if s.level > 1 && s.lnk(0, s.level-1).Forward == 0 {
+	if s.level > 1 && s.lnk(0, s.level-1).forward == 0 {
 		return fmt.Errorf("level %d is empty", s.level)
 	}
-	for x := range s.Nodes[1:] {
-		if !s.Nodes[x+1].IsLive() && slices.Index(s.free, uint32(x+1)) < 0 {
+	for x := range s.nodes[1:] {
+		if !s.nodes[x+1].isLive() && slices.Index(s.free, uint32(x+1)) < 0 {
 			return fmt.Errorf("free slot %d not on the free list", x+1)
 		}
 	}
-	if got := s.Recount(); got != s.Memory() {
+	if got := s.recount(); got != s.Memory() {
 		return fmt.Errorf("memory %d, recount %d", s.Memory(), got)
 	}
 	return nil
@@ -81,7 +81,7 @@ func (s *Skiplist) Verify() error {
 // TestZSkiplistRanks drives a skiplist directly and checks rank, byRank,
 // the range searches and the invariants against a sorted slice.
 // Verify checks the index's invariants (see the type) from scratch.
-func (ix *skiplistIndex) Verify(nodes []SkiplistNode) error {
+func (ix *skiplistIndex) Verify(nodes []skiplistNode) error {
 	n := len(ix.slots)
 	if n == 0 || n&(n-1) != 0 || ix.used*4 > n*3 {
 		return fmt.Errorf("index of %d slots holds %d", n, ix.used)
@@ -93,11 +93,11 @@ func (ix *skiplistIndex) Verify(nodes []SkiplistNode) error {
 		}
 		used++
 		x := uint32(e)
-		if x == 0 || int(x) >= len(nodes) || !nodes[x].IsLive() {
+		if x == 0 || int(x) >= len(nodes) || !nodes[x].isLive() {
 			return fmt.Errorf("index slot %d holds node %d, not a live node", i, x)
 		}
-		if h := skiplistHash(nodes[x].Member); uint32(e>>32) != h {
-			return fmt.Errorf("index slot %d: hash %x, member %q hashes to %x", i, e>>32, nodes[x].Member, h)
+		if h := skiplistHash(nodes[x].member); uint32(e>>32) != h {
+			return fmt.Errorf("index slot %d: hash %x, member %q hashes to %x", i, e>>32, nodes[x].member, h)
 		}
 		// No empty slot between the entry's home and the entry.
 		for j := int(uint32(e>>32)) & (n - 1); j != i; j = (j + 1) & (n - 1) {

@@ -398,7 +398,7 @@ const (
 // of two (the next node is read only on a tie, for its member). Invariant:
 // forward != 0 ⇒ fscore == nodes[forward].score.
 type SkiplistLevel struct {
-	Forward, span uint32
+	forward, span uint32
 	fscore        float64
 }
 
@@ -414,16 +414,16 @@ type skiplistUpLevel struct {
 	fup uint32
 }
 
-// SkiplistNode is one member. Nodes live in zskiplist.nodes and are addressed by
+// skiplistNode is one member. Nodes live in zskiplist.nodes and are addressed by
 // index; index 0 is the header, so 0 also means "none" in links.
-type SkiplistNode struct {
-	Member   string
-	Score    float64
+type skiplistNode struct {
+	member   string
+	score    float64
 	backward uint32 // previous node at level 0; 0 when first
 	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
 	// more than two levels, where levels 2.. start in zskiplist.up.
 	lv     uint32
-	L0, l1 SkiplistLevel
+	l0, l1 SkiplistLevel
 }
 
 // A node is 64 bytes, one cache line of the node array: a search step reads
@@ -431,18 +431,18 @@ type SkiplistNode struct {
 // nodes in four have one level, nearly all the rest two, so a step rarely
 // reads the up pool, whose few entries stay in cache.
 
-func (n *SkiplistNode) levels() int { return int(n.lv >> 24) }
-func (n *SkiplistNode) upOff() int  { return int(n.lv & (1<<24 - 1)) }
+func (n *skiplistNode) levels() int { return int(n.lv >> 24) }
+func (n *skiplistNode) upOff() int  { return int(n.lv & (1<<24 - 1)) }
 
-// IsLive reports whether the node is in use (not on the free list).
-func (n *SkiplistNode) IsLive() bool { return n.lv != 0 }
+// isLive reports whether the node is in use (not on the free list).
+func (n *skiplistNode) isLive() bool { return n.lv != 0 }
 
 // lnk returns node x's link at level i.
 func (s *Skiplist) lnk(x uint32, i int) *SkiplistLevel {
-	n := &s.Nodes[x]
+	n := &s.nodes[x]
 	switch i {
 	case 0:
-		return &n.L0
+		return &n.l0
 	case 1:
 		return &n.l1
 	}
@@ -451,7 +451,7 @@ func (s *Skiplist) lnk(x uint32, i int) *SkiplistLevel {
 
 // upLnk returns node x's link at level i >= 2.
 func (s *Skiplist) upLnk(x uint32, i int) *skiplistUpLevel {
-	return &s.up[s.Nodes[x].upOff()+i-2]
+	return &s.up[s.nodes[x].upOff()+i-2]
 }
 
 // Skiplist is a sorted set too large for a listpack: Redis' zset (a
@@ -471,7 +471,7 @@ func (s *Skiplist) upLnk(x uint32, i int) *skiplistUpLevel {
 //   - mem is the bytes of the live members (memory() adds the arrays'
 //     capacity)
 type Skiplist struct {
-	Nodes  []SkiplistNode
+	nodes  []skiplistNode
 	up     []skiplistUpLevel     // levels 2.. of the nodes that have them, in blocks
 	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
 	// upFreeCap is the sum of the upFree slices' capacities, kept so that
@@ -480,13 +480,13 @@ type Skiplist struct {
 	free      []uint32
 	dict      skiplistIndex
 	level     int
-	Length    int
-	Tail      uint32
+	length    int
+	tail      uint32
 	mem       int64
 }
 
 const (
-	zslNodeSize    = int64(unsafe.Sizeof(SkiplistNode{}))
+	zslNodeSize    = int64(unsafe.Sizeof(skiplistNode{}))
 	zslLevelSize   = int64(unsafe.Sizeof(SkiplistLevel{}))
 	zslUpLevelSize = int64(unsafe.Sizeof(skiplistUpLevel{}))
 	zslFixedMemory = int64(unsafe.Sizeof(Skiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
@@ -495,12 +495,12 @@ const (
 // NewSkiplist returns an empty skiplist with room for about hint members.
 func NewSkiplist(hint int) *Skiplist {
 	s := &Skiplist{
-		Nodes: make([]SkiplistNode, 1, 1+hint),
+		nodes: make([]skiplistNode, 1, 1+hint),
 		dict:  newZslIndex(hint),
 		level: 1,
 	}
 	s.up = make([]skiplistUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
-	s.Nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
+	s.nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
 	return s
 }
 
@@ -512,17 +512,17 @@ func (s *Skiplist) Memory() int64 {
 // arrays is the bytes of the node array, the up pool, the index and the
 // free lists.
 func (s *Skiplist) arrays() int64 {
-	return int64(cap(s.Nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() +
+	return int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() +
 		int64(cap(s.free)+s.upFreeCap)*4
 }
 
-// Recount computes memory() from scratch (tests compare the two).
-func (s *Skiplist) Recount() int64 {
+// recount computes memory() from scratch (tests compare the two).
+func (s *Skiplist) recount() int64 {
 	var n int64
-	for i := 1; i < len(s.Nodes); i++ {
-		nd := &s.Nodes[i]
-		if nd.IsLive() {
-			n += zslEntryMemory(nd.Member)
+	for i := 1; i < len(s.nodes); i++ {
+		nd := &s.nodes[i]
+		if nd.isLive() {
+			n += zslEntryMemory(nd.member)
 		}
 	}
 	for _, f := range s.upFree { // upFreeCap, from scratch
@@ -541,15 +541,15 @@ func zslEntryMemory(member string) int64 {
 // Clone returns a deep copy (COPY).
 func (s *Skiplist) Clone() Collection {
 	n := &Skiplist{
-		Nodes:  make([]SkiplistNode, len(s.Nodes)),
+		nodes:  make([]skiplistNode, len(s.nodes)),
 		free:   append([]uint32(nil), s.free...),
 		dict:   s.dict.clone(),
 		level:  s.level,
-		Length: s.Length,
-		Tail:   s.Tail,
+		length: s.length,
+		tail:   s.tail,
 		mem:    s.mem,
 	}
-	copy(n.Nodes, s.Nodes)
+	copy(n.nodes, s.nodes)
 	n.up = append(make([]skiplistUpLevel, 0, cap(s.up)), s.up...)
 	for i, f := range s.upFree {
 		if f != nil {
@@ -575,15 +575,15 @@ func (s *Skiplist) newNode(lvl int, score float64, member string) uint32 {
 		x = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		s.Nodes = append(s.Nodes, SkiplistNode{})
-		x = uint32(len(s.Nodes) - 1)
+		s.nodes = append(s.nodes, skiplistNode{})
+		x = uint32(len(s.nodes) - 1)
 	}
 	off := 0
 	if lvl > 2 {
 		off = s.allocUp(lvl - 2)
 	}
-	nd := &s.Nodes[x]
-	nd.Member, nd.Score, nd.lv = member, score, uint32(lvl)<<24|uint32(off)
+	nd := &s.nodes[x]
+	nd.member, nd.score, nd.lv = member, score, uint32(lvl)<<24|uint32(off)
 	s.mem += zslEntryMemory(member)
 	return x
 }
@@ -605,16 +605,16 @@ func (s *Skiplist) allocUp(n int) int {
 }
 
 func (s *Skiplist) freeNode(x uint32) {
-	nd := &s.Nodes[x]
-	s.mem -= zslEntryMemory(nd.Member)
+	nd := &s.nodes[x]
+	s.mem -= zslEntryMemory(nd.member)
 	if n := nd.levels() - 2; n > 0 {
 		before := cap(s.upFree[n])
 		s.upFree[n] = append(s.upFree[n], uint32(nd.upOff()))
 		s.upFreeCap += cap(s.upFree[n]) - before
 	}
-	*nd = SkiplistNode{}
-	if int(x) == len(s.Nodes)-1 {
-		s.Nodes = s.Nodes[:x]
+	*nd = skiplistNode{}
+	if int(x) == len(s.nodes)-1 {
+		s.nodes = s.nodes[:x]
 		return
 	}
 	s.free = append(s.free, x)
@@ -623,7 +623,7 @@ func (s *Skiplist) freeNode(x uint32) {
 // before reports whether the node l links to sorts before (score, member).
 // REQUIRES: l.forward != 0.
 func (s *Skiplist) before(l *SkiplistLevel, score float64, member string) bool {
-	return l.fscore < score || l.fscore == score && s.Nodes[l.Forward].Member < member
+	return l.fscore < score || l.fscore == score && s.nodes[l.forward].member < member
 }
 
 // zslCursor is a search under way: the node p it is on, p's rank r, p's
@@ -647,14 +647,14 @@ func (s *Skiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
 func (s *Skiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
 	if c.i >= 2 {
 		l := &s.up[int(c.pup)+c.i-2]
-		if l.Forward != 0 && s.before(&l.SkiplistLevel, score, member) {
+		if l.forward != 0 && s.before(&l.SkiplistLevel, score, member) {
 			c.r += l.span
-			c.p, c.pup = l.Forward, l.fup
+			c.p, c.pup = l.forward, l.fup
 			return false
 		}
-	} else if l := s.lnk(c.p, c.i); l.Forward != 0 && s.before(l, score, member) {
+	} else if l := s.lnk(c.p, c.i); l.forward != 0 && s.before(l, score, member) {
 		c.r += l.span
-		c.p = l.Forward
+		c.p = l.forward
 		return false
 	}
 	update[c.i], rank[c.i] = c.p, c.r
@@ -669,35 +669,35 @@ func (s *Skiplist) descend(score float64, member string, update, rank *[zslMaxLe
 	c := s.startCursor()
 	for !s.step(&c, score, member, update, rank) {
 	}
-	return s.Nodes[update[0]].L0.Forward
+	return s.nodes[update[0]].l0.forward
 }
 
 // link inserts node x (score, member and levels set, not linked) at its
 // place (Redis' zslInsert after the node is made).
 func (s *Skiplist) link(x uint32) {
 	var update, rank [zslMaxLevel]uint32
-	s.descend(s.Nodes[x].Score, s.Nodes[x].Member, &update, &rank)
+	s.descend(s.nodes[x].score, s.nodes[x].member, &update, &rank)
 	s.linkAt(x, &update, &rank)
 }
 
 // linkAt links node x after update[i] at each of its levels i; rank holds
 // the ranks of the update nodes.
 func (s *Skiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
-	score := s.Nodes[x].Score
-	lvl := s.Nodes[x].levels()
+	score := s.nodes[x].score
+	lvl := s.nodes[x].levels()
 	if lvl > s.level {
 		for i := s.level; i < lvl; i++ {
 			rank[i] = 0
 			update[i] = 0
-			s.lnk(0, i).span = uint32(s.Length)
+			s.lnk(0, i).span = uint32(s.length)
 		}
 		s.level = lvl
 	}
-	xn := &s.Nodes[x]
+	xn := &s.nodes[x]
 	for i := 0; i < lvl; i++ {
 		ul, xl := s.lnk(update[i], i), s.lnk(x, i)
-		xl.Forward, xl.fscore = ul.Forward, ul.fscore
-		ul.Forward, ul.fscore = x, score
+		xl.forward, xl.fscore = ul.forward, ul.fscore
+		ul.forward, ul.fscore = x, score
 		xl.span = ul.span - (rank[0] - rank[i])
 		ul.span = rank[0] - rank[i] + 1
 		if i >= 2 { // up-pool links also say where their node's levels are
@@ -709,12 +709,12 @@ func (s *Skiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
 		s.lnk(update[i], i).span++
 	}
 	xn.backward = update[0]
-	if xn.L0.Forward != 0 {
-		s.Nodes[xn.L0.Forward].backward = x
+	if xn.l0.forward != 0 {
+		s.nodes[xn.l0.forward].backward = x
 	} else {
-		s.Tail = x
+		s.tail = x
 	}
-	s.Length++
+	s.length++
 }
 
 // path fills update with the last node before (score, member) at each
@@ -726,13 +726,13 @@ func (s *Skiplist) path(score float64, member string, update *[zslMaxLevel]uint3
 
 // unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
 func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
-	xn := &s.Nodes[x]
+	xn := &s.nodes[x]
 	for i := 0; i < s.level; i++ {
 		ul := s.lnk(update[i], i)
-		if ul.Forward == x {
+		if ul.forward == x {
 			xl := s.lnk(x, i)
 			ul.span += xl.span - 1
-			ul.Forward, ul.fscore = xl.Forward, xl.fscore
+			ul.forward, ul.fscore = xl.forward, xl.fscore
 			if i >= 2 {
 				s.upLnk(update[i], i).fup = s.upLnk(x, i).fup
 			}
@@ -740,16 +740,16 @@ func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 			ul.span--
 		}
 	}
-	if xn.L0.Forward != 0 {
-		s.Nodes[xn.L0.Forward].backward = xn.backward
+	if xn.l0.forward != 0 {
+		s.nodes[xn.l0.forward].backward = xn.backward
 	} else {
-		s.Tail = xn.backward
+		s.tail = xn.backward
 	}
-	for s.level > 1 && s.lnk(0, s.level-1).Forward == 0 {
+	for s.level > 1 && s.lnk(0, s.level-1).forward == 0 {
 		s.level--
 	}
-	s.Length--
-	xn.L0, xn.l1 = SkiplistLevel{}, SkiplistLevel{}
+	s.length--
+	xn.l0, xn.l1 = SkiplistLevel{}, SkiplistLevel{}
 	for i := 2; i < xn.levels(); i++ {
 		*s.upLnk(x, i) = skiplistUpLevel{}
 	}
@@ -774,16 +774,16 @@ func (s *Skiplist) AddString(m string, score float64) {
 
 // Find returns member's node.
 func (s *Skiplist) Find(member []byte) (uint32, bool) {
-	x := s.dict.Find(s.Nodes, member)
+	x := s.dict.Find(s.nodes, member)
 	return x, x != 0
 }
 
 // RemoveNode deletes node x.
 func (s *Skiplist) RemoveNode(x uint32) {
 	var update [zslMaxLevel]uint32
-	n := &s.Nodes[x]
-	s.path(n.Score, n.Member, &update)
-	s.dict.remove(x, n.Member)
+	n := &s.nodes[x]
+	s.path(n.score, n.member, &update)
+	s.dict.remove(x, n.member)
 	s.unlink(x, &update)
 	s.freeNode(x)
 }
@@ -806,14 +806,14 @@ func (s *Skiplist) Remove(member []byte) bool {
 // searches' cache misses together instead of one after the other. The new
 // place is found with x still in the list and corrected for its removal.
 func (s *Skiplist) SetScore(x uint32, score float64) {
-	n := &s.Nodes[x]
-	member := n.Member
+	n := &s.nodes[x]
+	member := n.member
 	var oldUpdate, oldRank, update, rank [zslMaxLevel]uint32
 	o, c := s.startCursor(), s.startCursor()
 	oldDone, done := false, false
 	for !oldDone || !done {
 		if !oldDone {
-			oldDone = s.step(&o, n.Score, member, &oldUpdate, &oldRank)
+			oldDone = s.step(&o, n.score, member, &oldUpdate, &oldRank)
 		}
 		if !done {
 			done = s.step(&c, score, member, &update, &rank)
@@ -821,13 +821,13 @@ func (s *Skiplist) SetScore(x uint32, score float64) {
 	}
 	// oldUpdate[0] is x's predecessor and x's link holds the next node's
 	// score, so the in-place test costs no extra misses.
-	if (oldUpdate[0] == 0 || s.Nodes[oldUpdate[0]].Score < score) &&
-		(n.L0.Forward == 0 || n.L0.fscore > score) {
+	if (oldUpdate[0] == 0 || s.nodes[oldUpdate[0]].score < score) &&
+		(n.l0.forward == 0 || n.l0.fscore > score) {
 		// In place; the links into x carry its score (zslLevel.fscore).
 		for i := 0; i < n.levels(); i++ {
 			s.lnk(oldUpdate[i], i).fscore = score
 		}
-		n.Score = score
+		n.score = score
 		return
 	}
 	// Without x, a new predecessor that was x becomes x's own predecessor,
@@ -842,27 +842,27 @@ func (s *Skiplist) SetScore(x uint32, score float64) {
 		}
 	}
 	s.unlink(x, &oldUpdate)
-	s.Nodes[x].Score = score
+	s.nodes[x].score = score
 	s.linkAt(x, &update, &rank)
 }
 
 // Rank is x's 1-based rank (Redis' zslGetRank).
 func (s *Skiplist) Rank(x uint32) int {
-	score, member := s.Nodes[x].Score, s.Nodes[x].Member
+	score, member := s.nodes[x].score, s.nodes[x].member
 	rank := uint32(0)
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
 			l := s.lnk(p, i)
-			if l.Forward == 0 {
+			if l.forward == 0 {
 				break
 			}
-			f := &s.Nodes[l.Forward]
-			if !(f.Score < score || f.Score == score && f.Member <= member) {
+			f := &s.nodes[l.forward]
+			if !(f.score < score || f.score == score && f.member <= member) {
 				break
 			}
 			rank += l.span
-			p = l.Forward
+			p = l.forward
 		}
 		if p == x {
 			return int(rank)
@@ -878,11 +878,11 @@ func (s *Skiplist) ByRank(r int) uint32 {
 	for i := s.level - 1; i >= 0; i-- {
 		for {
 			l := s.lnk(p, i)
-			if l.Forward == 0 || traversed+l.span > uint32(r) {
+			if l.forward == 0 || traversed+l.span > uint32(r) {
 				break
 			}
 			traversed += l.span
-			p = l.Forward
+			p = l.forward
 		}
 		if traversed == uint32(r) {
 			return p
@@ -892,15 +892,15 @@ func (s *Skiplist) ByRank(r int) uint32 {
 }
 
 // First is the node of the lowest member, 0 when empty.
-func (s *Skiplist) First() uint32 { return s.Nodes[0].L0.Forward }
+func (s *Skiplist) First() uint32 { return s.nodes[0].l0.forward }
 
 // ---- ranges on the skiplist (Redis' zsl*InRange, zsl*InLexRange) ----
 
 func (s *Skiplist) inRange(r *ScoreRange) bool {
-	if r.Empty() || s.Tail == 0 {
+	if r.Empty() || s.tail == 0 {
 		return false
 	}
-	return r.GteMin(s.Nodes[s.Tail].Score) && r.LteMax(s.Nodes[s.First()].Score)
+	return r.GteMin(s.nodes[s.tail].score) && r.LteMax(s.nodes[s.First()].score)
 }
 
 // FirstInRange is the first node in r, 0 when none is.
@@ -909,8 +909,8 @@ func (s *Skiplist) FirstInRange(r *ScoreRange) uint32 {
 		return 0
 	}
 	return s.firstWhere(
-		func(x uint32) bool { return r.GteMin(s.Nodes[x].Score) },
-		func(x uint32) bool { return r.LteMax(s.Nodes[x].Score) })
+		func(x uint32) bool { return r.GteMin(s.nodes[x].score) },
+		func(x uint32) bool { return r.LteMax(s.nodes[x].score) })
 }
 
 // LastInRange is the last node in r, 0 when none is.
@@ -919,15 +919,15 @@ func (s *Skiplist) LastInRange(r *ScoreRange) uint32 {
 		return 0
 	}
 	return s.lastWhere(
-		func(x uint32) bool { return r.GteMin(s.Nodes[x].Score) },
-		func(x uint32) bool { return r.LteMax(s.Nodes[x].Score) })
+		func(x uint32) bool { return r.GteMin(s.nodes[x].score) },
+		func(x uint32) bool { return r.LteMax(s.nodes[x].score) })
 }
 
 func (s *Skiplist) inLexRange(r *LexRange) bool {
-	if r.empty() || s.Tail == 0 {
+	if r.empty() || s.tail == 0 {
 		return false
 	}
-	return r.GteMin(MemberBytes(s.Nodes[s.Tail].Member)) && r.LteMax(MemberBytes(s.Nodes[s.First()].Member))
+	return r.GteMin(MemberBytes(s.nodes[s.tail].member)) && r.LteMax(MemberBytes(s.nodes[s.First()].member))
 }
 
 // FirstInLexRange is the first node in r, 0 when none is.
@@ -936,8 +936,8 @@ func (s *Skiplist) FirstInLexRange(r *LexRange) uint32 {
 		return 0
 	}
 	return s.firstWhere(
-		func(x uint32) bool { return r.GteMin(MemberBytes(s.Nodes[x].Member)) },
-		func(x uint32) bool { return r.LteMax(MemberBytes(s.Nodes[x].Member)) })
+		func(x uint32) bool { return r.GteMin(MemberBytes(s.nodes[x].member)) },
+		func(x uint32) bool { return r.LteMax(MemberBytes(s.nodes[x].member)) })
 }
 
 // LastInLexRange is the last node in r, 0 when none is.
@@ -946,8 +946,8 @@ func (s *Skiplist) LastInLexRange(r *LexRange) uint32 {
 		return 0
 	}
 	return s.lastWhere(
-		func(x uint32) bool { return r.GteMin(MemberBytes(s.Nodes[x].Member)) },
-		func(x uint32) bool { return r.LteMax(MemberBytes(s.Nodes[x].Member)) })
+		func(x uint32) bool { return r.GteMin(MemberBytes(s.nodes[x].member)) },
+		func(x uint32) bool { return r.LteMax(MemberBytes(s.nodes[x].member)) })
 }
 
 // firstWhere is the walk of firstInRange and firstInLexRange: the first node
@@ -956,14 +956,14 @@ func (s *Skiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			f := s.lnk(p, i).Forward
+			f := s.lnk(p, i).forward
 			if f == 0 || gteMin(f) {
 				break
 			}
 			p = f
 		}
 	}
-	x := s.Nodes[p].L0.Forward
+	x := s.nodes[p].l0.forward
 	if x == 0 || !lteMax(x) {
 		return 0
 	}
@@ -976,7 +976,7 @@ func (s *Skiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
-			f := s.lnk(p, i).Forward
+			f := s.lnk(p, i).forward
 			if f == 0 || !lteMax(f) {
 				break
 			}
@@ -996,11 +996,11 @@ func (s *Skiplist) DeleteWhile(x uint32, keep func(x uint32) bool) int {
 		return 0
 	}
 	var update [zslMaxLevel]uint32
-	s.path(s.Nodes[x].Score, s.Nodes[x].Member, &update)
+	s.path(s.nodes[x].score, s.nodes[x].member, &update)
 	removed := 0
 	for x != 0 && keep(x) {
-		next := s.Nodes[x].L0.Forward
-		s.dict.remove(x, s.Nodes[x].Member)
+		next := s.nodes[x].l0.forward
+		s.dict.remove(x, s.nodes[x].member)
 		s.unlink(x, &update)
 		s.freeNode(x)
 		removed++
@@ -1026,7 +1026,7 @@ type ZCursor struct {
 // Len is the number of members.
 func (z *ZCursor) Len() int {
 	if z.Sl != nil {
-		return z.Sl.Length
+		return z.Sl.length
 	}
 	return len(z.Offs)
 }
@@ -1042,7 +1042,7 @@ func (z *ZCursor) Valid() bool {
 // Member is the member under the cursor.
 func (z *ZCursor) Member() []byte {
 	if z.Sl != nil {
-		return MemberBytes(z.Sl.Nodes[z.x].Member)
+		return MemberBytes(z.Sl.nodes[z.x].member)
 	}
 	m, _ := zlMember(z.Lp, z.Offs[z.I])
 	return m
@@ -1051,7 +1051,7 @@ func (z *ZCursor) Member() []byte {
 // Score is the score under the cursor.
 func (z *ZCursor) Score() float64 {
 	if z.Sl != nil {
-		return z.Sl.Nodes[z.x].Score
+		return z.Sl.nodes[z.x].score
 	}
 	_, s := zlMember(z.Lp, z.Offs[z.I])
 	return zlScoreOf(z.Lp[s+1 : s+ZlScoreEntry])
@@ -1060,7 +1060,7 @@ func (z *ZCursor) Score() float64 {
 // Next steps towards higher scores.
 func (z *ZCursor) Next() {
 	if z.Sl != nil {
-		z.x = z.Sl.Nodes[z.x].L0.Forward
+		z.x = z.Sl.nodes[z.x].l0.forward
 		return
 	}
 	z.I++
@@ -1068,7 +1068,7 @@ func (z *ZCursor) Next() {
 
 func (z *ZCursor) prev() {
 	if z.Sl != nil {
-		z.x = z.Sl.Nodes[z.x].backward
+		z.x = z.Sl.nodes[z.x].backward
 		return
 	}
 	z.I--
@@ -1090,8 +1090,8 @@ func (z *ZCursor) SeekRank(r int) {
 		switch {
 		case r == 0:
 			z.x = z.Sl.First()
-		case r == z.Sl.Length-1:
-			z.x = z.Sl.Tail
+		case r == z.Sl.length-1:
+			z.x = z.Sl.tail
 		default:
 			z.x = z.Sl.ByRank(r + 1)
 		}
@@ -1174,3 +1174,26 @@ func (z *ZCursor) seekEntry(last bool, gteMin, lteMax func() bool) {
 		}
 	}
 }
+
+// Len is the number of members.
+func (s *Skiplist) Len() int { return s.length }
+
+// Member is node x's member. REQUIRES: x is a live node.
+func (s *Skiplist) Member(x uint32) string { return s.nodes[x].member }
+
+// Score is node x's score. REQUIRES: x is a live node.
+func (s *Skiplist) Score(x uint32) float64 { return s.nodes[x].score }
+
+// Next is the node after x in order, 0 past the last.
+func (s *Skiplist) Next(x uint32) uint32 { return s.nodes[x].l0.forward }
+
+// Last is the node of the highest member, 0 when empty.
+func (s *Skiplist) Last() uint32 { return s.tail }
+
+// IsLive reports whether x is a node in use (not on the free list).
+func (s *Skiplist) IsLive(x uint32) bool { return s.nodes[x].isLive() }
+
+// Slots is the number of node slots, live or free: nodes are numbered
+// 1..Slots()-1 and a member keeps its node while it lives, which is what
+// lets ZSCAN walk them as a cursor.
+func (s *Skiplist) Slots() int { return len(s.nodes) }

@@ -31,13 +31,13 @@ func TestZSkiplistRanks(t *testing.T) {
 			}
 			delete(model, m)
 		case 3:
-			if s.Length > 0 {
+			if s.length > 0 {
 				x := s.First()
-				delete(model, s.Nodes[x].Member)
+				delete(model, s.nodes[x].member)
 				s.RemoveNode(x)
 			}
 		}
-		if s.Length == 0 {
+		if s.length == 0 {
 			continue
 		}
 		if err := s.Verify(); err != nil {
@@ -49,7 +49,7 @@ func TestZSkiplistRanks(t *testing.T) {
 		ps := sortedPairs(model)
 		for i, p := range ps {
 			x := s.ByRank(i + 1)
-			if x == 0 || s.Nodes[x].Member != p.m {
+			if x == 0 || s.nodes[x].member != p.m {
 				t.Fatalf("step %d: byRank(%d) wrong", step, i+1)
 			}
 			if s.Rank(x) != i+1 {

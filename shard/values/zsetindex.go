@@ -40,7 +40,7 @@ func newZslIndex(hint int) skiplistIndex {
 }
 
 // Find returns member's node, or 0.
-func (ix *skiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
+func (ix *skiplistIndex) Find(nodes []skiplistNode, member []byte) uint32 {
 	h := skiplistHash(MemberString(member))
 	mask := uint32(len(ix.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -49,7 +49,7 @@ func (ix *skiplistIndex) Find(nodes []SkiplistNode, member []byte) uint32 {
 			return 0
 		}
 		if uint32(e>>32) == h {
-			if x := uint32(e); nodes[x].Member == MemberString(member) {
+			if x := uint32(e); nodes[x].member == MemberString(member) {
 				return x
 			}
 		}
