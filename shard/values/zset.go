@@ -391,13 +391,13 @@ const (
 	zslP = 1 << 30
 )
 
-// SkiplistLevel is one level of a node: the next node at this level (0: none),
+// skiplistLevel is one level of a node: the next node at this level (0: none),
 // how many nodes the link skips (the rank distance), and the next node's
 // score. With the score in the link a search compares without reading the
 // next node, which lives elsewhere in memory: one cache miss per step instead
 // of two (the next node is read only on a tie, for its member). Invariant:
 // forward != 0 ⇒ fscore == nodes[forward].score.
-type SkiplistLevel struct {
+type skiplistLevel struct {
 	forward, span uint32
 	fscore        float64
 }
@@ -410,7 +410,7 @@ type SkiplistLevel struct {
 // step at the upper levels instead of two. Invariant: forward != 0 ⇒
 // fup == nodes[forward].upOff().
 type skiplistUpLevel struct {
-	SkiplistLevel
+	skiplistLevel
 	fup uint32
 }
 
@@ -423,7 +423,7 @@ type skiplistNode struct {
 	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
 	// more than two levels, where levels 2.. start in zskiplist.up.
 	lv     uint32
-	l0, l1 SkiplistLevel
+	l0, l1 skiplistLevel
 }
 
 // A node is 64 bytes, one cache line of the node array: a search step reads
@@ -438,7 +438,7 @@ func (n *skiplistNode) upOff() int  { return int(n.lv & (1<<24 - 1)) }
 func (n *skiplistNode) isLive() bool { return n.lv != 0 }
 
 // lnk returns node x's link at level i.
-func (s *Skiplist) lnk(x uint32, i int) *SkiplistLevel {
+func (s *Skiplist) lnk(x uint32, i int) *skiplistLevel {
 	n := &s.nodes[x]
 	switch i {
 	case 0:
@@ -446,7 +446,7 @@ func (s *Skiplist) lnk(x uint32, i int) *SkiplistLevel {
 	case 1:
 		return &n.l1
 	}
-	return &s.up[n.upOff()+i-2].SkiplistLevel
+	return &s.up[n.upOff()+i-2].skiplistLevel
 }
 
 // upLnk returns node x's link at level i >= 2.
@@ -487,7 +487,7 @@ type Skiplist struct {
 
 const (
 	zslNodeSize    = int64(unsafe.Sizeof(skiplistNode{}))
-	zslLevelSize   = int64(unsafe.Sizeof(SkiplistLevel{}))
+	zslLevelSize   = int64(unsafe.Sizeof(skiplistLevel{}))
 	zslUpLevelSize = int64(unsafe.Sizeof(skiplistUpLevel{}))
 	zslFixedMemory = int64(unsafe.Sizeof(Skiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
 )
@@ -622,7 +622,7 @@ func (s *Skiplist) freeNode(x uint32) {
 
 // before reports whether the node l links to sorts before (score, member).
 // REQUIRES: l.forward != 0.
-func (s *Skiplist) before(l *SkiplistLevel, score float64, member string) bool {
+func (s *Skiplist) before(l *skiplistLevel, score float64, member string) bool {
 	return l.fscore < score || l.fscore == score && s.nodes[l.forward].member < member
 }
 
@@ -647,7 +647,7 @@ func (s *Skiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
 func (s *Skiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
 	if c.i >= 2 {
 		l := &s.up[int(c.pup)+c.i-2]
-		if l.forward != 0 && s.before(&l.SkiplistLevel, score, member) {
+		if l.forward != 0 && s.before(&l.skiplistLevel, score, member) {
 			c.r += l.span
 			c.p, c.pup = l.forward, l.fup
 			return false
@@ -749,7 +749,7 @@ func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 		s.level--
 	}
 	s.length--
-	xn.l0, xn.l1 = SkiplistLevel{}, SkiplistLevel{}
+	xn.l0, xn.l1 = skiplistLevel{}, skiplistLevel{}
 	for i := 2; i < xn.levels(); i++ {
 		*s.upLnk(x, i) = skiplistUpLevel{}
 	}
