@@ -9,6 +9,7 @@ import (
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addHashCommands registers the hash commands' handlers.
@@ -462,7 +463,7 @@ var emptyScan = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
 // parseCollScanCursor reads an HSCAN/SSCAN cursor (checked before the key, as
 // in Redis).
 func (c *Ctx) parseCollScanCursor(arg []byte) (uint64, bool) {
-	v, ok := parseCursor(arg)
+	v, ok := values.ParseStrtoul(arg)
 	if !ok {
 		c.err("ERR invalid cursor")
 	}
@@ -566,17 +567,17 @@ func cmdHScan(c *Ctx) {
 		return
 	}
 	if o.enc == encHashtable {
-		t := o.coll.(*htable)
-		hi, lo, next := scanPositions(t.len(), cursor, count)
+		t := o.coll.(*values.HTable)
+		hi, lo, next := scanPositions(t.Len(), cursor, count)
 		c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 		start, n := len(c.Out), 0
 		for i := hi; i >= lo; i-- {
-			f := htKeyBytes(t.keys[i])
+			f := t.Key(i)
 			if pattern != nil && !glob.Match(pattern, f, false) {
 				continue
 			}
 			c.bulk(f)
-			c.bulk(t.vals[i])
+			c.bulk(t.Value(i))
 			n += 2
 		}
 		c.spliceHeader(start, '*', n)

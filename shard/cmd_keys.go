@@ -7,6 +7,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 func cmdDel(c *Ctx) {
@@ -441,7 +442,7 @@ func (c *Ctx) flushArgs() bool {
 const scanShardBits = 8
 
 func (rt *Runtime) parseScanCursor(b []byte) (shard int, pos uint64, err error) {
-	v, ok := parseCursor(b)
+	v, ok := values.ParseStrtoul(b)
 	if !ok {
 		return 0, 0, strconv.ErrSyntax
 	}
@@ -450,37 +451,6 @@ func (rt *Runtime) parseScanCursor(b []byte) (shard int, pos uint64, err error) 
 		return 0, 0, strconv.ErrRange
 	}
 	return shard, v >> scanShardBits, nil
-}
-
-// parseCursor reads a SCAN cursor as Redis' parseScanCursorOrReply does with
-// strtoul: no leading space, an optional sign ("-1" is the largest value),
-// decimal digits, nothing after them, no overflow. strtoul reads "" as 0.
-func parseCursor(b []byte) (uint64, bool) {
-	if len(b) == 0 {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if b[0] == '+' || b[0] == '-' {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false // no digits: strtoul consumes nothing
-		}
-	}
-	var v uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		d := uint64(ch - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false // ERANGE
-		}
-		v = v*10 + d
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
 }
 
 func cmdScan(c *Ctx) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addListCommands registers the list commands' handlers.
@@ -155,7 +156,7 @@ func (c *Ctx) listPopCmd(front bool) {
 // replyPop pops o's first (front) or last element and replies it.
 func (c *Ctx) replyPop(o *object, front bool) {
 	if o.enc == encQuicklist {
-		c.bulk(o.coll.(*quicklist).pop(front)) // the bytes stay put until the next change
+		c.bulk(o.coll.(*values.Quicklist).Pop(front)) // the bytes stay put until the next change
 		return
 	}
 	if front {
@@ -163,7 +164,7 @@ func (c *Ctx) replyPop(o *object, front bool) {
 		o.str = listpack.Delete(o.str, listpack.First, 1)
 		return
 	}
-	off := lpLastOffset(o.str)
+	off := values.ListpackLastOffset(o.str)
 	v, _ := listpack.Next(o.str, off)
 	c.bulk(v)
 	o.str = listpack.Delete(o.str, off, 1)
@@ -182,7 +183,7 @@ func (c *Ctx) listPopRange(d *DB, o *object, front bool, count int64) {
 	}
 	it := listIterAt(o, start, !front)
 	for range k {
-		c.bulk(it.next())
+		c.bulk(it.Next())
 	}
 	listDelEnds(o, k, front)
 	listDone(d, o, before)
@@ -277,7 +278,7 @@ func cmdLRange(c *Ctx) {
 	c.array(k)
 	it := listIterAt(o, int(s), false)
 	for range k {
-		c.bulk(it.next())
+		c.bulk(it.Next())
 	}
 }
 
@@ -349,7 +350,7 @@ func cmdLPos(c *Ctx) {
 	var matches, found int64
 	mark := len(c.Out)
 	for i := int64(0); i < scan; i++ {
-		if string(it.next()) != string(elem) {
+		if string(it.Next()) != string(elem) {
 			continue
 		}
 		matches++

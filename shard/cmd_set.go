@@ -7,6 +7,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addSetCommands registers the set commands' handlers.
@@ -339,7 +340,7 @@ func (c *Ctx) lookupSets(keys [][]byte) (sets []*object, ok bool) {
 // newResultSet returns an empty set value to collect a result in, as Redis'
 // createIntsetObject: an intset that converts as members are added.
 func newResultSet() *object {
-	return &object{kind: KindSet, enc: encIntset, str: newIntset(2, 0)}
+	return &object{kind: KindSet, enc: encIntset, str: values.NewIntset(2, 0)}
 }
 
 // addMember adds m (read from another set) to the result set r.

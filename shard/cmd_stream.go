@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addStreamCommands registers the stream commands' handlers.
@@ -29,7 +30,7 @@ func addStreamCommands(add func(name string, h handler, r routeKind)) {
 	add("xautoclaim", cmdXAutoClaim, routeKeys)
 }
 
-func streamOf(o *object) *stream { return o.coll.(*stream) }
+func streamOf(o *object) *values.Stream { return o.coll.(*values.Stream) }
 
 // groupsChanged accounts for a change of o's memory made by consumer-group
 // bookkeeping (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP): the memory
@@ -47,7 +48,7 @@ func (d *DB) groupsChanged(o *object, before int64) {
 func newStreamKey(d *DB, key []byte) *object {
 	o := d.insert(key, KindStream)
 	o.enc = encStream
-	o.coll = newStream()
+	o.coll = values.NewStream()
 	return o
 }
 
@@ -72,12 +73,12 @@ func insertBytes(dst []byte, pos int, b []byte) []byte {
 }
 
 // replyEntry replies [id, [field, value, ...]] for entry e of block b.
-func (c *Ctx) replyEntry(b *streamBlock, e *streamEnt) {
+func (c *Ctx) replyEntry(b *values.StreamBlock, e *values.StreamEntry) {
 	c.array(2)
-	c.bulkID(e.id)
-	c.array(int(e.nf) * 2)
-	for it := b.fields(e); ; {
-		f, v, ok := it.next()
+	c.bulkID(e.Id)
+	c.array(int(e.Nf) * 2)
+	for it := b.Fields(e); ; {
+		f, v, ok := it.Next()
 		if !ok {
 			return
 		}
@@ -93,27 +94,27 @@ func (c *Ctx) replyEntry(b *streamBlock, e *streamEnt) {
 //
 // For XREADGROUP, gl says where to log each new pending entry (an XCLAIM, as
 // Redis' streamReplyWithRange propagates it); nil otherwise.
-func (c *Ctx) replyRange(s *stream, start, end streamID, count int64, rev bool, g *streamGroup, cons *streamConsumer, noack, raw bool, gl *groupLog) int64 {
+func (c *Ctx) replyRange(s *values.Stream, start, end values.StreamID, count int64, rev bool, g *values.StreamGroup, cons *values.StreamConsumer, noack, raw bool, gl *groupLog) int64 {
 	pos := len(c.Out)
 	var n int64
-	p := s.seekGE(start)
+	p := s.SeekGE(start)
 	if rev {
-		p = s.seekLE(end)
+		p = s.SeekLE(end)
 	}
-	for s.valid(p) {
-		b := s.blocks[p.b]
-		e := &b.ents[p.e]
-		if !rev && end.less(e.id) || rev && e.id.less(start) {
+	for s.Valid(p) {
+		b := s.Blocks[p.B]
+		e := &b.Ents[p.E]
+		if !rev && end.Less(e.Id) || rev && e.Id.Less(start) {
 			break
 		}
-		if e.flags&entDeleted == 0 {
+		if e.Flags&values.EntryDeleted == 0 {
 			if g != nil {
-				s.delivered(g, e.id)
+				s.Delivered(g, e.Id)
 			}
 			c.replyEntry(b, e)
 			if g != nil && !noack {
-				s.addNACK(g, cons, e.id, gl.now)
-				gl.xclaim(c, g, e.id, g.pel.get(e.id))
+				s.AddNACK(g, cons, e.Id, gl.now)
+				gl.xclaim(c, g, e.Id, g.Pel.Get(e.Id))
 			}
 			n++
 			if n == count {
@@ -121,9 +122,9 @@ func (c *Ctx) replyRange(s *stream, start, end streamID, count int64, rev bool, 
 			}
 		}
 		if rev {
-			p = s.prev(p)
+			p = s.Prev(p)
 		} else {
-			p = s.next(p)
+			p = s.Next(p)
 		}
 	}
 	if !raw {
@@ -133,10 +134,10 @@ func (c *Ctx) replyRange(s *stream, start, end streamID, count int64, rev bool, 
 }
 
 // replyEntryByID replies the live entry id raw and reports whether it exists.
-func (c *Ctx) replyEntryByID(s *stream, id streamID) bool {
-	p, ok := s.find(id)
+func (c *Ctx) replyEntryByID(s *values.Stream, id values.StreamID) bool {
+	p, ok := s.Find(id)
 	if ok {
-		c.replyEntry(s.blocks[p.b], s.ent(p))
+		c.replyEntry(s.Blocks[p.B], s.Ent(p))
 	}
 	return ok
 }
@@ -194,31 +195,31 @@ func (gl *groupLog) changed() { gl.d.countChange() }
 // <delivery time> RETRYCOUNT <count> FORCE JUSTID LASTID <group's last ID>,
 // which replays to the same NACK whatever the state (and, for an entry no
 // longer in the stream, drops it as the command did).
-func (gl *groupLog) xclaim(c *Ctx, g *streamGroup, id streamID, n *streamNACK) {
+func (gl *groupLog) xclaim(c *Ctx, g *values.StreamGroup, id values.StreamID, n *values.StreamNACK) {
 	gl.changed()
 	if !c.logging() {
 		return
 	}
 	var idBuf, lastBuf [41]byte
 	var timeBuf, countBuf [20]byte
-	c.logAs(cmdXCLAIM, gl.key, gl.group, []byte(n.consumer.name), argZero,
-		appendStreamID(idBuf[:0], id),
-		argTIME, strconv.AppendInt(timeBuf[:0], n.deliveryTime, 10),
-		argRETRYCOUNT, strconv.AppendInt(countBuf[:0], n.deliveryCount, 10),
-		argFORCE, argJUSTID, argLASTID, appendStreamID(lastBuf[:0], g.lastID))
+	c.logAs(cmdXCLAIM, gl.key, gl.group, []byte(n.Consumer.Name), argZero,
+		values.AppendStreamID(idBuf[:0], id),
+		argTIME, strconv.AppendInt(timeBuf[:0], n.DeliveryTime, 10),
+		argRETRYCOUNT, strconv.AppendInt(countBuf[:0], n.DeliveryCount, 10),
+		argFORCE, argJUSTID, argLASTID, values.AppendStreamID(lastBuf[:0], g.LastID))
 }
 
 // setID records g's last ID and entries-read counter as Redis'
 // streamPropagateGroupID: XGROUP SETID key group <last ID> ENTRIESREAD <n>.
-func (gl *groupLog) setID(c *Ctx, g *streamGroup) {
+func (gl *groupLog) setID(c *Ctx, g *values.StreamGroup) {
 	gl.changed()
 	if !c.logging() {
 		return
 	}
 	var lastBuf [41]byte
 	var readBuf [20]byte
-	c.logAs(cmdXGROUP, argSETID, gl.key, gl.group, appendStreamID(lastBuf[:0], g.lastID),
-		argENTRIESREAD, strconv.AppendInt(readBuf[:0], g.entriesRead, 10))
+	c.logAs(cmdXGROUP, argSETID, gl.key, gl.group, values.AppendStreamID(lastBuf[:0], g.LastID),
+		argENTRIESREAD, strconv.AppendInt(readBuf[:0], g.EntriesRead, 10))
 }
 
 // createConsumer records the creation of consumer as Redis'
@@ -232,8 +233,8 @@ func (gl *groupLog) createConsumer(c *Ctx, consumer []byte) {
 
 // xaddArgs are XADD's options; XTRIM uses the trimming part.
 type xaddArgs struct {
-	trimArgs
-	id         streamID
+	values.TrimArgs
+	id         values.StreamID
 	idGiven    bool
 	seqGiven   bool
 	noMkStream bool
@@ -253,13 +254,13 @@ loop:
 		case xadd && len(opt) == 1 && opt[0] == '*':
 			break loop
 		case more > 0 && (resp.EqualFold(opt, "maxlen") || resp.EqualFold(opt, "minid")):
-			if a.strategy != trimNone {
+			if a.Strategy != values.TrimNone {
 				c.err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return -1
 			}
-			a.approx = false
+			a.Approx = false
 			if next := args[i+1]; more >= 2 && len(next) == 1 && (next[0] == '~' || next[0] == '=') {
-				a.approx = next[0] == '~'
+				a.Approx = next[0] == '~'
 				i++
 			}
 			if opt[1]|0x20 == 'a' { // MAXLEN
@@ -272,18 +273,18 @@ loop:
 					c.err("ERR The MAXLEN argument must be >= 0.")
 					return -1
 				}
-				a.maxLen = v
-				a.strategy = trimMaxLen
+				a.MaxLen = v
+				a.Strategy = values.TrimMaxLen
 			} else {
 				id, ok := c.parseID(args[i+1], 0, true)
 				if !ok {
 					return -1
 				}
-				a.minID = id
-				a.strategy = trimMinID
+				a.MinID = id
+				a.Strategy = values.TrimMinID
 			}
 			i++
-			a.argIdx = i
+			a.ArgIdx = i
 		case more > 0 && resp.EqualFold(opt, "limit"):
 			v, ok := resp.ParseInt(args[i+1])
 			if !ok {
@@ -294,13 +295,13 @@ loop:
 				c.err("ERR The LIMIT argument must be >= 0.")
 				return -1
 			}
-			a.limit = v
+			a.Limit = v
 			limitGiven = true
 			i++
 		case xadd && resp.EqualFold(opt, "nomkstream"):
 			a.noMkStream = true
 		case xadd:
-			id, ok := parseStreamID(opt, 0, true, &a.seqGiven)
+			id, ok := values.ParseStreamID(opt, 0, true, &a.seqGiven)
 			if !ok {
 				c.err(errInvalidStreamID)
 				return -1
@@ -312,11 +313,11 @@ loop:
 			return -1
 		}
 	}
-	if a.limit != 0 && a.strategy == trimNone {
+	if a.Limit != 0 && a.Strategy == values.TrimNone {
 		c.err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
 		return -1
 	}
-	if !xadd && a.strategy == trimNone {
+	if !xadd && a.Strategy == values.TrimNone {
 		c.err("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return -1
 	}
@@ -325,23 +326,23 @@ loop:
 		// From the append-only file: trimming is exact there (the log
 		// records "~" as "=" with the resulting threshold), so LIMIT, kept
 		// in the record as Redis keeps it, must neither fail nor stop it.
-		a.limit = 0
-	case limitGiven && !a.approx:
+		a.Limit = 0
+	case limitGiven && !a.Approx:
 		c.err("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		return -1
 	case limitGiven:
-	case a.approx:
+	case a.Approx:
 		// At most 100 nodes' worth of entries, capped both ways as Redis does.
 		switch n := c.limits().StreamNodeMaxEntries; {
 		case n <= 0:
-			a.limit = 10000
+			a.Limit = 10000
 		case n > 10000:
-			a.limit = 1000000
+			a.Limit = 1000000
 		default:
-			a.limit = 100 * n
+			a.Limit = 100 * n
 		}
 	default:
-		a.limit = 0
+		a.Limit = 0
 	}
 	return i
 }
@@ -358,7 +359,7 @@ func cmdXAdd(c *Ctx) {
 		c.Out = resp.AppendErrWrongArity(c.Out, []byte(c.Cmd.FullName))
 		return
 	}
-	if a.idGiven && a.seqGiven && a.id.isZero() {
+	if a.idGiven && a.seqGiven && a.id.IsZero() {
 		c.err("ERR The ID specified in XADD must be greater than 0-0")
 		return
 	}
@@ -386,49 +387,49 @@ func cmdXAdd(c *Ctx) {
 		d.valueChanged(o, 0)
 		before = o.valueMemory()
 	}
-	if s.lastID == maxStreamID {
+	if s.LastID == values.MaxStreamID {
 		c.err("ERR The stream has exhausted the last possible ID, unable to add more items")
 		return
 	}
-	var id streamID
+	var id values.StreamID
 	switch {
 	case !a.idGiven:
-		if ms := uint64(c.streamNow(d)); ms > s.lastID.ms {
-			id = streamID{ms, 0}
+		if ms := uint64(c.streamNow(d)); ms > s.LastID.Ms {
+			id = values.StreamID{Ms: ms, Seq: 0}
 		} else {
-			id = s.lastID
-			id.incr()
+			id = s.LastID
+			id.Incr()
 		}
-	case a.seqGiven || s.lastID.ms != a.id.ms:
+	case a.seqGiven || s.LastID.Ms != a.id.Ms:
 		id = a.id
-	case s.lastID.seq == math.MaxUint64:
-		id = s.lastID // fails the check below
+	case s.LastID.Seq == math.MaxUint64:
+		id = s.LastID // fails the check below
 	default:
-		id = s.lastID
-		id.seq++
+		id = s.LastID
+		id.Seq++
 	}
-	if !s.lastID.less(id) {
+	if !s.LastID.Less(id) {
 		c.err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
 		return
 	}
 	fv := args[fieldPos:]
-	if fieldsLen(fv) > streamListpackMaxSize {
+	if values.FieldsLen(fv) > values.StreamListpackMaxSize {
 		c.err("ERR Elements are too large to be stored")
 		return
 	}
-	s.append(id, fv, c.limits().StreamNodeMaxEntries)
+	s.Append(id, fv, c.limits().StreamNodeMaxEntries)
 	c.bulkID(id)
-	s.trim(&a.trimArgs)
+	s.Trim(&a.TrimArgs)
 	d.valueChanged(o, before)
 	if existed {
 		d.signalReady(key)
 	}
-	if c.logging() && (!a.idGiven || !a.seqGiven || a.approx) {
+	if c.logging() && (!a.idGiven || !a.seqGiven || a.Approx) {
 		// As Redis' xaddCommand: the ID it generated, and an approximate
 		// trim as the exact one that removes the same entries.
 		args := slices.Clone(c.Args)
-		args[idPos] = appendStreamID(nil, id)
-		c.rewriteTrim(args, s, &a.trimArgs)
+		args[idPos] = values.AppendStreamID(nil, id)
+		c.rewriteTrim(args, s, &a.TrimArgs)
 		c.logAs(args...)
 	}
 }
@@ -438,20 +439,20 @@ func cmdXAdd(c *Ctx) {
 // as it is now, as Redis' streamRewriteApproxSpecifier and
 // streamRewriteTrimArgument do: MAXLEN = the stream's length, MINID = its
 // first entry's ID (a deleted one included; the largest ID when empty).
-func (c *Ctx) rewriteTrim(args [][]byte, s *stream, a *trimArgs) {
-	if !a.approx {
+func (c *Ctx) rewriteTrim(args [][]byte, s *values.Stream, a *values.TrimArgs) {
+	if !a.Approx {
 		return
 	}
-	args[a.argIdx-1] = []byte("=")
-	if a.strategy == trimMaxLen {
-		args[a.argIdx] = strconv.AppendInt(nil, s.length, 10)
+	args[a.ArgIdx-1] = []byte("=")
+	if a.Strategy == values.TrimMaxLen {
+		args[a.ArgIdx] = strconv.AppendInt(nil, s.Length, 10)
 		return
 	}
-	first := maxStreamID
-	if len(s.blocks) > 0 {
-		first = s.blocks[0].ents[0].id
+	first := values.MaxStreamID
+	if len(s.Blocks) > 0 {
+		first = s.Blocks[0].Ents[0].Id
 	}
-	args[a.argIdx] = appendStreamID(nil, first)
+	args[a.ArgIdx] = values.AppendStreamID(nil, first)
 }
 
 // loading reports whether an append-only file is being replayed into the
@@ -489,12 +490,12 @@ func cmdXTrim(c *Ctx) {
 	}
 	before := o.valueMemory()
 	s := streamOf(o)
-	n := s.trim(&a.trimArgs)
+	n := s.Trim(&a.TrimArgs)
 	if n > 0 {
 		d.valueChanged(o, before)
-		if c.logging() && a.approx {
+		if c.logging() && a.Approx {
 			args := slices.Clone(c.Args)
-			c.rewriteTrim(args, s, &a.trimArgs)
+			c.rewriteTrim(args, s, &a.TrimArgs)
 			c.logAs(args...)
 		}
 	}
@@ -513,19 +514,19 @@ func cmdXLen(c *Ctx) {
 		c.int(0)
 		return
 	}
-	c.int(streamOf(o).length)
+	c.int(streamOf(o).Length)
 }
 
 func cmdXRange(c *Ctx)    { c.xrange(false) }
 func cmdXRevRange(c *Ctx) { c.xrange(true) }
 
 // parseRange parses an interval's start and end as XRANGE and XPENDING do.
-func (c *Ctx) parseRange(startArg, endArg []byte) (start, end streamID, ok bool) {
+func (c *Ctx) parseRange(startArg, endArg []byte) (start, end values.StreamID, ok bool) {
 	start, ex, ok := c.parseIntervalID(startArg, 0)
 	if !ok {
 		return start, end, false
 	}
-	if ex && !start.incr() {
+	if ex && !start.Incr() {
 		c.err("ERR invalid start ID for the interval")
 		return start, end, false
 	}
@@ -533,7 +534,7 @@ func (c *Ctx) parseRange(startArg, endArg []byte) (start, end streamID, ok bool)
 	if !ok {
 		return start, end, false
 	}
-	if ex && !end.decr() {
+	if ex && !end.Decr() {
 		c.err("ERR invalid end ID for the interval")
 		return start, end, false
 	}
@@ -601,23 +602,23 @@ func cmdXDel(c *Ctx) {
 	var deleted int64
 	firstEntry := false
 	for _, a := range args[2:] {
-		id, _ := parseStreamID(a, 0, true, nil)
-		if !s.deleteID(id) {
+		id, _ := values.ParseStreamID(a, 0, true, nil)
+		if !s.DeleteID(id) {
 			continue
 		}
-		if id == s.firstID {
+		if id == s.FirstID {
 			firstEntry = true
 		}
-		if s.maxDeleted.less(id) {
-			s.maxDeleted = id
+		if s.MaxDeleted.Less(id) {
+			s.MaxDeleted = id
 		}
 		deleted++
 	}
 	if deleted > 0 {
-		if s.length == 0 {
-			s.firstID = streamID{}
+		if s.Length == 0 {
+			s.FirstID = values.StreamID{}
 		} else if firstEntry {
-			s.refreshFirstID()
+			s.RefreshFirstID()
 		}
 		d.valueChanged(o, before)
 	}
@@ -724,14 +725,14 @@ loop:
 	idArgs := args[streamsArg+n:]
 
 	// Resolve the IDs; maxStreamID stands for ">".
-	var idBuf [8]streamID
+	var idBuf [8]values.StreamID
 	ids := idBuf[:0]
 	if n > len(idBuf) {
-		ids = make([]streamID, 0, n)
+		ids = make([]values.StreamID, 0, n)
 	}
 	for i, key := range keys {
 		if !c.servable(key) {
-			ids = append(ids, streamID{})
+			ids = append(ids, values.StreamID{})
 			continue
 		}
 		d := c.db(key)
@@ -747,7 +748,7 @@ loop:
 				return // a woken client whose key changed type keeps waiting
 			}
 		}
-		if group && (o == nil || streamOf(o).group(groupName) == nil) {
+		if group && (o == nil || streamOf(o).Group(groupName) == nil) {
 			switch {
 			case c.ready == nil:
 				c.err("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(groupName) + "' in XREADGROUP with GROUP option")
@@ -763,9 +764,9 @@ loop:
 				c.err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
 				return
 			}
-			var last streamID
+			var last values.StreamID
 			if o != nil {
-				last = streamOf(o).lastID
+				last = streamOf(o).LastID
 			}
 			ids = append(ids, last)
 		case len(a) == 1 && a[0] == '>':
@@ -773,7 +774,7 @@ loop:
 				c.err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 				return
 			}
-			ids = append(ids, maxStreamID)
+			ids = append(ids, values.MaxStreamID)
 		default:
 			id, ok := c.parseID(a, 0, true)
 			if !ok {
@@ -798,39 +799,39 @@ loop:
 		before := o.valueMemory()
 		gt := ids[i]
 		serve, history := false, false
-		var g *streamGroup
-		var cons *streamConsumer
+		var g *values.StreamGroup
+		var cons *values.StreamConsumer
 		if group {
-			g = s.group(groupName)
-			if gt != maxStreamID {
+			g = s.Group(groupName)
+			if gt != values.MaxStreamID {
 				serve, history = true, true
-			} else if s.length > 0 && g.lastID.less(s.lastValidID()) {
+			} else if s.Length > 0 && g.LastID.Less(s.LastValidID()) {
 				serve = true
-				gt = g.lastID
+				gt = g.LastID
 			}
-		} else if s.length > 0 && gt.less(s.lastValidID()) {
+		} else if s.Length > 0 && gt.Less(s.LastValidID()) {
 			serve = true
 		}
 		if serve {
 			var gl *groupLog
 			if group { // Redis 7.0 creates the consumer only when it serves it
 				gl = &groupLog{d: d, key: key, group: groupName, now: c.streamNow(d)}
-				if cons = g.consumer(consumerName); cons == nil {
-					cons = s.createConsumer(g, consumerName, gl.now)
+				if cons = g.Consumer(consumerName); cons == nil {
+					cons = s.CreateConsumer(g, consumerName, gl.now)
 					// XCLAIM creates it when replayed; otherwise (NOACK as
 					// Redis, a history read as svcdb adds) the log must.
 					if noack || history {
 						gl.createConsumer(c, consumerName)
 					}
 				}
-				cons.seenTime = gl.now
+				cons.SeenTime = gl.now
 			}
 			served++
 			if served == 1 {
 				pos = len(c.Out)
 			}
 			start := gt
-			start.incr()
+			start.Incr()
 			if !c.RESP3 {
 				c.array(2)
 			}
@@ -838,11 +839,11 @@ loop:
 			if history {
 				c.replyConsumerPEL(s, start, count, g, cons, gl)
 			} else if g == nil {
-				c.replyRange(s, start, maxStreamID, count, false, nil, nil, false, false, nil)
+				c.replyRange(s, start, values.MaxStreamID, count, false, nil, nil, false, false, nil)
 			} else {
-				last := g.lastID
-				c.replyRange(s, start, maxStreamID, count, false, g, cons, noack, false, gl)
-				if g.lastID != last {
+				last := g.LastID
+				c.replyRange(s, start, values.MaxStreamID, count, false, g, cons, noack, false, gl)
+				if g.LastID != last {
 					// Redis logs the group's new last ID for NOACK only; svcdb
 					// logs it always, since the XCLAIMs above do not carry
 					// the group's entries-read counter (XINFO's lag).
@@ -867,7 +868,7 @@ loop:
 	if c.ready == nil {
 		for i, a := range idArgs {
 			if len(a) == 1 && a[0] == '$' {
-				idArgs[i] = appendStreamID(nil, ids[i])
+				idArgs[i] = values.AppendStreamID(nil, ids[i])
 			}
 		}
 	}
@@ -880,17 +881,17 @@ loop:
 //
 // Unlike Redis, svcdb logs each entry delivered again (an XCLAIM with its
 // new delivery time and count), so that a restart keeps them.
-func (c *Ctx) replyConsumerPEL(s *stream, start streamID, count int64, g *streamGroup, cons *streamConsumer, gl *groupLog) {
+func (c *Ctx) replyConsumerPEL(s *values.Stream, start values.StreamID, count int64, g *values.StreamGroup, cons *values.StreamConsumer, gl *groupLog) {
 	pos, n := len(c.Out), int64(0)
-	for cur, _ := cons.pel.seek(start); cur.valid(&cons.pel) && (count == 0 || n < count); cur = cons.pel.next(cur) {
-		it := cons.pel.at(cur)
-		if c.replyEntryByID(s, it.id) {
-			it.n.deliveryTime = gl.now
-			it.n.deliveryCount++
-			gl.xclaim(c, g, it.id, it.n)
+	for cur, _ := cons.Pel.Seek(start); cur.Valid(&cons.Pel) && (count == 0 || n < count); cur = cons.Pel.Next(cur) {
+		it := cons.Pel.At(cur)
+		if c.replyEntryByID(s, it.Id) {
+			it.N.DeliveryTime = gl.now
+			it.N.DeliveryCount++
+			gl.xclaim(c, g, it.Id, it.N)
 		} else {
 			c.array(2)
-			c.bulkID(it.id)
+			c.bulkID(it.Id)
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 		}
 		n++
@@ -938,8 +939,8 @@ func cmdXGroup(c *Ctx) {
 	var (
 		d           *DB
 		o           *object
-		s           *stream
-		g           *streamGroup
+		s           *values.Stream
+		g           *values.StreamGroup
 		mkstream    bool
 		entriesRead = int64(-1)
 	)
@@ -980,7 +981,7 @@ func cmdXGroup(c *Ctx) {
 				c.err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
 				return
 			}
-			g = s.group(args[3])
+			g = s.Group(args[3])
 			if g == nil && (setid || resp.EqualFold(sub, "createconsumer") || resp.EqualFold(sub, "delconsumer")) {
 				c.noGroupForKey(args[3], args[2])
 				return
@@ -991,10 +992,10 @@ func cmdXGroup(c *Ctx) {
 	case len(args) == 2 && resp.EqualFold(sub, "help"):
 		c.help(xgroupHelp)
 	case create && len(args) >= 5 && len(args) <= 8:
-		var id streamID
+		var id values.StreamID
 		if a := args[4]; len(a) == 1 && a[0] == '$' {
 			if s != nil {
-				id = s.lastID
+				id = s.LastID
 			}
 		} else {
 			var ok bool
@@ -1008,7 +1009,7 @@ func cmdXGroup(c *Ctx) {
 			d.valueChanged(o, 0)
 		}
 		before := o.valueMemory()
-		if s.createGroup(args[3], id, entriesRead) != nil {
+		if s.CreateGroup(args[3], id, entriesRead) != nil {
 			d.countChange()
 			c.ok()
 		} else {
@@ -1016,17 +1017,17 @@ func cmdXGroup(c *Ctx) {
 		}
 		d.groupsChanged(o, before)
 	case setid && (len(args) == 5 || len(args) == 7):
-		var id streamID
+		var id values.StreamID
 		if a := args[4]; len(a) == 1 && a[0] == '$' {
-			id = s.lastID
+			id = s.LastID
 		} else {
 			var ok bool
 			if id, ok = c.parseID(a, 0, false); !ok {
 				return
 			}
 		}
-		g.lastID = id
-		g.entriesRead = entriesRead
+		g.LastID = id
+		g.EntriesRead = entriesRead
 		d.countChange()
 		c.ok()
 	case resp.EqualFold(sub, "destroy") && len(args) == 4:
@@ -1035,14 +1036,14 @@ func cmdXGroup(c *Ctx) {
 			return
 		}
 		before := o.valueMemory()
-		s.destroyGroup(g)
+		s.DestroyGroup(g)
 		d.groupsChanged(o, before)
 		d.countChange()
 		c.int(1)
 		d.signalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
 	case resp.EqualFold(sub, "createconsumer") && len(args) == 5:
 		before := o.valueMemory()
-		created := s.createConsumer(g, args[4], c.streamNow(d)) != nil
+		created := s.CreateConsumer(g, args[4], c.streamNow(d)) != nil
 		d.groupsChanged(o, before)
 		if created {
 			d.countChange()
@@ -1052,10 +1053,10 @@ func cmdXGroup(c *Ctx) {
 		}
 	case resp.EqualFold(sub, "delconsumer") && len(args) == 5:
 		var pending int64
-		if cons := g.consumer(args[4]); cons != nil {
-			pending = int64(cons.pel.n)
+		if cons := g.Consumer(args[4]); cons != nil {
+			pending = int64(cons.Pel.N)
 			before := o.valueMemory()
-			s.deleteConsumer(g, cons)
+			s.DeleteConsumer(g, cons)
 			d.groupsChanged(o, before)
 			d.countChange()
 		}
@@ -1074,7 +1075,7 @@ func cmdXSetID(c *Ctx) {
 		return
 	}
 	entriesAdded := int64(-1)
-	var maxDel streamID
+	var maxDel values.StreamID
 	for i := 3; i < len(args); i += 2 {
 		more := len(args) - 1 - i
 		switch opt := args[i]; {
@@ -1093,7 +1094,7 @@ func cmdXSetID(c *Ctx) {
 			if maxDel, ok = c.parseID(args[i+1], 0, true); !ok {
 				return
 			}
-			if id.less(maxDel) {
+			if id.Less(maxDel) {
 				c.err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
 				return
 			}
@@ -1112,22 +1113,22 @@ func cmdXSetID(c *Ctx) {
 		return
 	}
 	s := streamOf(o)
-	if s.length > 0 {
-		if id.less(s.lastValidID()) {
+	if s.Length > 0 {
+		if id.Less(s.LastValidID()) {
 			c.err("ERR The ID specified in XSETID is smaller than the target stream top item")
 			return
 		}
-		if entriesAdded != -1 && s.length > entriesAdded {
+		if entriesAdded != -1 && s.Length > entriesAdded {
 			c.err("ERR The entries_added specified in XSETID is smaller than the target stream length")
 			return
 		}
 	}
-	s.lastID = id
+	s.LastID = id
 	if entriesAdded != -1 {
-		s.entriesAdded = entriesAdded
+		s.EntriesAdded = entriesAdded
 	}
-	if !maxDel.isZero() {
-		s.maxDeleted = maxDel
+	if !maxDel.IsZero() {
+		s.MaxDeleted = maxDel
 	}
 	c.db(key).countChange() // as Redis 7.0's xsetidCommand: server.dirty++, WATCH not signalled
 	c.ok()
@@ -1136,12 +1137,12 @@ func cmdXSetID(c *Ctx) {
 // groupOf looks key's group up for XACK, XPENDING, XCLAIM, XAUTOCLAIM:
 // (nil, nil, true) when the key or group is missing, ok false after
 // replying WRONGTYPE.
-func (c *Ctx) groupOf(d *DB, key, name []byte) (*object, *streamGroup, bool) {
+func (c *Ctx) groupOf(d *DB, key, name []byte) (*object, *values.StreamGroup, bool) {
 	o, ok := c.readKind(d, key, KindStream)
 	if !ok || o == nil {
 		return nil, nil, ok
 	}
-	return o, streamOf(o).group(name), true
+	return o, streamOf(o).Group(name), true
 }
 
 func cmdXAck(c *Ctx) {
@@ -1164,8 +1165,8 @@ func cmdXAck(c *Ctx) {
 	before := o.valueMemory()
 	var acked int64
 	for _, a := range args[3:] {
-		id, _ := parseStreamID(a, 0, true, nil)
-		if s.ack(g, id) {
+		id, _ := values.ParseStreamID(a, 0, true, nil)
+		if s.Ack(g, id) {
 			acked++
 		}
 	}
@@ -1182,7 +1183,7 @@ func cmdXPending(c *Ctx) {
 		c.syntaxErr()
 		return
 	}
-	var start, end streamID
+	var start, end values.StreamID
 	var count, minIdle int64
 	var consumerName []byte
 	if len(args) >= 6 {
@@ -1223,81 +1224,68 @@ func cmdXPending(c *Ctx) {
 	}
 	if len(args) == 3 {
 		c.array(4)
-		c.int(int64(g.pel.n))
-		if g.pel.n == 0 {
+		c.int(int64(g.Pel.N))
+		if g.Pel.N == 0 {
 			c.null()
 			c.null()
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 			return
 		}
-		c.bulkID(g.pel.at(g.pel.first()).id)
-		c.bulkID(g.pel.at(g.pel.last()).id)
+		c.bulkID(g.Pel.At(g.Pel.First()).Id)
+		c.bulkID(g.Pel.At(g.Pel.Last()).Id)
 		pos, n := len(c.Out), 0
-		for _, cons := range g.consumers {
-			if cons.pel.n == 0 {
+		for _, cons := range g.Consumers {
+			if cons.Pel.N == 0 {
 				continue
 			}
 			c.array(2)
-			c.bulkString(cons.name)
-			c.Out = resp.AppendBulkInt(c.Out, int64(cons.pel.n))
+			c.bulkString(cons.Name)
+			c.Out = resp.AppendBulkInt(c.Out, int64(cons.Pel.N))
 			n++
 		}
 		c.Out = insertArrayHeader(c.Out, pos, '*', n)
 		return
 	}
-	pel := &g.pel
+	pel := &g.Pel
 	if consumerName != nil {
-		cons := g.consumer(consumerName)
+		cons := g.Consumer(consumerName)
 		if cons == nil {
 			c.raw(resp.EmptyArray)
 			return
 		}
-		pel = &cons.pel
+		pel = &cons.Pel
 	}
 	pos, n := len(c.Out), 0
-	for cur, _ := pel.seek(start); count > 0 && cur.valid(pel); cur = pel.next(cur) {
-		it := pel.at(cur)
-		if end.less(it.id) {
+	for cur, _ := pel.Seek(start); count > 0 && cur.Valid(pel); cur = pel.Next(cur) {
+		it := pel.At(cur)
+		if end.Less(it.Id) {
 			break
 		}
-		if minIdle != 0 && c.Now-it.n.deliveryTime < minIdle {
+		if minIdle != 0 && c.Now-it.N.DeliveryTime < minIdle {
 			continue
 		}
 		n++
 		count--
 		c.array(4)
-		c.bulkID(it.id)
-		c.bulkString(it.n.consumer.name)
-		c.int(max(c.Now-it.n.deliveryTime, 0))
-		c.int(it.n.deliveryCount)
+		c.bulkID(it.Id)
+		c.bulkString(it.N.Consumer.Name)
+		c.int(max(c.Now-it.N.DeliveryTime, 0))
+		c.int(it.N.DeliveryCount)
 	}
 	c.Out = insertArrayHeader(c.Out, pos, '*', n)
 }
 
 // ---- XCLAIM XAUTOCLAIM -------------------------------------------------------
 
-// claimFor gives the pending entry id (its NACK n) to cons, as XCLAIM and
-// XAUTOCLAIM do once they decided to claim it.
-func (s *stream) claimFor(n *streamNACK, id streamID, cons *streamConsumer) {
-	if n.consumer == cons {
-		return
-	}
-	if n.consumer != nil {
-		n.consumer.pel.delete(id, &s.mem)
-	}
-	cons.pel.insert(id, n, &s.mem)
-	n.consumer = cons
-}
-
 // claimer returns the claiming consumer, created and marked seen on first use
 // (Redis 7.0 creates it only once something is claimed).
-func (c *Ctx) claimer(s *stream, g *streamGroup, cons **streamConsumer, now int64) *streamConsumer {
+func (c *Ctx) claimer(s *values.Stream, g *values.StreamGroup, cons **values.StreamConsumer, now int64) *values.StreamConsumer {
 	if *cons == nil {
 		name := c.Args[3]
-		if *cons = g.consumer(name); *cons == nil {
-			*cons = s.createConsumer(g, name, now)
+		if *cons = g.Consumer(name); *cons == nil {
+			*cons = s.CreateConsumer(g, name, now)
 		}
-		(*cons).seenTime = now
+		(*cons).SeenTime = now
 	}
 	return *cons
 }
@@ -1321,7 +1309,7 @@ func cmdXClaim(c *Ctx) {
 	minIdle = max(minIdle, 0)
 	j := 5
 	for ; j < len(args); j++ {
-		if _, ok := parseStreamID(args[j], 0, true, nil); !ok {
+		if _, ok := values.ParseStreamID(args[j], 0, true, nil); !ok {
 			break
 		}
 	}
@@ -1330,7 +1318,7 @@ func cmdXClaim(c *Ctx) {
 	now := gl.now
 	retryCount, deliveryTime := int64(-1), int64(-1)
 	force, justID := false, false
-	var lastID streamID
+	var lastID values.StreamID
 	for ; j < len(args); j++ {
 		more := len(args) - 1 - j
 		opt := args[j]
@@ -1379,42 +1367,42 @@ func cmdXClaim(c *Ctx) {
 	// As Redis' xclaimCommand, a new last ID is logged by the XCLAIMs that
 	// carry it, or by XGROUP SETID when none is logged.
 	logLastID := false
-	if g.lastID.less(lastID) {
-		g.lastID = lastID
+	if g.LastID.Less(lastID) {
+		g.LastID = lastID
 		logLastID = true
 	}
 	if deliveryTime == -1 || deliveryTime < 0 || deliveryTime > now {
 		deliveryTime = now
 	}
-	var cons *streamConsumer
+	var cons *values.StreamConsumer
 	pos, n := len(c.Out), 0
 	for _, a := range idArgs {
-		id, _ := parseStreamID(a, 0, true, nil)
-		nack := g.pel.get(id)
-		if _, exists := s.find(id); !exists {
+		id, _ := values.ParseStreamID(a, 0, true, nil)
+		nack := g.Pel.Get(id)
+		if _, exists := s.Find(id); !exists {
 			if nack != nil { // pending, but gone from the stream: forget it
 				gl.xclaim(c, g, id, nack)
 				logLastID = false
-				s.ack(g, id)
+				s.Ack(g, id)
 			}
 			continue
 		}
 		if force && nack == nil {
-			nack = &streamNACK{deliveryTime: now, deliveryCount: 1}
-			g.pel.insert(id, nack, &s.mem)
-			s.mem += streamNACKSize
+			nack = &values.StreamNACK{DeliveryTime: now, DeliveryCount: 1}
+			g.Pel.Insert(id, nack, &s.Mem)
+			s.Mem += values.StreamNACKSize
 		}
-		if nack == nil || nack.consumer != nil && minIdle != 0 && now-nack.deliveryTime < minIdle {
+		if nack == nil || nack.Consumer != nil && minIdle != 0 && now-nack.DeliveryTime < minIdle {
 			continue
 		}
 		cl := c.claimer(s, g, &cons, now)
-		nack.deliveryTime = deliveryTime
+		nack.DeliveryTime = deliveryTime
 		if retryCount >= 0 {
-			nack.deliveryCount = retryCount
+			nack.DeliveryCount = retryCount
 		} else if !justID {
-			nack.deliveryCount++
+			nack.DeliveryCount++
 		}
-		s.claimFor(nack, id, cl)
+		s.ClaimFor(nack, id, cl)
 		gl.xclaim(c, g, id, nack)
 		logLastID = false
 		if justID {
@@ -1447,7 +1435,7 @@ func cmdXAutoClaim(c *Ctx) {
 	if !ok {
 		return
 	}
-	if ex && !start.incr() {
+	if ex && !start.Incr() {
 		c.err("ERR invalid start ID for the interval")
 		return
 	}
@@ -1490,32 +1478,32 @@ func cmdXAutoClaim(c *Ctx) {
 	gl := &groupLog{d: d, key: args[1], group: args[2], now: c.streamNow(d)}
 	now := gl.now
 	attempts := count * 10
-	var cons *streamConsumer
-	var deleted []streamID
+	var cons *values.StreamConsumer
+	var deleted []values.StreamID
 	c.array(3)
 	cursorPos := len(c.Out)
 	n := 0
-	cur, _ := g.pel.seek(start)
-	for ; attempts > 0 && count > 0 && cur.valid(&g.pel); attempts-- {
-		it := g.pel.at(cur)
-		id, nack := it.id, it.n
-		if _, exists := s.find(id); !exists {
+	cur, _ := g.Pel.Seek(start)
+	for ; attempts > 0 && count > 0 && cur.Valid(&g.Pel); attempts-- {
+		it := g.Pel.At(cur)
+		id, nack := it.Id, it.N
+		if _, exists := s.Find(id); !exists {
 			gl.xclaim(c, g, id, nack) // as Redis: logged, then forgotten
-			s.ack(g, id)
+			s.Ack(g, id)
 			deleted = append(deleted, id)
-			cur, _ = g.pel.seek(id)
+			cur, _ = g.Pel.Seek(id)
 			count--
 			continue
 		}
-		cur = g.pel.next(cur)
-		if minIdle != 0 && now-nack.deliveryTime < minIdle {
+		cur = g.Pel.Next(cur)
+		if minIdle != 0 && now-nack.DeliveryTime < minIdle {
 			continue
 		}
-		nack.deliveryTime = now
+		nack.DeliveryTime = now
 		if !justID {
-			nack.deliveryCount++
+			nack.DeliveryCount++
 		}
-		s.claimFor(nack, id, c.claimer(s, g, &cons, now))
+		s.ClaimFor(nack, id, c.claimer(s, g, &cons, now))
 		gl.xclaim(c, g, id, nack)
 		if justID {
 			c.bulkID(id)
@@ -1526,16 +1514,16 @@ func cmdXAutoClaim(c *Ctx) {
 		count--
 	}
 	c.Out = insertArrayHeader(c.Out, cursorPos, '*', n)
-	var next streamID
-	if cur.valid(&g.pel) {
-		next = g.pel.at(cur).id
+	var next values.StreamID
+	if cur.Valid(&g.Pel) {
+		next = g.Pel.At(cur).Id
 	}
 	// The cursor comes first: put it in front of the claimed entries.
 	var idBuf [48]byte
 	h := append(idBuf[:0], '$')
-	h = strconv.AppendInt(h, int64(uintLen(next.ms)+1+uintLen(next.seq)), 10)
+	h = strconv.AppendInt(h, int64(values.UintLen(next.Ms)+1+values.UintLen(next.Seq)), 10)
 	h = append(h, '\r', '\n')
-	h = appendStreamID(h, next)
+	h = values.AppendStreamID(h, next)
 	h = append(h, '\r', '\n')
 	c.Out = insertBytes(c.Out, cursorPos, h)
 	c.array(len(deleted))
@@ -1569,33 +1557,33 @@ func cmdXInfo(c *Ctx) {
 	s := streamOf(o)
 	switch {
 	case resp.EqualFold(sub, "consumers") && len(args) == 4:
-		g := s.group(args[3])
+		g := s.Group(args[3])
 		if g == nil {
 			c.noGroupForKey(args[3], key)
 			return
 		}
-		c.array(len(g.consumers))
-		for _, cons := range g.consumers {
+		c.array(len(g.Consumers))
+		for _, cons := range g.Consumers {
 			c.Out = resp.AppendMapHeader(c.Out, 3, c.RESP3)
 			c.bulkString("name")
-			c.bulkString(cons.name)
+			c.bulkString(cons.Name)
 			c.bulkString("pending")
-			c.int(int64(cons.pel.n))
+			c.int(int64(cons.Pel.N))
 			c.bulkString("idle")
-			c.int(max(c.Now-cons.seenTime, 0))
+			c.int(max(c.Now-cons.SeenTime, 0))
 		}
 	case resp.EqualFold(sub, "groups") && len(args) == 3:
-		c.array(len(s.groups))
-		for _, g := range s.groups {
+		c.array(len(s.Groups))
+		for _, g := range s.Groups {
 			c.Out = resp.AppendMapHeader(c.Out, 6, c.RESP3)
 			c.bulkString("name")
-			c.bulkString(g.name)
+			c.bulkString(g.Name)
 			c.bulkString("consumers")
-			c.int(int64(len(g.consumers)))
+			c.int(int64(len(g.Consumers)))
 			c.bulkString("pending")
-			c.int(int64(g.pel.n))
+			c.int(int64(g.Pel.N))
 			c.bulkString("last-delivered-id")
-			c.bulkID(g.lastID)
+			c.bulkID(g.LastID)
 			c.replyGroupCounters(s, g)
 		}
 	case resp.EqualFold(sub, "stream"):
@@ -1606,22 +1594,22 @@ func cmdXInfo(c *Ctx) {
 }
 
 // replyGroupCounters replies a group's entries-read and lag fields.
-func (c *Ctx) replyGroupCounters(s *stream, g *streamGroup) {
+func (c *Ctx) replyGroupCounters(s *values.Stream, g *values.StreamGroup) {
 	c.bulkString("entries-read")
-	if g.entriesRead != -1 {
-		c.int(g.entriesRead)
+	if g.EntriesRead != -1 {
+		c.int(g.EntriesRead)
 	} else {
 		c.null()
 	}
 	c.bulkString("lag")
-	if lag, ok := s.lag(g); ok {
+	if lag, ok := s.Lag(g); ok {
 		c.int(lag)
 	} else {
 		c.null()
 	}
 }
 
-func (c *Ctx) xinfoStream(s *stream) {
+func (c *Ctx) xinfoStream(s *values.Stream) {
 	opts := c.Args[3:]
 	full := len(opts) > 0
 	count := int64(10)
@@ -1647,75 +1635,75 @@ func (c *Ctx) xinfoStream(s *stream) {
 		c.Out = resp.AppendMapHeader(c.Out, 10, c.RESP3)
 	}
 	c.bulkString("length")
-	c.int(s.length)
+	c.int(s.Length)
 	c.bulkString("radix-tree-keys")
-	c.int(int64(len(s.blocks)))
+	c.int(int64(len(s.Blocks)))
 	c.bulkString("radix-tree-nodes")
-	c.int(s.raxNodes())
+	c.int(s.RaxNodes())
 	c.bulkString("last-generated-id")
-	c.bulkID(s.lastID)
+	c.bulkID(s.LastID)
 	c.bulkString("max-deleted-entry-id")
-	c.bulkID(s.maxDeleted)
+	c.bulkID(s.MaxDeleted)
 	c.bulkString("entries-added")
-	c.int(s.entriesAdded)
+	c.int(s.EntriesAdded)
 	c.bulkString("recorded-first-entry-id")
-	c.bulkID(s.firstID)
+	c.bulkID(s.FirstID)
 	if !full {
 		c.bulkString("groups")
-		c.int(int64(len(s.groups)))
+		c.int(int64(len(s.Groups)))
 		c.bulkString("first-entry")
-		if c.replyRange(s, streamID{}, maxStreamID, 1, false, nil, nil, false, true, nil) == 0 {
+		if c.replyRange(s, values.StreamID{}, values.MaxStreamID, 1, false, nil, nil, false, true, nil) == 0 {
 			c.null()
 		}
 		c.bulkString("last-entry")
-		if c.replyRange(s, streamID{}, maxStreamID, 1, true, nil, nil, false, true, nil) == 0 {
+		if c.replyRange(s, values.StreamID{}, values.MaxStreamID, 1, true, nil, nil, false, true, nil) == 0 {
 			c.null()
 		}
 		return
 	}
 	c.bulkString("entries")
-	c.replyRange(s, streamID{}, maxStreamID, count, false, nil, nil, false, false, nil)
+	c.replyRange(s, values.StreamID{}, values.MaxStreamID, count, false, nil, nil, false, false, nil)
 	c.bulkString("groups")
-	c.array(len(s.groups))
-	for _, g := range s.groups {
+	c.array(len(s.Groups))
+	for _, g := range s.Groups {
 		c.Out = resp.AppendMapHeader(c.Out, 7, c.RESP3)
 		c.bulkString("name")
-		c.bulkString(g.name)
+		c.bulkString(g.Name)
 		c.bulkString("last-delivered-id")
-		c.bulkID(g.lastID)
+		c.bulkID(g.LastID)
 		c.replyGroupCounters(s, g)
 		c.bulkString("pel-count")
-		c.int(int64(g.pel.n))
+		c.int(int64(g.Pel.N))
 		c.bulkString("pending")
 		pos, n := len(c.Out), int64(0)
-		for cur := g.pel.first(); cur.valid(&g.pel) && (count == 0 || n < count); cur = g.pel.next(cur) {
-			it := g.pel.at(cur)
+		for cur := g.Pel.First(); cur.Valid(&g.Pel) && (count == 0 || n < count); cur = g.Pel.Next(cur) {
+			it := g.Pel.At(cur)
 			c.array(4)
-			c.bulkID(it.id)
-			c.bulkString(it.n.consumer.name)
-			c.int(it.n.deliveryTime)
-			c.int(it.n.deliveryCount)
+			c.bulkID(it.Id)
+			c.bulkString(it.N.Consumer.Name)
+			c.int(it.N.DeliveryTime)
+			c.int(it.N.DeliveryCount)
 			n++
 		}
 		c.Out = insertArrayHeader(c.Out, pos, '*', int(n))
 		c.bulkString("consumers")
-		c.array(len(g.consumers))
-		for _, cons := range g.consumers {
+		c.array(len(g.Consumers))
+		for _, cons := range g.Consumers {
 			c.Out = resp.AppendMapHeader(c.Out, 4, c.RESP3)
 			c.bulkString("name")
-			c.bulkString(cons.name)
+			c.bulkString(cons.Name)
 			c.bulkString("seen-time")
-			c.int(cons.seenTime)
+			c.int(cons.SeenTime)
 			c.bulkString("pel-count")
-			c.int(int64(cons.pel.n))
+			c.int(int64(cons.Pel.N))
 			c.bulkString("pending")
 			pos, n := len(c.Out), int64(0)
-			for cur := cons.pel.first(); cur.valid(&cons.pel) && (count == 0 || n < count); cur = cons.pel.next(cur) {
-				it := cons.pel.at(cur)
+			for cur := cons.Pel.First(); cur.Valid(&cons.Pel) && (count == 0 || n < count); cur = cons.Pel.Next(cur) {
+				it := cons.Pel.At(cur)
 				c.array(3)
-				c.bulkID(it.id)
-				c.int(it.n.deliveryTime)
-				c.int(it.n.deliveryCount)
+				c.bulkID(it.Id)
+				c.int(it.N.DeliveryTime)
+				c.int(it.N.DeliveryCount)
 				n++
 			}
 			c.Out = insertArrayHeader(c.Out, pos, '*', int(n))

@@ -10,6 +10,7 @@ import (
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addZSetCommands registers the zset commands' handlers.
@@ -113,7 +114,7 @@ func (c *Ctx) zadd(flags int) {
 	}
 	// Every score is checked before anything changes.
 	for j := 0; j < len(pairs); j += 2 {
-		if _, ok := parseScore(pairs[j]); !ok {
+		if _, ok := values.ParseScore(pairs[j]); !ok {
 			c.Out = append(c.Out, resp.ErrNotFloat...)
 			return
 		}
@@ -136,7 +137,7 @@ func (c *Ctx) zadd(flags int) {
 			before = o.valueMemory()
 		}
 		for j := 0; j < len(pairs); j += 2 {
-			s, _ := parseScore(pairs[j])
+			s, _ := values.ParseScore(pairs[j])
 			out, ns := zsetAdd(o, s, pairs[j+1], flags, lim)
 			if out&zaddOutNaN != 0 {
 				// Only INCR (one pair) meets NaN, so nothing has changed.
@@ -274,7 +275,7 @@ func (c *Ctx) zrank(rev bool) {
 // ---- ZCOUNT, ZLEXCOUNT --------------------------------------------------------
 
 func cmdZCount(c *Ctx) {
-	r, ok := parseScoreRange(c.Args[2], c.Args[3])
+	r, ok := values.ParseScoreRange(c.Args[2], c.Args[3])
 	if !ok {
 		c.err(errZMinMaxFloat)
 		return
@@ -289,14 +290,14 @@ func cmdZCount(c *Ctx) {
 		return
 	}
 	if o.enc == encSkiplist {
-		s := o.coll.(*zskiplist)
-		c.int(int64(zslCount(s, s.firstInRange(&r), s.lastInRange(&r))))
+		s := o.coll.(*values.Skiplist)
+		c.int(int64(zslCount(s, s.FirstInRange(&r), s.LastInRange(&r))))
 		return
 	}
 	count := 0
 	for off := zlFirstInRange(o.str, &r); off >= 0 && off < len(o.str); count++ {
-		_, sc, next := zlAt(o.str, off)
-		if !r.lteMax(sc) {
+		_, sc, next := values.ZlAt(o.str, off)
+		if !r.LteMax(sc) {
 			break
 		}
 		off = next
@@ -305,7 +306,7 @@ func cmdZCount(c *Ctx) {
 }
 
 func cmdZLexCount(c *Ctx) {
-	r, ok := parseLexRange(c.Args[2], c.Args[3])
+	r, ok := values.ParseLexRange(c.Args[2], c.Args[3])
 	if !ok {
 		c.err(errZMinMaxLex)
 		return
@@ -320,15 +321,15 @@ func cmdZLexCount(c *Ctx) {
 		return
 	}
 	if o.enc == encSkiplist {
-		s := o.coll.(*zskiplist)
-		c.int(int64(zslCount(s, s.firstInLexRange(&r), s.lastInLexRange(&r))))
+		s := o.coll.(*values.Skiplist)
+		c.int(int64(zslCount(s, s.FirstInLexRange(&r), s.LastInLexRange(&r))))
 		return
 	}
 	var buf [zOffsBuf]int
 	z := zview(o, buf[:])
-	z.seekLex(&r, false)
+	z.SeekLex(&r, false)
 	count := 0
-	for ; z.valid() && r.lteMax(z.member()); z.next() {
+	for ; z.Valid() && r.LteMax(z.Member()); z.Next() {
 		count++
 	}
 	c.int(int64(count))
@@ -336,27 +337,27 @@ func cmdZLexCount(c *Ctx) {
 
 // zslCount is Redis' count from the ranks of the first and last members in
 // a range (ZCOUNT, ZLEXCOUNT on a skiplist).
-func zslCount(s *zskiplist, first, last uint32) int {
+func zslCount(s *values.Skiplist, first, last uint32) int {
 	if first == 0 {
 		return 0
 	}
-	count := s.length - (s.rank(first) - 1)
+	count := s.Len() - (s.Rank(first) - 1)
 	if last != 0 {
-		count -= s.length - s.rank(last)
+		count -= s.Len() - s.Rank(last)
 	}
 	return count
 }
 
 // zlFirstInRange is the offset of the first pair of a listpack whose score
 // is in r, or -1 (Redis' zzlFirstInRange).
-func zlFirstInRange(lp []byte, r *zrangeSpec) int {
-	if r.empty() {
+func zlFirstInRange(lp []byte, r *values.ScoreRange) int {
+	if r.Empty() {
 		return -1
 	}
 	for off := listpack.First; off < len(lp); {
-		_, sc, next := zlAt(lp, off)
-		if r.gteMin(sc) {
-			if r.lteMax(sc) {
+		_, sc, next := values.ZlAt(lp, off)
+		if r.GteMin(sc) {
+			if r.LteMax(sc) {
 				return off
 			}
 			return -1
@@ -509,8 +510,8 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		minIdx, maxIdx = maxIdx, minIdx // given as max, min
 	}
 	var start, end int64
-	var sr zrangeSpec
-	var lr zlexSpec
+	var sr values.ScoreRange
+	var lr values.LexRange
 	switch rangeType {
 	case zrRank:
 		var ok bool
@@ -522,13 +523,13 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		}
 	case zrScore:
 		var ok bool
-		if sr, ok = parseScoreRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
+		if sr, ok = values.ParseScoreRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
 			c.err(errZMinMaxFloat)
 			return
 		}
 	case zrLex:
 		var ok bool
-		if lr, ok = parseLexRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
+		if lr, ok = values.ParseLexRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
 			c.err(errZMinMaxLex)
 			return
 		}
@@ -549,7 +550,7 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 	var buf [zOffsBuf]int
 	z := zview(o, buf[:])
 	if rangeType == zrRank {
-		llen := int64(z.len())
+		llen := int64(z.Len())
 		if start < 0 {
 			start += llen
 		}
@@ -575,13 +576,13 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 			}
 		}
 		if rev {
-			z.seekRank(int(llen - 1 - start))
+			z.SeekRank(int(llen - 1 - start))
 		} else {
-			z.seekRank(int(start))
+			z.SeekRank(int(start))
 		}
 		for ; n > 0; n-- {
-			e.add(z.member(), z.score())
-			z.move(rev)
+			e.add(z.Member(), z.Score())
+			z.Move(rev)
 		}
 		if store {
 			c.zstore(c.Args[1], e.pairs())
@@ -590,32 +591,32 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 	}
 	startOut := len(c.Out)
 	if rangeType == zrScore {
-		if !(offset > 0 && offset >= int64(z.len())) {
-			z.seekScore(&sr, rev)
-			for ; z.valid() && offset != 0; offset-- {
-				z.move(rev)
+		if !(offset > 0 && offset >= int64(z.Len())) {
+			z.SeekScore(&sr, rev)
+			for ; z.Valid() && offset != 0; offset-- {
+				z.Move(rev)
 			}
-			for ; z.valid() && limit != 0; limit-- {
-				s := z.score()
-				if rev && !sr.gteMin(s) || !rev && !sr.lteMax(s) {
+			for ; z.Valid() && limit != 0; limit-- {
+				s := z.Score()
+				if rev && !sr.GteMin(s) || !rev && !sr.LteMax(s) {
 					break
 				}
-				e.add(z.member(), s)
-				z.move(rev)
+				e.add(z.Member(), s)
+				z.Move(rev)
 			}
 		}
 	} else {
-		z.seekLex(&lr, rev)
-		for ; z.valid() && offset != 0; offset-- {
-			z.move(rev)
+		z.SeekLex(&lr, rev)
+		for ; z.Valid() && offset != 0; offset-- {
+			z.Move(rev)
 		}
-		for ; z.valid() && limit != 0; limit-- {
-			m := z.member()
-			if rev && !lr.gteMin(m) || !rev && !lr.lteMax(m) {
+		for ; z.Valid() && limit != 0; limit-- {
+			m := z.Member()
+			if rev && !lr.GteMin(m) || !rev && !lr.LteMax(m) {
 				break
 			}
-			e.add(m, z.score())
-			z.move(rev)
+			e.add(m, z.Score())
+			z.Move(rev)
 		}
 	}
 	if store {
@@ -652,17 +653,17 @@ func (c *Ctx) zstore(dst []byte, pairs []zpair) {
 	o := d.insert(dst, KindZSet)
 	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
 		slices.SortFunc(pairs, zpairCmp)
-		lp := listpack.New(total + len(pairs)*(zlScoreLen+3))
-		var sb [zlScoreLen]byte
+		lp := listpack.New(total + len(pairs)*(values.ZlScoreLen+3))
+		var sb [values.ZlScoreLen]byte
 		for _, p := range pairs {
 			lp = listpack.Append(lp, p.member)
-			lp = listpack.Append(lp, zlScoreBytes(&sb, p.score))
+			lp = listpack.Append(lp, values.ZlScoreBytes(&sb, p.score))
 		}
 		o.enc, o.str = encListpack, lp
 	} else {
-		s := newZskiplist(len(pairs))
+		s := values.NewSkiplist(len(pairs))
 		for i := len(pairs) - 1; i >= 0; i-- {
-			s.add(pairs[i].member, pairs[i].score)
+			s.Add(pairs[i].member, pairs[i].score)
 		}
 		o.enc, o.coll = encSkiplist, s
 	}
@@ -678,8 +679,8 @@ func cmdZRemRangeByLex(c *Ctx)   { c.zremrange(zrLex) }
 
 func (c *Ctx) zremrange(rangeType int) {
 	var start, end int64
-	var sr zrangeSpec
-	var lr zlexSpec
+	var sr values.ScoreRange
+	var lr values.LexRange
 	var ok bool
 	switch rangeType {
 	case zrRank:
@@ -690,12 +691,12 @@ func (c *Ctx) zremrange(rangeType int) {
 			return
 		}
 	case zrScore:
-		if sr, ok = parseScoreRange(c.Args[2], c.Args[3]); !ok {
+		if sr, ok = values.ParseScoreRange(c.Args[2], c.Args[3]); !ok {
 			c.err(errZMinMaxFloat)
 			return
 		}
 	case zrLex:
-		if lr, ok = parseLexRange(c.Args[2], c.Args[3]); !ok {
+		if lr, ok = values.ParseLexRange(c.Args[2], c.Args[3]); !ok {
 			c.err(errZMinMaxLex)
 			return
 		}
@@ -735,29 +736,29 @@ func (c *Ctx) zremrange(rangeType int) {
 		case zrRank:
 			from, deleted = int(start), int(end-start+1)
 		case zrScore:
-			z.seekScore(&sr, false)
-			for from = z.i; z.valid() && sr.lteMax(z.score()); z.next() {
+			z.SeekScore(&sr, false)
+			for from = z.I; z.Valid() && sr.LteMax(z.Score()); z.Next() {
 				deleted++
 			}
 		case zrLex:
-			z.seekLex(&lr, false)
-			for from = z.i; z.valid() && lr.lteMax(z.member()); z.next() {
+			z.SeekLex(&lr, false)
+			for from = z.I; z.Valid() && lr.LteMax(z.Member()); z.Next() {
 				deleted++
 			}
 		}
 		if deleted > 0 {
-			o.str = listpack.Delete(o.str, z.offs[from], 2*deleted)
+			o.str = listpack.Delete(o.str, z.Offs[from], 2*deleted)
 		}
 	} else {
-		s := o.coll.(*zskiplist)
+		s := o.coll.(*values.Skiplist)
 		switch rangeType {
 		case zrRank:
 			n := int(end - start + 1)
-			deleted = s.deleteWhile(s.byRank(int(start)+1), func(uint32) bool { n--; return n >= 0 })
+			deleted = s.DeleteWhile(s.ByRank(int(start)+1), func(uint32) bool { n--; return n >= 0 })
 		case zrScore:
-			deleted = s.deleteWhile(s.firstInRange(&sr), func(x uint32) bool { return sr.lteMax(s.nodes[x].score) })
+			deleted = s.DeleteWhile(s.FirstInRange(&sr), func(x uint32) bool { return sr.LteMax(s.Score(x)) })
 		case zrLex:
-			deleted = s.deleteWhile(s.firstInLexRange(&lr), func(x uint32) bool { return lr.lteMax(zsBytes(s.nodes[x].member)) })
+			deleted = s.DeleteWhile(s.FirstInLexRange(&lr), func(x uint32) bool { return lr.LteMax(values.MemberBytes(s.Member(x))) })
 		}
 	}
 	if deleted > 0 {
@@ -864,25 +865,25 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 		var buf [zOffsBuf]int
 		z := zview(o, buf[:])
 		if fromMax {
-			for z.i = llen - 1; z.i >= llen-n; z.i-- {
-				emit(z.member(), z.score())
+			for z.I = llen - 1; z.I >= llen-n; z.I-- {
+				emit(z.Member(), z.Score())
 			}
-			o.str = listpack.Delete(o.str, z.offs[llen-n], 2*n)
+			o.str = listpack.Delete(o.str, z.Offs[llen-n], 2*n)
 		} else {
-			for z.i = 0; z.i < n; z.i++ {
-				emit(z.member(), z.score())
+			for z.I = 0; z.I < n; z.I++ {
+				emit(z.Member(), z.Score())
 			}
 			o.str = listpack.Delete(o.str, listpack.First, 2*n)
 		}
 	} else {
-		s := o.coll.(*zskiplist)
+		s := o.coll.(*values.Skiplist)
 		for range n {
-			x := s.first()
+			x := s.First()
 			if fromMax {
-				x = s.tail
+				x = s.Last()
 			}
-			emit(zsBytes(s.nodes[x].member), s.nodes[x].score)
-			s.removeNode(x)
+			emit(values.MemberBytes(s.Member(x)), s.Score(x))
+			s.RemoveNode(x)
 		}
 	}
 	d.zsetDone(o, before)
@@ -1069,7 +1070,7 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 	if s.o.enc == encListpack {
 		lp := s.o.str
 		for off := listpack.First; off < len(lp); {
-			m, sc, next := zlAt(lp, off)
+			m, sc, next := values.ZlAt(lp, off)
 			if !fn(m, sc) {
 				return
 			}
@@ -1077,9 +1078,9 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 		}
 		return
 	}
-	sl := s.o.coll.(*zskiplist)
-	for x := sl.first(); x != 0; x = sl.nodes[x].l0.forward {
-		if !fn(zsBytes(sl.nodes[x].member), sl.nodes[x].score) {
+	sl := s.o.coll.(*values.Skiplist)
+	for x := sl.First(); x != 0; x = sl.Next(x) {
+		if !fn(values.MemberBytes(sl.Member(x)), sl.Score(x)) {
 			return
 		}
 	}
@@ -1152,7 +1153,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 		case op != zopDiff && !cardOnly && remaining >= n+1 && resp.EqualFold(a, "weights"):
 			j++
 			for i := range n {
-				w, ok := parseScore(c.Args[j])
+				w, ok := values.ParseScore(c.Args[j])
 				if !ok {
 					c.err("ERR weight value is not a float")
 					return
@@ -1247,7 +1248,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 				if math.IsNaN(score) {
 					score = 0
 				}
-				if k, found := acc[zsStr(m)]; found {
+				if k, found := acc[values.MemberString(m)]; found {
 					zaggregate(&res[k].score, score, agg)
 					return true
 				}
@@ -1335,8 +1336,8 @@ func cmdZRandMember(c *Ctx) {
 	}
 	var buf [zOffsBuf]int
 	z := zview(o, buf[:])
-	z.seekRank(rand.IntN(z.len()))
-	c.bulk(z.member())
+	z.SeekRank(rand.IntN(z.Len()))
+	c.bulk(z.Member())
 }
 
 // zrandmemberCount is Redis' zrandmemberWithCountCommand: a negative count
@@ -1349,15 +1350,15 @@ func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
 	}
 	var buf [zOffsBuf]int
 	z := zview(o, buf[:])
-	size := z.len()
+	size := z.Len()
 	emit := func(r int) {
-		z.seekRank(r)
+		z.SeekRank(r)
 		if withScores && c.RESP3 {
 			c.array(2)
 		}
-		c.bulk(z.member())
+		c.bulk(z.Member())
 		if withScores {
-			c.zscoreReply(z.score())
+			c.zscoreReply(z.Score())
 		}
 	}
 	header := func(n uint64) {
@@ -1402,13 +1403,13 @@ func cmdZScan(c *Ctx) {
 		start, n := len(c.Out), 0
 		lp := o.str
 		for off := listpack.First; off < len(lp); {
-			m, sc, next := zlAt(lp, off)
+			m, sc, next := values.ZlAt(lp, off)
 			off = next
 			if pattern != nil && !glob.Match(pattern, m, false) {
 				continue
 			}
 			c.bulk(m)
-			c.bulk(appendListpackScore(num[:0], sc))
+			c.bulk(values.AppendListpackScore(num[:0], sc))
 			n += 2
 		}
 		c.spliceHeader(start, '*', n)
@@ -1416,11 +1417,11 @@ func cmdZScan(c *Ctx) {
 	}
 	// The cursor is a slot index: a member keeps its slot while it lives,
 	// so one present for the whole scan is returned exactly once.
-	s := o.coll.(*zskiplist)
-	from, end := max(cursor, 1), uint64(len(s.nodes))
+	s := o.coll.(*values.Skiplist)
+	from, end := max(cursor, 1), uint64(s.Slots())
 	p, visited := from, int64(0)
 	for ; p < end && visited < count && p-from < uint64(10*count); p++ {
-		if s.nodes[p].isLive() {
+		if s.IsLive(uint32(p)) {
 			visited++
 		}
 	}
@@ -1431,16 +1432,16 @@ func cmdZScan(c *Ctx) {
 	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 	start, n := len(c.Out), 0
 	for q := from; q < p; q++ {
-		nd := &s.nodes[q]
-		if !nd.isLive() {
+		x := uint32(q)
+		if !s.IsLive(x) {
 			continue
 		}
-		m := zsBytes(nd.member)
+		m := values.MemberBytes(s.Member(x))
 		if pattern != nil && !glob.Match(pattern, m, false) {
 			continue
 		}
 		c.bulk(m)
-		c.bulk(appendD2String(num[:0], nd.score))
+		c.bulk(values.AppendD2String(num[:0], s.Score(x)))
 		n += 2
 	}
 	c.spliceHeader(start, '*', n)

@@ -7,38 +7,23 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/shard/bigbuf"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
-// Kind is the type of a value, as TYPE reports it.
-type Kind uint8
+// Kind is the type of a value, as TYPE reports it: the one enum of package
+// values, shared with the RDB codec. The names below let the command handlers
+// say KindList rather than values.KindList.
+type Kind = values.Kind
 
 const (
-	kindNone Kind = iota // an empty slot
-	KindString
-	KindList
-	KindSet
-	KindZSet
-	KindHash
-	KindStream
+	kindNone   = values.KindNone // an empty slot
+	KindString = values.KindString
+	KindList   = values.KindList
+	KindSet    = values.KindSet
+	KindZSet   = values.KindZSet
+	KindHash   = values.KindHash
+	KindStream = values.KindStream
 )
-
-func (k Kind) String() string {
-	switch k {
-	case KindString:
-		return "string"
-	case KindList:
-		return "list"
-	case KindSet:
-		return "set"
-	case KindZSet:
-		return "zset"
-	case KindHash:
-		return "hash"
-	case KindStream:
-		return "stream"
-	}
-	return "none"
-}
 
 // object is one key and its value. Objects live in fixed-size chunks that never
 // move, so an *object stays valid until the key is deleted; it must not outlive
@@ -48,13 +33,13 @@ func (k Kind) String() string {
 // or ival, compact collections (listpack, intset) in str as one flat buffer,
 // full collections behind coll.
 type object struct {
-	key      string     // shares its bytes with the index map's key
-	str      []byte     // encRaw: the string; encListpack/encIntset: the flat encoding
-	coll     collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
-	ival     int64      // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
-	expireAt int64      // unix milliseconds; 0 = no expiry
-	volIdx   int32      // position in DB.volatile, -1 when expireAt == 0
-	access   uint32     // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
+	key      string            // shares its bytes with the index map's key
+	str      []byte            // encRaw: the string; encListpack/encIntset: the flat encoding
+	coll     values.Collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
+	ival     int64             // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
+	expireAt int64             // unix milliseconds; 0 = no expiry
+	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
+	access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	kind     Kind
 	enc      encoding
 	offHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)

@@ -43,11 +43,15 @@
 //
 // A key's value is an object (db.go): a string, or a list, set, sorted set,
 // hash or stream. Small collections live in one flat buffer (package listpack,
-// or an intset), larger ones in a structure behind a collection (value.go),
-// converting at Redis' *-max-listpack-* thresholds. Strings of 1 MiB and
-// more live off the Go heap in package bigbuf's mappings, each owned by
-// exactly one object and unmapped on every path that drops it (bigstr.go).
-// Every change to a value
+// or an intset), larger ones in a structure behind a values.Collection; the
+// encodings themselves (quicklist, skiplist, hash table, intset, stream) are
+// the leaf package values, which knows nothing of this one. What an object's
+// value is, and the switch between its flat and full encodings at Redis'
+// *-max-listpack-* thresholds, stay here: listvalue.go, zsetvalue.go,
+// hashvalue.go, setvalue.go (and value.go for what they share). Strings of
+// 1 MiB and more live off the Go heap in package bigbuf's mappings, each
+// owned by exactly one object and unmapped on every path that drops it
+// (bigstr.go). Every change to a value
 // ends with DB.valueChanged, which keeps the shard's memory figure and WATCH
 // (watch.go) current; blocking commands park and are served through the API
 // in block.go and blocking.go.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // Small thresholds so that random operations cross the compact -> full
@@ -356,8 +357,8 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 			for k, pos := range d.index {
 				o := d.slot(pos)
 				sum += int64(len(k)+objectOverhead) + o.valueMemory()
-				if ht, ok := o.coll.(*htable); ok {
-					if err := ht.check(); err != nil {
+				if ht, ok := o.coll.(*values.HTable); ok {
+					if err := ht.Verify(); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}
@@ -372,7 +373,7 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 					t.Fatalf("shard %d db %d key %q: an empty set was kept", i, n, k)
 				}
 				if o.enc == encIntset {
-					if err := intsetCheck(o.str); err != nil {
+					if err := values.VerifyIntset(o.str); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}
@@ -385,33 +386,6 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 		}
 		release()
 	}
-}
-
-// check verifies an htable's invariants (see the type) from scratch.
-func (t *htable) check() error {
-	if len(t.index) != len(t.keys) {
-		return fmt.Errorf("index has %d entries, keys %d", len(t.index), len(t.keys))
-	}
-	if t.hash != (t.vals != nil) || t.hash && len(t.vals) != len(t.keys) {
-		return fmt.Errorf("hash %v with %d values for %d keys", t.hash, len(t.vals), len(t.keys))
-	}
-	var mem int64
-	for i, k := range t.keys {
-		if j, ok := t.index[k]; !ok || int(j) != i {
-			return fmt.Errorf("key %q at %d, index says %d (%v)", k, i, j, ok)
-		}
-		mem += int64(len(k))
-		if t.hash {
-			mem += int64(cap(t.vals[i]))
-		}
-	}
-	if mem != t.mem {
-		return fmt.Errorf("mem %d, recount %d", t.mem, mem)
-	}
-	if t.peak < len(t.keys) {
-		return fmt.Errorf("peak %d below %d entries", t.peak, len(t.keys))
-	}
-	return nil
 }
 
 func hpWantInt(t *testing.T, ctx string, v resp.Value, want int64) {

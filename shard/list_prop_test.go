@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // listModel is the reference the property test checks the handlers against:
@@ -89,55 +90,14 @@ func squeeze(s string) string {
 
 // checkQuicklist verifies a quicklist's invariants and that its memory
 // equals a recount from scratch.
-func checkQuicklist(t *testing.T, key string, q *quicklist, want []string) {
+func checkQuicklist(t *testing.T, key string, q *values.Quicklist, want []string) {
 	t.Helper()
-	mem := int64(quicklistOverhead + 8*cap(q.nodes))
-	count := 0
-	var fwd, back []string
-	for i, n := range q.nodes {
-		if i < q.lo || i >= q.hi {
-			if n != nil {
-				t.Fatalf("%s: node slot %d outside [%d,%d) is set", key, i, q.lo, q.hi)
-			}
-			continue
-		}
-		if n.count == 0 {
-			t.Fatalf("%s: empty node %d", key, i)
-		}
-		mem += qnodeOverhead + int64(cap(n.buf))
-		c := 0
-		for off := n.head; off < n.tail; c++ {
-			var v []byte
-			v, off = n.entryAt(off)
-			if off > n.tail {
-				t.Fatalf("%s: node %d: entry runs past the tail", key, i)
-			}
-			fwd = append(fwd, string(v))
-		}
-		if c != n.count {
-			t.Fatalf("%s: node %d holds %d entries; count says %d", key, i, c, n.count)
-		}
-		var nb []string
-		for off := n.tail; off > n.head; {
-			var v []byte
-			v, off = n.entryBefore(off)
-			nb = append(nb, string(v))
-		}
-		slices.Reverse(nb)
-		back = append(back, nb...)
-		count += c
+	got, err := q.Verify()
+	if err != nil {
+		t.Fatalf("%s: %v", key, err)
 	}
-	if q.spare != nil {
-		mem += qnodeOverhead + int64(cap(q.spare.buf))
-	}
-	if count != q.count {
-		t.Fatalf("%s: nodes hold %d entries; count says %d", key, count, q.count)
-	}
-	if mem != q.mem {
-		t.Fatalf("%s: memory() = %d; a recount gives %d", key, q.mem, mem)
-	}
-	if !slices.Equal(fwd, want) || !slices.Equal(back, want) {
-		t.Fatalf("%s: quicklist holds\n%s (forward)\n%s (backward); want\n%s", key, squeeze(fmt.Sprintf("%q", fwd)), squeeze(fmt.Sprintf("%q", back)), squeeze(fmt.Sprintf("%q", want)))
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: quicklist holds\n%s; want\n%s", key, squeeze(fmt.Sprintf("%q", got)), squeeze(fmt.Sprintf("%q", want)))
 	}
 }
 
@@ -186,7 +146,7 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 			}
 			switch o.enc {
 			case encQuicklist:
-				checkQuicklist(t, k, o.coll.(*quicklist), want)
+				checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
 			case encListpack:
 				var got []string
 				for _, e := range listElements(o) {
@@ -671,50 +631,6 @@ func TestListNullShapes(t *testing.T) {
 				t.Errorf("%q (RESP3 %v): got %q; want %q", tc.args, resp3, c.Out, want)
 			}
 		}
-	}
-}
-
-// TestQnodeEntries checks the node format on value lengths around the
-// varint boundaries, walked both ways.
-func TestQnodeEntries(t *testing.T) {
-	var vals [][]byte
-	for _, n := range []int{0, 1, 126, 127, 128, 129, 16383, 16384, 16385, 300000} {
-		vals = append(vals, bytes.Repeat([]byte{byte('a' + n%26)}, n))
-	}
-	n := &qnode{buf: make([]byte, 16)}
-	for i, v := range vals {
-		if i%2 == 0 {
-			n.insert(n.head, v)
-		} else {
-			n.insert(n.tail, v)
-		}
-	}
-	var fwd, back [][]byte
-	for off := n.head; off < n.tail; {
-		var v []byte
-		v, off = n.entryAt(off)
-		fwd = append(fwd, v)
-	}
-	for off := n.tail; off > n.head; {
-		var v []byte
-		v, off = n.entryBefore(off)
-		back = append(back, v)
-	}
-	slices.Reverse(back)
-	if len(fwd) != len(vals) || !slices.EqualFunc(fwd, back, bytes.Equal) {
-		t.Fatalf("forward and backward walks differ: %d vs %d entries", len(fwd), len(back))
-	}
-	// replace each with a value of another size class and read it back
-	for i := range vals {
-		off := n.offsetOf(i)
-		nv := vals[(i+3)%len(vals)]
-		n.replace(off, nv)
-		if got, _ := n.entryAt(n.offsetOf(i)); !bytes.Equal(got, nv) {
-			t.Fatalf("replace %d: got %d bytes; want %d", i, len(got), len(nv))
-		}
-	}
-	if n.count != len(vals) {
-		t.Fatalf("count %d", n.count)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
 	"github.com/svcdb/svcdb/shard/rdb"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // Loading an RDB file at start-up (LoadRDB).
@@ -116,12 +117,12 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 		return false, fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
 	}
 	if len(e.Elems) == 0 && len(e.Pairs) == 0 && len(e.ZSet) == 0 &&
-		(e.Kind == rdb.KindList || e.Kind == rdb.KindSet || e.Kind == rdb.KindHash || e.Kind == rdb.KindZSet) {
+		(e.Kind == KindList || e.Kind == KindSet || e.Kind == KindHash || e.Kind == KindZSet) {
 		return false, nil
 	}
 	var v object // the value, built before the key exists
 	switch e.Kind {
-	case rdb.KindString:
+	case KindString:
 		o := d.insert(e.Key, KindString)
 		if n, ok := resp.ParseInt(e.Str); ok {
 			d.setInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
@@ -130,19 +131,19 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 		}
 		d.setExpire(o, e.ExpireAt)
 		return true, nil
-	case rdb.KindList:
+	case KindList:
 		v.kind = KindList
 		loadList(&v, e.Elems, lim)
-	case rdb.KindSet:
+	case KindSet:
 		v.kind = KindSet
 		loadSet(&v, e.Elems, lim)
-	case rdb.KindZSet:
+	case KindZSet:
 		v.kind = KindZSet
 		loadZSet(&v, e.ZSet, lim)
-	case rdb.KindHash:
+	case KindHash:
 		v.kind = KindHash
 		loadHash(&v, e.Pairs, lim)
-	case rdb.KindStream:
+	case KindStream:
 		s, err := loadStream(e.Stream, lim)
 		if err != nil {
 			return false, fmt.Errorf("rdb: stream '%s' in DB %d: %w", e.Key, e.DB, err)
@@ -162,7 +163,7 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 // layout RPUSH gives it under list-max-listpack-size.
 func loadList(v *object, elems [][]byte, lim *EncodingLimits) {
 	size := 0
-	for _, el := range elems[:min(len(elems), listpackMaxEntries)] {
+	for _, el := range elems[:min(len(elems), values.ListpackMaxEntries)] {
 		size += listpack.EntrySize(el)
 	}
 	v.enc, v.str = encListpack, listpack.New(size)
@@ -177,7 +178,7 @@ func loadList(v *object, elems [][]byte, lim *EncodingLimits) {
 // REQUIRES: members is not empty.
 func loadSet(v *object, members [][]byte, lim *EncodingLimits) {
 	if int64(len(members)) > lim.SetMaxIntsetEntries {
-		v.enc, v.coll = encHashtable, newHTable(false, len(members))
+		v.enc, v.coll = encHashtable, values.NewHTable(false, len(members))
 	} else {
 		newSetValue(v, members[0], len(members))
 	}
@@ -196,10 +197,10 @@ func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
 		maxLen = max(maxLen, len(members[i].Member))
 	}
 	if int64(len(members)) > lim.ZSetMaxListpackEntries || int64(maxLen) > lim.ZSetMaxListpackValue {
-		sl := newZskiplist(len(members))
+		sl := values.NewSkiplist(len(members))
 		for i := range members {
-			if _, dup := sl.find(members[i].Member); !dup {
-				sl.add(members[i].Member, members[i].Score)
+			if _, dup := sl.Find(members[i].Member); !dup {
+				sl.Add(members[i].Member, members[i].Score)
 			}
 		}
 		v.enc, v.coll = encSkiplist, sl
@@ -213,13 +214,13 @@ func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
 	})
 	size := 0
 	for i := range members {
-		size += listpack.EntrySize(members[i].Member) + zlScoreEntry
+		size += listpack.EntrySize(members[i].Member) + values.ZlScoreEntry
 	}
 	lp := listpack.New(size)
-	var sb [zlScoreLen]byte
+	var sb [values.ZlScoreLen]byte
 	for i := range members {
 		lp = listpack.Append(lp, members[i].Member)
-		lp = listpack.Append(lp, zlScoreBytes(&sb, members[i].Score))
+		lp = listpack.Append(lp, values.ZlScoreBytes(&sb, members[i].Score))
 	}
 	v.enc, v.str = encListpack, lp
 }
@@ -231,7 +232,7 @@ func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
 func loadHash(v *object, pairs [][]byte, lim *EncodingLimits) {
 	n := len(pairs) / 2
 	if int64(n) > lim.HashMaxListpackEntries {
-		v.enc, v.coll = encHashtable, newHTable(true, n)
+		v.enc, v.coll = encHashtable, values.NewHTable(true, n)
 	} else {
 		newHashValue(v, pairs, lim)
 	}
@@ -241,10 +242,10 @@ func loadHash(v *object, pairs [][]byte, lim *EncodingLimits) {
 		}
 		return
 	}
-	t := v.coll.(*htable)
+	t := v.coll.(*values.HTable)
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if _, dup := t.find(pairs[i]); !dup {
-			t.insert(pairs[i], pairs[i+1])
+		if _, dup := t.Find(pairs[i]); !dup {
+			t.Insert(pairs[i], pairs[i+1])
 		}
 	}
 }
@@ -254,47 +255,47 @@ func loadHash(v *object, pairs [][]byte, lim *EncodingLimits) {
 // max deleted ID and entries-added counter, then the consumer groups with
 // their consumers (seen time) and pending entries (delivery time and count,
 // owning consumer).
-func loadStream(src *rdb.Stream, lim *EncodingLimits) (*stream, error) {
-	s := newStream()
+func loadStream(src *rdb.Stream, lim *EncodingLimits) (*values.Stream, error) {
+	s := values.NewStream()
 	for i := range src.Entries {
 		en := &src.Entries[i]
-		id := streamID{en.ID.Ms, en.ID.Seq}
-		if s.length > 0 && !s.lastID.less(id) {
-			return nil, fmt.Errorf("entry %d-%d is not above the one before it", id.ms, id.seq)
+		id := values.StreamID{Ms: en.ID.Ms, Seq: en.ID.Seq}
+		if s.Length > 0 && !s.LastID.Less(id) {
+			return nil, fmt.Errorf("entry %d-%d is not above the one before it", id.Ms, id.Seq)
 		}
-		s.append(id, en.Fields, lim.StreamNodeMaxEntries)
+		s.Append(id, en.Fields, lim.StreamNodeMaxEntries)
 	}
-	if last := (streamID{src.LastID.Ms, src.LastID.Seq}); s.lastID.less(last) {
-		s.lastID = last
+	if last := (values.StreamID{Ms: src.LastID.Ms, Seq: src.LastID.Seq}); s.LastID.Less(last) {
+		s.LastID = last
 	}
-	s.maxDeleted = streamID{src.MaxDeletedID.Ms, src.MaxDeletedID.Seq}
-	s.entriesAdded = max(int64(src.EntriesAdded), s.length)
+	s.MaxDeleted = values.StreamID{Ms: src.MaxDeletedID.Ms, Seq: src.MaxDeletedID.Seq}
+	s.EntriesAdded = max(int64(src.EntriesAdded), s.Length)
 	for gi := range src.Groups {
 		sg := &src.Groups[gi]
-		g := s.createGroup(sg.Name, streamID{sg.LastID.Ms, sg.LastID.Seq}, sg.EntriesRead)
+		g := s.CreateGroup(sg.Name, values.StreamID{Ms: sg.LastID.Ms, Seq: sg.LastID.Seq}, sg.EntriesRead)
 		if g == nil {
 			return nil, fmt.Errorf("duplicated consumer group name '%s'", sg.Name)
 		}
 		for ci := range sg.Consumers {
 			sc := &sg.Consumers[ci]
-			if s.createConsumer(g, sc.Name, sc.SeenTime) == nil {
+			if s.CreateConsumer(g, sc.Name, sc.SeenTime) == nil {
 				return nil, fmt.Errorf("group '%s': duplicated consumer name '%s'", sg.Name, sc.Name)
 			}
 		}
 		for pi := range sg.PEL {
 			p := &sg.PEL[pi]
-			id := streamID{p.ID.Ms, p.ID.Seq}
-			c := g.consumer(p.Consumer)
+			id := values.StreamID{Ms: p.ID.Ms, Seq: p.ID.Seq}
+			c := g.Consumer(p.Consumer)
 			if c == nil {
-				return nil, fmt.Errorf("group '%s': pending entry %d-%d has no consumer", sg.Name, id.ms, id.seq)
+				return nil, fmt.Errorf("group '%s': pending entry %d-%d has no consumer", sg.Name, id.Ms, id.Seq)
 			}
-			if g.pel.get(id) != nil {
-				return nil, fmt.Errorf("group '%s': pending entry %d-%d appears twice", sg.Name, id.ms, id.seq)
+			if g.Pel.Get(id) != nil {
+				return nil, fmt.Errorf("group '%s': pending entry %d-%d appears twice", sg.Name, id.Ms, id.Seq)
 			}
-			n := &streamNACK{deliveryTime: p.DeliveryTime, deliveryCount: int64(p.DeliveryCount), consumer: c}
-			g.pel.insert(id, n, &s.mem)
-			c.pel.insert(id, n, &s.mem)
-			s.mem += streamNACKSize
+			n := &values.StreamNACK{DeliveryTime: p.DeliveryTime, DeliveryCount: int64(p.DeliveryCount), Consumer: c}
+			g.Pel.Insert(id, n, &s.Mem)
+			c.Pel.Insert(id, n, &s.Mem)
+			s.Mem += values.StreamNACKSize
 		}
 	}
 	return s, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/shard/listpack"
 	"github.com/svcdb/svcdb/shard/rdb"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // Snapshots (SAVE, BGSAVE): a point-in-time RDB file written while the
@@ -509,7 +510,7 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 // expired is written too, with its time; loaders skip it.
 func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 	ss.keys++
-	key := htKeyBytes(o.key)
+	key := values.KeyBytes(o.key)
 	switch o.kind {
 	case KindString:
 		dst = rdb.AppendKey(dst, rdb.TypeString, key, o.expireAt)
@@ -524,7 +525,7 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 		if n > 0 {
 			it := listIterAt(o, 0, false)
 			for range n {
-				dst = ss.lzf.AppendString(dst, it.next())
+				dst = ss.lzf.AppendString(dst, it.Next())
 			}
 		}
 		return dst
@@ -534,12 +535,13 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 		dst = rdb.AppendLen(dst, uint64(n))
 		if o.enc == encIntset {
 			for i := range n {
-				dst = rdb.AppendInt(dst, intsetGet(o.str, i))
+				dst = rdb.AppendInt(dst, values.IntsetGet(o.str, i))
 			}
 			return dst
 		}
-		for _, m := range o.coll.(*htable).keys {
-			dst = ss.lzf.AppendString(dst, htKeyBytes(m))
+		t := o.coll.(*values.HTable)
+		for i := range t.Len() {
+			dst = ss.lzf.AppendString(dst, t.Key(i))
 		}
 		return dst
 	case KindZSet:
@@ -548,18 +550,17 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 		if o.enc == encListpack {
 			lp := o.str
 			for off := listpack.First; off < len(lp); {
-				m, score, next := zlAt(lp, off)
+				m, score, next := values.ZlAt(lp, off)
 				dst = ss.lzf.AppendString(dst, m)
 				dst = rdb.AppendBinaryDouble(dst, score)
 				off = next
 			}
 			return dst
 		}
-		sl := o.coll.(*zskiplist)
-		for x := sl.first(); x != 0; x = sl.nodes[x].l0.forward {
-			nd := &sl.nodes[x]
-			dst = ss.lzf.AppendString(dst, zsBytes(nd.member))
-			dst = rdb.AppendBinaryDouble(dst, nd.score)
+		sl := o.coll.(*values.Skiplist)
+		for x := sl.First(); x != 0; x = sl.Next(x) {
+			dst = ss.lzf.AppendString(dst, values.MemberBytes(sl.Member(x)))
+			dst = rdb.AppendBinaryDouble(dst, sl.Score(x))
 		}
 		return dst
 	case KindHash:
@@ -576,7 +577,7 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 		}
 	case KindStream:
 		dst = rdb.AppendKey(dst, rdb.TypeStreamListpacks2, key, o.expireAt)
-		return rdb.AppendStream(dst, ss.neutralStream(o.coll.(*stream)))
+		return rdb.AppendStream(dst, ss.neutralStream(o.coll.(*values.Stream)))
 	}
 	ss.keys-- // an empty slot: nothing written (never reached while the invariant holds)
 	return dst
@@ -586,54 +587,54 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 // scratch: its live entries (fields and values point into s's blocks), IDs
 // and counters, groups with their PELs and consumers. The result is valid
 // until s changes or ss encodes another stream.
-func (ss *shardSnap) neutralStream(s *stream) *rdb.Stream {
+func (ss *shardSnap) neutralStream(s *values.Stream) *rdb.Stream {
 	st := &ss.stream
 	st.Entries = st.Entries[:0]
 	ss.fields = ss.fields[:0]
-	for _, b := range s.blocks {
-		for i := range b.ents {
-			e := &b.ents[i]
-			if e.flags&entDeleted != 0 {
+	for _, b := range s.Blocks {
+		for i := range b.Ents {
+			e := &b.Ents[i]
+			if e.Flags&values.EntryDeleted != 0 {
 				continue
 			}
 			start := len(ss.fields)
-			for it := b.fields(e); ; {
-				f, v, ok := it.next()
+			for it := b.Fields(e); ; {
+				f, v, ok := it.Next()
 				if !ok {
 					break
 				}
 				ss.fields = append(ss.fields, f, v)
 			}
 			end := len(ss.fields)
-			st.Entries = append(st.Entries, rdb.StreamEntry{ID: rdbID(e.id), Fields: ss.fields[start:end:end]})
+			st.Entries = append(st.Entries, rdb.StreamEntry{ID: rdbID(e.Id), Fields: ss.fields[start:end:end]})
 		}
 	}
-	st.Length = uint64(s.length)
-	st.LastID = rdbID(s.lastID)
-	st.FirstID = rdbID(s.firstID)
-	st.MaxDeletedID = rdbID(s.maxDeleted)
-	st.EntriesAdded = uint64(s.entriesAdded)
+	st.Length = uint64(s.Length)
+	st.LastID = rdbID(s.LastID)
+	st.FirstID = rdbID(s.FirstID)
+	st.MaxDeletedID = rdbID(s.MaxDeleted)
+	st.EntriesAdded = uint64(s.EntriesAdded)
 	st.Groups = st.Groups[:0]
 	ss.pel = ss.pel[:0]
 	ss.members = ss.members[:0]
-	for _, g := range s.groups {
+	for _, g := range s.Groups {
 		ps, cs := len(ss.pel), len(ss.members)
-		for cur := g.pel.first(); cur.valid(&g.pel); cur = g.pel.next(cur) {
-			it := g.pel.at(cur)
-			ss.pel = append(ss.pel, rdb.StreamPending{ID: rdbID(it.id), DeliveryTime: it.n.deliveryTime,
-				DeliveryCount: uint64(it.n.deliveryCount), Consumer: zsBytes(it.n.consumer.name)})
+		for cur := g.Pel.First(); cur.Valid(&g.Pel); cur = g.Pel.Next(cur) {
+			it := g.Pel.At(cur)
+			ss.pel = append(ss.pel, rdb.StreamPending{ID: rdbID(it.Id), DeliveryTime: it.N.DeliveryTime,
+				DeliveryCount: uint64(it.N.DeliveryCount), Consumer: values.MemberBytes(it.N.Consumer.Name)})
 		}
-		for _, c := range g.consumers {
-			ss.members = append(ss.members, rdb.StreamConsumer{Name: zsBytes(c.name), SeenTime: c.seenTime})
+		for _, c := range g.Consumers {
+			ss.members = append(ss.members, rdb.StreamConsumer{Name: values.MemberBytes(c.Name), SeenTime: c.SeenTime})
 		}
 		pe, ce := len(ss.pel), len(ss.members)
-		st.Groups = append(st.Groups, rdb.StreamGroup{Name: zsBytes(g.name), LastID: rdbID(g.lastID),
-			EntriesRead: g.entriesRead, PEL: ss.pel[ps:pe:pe], Consumers: ss.members[cs:ce:ce]})
+		st.Groups = append(st.Groups, rdb.StreamGroup{Name: values.MemberBytes(g.Name), LastID: rdbID(g.LastID),
+			EntriesRead: g.EntriesRead, PEL: ss.pel[ps:pe:pe], Consumers: ss.members[cs:ce:ce]})
 	}
 	return st
 }
 
-func rdbID(id streamID) rdb.StreamID { return rdb.StreamID{Ms: id.ms, Seq: id.seq} }
+func rdbID(id values.StreamID) rdb.StreamID { return rdb.StreamID{Ms: id.Ms, Seq: id.Seq} }
 
 // ---- Dirty ------------------------------------------------------------------
 

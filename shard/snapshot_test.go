@@ -16,6 +16,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/rdb"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // ---- reading a keyspace through the real read handlers -----------------------
@@ -151,9 +152,9 @@ func checkLoadedStructures(t *testing.T, rt *Runtime) {
 					for _, e := range listElements(o) {
 						want = append(want, string(e))
 					}
-					checkQuicklist(t, k, o.coll.(*quicklist), want)
+					checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
 				case o.enc == encStream:
-					if err := checkStream(o.coll.(*stream)); err != nil {
+					if err := checkStream(o.coll.(*values.Stream)); err != nil {
 						t.Fatalf("db %d key %q: %v", n, k, err)
 					}
 				case o.kind == KindList && listLen(o) == 0:

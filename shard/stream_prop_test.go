@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // ---- a reference model of Redis 7.0 streams ----------------------------------
 
 type mEntry struct {
-	id  streamID
+	id  values.StreamID
 	fv  []string
 	del bool
 }
@@ -33,18 +34,18 @@ type mNack struct {
 }
 
 type mGroup struct {
-	last        streamID
+	last        values.StreamID
 	entriesRead int64
-	pel         map[streamID]*mNack
+	pel         map[values.StreamID]*mNack
 	consumers   map[string]bool
 }
 
 type mStream struct {
 	nodes  []*mNode
 	length int64
-	last   streamID
-	first  streamID
-	maxDel streamID
+	last   values.StreamID
+	first  values.StreamID
+	maxDel values.StreamID
 	added  int64
 	groups map[string]*mGroup
 }
@@ -61,7 +62,7 @@ func (m *mStream) entries() []*mEntry {
 	return out
 }
 
-func (m *mStream) live(id streamID) *mEntry {
+func (m *mStream) live(id values.StreamID) *mEntry {
 	for _, e := range m.entries() {
 		if e.id == id {
 			return e
@@ -74,11 +75,11 @@ func (m *mStream) refreshFirst() {
 	if es := m.entries(); len(es) > 0 {
 		m.first = es[0].id
 	} else {
-		m.first = streamID{}
+		m.first = values.StreamID{}
 	}
 }
 
-func (m *mStream) add(id streamID, fv []string, maxEntries int) {
+func (m *mStream) add(id values.StreamID, fv []string, maxEntries int) {
 	var tail *mNode
 	if len(m.nodes) > 0 {
 		tail = m.nodes[len(m.nodes)-1]
@@ -100,13 +101,13 @@ func (m *mStream) add(id streamID, fv []string, maxEntries int) {
 	}
 }
 
-func (m *mStream) trim(strategy int, maxLen int64, minID streamID, approx bool, limit int64) int64 {
-	if strategy == trimNone {
+func (m *mStream) trim(strategy int, maxLen int64, minID values.StreamID, approx bool, limit int64) int64 {
+	if strategy == values.TrimNone {
 		return 0
 	}
 	var deleted int64
 	for len(m.nodes) > 0 {
-		if strategy == trimMaxLen && m.length <= maxLen {
+		if strategy == values.TrimMaxLen && m.length <= maxLen {
 			break
 		}
 		n := m.nodes[0]
@@ -114,10 +115,10 @@ func (m *mStream) trim(strategy int, maxLen int64, minID streamID, approx bool, 
 			break
 		}
 		var remove bool
-		if strategy == trimMaxLen {
+		if strategy == values.TrimMaxLen {
 			remove = m.length-int64(n.live) >= maxLen
 		} else {
-			remove = n.ents[len(n.ents)-1].id.less(minID)
+			remove = n.ents[len(n.ents)-1].id.Less(minID)
 		}
 		if remove {
 			m.nodes = m.nodes[1:]
@@ -129,7 +130,7 @@ func (m *mStream) trim(strategy int, maxLen int64, minID streamID, approx bool, 
 			break
 		}
 		for _, e := range n.ents {
-			if strategy == trimMaxLen && m.length <= maxLen || strategy == trimMinID && !e.id.less(minID) {
+			if strategy == values.TrimMaxLen && m.length <= maxLen || strategy == values.TrimMinID && !e.id.Less(minID) {
 				break
 			}
 			if !e.del {
@@ -142,14 +143,14 @@ func (m *mStream) trim(strategy int, maxLen int64, minID streamID, approx bool, 
 		break
 	}
 	if m.length == 0 {
-		m.first = streamID{}
+		m.first = values.StreamID{}
 	} else if deleted > 0 {
 		m.refreshFirst()
 	}
 	return deleted
 }
 
-func (m *mStream) xdel(id streamID) bool {
+func (m *mStream) xdel(id values.StreamID) bool {
 	for i, n := range m.nodes {
 		for _, e := range n.ents {
 			if e.id == id && !e.del {
@@ -167,26 +168,26 @@ func (m *mStream) xdel(id streamID) bool {
 	return false
 }
 
-func (m *mStream) hasTombstonesFrom(start streamID) bool {
-	if m.length == 0 || m.maxDel.isZero() || m.first.cmp(m.maxDel) > 0 {
+func (m *mStream) hasTombstonesFrom(start values.StreamID) bool {
+	if m.length == 0 || m.maxDel.IsZero() || m.first.Cmp(m.maxDel) > 0 {
 		return false
 	}
-	return start.cmp(m.maxDel) <= 0
+	return start.Cmp(m.maxDel) <= 0
 }
 
-func (m *mStream) estimate(id streamID) int64 {
+func (m *mStream) estimate(id values.StreamID) int64 {
 	switch {
 	case m.added == 0:
 		return 0
-	case m.length == 0 && id.cmp(m.last) <= 0:
+	case m.length == 0 && id.Cmp(m.last) <= 0:
 		return m.added
 	case id == m.last:
 		return m.added
-	case m.last.less(id):
+	case m.last.Less(id):
 		return -1
 	}
-	if m.maxDel.isZero() || m.maxDel.less(m.first) {
-		if id.less(m.first) {
+	if m.maxDel.IsZero() || m.maxDel.Less(m.first) {
+		if id.Less(m.first) {
 			return m.added - m.length
 		}
 		if id == m.first {
@@ -239,7 +240,7 @@ func fmtV(v resp.Value) string {
 	return sb.String()
 }
 
-func qid(id streamID) string { return strconv.Quote(string(appendStreamID(nil, id))) }
+func qid(id values.StreamID) string { return strconv.Quote(string(values.AppendStreamID(nil, id))) }
 
 func fmtEntry(e *mEntry) string {
 	parts := make([]string, len(e.fv))
@@ -251,119 +252,107 @@ func fmtEntry(e *mEntry) string {
 
 func fmtList(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
 
-func idArg(id streamID) string { return string(appendStreamID(nil, id)) }
+func idArg(id values.StreamID) string { return string(values.AppendStreamID(nil, id)) }
 
 // ---- structure checks ------------------------------------------------------------
 
-func pelRecount(p *pelIndex) (mem int64, n int) {
-	mem = int64(cap(p.leaves)) * 8
-	for _, lf := range p.leaves {
-		if len(lf.items) == 0 {
-			panic("empty PEL leaf")
-		}
-		mem += pelLeafOverhead + int64(cap(lf.items))*pelItemSize
-		n += len(lf.items)
-	}
-	return mem, n
-}
-
 // lpBytesRecount is the size of a block's Redis listpack, from scratch.
-func lpBytesRecount(b *streamBlock) int64 {
-	n := int64(7 + lpIntSize(b.live) + lpIntSize(b.dead) + lpIntSize(int64(b.nMaster)) + lpIntSize(0))
-	m := b.data
-	for range b.nMaster {
+func lpBytesRecount(b *values.StreamBlock) int64 {
+	n := int64(7 + values.ListpackIntSize(b.Live) + values.ListpackIntSize(b.Dead) + values.ListpackIntSize(int64(b.NMaster)) + values.ListpackIntSize(0))
+	m := b.Data
+	for range b.NMaster {
 		var f []byte
-		f, m = nextStr(m)
-		n += int64(lpStrSize(f))
+		f, m = values.NextStr(m)
+		n += int64(values.ListpackStrSize(f))
 	}
-	for _, e := range b.ents {
-		n += int64(lpIntSize(int64(e.flags&^entDeleted)) + lpIntSize(int64(e.id.ms-b.master.ms)) + lpIntSize(int64(e.id.seq-b.master.seq)))
-		rec := b.data[e.off:]
-		strs := int(e.nf)
-		cnt := int64(e.nf) + 3
-		if e.flags&entSameFields == 0 {
+	for _, e := range b.Ents {
+		n += int64(values.ListpackIntSize(int64(e.Flags&^values.EntryDeleted)) + values.ListpackIntSize(int64(e.Id.Ms-b.Master.Ms)) + values.ListpackIntSize(int64(e.Id.Seq-b.Master.Seq)))
+		rec := b.Data[e.Off:]
+		strs := int(e.Nf)
+		cnt := int64(e.Nf) + 3
+		if e.Flags&values.EntrySameFields == 0 {
 			strs *= 2
-			n += int64(lpIntSize(int64(e.nf)))
-			cnt += int64(e.nf) + 1
+			n += int64(values.ListpackIntSize(int64(e.Nf)))
+			cnt += int64(e.Nf) + 1
 		}
 		for range strs {
 			var x []byte
-			x, rec = nextStr(rec)
-			n += int64(lpStrSize(x))
+			x, rec = values.NextStr(rec)
+			n += int64(values.ListpackStrSize(x))
 		}
-		n += int64(lpIntSize(cnt))
+		n += int64(values.ListpackIntSize(cnt))
 	}
 	return n
 }
 
 // checkStream verifies s's invariants and that its incrementally kept memory
 // equals a recount from scratch.
-func checkStream(s *stream) error {
-	mem := int64(streamOverhead) + int64(cap(s.blocks))*8 + int64(cap(s.groups))*8
+func checkStream(s *values.Stream) error {
+	mem := int64(values.StreamOverhead) + int64(cap(s.Blocks))*8 + int64(cap(s.Groups))*8
 	var length int64
-	var prev *streamID
-	for i, b := range s.blocks {
-		if len(b.ents) == 0 || b.ents[0].id != b.master {
-			return fmt.Errorf("block %d: master %v, first entry mismatch", i, b.master)
+	var prev *values.StreamID
+	for i, b := range s.Blocks {
+		if len(b.Ents) == 0 || b.Ents[0].Id != b.Master {
+			return fmt.Errorf("block %d: master %v, first entry mismatch", i, b.Master)
 		}
 		var live, dead int64
-		for _, e := range b.ents {
-			if prev != nil && !prev.less(e.id) {
-				return fmt.Errorf("block %d: entries out of order at %v", i, e.id)
+		for _, e := range b.Ents {
+			if prev != nil && !prev.Less(e.Id) {
+				return fmt.Errorf("block %d: entries out of order at %v", i, e.Id)
 			}
-			id := e.id
+			id := e.Id
 			prev = &id
-			if e.flags&entDeleted != 0 {
+			if e.Flags&values.EntryDeleted != 0 {
 				dead++
 			} else {
 				live++
 			}
 		}
-		if live != b.live || dead != b.dead {
-			return fmt.Errorf("block %d: live/dead %d/%d, counted %d/%d", i, b.live, b.dead, live, dead)
+		if live != b.Live || dead != b.Dead {
+			return fmt.Errorf("block %d: live/dead %d/%d, counted %d/%d", i, b.Live, b.Dead, live, dead)
 		}
-		if got := lpBytesRecount(b); got != b.lpBytes() {
-			return fmt.Errorf("block %d: lpBytes %d, recount %d", i, b.lpBytes(), got)
+		if got := lpBytesRecount(b); got != b.LpBytes() {
+			return fmt.Errorf("block %d: lpBytes %d, recount %d", i, b.LpBytes(), got)
 		}
 		length += live
-		mem += streamBlockOverhead + int64(cap(b.ents))*streamEntSize + int64(cap(b.data))
+		mem += values.StreamBlockOverhead + int64(cap(b.Ents))*values.StreamEntrySize + int64(cap(b.Data))
 	}
-	if length != s.length {
-		return fmt.Errorf("length %d, counted %d", s.length, length)
+	if length != s.Length {
+		return fmt.Errorf("length %d, counted %d", s.Length, length)
 	}
-	for i, g := range s.groups {
-		if i > 0 && s.groups[i-1].name >= g.name {
+	for i, g := range s.Groups {
+		if i > 0 && s.Groups[i-1].Name >= g.Name {
 			return fmt.Errorf("groups out of order")
 		}
-		pm, pn := pelRecount(&g.pel)
-		if pm != g.pel.mem || pn != g.pel.n {
-			return fmt.Errorf("group %s PEL: mem %d n %d, recount %d %d", g.name, g.pel.mem, g.pel.n, pm, pn)
+		pm, pn := g.Pel.Recount()
+		if pm != g.Pel.Mem || pn != g.Pel.N {
+			return fmt.Errorf("group %s PEL: mem %d n %d, recount %d %d", g.Name, g.Pel.Mem, g.Pel.N, pm, pn)
 		}
-		mem += streamGroupOverhead + int64(len(g.name)) + int64(cap(g.consumers))*8 + pm + int64(pn)*streamNACKSize
+		mem += values.StreamGroupOverhead + int64(len(g.Name)) + int64(cap(g.Consumers))*8 + pm + int64(pn)*values.StreamNACKSize
 		total := 0
-		for j, c := range g.consumers {
-			if j > 0 && g.consumers[j-1].name >= c.name {
+		for j, c := range g.Consumers {
+			if j > 0 && g.Consumers[j-1].Name >= c.Name {
 				return fmt.Errorf("consumers out of order")
 			}
-			cm, cn := pelRecount(&c.pel)
-			if cm != c.pel.mem || cn != c.pel.n {
-				return fmt.Errorf("consumer %s PEL: mem %d n %d, recount %d %d", c.name, c.pel.mem, c.pel.n, cm, cn)
+			cm, cn := c.Pel.Recount()
+			if cm != c.Pel.Mem || cn != c.Pel.N {
+				return fmt.Errorf("consumer %s PEL: mem %d n %d, recount %d %d", c.Name, c.Pel.Mem, c.Pel.N, cm, cn)
 			}
-			for cur := c.pel.first(); cur.valid(&c.pel); cur = c.pel.next(cur) {
-				it := c.pel.at(cur)
-				if it.n.consumer != c || g.pel.get(it.id) != it.n {
-					return fmt.Errorf("consumer %s: NACK %v not shared with the group PEL", c.name, it.id)
+			for cur := c.Pel.First(); cur.Valid(&c.Pel); cur = c.Pel.Next(cur) {
+				it := c.Pel.At(cur)
+				if it.N.Consumer != c || g.Pel.Get(it.Id) != it.N {
+					return fmt.Errorf("consumer %s: NACK %v not shared with the group PEL", c.Name, it.Id)
 				}
 			}
 			total += cn
-			mem += streamConsumerOverhead + int64(len(c.name)) + cm
+			mem += values.StreamConsumerOverhead + int64(len(c.Name)) + cm
 		}
 		if total != pn {
-			return fmt.Errorf("group %s: %d pending, consumers hold %d", g.name, pn, total)
+			return fmt.Errorf("group %s: %d pending, consumers hold %d", g.Name, pn, total)
 		}
 	}
-	if mem != s.mem {
-		return fmt.Errorf("memory %d, recount %d", s.mem, mem)
+	if mem != s.Mem {
+		return fmt.Errorf("memory %d, recount %d", s.Mem, mem)
 	}
 	return nil
 }
@@ -404,16 +393,16 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 	const key = "s"
 	var m *mStream // nil: the key does not exist
 
-	randID := func() streamID {
+	randID := func() values.StreamID {
 		if m != nil && r.IntN(3) > 0 && m.length > 0 {
 			es := m.entries()
 			id := es[r.IntN(len(es))].id
 			if r.IntN(3) == 0 {
-				id.seq++
+				id.Seq++
 			}
 			return id
 		}
-		return streamID{uint64(r.IntN(40)), uint64(r.IntN(3))}
+		return values.StreamID{Ms: uint64(r.IntN(40)), Seq: uint64(r.IntN(3))}
 	}
 	fields := []string{"a", "b", "c", "12", "-7"}
 	randFV := func() []string {
@@ -457,17 +446,17 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			if r.IntN(8) == 0 {
 				args = append(args, "NOMKSTREAM")
 			}
-			strategy, approx := trimNone, false
+			strategy, approx := values.TrimNone, false
 			var maxLen int64
-			var minID streamID
+			var minID values.StreamID
 			var limit int64
 			if r.IntN(4) == 0 {
 				if r.IntN(2) == 0 {
-					strategy = trimMaxLen
+					strategy = values.TrimMaxLen
 					maxLen = int64(r.IntN(12))
 					args = append(args, "MAXLEN")
 				} else {
-					strategy = trimMinID
+					strategy = values.TrimMinID
 					minID = randID()
 					args = append(args, "MINID")
 				}
@@ -478,7 +467,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 					args = append(args, "~")
 					approx = true
 				}
-				if strategy == trimMaxLen {
+				if strategy == values.TrimMaxLen {
 					args = append(args, strconv.FormatInt(maxLen, 10))
 				} else {
 					args = append(args, idArg(minID))
@@ -491,17 +480,17 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 					}
 				}
 			}
-			var id streamID
+			var id values.StreamID
 			auto := r.IntN(4) == 0
 			if m != nil && r.IntN(2) == 0 {
 				id = m.last
-				id.ms += uint64(r.IntN(3))
-				id.seq += uint64(r.IntN(2))
+				id.Ms += uint64(r.IntN(3))
+				id.Seq += uint64(r.IntN(2))
 			} else {
-				id = streamID{uint64(r.IntN(50)), uint64(r.IntN(4))}
+				id = values.StreamID{Ms: uint64(r.IntN(50)), Seq: uint64(r.IntN(4))}
 			}
 			if auto {
-				args = append(args, strconv.FormatUint(id.ms, 10)+"-*")
+				args = append(args, strconv.FormatUint(id.Ms, 10)+"-*")
 			} else {
 				args = append(args, idArg(id))
 			}
@@ -511,7 +500,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 				check(step, args, "(nil)")
 				continue
 			}
-			if !auto && id.isZero() {
+			if !auto && id.IsZero() {
 				check(step, args, "-ERR The ID specified in XADD must be greater than 0-0")
 				continue
 			}
@@ -519,14 +508,14 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 				m = &mStream{groups: map[string]*mGroup{}}
 			}
 			if auto {
-				if m.last.ms == id.ms {
+				if m.last.Ms == id.Ms {
 					id = m.last
-					id.seq++
+					id.Seq++
 				} else {
-					id.seq = 0
+					id.Seq = 0
 				}
 			}
-			if !m.last.less(id) {
+			if !m.last.Less(id) {
 				check(step, args, "-ERR The ID specified in XADD is equal or smaller than the target stream top item")
 				continue
 			}
@@ -534,7 +523,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			check(step, args, qid(id))
 			m.trim(strategy, maxLen, minID, approx, limit)
 		case op < 38: // XDEL
-			ids := []streamID{randID()}
+			ids := []values.StreamID{randID()}
 			if r.IntN(2) == 0 {
 				ids = append(ids, randID())
 			}
@@ -553,7 +542,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 					if id == m.first {
 						firstGone = true
 					}
-					if m.maxDel.less(id) {
+					if m.maxDel.Less(id) {
 						m.maxDel = id
 					}
 				}
@@ -564,21 +553,21 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			check(step, args, ":"+strconv.Itoa(n))
 		case op < 44: // XTRIM
 			args := []string{"XTRIM", key}
-			strategy, approx := trimMaxLen, r.IntN(2) == 0
+			strategy, approx := values.TrimMaxLen, r.IntN(2) == 0
 			var maxLen int64
-			var minID streamID
+			var minID values.StreamID
 			if r.IntN(2) == 0 {
 				maxLen = int64(r.IntN(15))
 				args = append(args, "MAXLEN")
 			} else {
-				strategy = trimMinID
+				strategy = values.TrimMinID
 				minID = randID()
 				args = append(args, "MINID")
 			}
 			if approx {
 				args = append(args, "~")
 			}
-			if strategy == trimMaxLen {
+			if strategy == values.TrimMaxLen {
 				args = append(args, strconv.FormatInt(maxLen, 10))
 			} else {
 				args = append(args, idArg(minID))
@@ -599,23 +588,23 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			check(step, args, ":"+strconv.FormatInt(n, 10))
 		case op < 56: // XRANGE / XREVRANGE / XLEN
 			start, end := randID(), randID()
-			if start.cmp(end) > 0 && r.IntN(3) > 0 {
+			if start.Cmp(end) > 0 && r.IntN(3) > 0 {
 				start, end = end, start
 			}
 			startArg, endArg := idArg(start), idArg(end)
 			if r.IntN(5) == 0 {
-				startArg, start = "-", streamID{}
+				startArg, start = "-", values.StreamID{}
 			}
 			if r.IntN(5) == 0 {
-				endArg, end = "+", maxStreamID
+				endArg, end = "+", values.MaxStreamID
 			}
-			if r.IntN(4) == 0 && start != maxStreamID {
+			if r.IntN(4) == 0 && start != values.MaxStreamID {
 				startArg = "(" + idArg(start)
-				start.incr()
+				start.Incr()
 			}
-			if r.IntN(4) == 0 && !end.isZero() && end != maxStreamID {
+			if r.IntN(4) == 0 && !end.IsZero() && end != values.MaxStreamID {
 				endArg = "(" + idArg(end)
-				end.decr()
+				end.Decr()
 			}
 			count := -1
 			rev := r.IntN(2) == 0
@@ -648,7 +637,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 					slices.Reverse(es)
 				}
 				for _, e := range es {
-					if e.id.less(start) || end.less(e.id) {
+					if e.id.Less(start) || end.Less(e.id) {
 						continue
 					}
 					items = append(items, fmtEntry(e))
@@ -670,7 +659,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 					if m != nil {
 						id = m.last
 					} else {
-						id = streamID{}
+						id = values.StreamID{}
 					}
 				}
 				args := []string{"XGROUP", "CREATE", key, g, idA}
@@ -687,7 +676,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 					if m == nil {
 						m = &mStream{groups: map[string]*mGroup{}}
 					}
-					m.groups[g] = &mGroup{last: id, entriesRead: -1, pel: map[streamID]*mNack{}, consumers: map[string]bool{}}
+					m.groups[g] = &mGroup{last: id, entriesRead: -1, pel: map[values.StreamID]*mNack{}, consumers: map[string]bool{}}
 					check(step, args, "+OK")
 				}
 			case 2:
@@ -750,17 +739,17 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			if history {
 				start := randID()
 				if r.IntN(2) == 0 {
-					start = streamID{}
+					start = values.StreamID{}
 				}
 				args = append(args, "STREAMS", key, idArg(start))
 				gr.consumers[c] = true
-				var ids []streamID
+				var ids []values.StreamID
 				for id, nk := range gr.pel {
-					if nk.consumer == c && start.less(id) {
+					if nk.consumer == c && start.Less(id) {
 						ids = append(ids, id)
 					}
 				}
-				slices.SortFunc(ids, streamID.cmp)
+				slices.SortFunc(ids, values.StreamID.Cmp)
 				if count > 0 && len(ids) > count {
 					ids = ids[:count]
 				}
@@ -778,17 +767,17 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			}
 			args = append(args, "STREAMS", key, ">")
 			var items []string
-			var lastLive streamID
+			var lastLive values.StreamID
 			if es := m.entries(); len(es) > 0 {
 				lastLive = es[len(es)-1].id
 			}
-			if m.length == 0 || !gr.last.less(lastLive) {
+			if m.length == 0 || !gr.last.Less(lastLive) {
 				check(step, args, "(nil)")
 				continue
 			}
 			gr.consumers[c] = true
 			for _, e := range m.entries() {
-				if !gr.last.less(e.id) {
+				if !gr.last.Less(e.id) {
 					continue
 				}
 				if gr.entriesRead != -1 && !m.hasTombstonesFrom(e.id) {
@@ -815,7 +804,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 				continue
 			}
 			g := groupNames[r.IntN(len(groupNames))]
-			ids := []streamID{randID(), randID()}
+			ids := []values.StreamID{randID(), randID()}
 			gr := m.groups[g]
 			for id := range gr.pelIDs() {
 				if r.IntN(3) == 0 {
@@ -846,7 +835,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 				check(step, []string{"XPENDING", key, g}, "-NOGROUP No such key 's' or consumer group '"+g+"'")
 				continue
 			}
-			ids := slices.SortedFunc(gr.pelIDs(), streamID.cmp)
+			ids := slices.SortedFunc(gr.pelIDs(), values.StreamID.Cmp)
 			if r.IntN(2) == 0 {
 				var want string
 				if len(ids) == 0 {
@@ -907,7 +896,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			}
 			c := consumerNames[r.IntN(len(consumerNames))]
 			if r.IntN(2) == 0 {
-				ids := []streamID{randID()}
+				ids := []values.StreamID{randID()}
 				for id := range gr.pelIDs() {
 					if r.IntN(2) == 0 {
 						ids = append(ids, id)
@@ -938,12 +927,12 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			start := randID()
 			count := 1 + r.IntN(4)
 			args := []string{"XAUTOCLAIM", key, g, c, "0", idArg(start), "COUNT", strconv.Itoa(count), "JUSTID"}
-			ids := slices.SortedFunc(gr.pelIDs(), streamID.cmp)
+			ids := slices.SortedFunc(gr.pelIDs(), values.StreamID.Cmp)
 			claimed, deleted := []string{}, []string{}
-			next := streamID{}
+			next := values.StreamID{}
 			attempts := count * 10
 			i := 0
-			for i < len(ids) && ids[i].less(start) {
+			for i < len(ids) && ids[i].Less(start) {
 				i++
 			}
 			for ; attempts > 0 && count > 0 && i < len(ids); attempts-- {
@@ -1035,8 +1024,8 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 	}
 }
 
-func (g *mGroup) pelIDs() func(func(streamID) bool) {
-	return func(yield func(streamID) bool) {
+func (g *mGroup) pelIDs() func(func(values.StreamID) bool) {
+	return func(yield func(values.StreamID) bool) {
 		if g == nil {
 			return
 		}
@@ -1183,81 +1172,5 @@ func BenchmarkXRange(b *testing.B) {
 	for b.Loop() {
 		c.Args, c.Out = args, c.Out[:0]
 		rt.TryExec(0, c)
-	}
-}
-
-// TestPELIndexAgainstMap drives a PEL index through leaf splits, appends in
-// ID order and merges, checking order, lookups, seeks and memory.
-func TestPELIndexAgainstMap(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 7))
-	var p pelIndex
-	var acct int64
-	model := map[streamID]*streamNACK{}
-	next := uint64(0)
-	for step := range 60000 {
-		var id streamID
-		switch op := r.IntN(10); {
-		case op < 3: // append in ID order, as XREADGROUP does
-			next++
-			id = streamID{next, 0}
-		case op < 5:
-			id = streamID{uint64(r.IntN(int(next) + 1)), uint64(r.IntN(2))}
-		default:
-			id = streamID{uint64(r.IntN(int(next) + 1)), 0}
-			if _, ok := model[id]; ok {
-				if !p.delete(id, &acct) {
-					t.Fatalf("step %d: delete %v found nothing", step, id)
-				}
-				delete(model, id)
-			} else if p.delete(id, &acct) {
-				t.Fatalf("step %d: deleted missing %v", step, id)
-			}
-			continue
-		}
-		if _, ok := model[id]; ok {
-			continue
-		}
-		n := &streamNACK{deliveryCount: int64(step)}
-		p.insert(id, n, &acct)
-		model[id] = n
-		if step%1000 == 0 || step > 59000 {
-			ids := slices.SortedFunc(func(yield func(streamID) bool) {
-				for id := range model {
-					if !yield(id) {
-						return
-					}
-				}
-			}, streamID.cmp)
-			i := 0
-			for cur := p.first(); cur.valid(&p); cur = p.next(cur) {
-				it := p.at(cur)
-				if i >= len(ids) || it.id != ids[i] || it.n != model[it.id] {
-					t.Fatalf("step %d: item %d is %v", step, i, it.id)
-				}
-				i++
-			}
-			if i != len(ids) || p.n != len(ids) {
-				t.Fatalf("step %d: %d items iterated, n %d, model %d", step, i, p.n, len(ids))
-			}
-			mem, cnt := pelRecount(&p)
-			if mem != p.mem || mem != acct || cnt != p.n {
-				t.Fatalf("step %d: mem %d acct %d recount %d", step, p.mem, acct, mem)
-			}
-			probe := streamID{uint64(r.IntN(int(next) + 2)), 0}
-			cur, found := p.seek(probe)
-			j, want := slices.BinarySearchFunc(ids, probe, streamID.cmp)
-			if found != want || cur.valid(&p) != (j < len(ids)) || j < len(ids) && p.at(cur).id != ids[j] {
-				t.Fatalf("step %d: seek %v", step, probe)
-			}
-			if len(p.leaves) > 4*len(ids)/pelLeafMax+4 {
-				t.Fatalf("step %d: %d leaves for %d items", step, len(p.leaves), len(ids))
-			}
-		}
-	}
-	for id := range model {
-		p.delete(id, &acct)
-	}
-	if p.n != 0 || p.mem != 0 || acct != 0 || p.leaves != nil {
-		t.Fatalf("emptied index keeps n %d mem %d acct %d", p.n, p.mem, acct)
 	}
 }

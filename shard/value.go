@@ -6,22 +6,11 @@ import (
 	"github.com/svcdb/svcdb/core/resp"
 )
 
-// collection is a value held in a full structure (hash table, skiplist,
-// quicklist, stream) rather than in one flat buffer. Each type keeps its own
-// byte count current as it changes, so memory accounting never walks a value.
-type collection interface {
-	// memory is the bytes the structure holds (entries, their bytes and the
-	// structure's own overhead, approximately), kept current by its mutators.
-	memory() int64
-	// clone returns a deep copy (COPY).
-	clone() collection
-}
-
 // valueMemory is the bytes o's value holds beyond the object itself.
 func (o *object) valueMemory() int64 {
 	n := int64(cap(o.str))
 	if o.coll != nil {
-		n += o.coll.memory()
+		n += o.coll.Memory()
 	}
 	return n
 }
@@ -48,7 +37,7 @@ func (d *DB) copyValue(dst, src *object) {
 		dst.str = append(make([]byte, 0, len(src.str)), src.str...)
 	}
 	if src.coll != nil {
-		dst.coll = src.coll.clone()
+		dst.coll = src.coll.Clone()
 	}
 	d.valueChanged(dst, 0)
 }

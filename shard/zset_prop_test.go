@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // ---- expected replies -------------------------------------------------------------
@@ -829,9 +830,9 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 				for m, s := range z.m {
 					var want []byte
 					if z.skiplist {
-						want = appendD2String(nil, s)
+						want = values.AppendD2String(nil, s)
 					} else {
-						want = appendListpackScore(nil, s)
+						want = values.AppendListpackScore(nil, s)
 					}
 					if seen[m] != string(want) {
 						t.Fatalf("ZSCAN %s: %s scored %q, want %q", k, m, seen[m], want)
@@ -1018,10 +1019,10 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 				var err error
 				switch {
 				case o.enc == encSkiplist:
-					err = o.coll.(*zskiplist).check()
+					err = o.coll.(*values.Skiplist).Verify()
 				case o.enc != encListpack:
 					err = fmt.Errorf("encoding %d", o.enc)
-				case zlLen(o.str) == 0:
+				case values.ZlLen(o.str) == 0:
 					err = fmt.Errorf("empty listpack kept")
 				default:
 					err = zlCheck(o.str)
@@ -1046,7 +1047,7 @@ func zlCheck(lp []byte) error {
 	var prevM []byte
 	prevS := math.Inf(-1)
 	for off, i := 4, 0; off < len(lp); i++ {
-		m, s, next := zlAt(lp, off)
+		m, s, next := values.ZlAt(lp, off)
 		if s == 0 && math.Signbit(s) {
 			return fmt.Errorf("pair %d: -0 score in a listpack", i)
 		}
@@ -1056,186 +1057,6 @@ func zlCheck(lp []byte) error {
 		prevM, prevS, off = m, s, next
 	}
 	return nil
-}
-
-// check verifies the skiplist's invariants (see the type) from scratch.
-func (s *zskiplist) check() error {
-	if s.dict.used != s.length {
-		return fmt.Errorf("dict has %d members, length %d", s.dict.used, s.length)
-	}
-	if err := s.dict.check(s.nodes); err != nil {
-		return err
-	}
-	if s.length == 0 {
-		return fmt.Errorf("empty skiplist kept")
-	}
-	// Level 0 in order, backward links, ranks by span at every level.
-	rankOf := map[uint32]uint32{0: 0}
-	prev := uint32(0)
-	n := 0
-	for x := s.first(); x != 0; x = s.nodes[x].l0.forward {
-		n++
-		nd := &s.nodes[x]
-		if !nd.isLive() {
-			return fmt.Errorf("node %d linked but free", x)
-		}
-		if got := s.dict.find(s.nodes, zsBytes(nd.member)); got != x {
-			return fmt.Errorf("dict[%q] = %d, node %d", nd.member, got, x)
-		}
-		if nd.backward != prev {
-			return fmt.Errorf("node %d backward %d, want %d", x, nd.backward, prev)
-		}
-		if pn := &s.nodes[prev]; prev != 0 && !(pn.score < nd.score || pn.score == nd.score && pn.member < nd.member) {
-			return fmt.Errorf("node %d out of order", x)
-		}
-		if nd.levels() > s.level {
-			return fmt.Errorf("node %d has %d levels, list %d", x, nd.levels(), s.level)
-		}
-		rankOf[x] = uint32(n)
-		prev = x
-	}
-	if n != s.length || s.tail != prev {
-		return fmt.Errorf("walked %d nodes (tail %d), length %d (tail %d)", n, prev, s.length, s.tail)
-	}
-	for lv := 0; lv < s.level; lv++ {
-		for x := uint32(0); ; {
-			l := s.lnk(x, lv)
-			if l.forward == 0 {
-				break
-			}
-			if l.fscore != s.nodes[l.forward].score {
-				return fmt.Errorf("level %d: link from %d carries score %v, node %d has %v", lv, x, l.fscore, l.forward, s.nodes[l.forward].score)
-			}
-			if lv >= 2 && s.upLnk(x, lv).fup != uint32(s.nodes[l.forward].upOff()) {
-				return fmt.Errorf("level %d: link from %d carries up offset %d, node %d has %d", lv, x, s.upLnk(x, lv).fup, l.forward, s.nodes[l.forward].upOff())
-			}
-			if rankOf[l.forward]-rankOf[x] != l.span {
-				return fmt.Errorf("level %d: span %d from %d to %d, ranks %d..%d", lv, l.span, x, l.forward, rankOf[x], rankOf[l.forward])
-			}
-			x = l.forward
-		}
-	}
-	if s.level > 1 && s.lnk(0, s.level-1).forward == 0 {
-		return fmt.Errorf("level %d is empty", s.level)
-	}
-	for x := range s.nodes[1:] {
-		if !s.nodes[x+1].isLive() && slices.Index(s.free, uint32(x+1)) < 0 {
-			return fmt.Errorf("free slot %d not on the free list", x+1)
-		}
-	}
-	if got := s.recount(); got != s.memory() {
-		return fmt.Errorf("memory %d, recount %d", s.memory(), got)
-	}
-	return nil
-}
-
-// ---- the skiplist alone ------------------------------------------------------------
-
-// TestZSkiplistRanks drives a skiplist directly and checks rank, byRank,
-// the range searches and the invariants against a sorted slice.
-func TestZSkiplistRanks(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	s := newZskiplist(0)
-	model := map[string]float64{}
-	for step := range 5000 {
-		m := "m" + strconv.Itoa(r.IntN(300))
-		switch r.IntN(4) {
-		case 0, 1:
-			sc := float64(r.IntN(50))
-			if x, ok := s.find([]byte(m)); ok {
-				s.setScore(x, sc)
-			} else {
-				s.add([]byte(m), sc)
-			}
-			model[m] = sc
-		case 2:
-			if s.remove([]byte(m)) != hasKey(model, m) {
-				t.Fatalf("step %d: remove %s disagrees", step, m)
-			}
-			delete(model, m)
-		case 3:
-			if s.length > 0 {
-				x := s.first()
-				delete(model, s.nodes[x].member)
-				s.removeNode(x)
-			}
-		}
-		if s.length == 0 {
-			continue
-		}
-		if err := s.check(); err != nil {
-			t.Fatalf("step %d: %v", step, err)
-		}
-		if step%50 != 0 {
-			continue
-		}
-		z := &zmodel{m: model, skiplist: true}
-		ps := z.sorted()
-		for i, p := range ps {
-			x := s.byRank(i + 1)
-			if x == 0 || s.nodes[x].member != p.m {
-				t.Fatalf("step %d: byRank(%d) wrong", step, i+1)
-			}
-			if s.rank(x) != i+1 {
-				t.Fatalf("step %d: rank of %s = %d, want %d", step, p.m, s.rank(x), i+1)
-			}
-		}
-		lo, hi := float64(r.IntN(50)), float64(r.IntN(50))
-		rs := zrangeSpec{min: lo, max: hi, minex: r.IntN(2) == 0}
-		var first, last uint32
-		for i, p := range ps {
-			if rs.gteMin(p.s) && rs.lteMax(p.s) {
-				if first == 0 {
-					first = s.byRank(i + 1)
-				}
-				last = s.byRank(i + 1)
-			}
-		}
-		if s.firstInRange(&rs) != first || s.lastInRange(&rs) != last {
-			t.Fatalf("step %d: range %+v: first %d last %d, want %d %d", step, rs, s.firstInRange(&rs), s.lastInRange(&rs), first, last)
-		}
-	}
-}
-
-func hasKey(m map[string]float64, k string) bool { _, ok := m[k]; return ok }
-
-// ---- doubles ---------------------------------------------------------------------
-
-func TestZParseScore(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want float64
-		ok   bool
-	}{
-		{"1", 1, true}, {"-1.5", -1.5, true}, {"+2", 2, true}, {".5", 0.5, true}, {"5.", 5, true},
-		{"1e3", 1000, true}, {"1E-2", 0.01, true}, {"inf", math.Inf(1), true}, {"-Infinity", math.Inf(-1), true},
-		{"0x10", 16, true}, {"0x1p-2", 0.25, true}, {"0x.8", 0.5, true}, {"4e-320", 4e-320, true},
-		{"-0", math.Copysign(0, -1), true}, {"0e0", 0, true},
-		{"", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"nan", 0, false}, {"NaN(123)", 0, false},
-		{"1e400", 0, false}, {"1e-400", 0, false}, {"1_0", 0, false}, {"0x", 0, false}, {"1e", 0, false},
-		{"0x1p", 0, false}, {".", 0, false}, {"e5", 0, false}, {"1\x00", 0, false}, {"infin", 0, false},
-		{"--1", 0, false}, {"0x_1p0", 0, false},
-	} {
-		got, ok := parseScore([]byte(c.in))
-		if ok != c.ok || ok && (got != c.want || math.Signbit(got) != math.Signbit(c.want)) {
-			t.Errorf("parseScore(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-	for _, c := range []struct {
-		in     string
-		want   float64
-		ex, ok bool
-	}{
-		{"", 0, false, true}, {"(", 0, true, true}, {" 2", 2, false, true}, {"(\t3", 3, true, true},
-		{"1e400", math.Inf(1), false, true}, {"(-1e400", math.Inf(-1), true, true}, {"1e-400", 0, false, true},
-		{"1\x00junk", 1, false, true}, {"2 ", 0, false, false}, {"  ", 0, false, false}, {"nan", 0, false, false},
-		{"((1", 0, false, false}, {"[1", 0, false, false},
-	} {
-		got, ex, ok := parseScoreBound([]byte(c.in))
-		if ok != c.ok || ok && (got != c.want || ex != c.ex) {
-			t.Errorf("parseScoreBound(%q) = %v, %v, %v; want %v, %v, %v", c.in, got, ex, ok, c.want, c.ex, c.ok)
-		}
-	}
 }
 
 // ---- blocking ------------------------------------------------------------------------
@@ -1310,36 +1131,4 @@ func TestZSetCopyIsDeep(t *testing.T) {
 	zcheckMemory(t, rt)
 	p.do("DEL", "src", "dst")
 	zcheckMemory(t, rt)
-}
-
-// check verifies the index's invariants (see the type) from scratch.
-func (ix *zslIndex) check(nodes []zslNode) error {
-	n := len(ix.slots)
-	if n == 0 || n&(n-1) != 0 || ix.used*4 > n*3 {
-		return fmt.Errorf("index of %d slots holds %d", n, ix.used)
-	}
-	used := 0
-	for i, e := range ix.slots {
-		if e == 0 {
-			continue
-		}
-		used++
-		x := uint32(e)
-		if x == 0 || int(x) >= len(nodes) || !nodes[x].isLive() {
-			return fmt.Errorf("index slot %d holds node %d, not a live node", i, x)
-		}
-		if h := zslHash(nodes[x].member); uint32(e>>32) != h {
-			return fmt.Errorf("index slot %d: hash %x, member %q hashes to %x", i, e>>32, nodes[x].member, h)
-		}
-		// No empty slot between the entry's home and the entry.
-		for j := int(uint32(e>>32)) & (n - 1); j != i; j = (j + 1) & (n - 1) {
-			if ix.slots[j] == 0 {
-				return fmt.Errorf("index slot %d: empty slot %d between it and its home", i, j)
-			}
-		}
-	}
-	if used != ix.used {
-		return fmt.Errorf("index has %d entries, counts %d", used, ix.used)
-	}
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // This file validates and walks the flat encodings Redis embeds in RDB
@@ -133,23 +135,7 @@ func lpNext(lp []byte, p int) (s []byte, v int64, isInt bool, next int) {
 	default: // 0xF4
 		v, isInt, n = int64(binary.LittleEndian.Uint64(lp[p+1:])), true, 9
 	}
-	return s, v, isInt, p + n + ListpackBacklenSize(n)
-}
-
-// ListpackBacklenSize is how many bytes Redis' lpEncodeBacklen uses for a
-// listpack element of l bytes (shard's stream blocks size themselves with it).
-func ListpackBacklenSize(l int) int {
-	switch {
-	case l <= 127:
-		return 1
-	case l < 16383:
-		return 2
-	case l < 2097151:
-		return 3
-	case l < 268435455:
-		return 4
-	}
-	return 5
+	return s, v, isInt, p + n + values.ListpackBacklenSize(n)
 }
 
 // ---- ziplist ----

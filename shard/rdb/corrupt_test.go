@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/svcdb/svcdb/shard/values"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -18,13 +19,13 @@ import (
 func smallFixture(t testing.TB) []byte {
 	t.Helper()
 	return encodeFile(t, []Entry{
-		{Key: []byte("s"), Kind: KindString, Str: []byte("a value long enough to matter"), ExpireAt: 1893456000000},
-		{Key: []byte("n"), Kind: KindString, Str: []byte("-12345")},
-		{Key: []byte("l"), Kind: KindList, Elems: bs("a", "1", "")},
-		{Key: []byte("set"), Kind: KindSet, Elems: bs("x", "2")},
-		{Key: []byte("h"), Kind: KindHash, Pairs: bs("f", "v", "g", "100000")},
-		{Key: []byte("z"), Kind: KindZSet, ZSet: []ZMember{{[]byte("m"), 1.5}, {[]byte("o"), -2}}},
-		{DB: 1, Key: []byte("st"), Kind: KindStream, Stream: &Stream{
+		{Key: []byte("s"), Kind: values.KindString, Str: []byte("a value long enough to matter"), ExpireAt: 1893456000000},
+		{Key: []byte("n"), Kind: values.KindString, Str: []byte("-12345")},
+		{Key: []byte("l"), Kind: values.KindList, Elems: bs("a", "1", "")},
+		{Key: []byte("set"), Kind: values.KindSet, Elems: bs("x", "2")},
+		{Key: []byte("h"), Kind: values.KindHash, Pairs: bs("f", "v", "g", "100000")},
+		{Key: []byte("z"), Kind: values.KindZSet, ZSet: []ZMember{{[]byte("m"), 1.5}, {[]byte("o"), -2}}},
+		{DB: 1, Key: []byte("st"), Kind: values.KindStream, Stream: &Stream{
 			Entries: []StreamEntry{{ID: StreamID{5, 0}, Fields: bs("a", "1")}, {ID: StreamID{5, 1}, Fields: bs("a", "2", "b", "3")}},
 			Length:  2, LastID: StreamID{5, 1}, FirstID: StreamID{5, 0}, EntriesAdded: 2,
 			Groups: []StreamGroup{{Name: []byte("g"), LastID: StreamID{5, 0}, EntriesRead: 1,
@@ -143,7 +144,7 @@ func fuzzLoadOne(t *testing.T, data []byte) {
 		before := allocatedBytes()
 		var descs []string
 		_, err := Load(bytes.NewReader(data), func(e *Entry) error {
-			if e.Kind < KindString || e.Kind > KindStream {
+			if e.Kind < values.KindString || e.Kind > values.KindStream {
 				t.Fatalf("entry of kind %d", e.Kind)
 			}
 			js, _ := json.Marshal(describeEntry(e))

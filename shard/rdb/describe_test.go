@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // dataset is a neutral, comparable description of a keyspace: what a
@@ -115,25 +116,25 @@ func strs(b [][]byte) []string {
 func describeEntry(e *Entry) *keyDesc {
 	k := &keyDesc{Type: e.Kind.String(), ExpireAt: e.ExpireAt}
 	switch e.Kind {
-	case KindString:
+	case values.KindString:
 		s := string(e.Str)
 		k.Str = &s
-	case KindList:
+	case values.KindList:
 		k.List = strs(e.Elems)
-	case KindSet:
+	case values.KindSet:
 		k.Set = strs(e.Elems)
 		sort.Strings(k.Set)
-	case KindZSet:
+	case values.KindZSet:
 		for _, m := range e.ZSet {
 			k.ZSet = append(k.ZSet, [2]string{string(m.Member), scoreString(m.Score)})
 		}
 		sortZSet(k.ZSet)
-	case KindHash:
+	case values.KindHash:
 		k.Hash = map[string]string{}
 		for i := 0; i+1 < len(e.Pairs); i += 2 {
 			k.Hash[string(e.Pairs[i])] = string(e.Pairs[i+1])
 		}
-	case KindStream:
+	case values.KindStream:
 		k.Stream = describeStream(e.Stream)
 	}
 	return k

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/svcdb/svcdb/shard/values"
 	"hash/maphash"
 	"io"
 	"math"
@@ -516,7 +517,7 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 	off := d.offset()
 	switch typ {
 	case TypeString:
-		e.Kind = KindString
+		e.Kind = values.KindString
 		e.Str, err = d.readString()
 		return false, err
 
@@ -535,9 +536,9 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 		}
 		e.Elems = elems
 		if typ == TypeList {
-			e.Kind = KindList
+			e.Kind = values.KindList
 		} else {
-			e.Kind = KindSet
+			e.Kind = values.KindSet
 			if err := d.noDups(off, elems, 1, "set members"); err != nil {
 				return false, err
 			}
@@ -545,7 +546,7 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 		return len(elems) == 0, nil
 
 	case TypeZSet, TypeZSet2:
-		e.Kind = KindZSet
+		e.Kind = values.KindZSet
 		n, err := d.readElemCount()
 		if err != nil {
 			return false, err
@@ -571,7 +572,7 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 		return len(zs) == 0, d.checkZSet(off)
 
 	case TypeHash:
-		e.Kind = KindHash
+		e.Kind = values.KindHash
 		n, err := d.readElemCount()
 		if err != nil {
 			return false, err
@@ -588,7 +589,7 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 		return len(pairs) == 0, d.noDups(off, pairs, 2, "hash fields")
 
 	case TypeStreamListpacks, TypeStreamListpacks2:
-		e.Kind = KindStream
+		e.Kind = values.KindStream
 		e.Stream, err = d.loadStream(typ)
 		return false, err
 	}
@@ -597,7 +598,7 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 	// quicklists) a count of them.
 	switch typ {
 	case TypeListQuicklist, TypeListQuicklist2:
-		e.Kind = KindList
+		e.Kind = values.KindList
 		n, err := d.readElemCount()
 		if err != nil {
 			return false, err
@@ -641,7 +642,7 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 	}
 	switch typ {
 	case TypeHashZipmap:
-		e.Kind = KindHash
+		e.Kind = values.KindHash
 		pairs, perr := zipmapPairs(blob)
 		if perr != nil {
 			return false, d.errorf(off, "zipmap integrity check failed: %v", perr)
@@ -650,12 +651,12 @@ func (d *decoder) loadValue(typ byte) (empty bool, err error) {
 		return len(pairs) == 0, d.noDups(off, pairs, 2, "hash fields")
 
 	case TypeListZiplist:
-		e.Kind = KindList
+		e.Kind = values.KindList
 		e.Elems, err = d.ziplistElems(off, blob, nil)
 		return len(e.Elems) == 0, err
 
 	case TypeSetIntset:
-		e.Kind = KindSet
+		e.Kind = values.KindSet
 		width, n, ierr := validateIntset(blob)
 		if ierr != nil {
 			return false, d.errorf(off, "intset integrity check failed: %v", ierr)
@@ -692,11 +693,11 @@ func (d *decoder) pairsValue(off int64, zset bool, flat [][]byte) (bool, error) 
 	}
 	e := &d.entry
 	if !zset {
-		e.Kind = KindHash
+		e.Kind = values.KindHash
 		e.Pairs = flat
 		return len(flat) == 0, d.noDups(off, flat, 2, "hash fields")
 	}
-	e.Kind = KindZSet
+	e.Kind = values.KindZSet
 	zs := make([]ZMember, len(flat)/2)
 	for i := range zs {
 		score, err := strconv.ParseFloat(string(flat[2*i+1]), 64)

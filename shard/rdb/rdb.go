@@ -18,6 +18,8 @@
 // fuzzing demands.
 package rdb
 
+import "github.com/svcdb/svcdb/shard/values"
+
 // Version is the RDB format version Writer.Header writes ("REDIS0010"),
 // the one Redis 7.0 writes; Load accepts 1..Version.
 const Version = 10
@@ -84,39 +86,6 @@ const (
 	quicklistNodePacked = 2
 )
 
-// Kind is the logical type of a loaded value, whatever its encoding was in
-// the file.
-type Kind uint8
-
-// The kinds of values Load produces.
-const (
-	KindString Kind = iota + 1
-	KindList
-	KindSet
-	KindZSet
-	KindHash
-	KindStream
-)
-
-// String names the kind as TYPE does.
-func (k Kind) String() string {
-	switch k {
-	case KindString:
-		return "string"
-	case KindList:
-		return "list"
-	case KindSet:
-		return "set"
-	case KindZSet:
-		return "zset"
-	case KindHash:
-		return "hash"
-	case KindStream:
-		return "stream"
-	}
-	return "unknown"
-}
-
 // Entry is one key read from a file. Load hands each Entry to the callback,
 // which may keep the Entry's slices (they are not reused; the *Entry itself
 // is, so keep its fields, not the pointer). Exactly the field of its Kind is
@@ -126,13 +95,13 @@ func (k Kind) String() string {
 type Entry struct {
 	DB       int
 	Key      []byte
-	ExpireAt int64 // unix milliseconds; 0 = no expiry
-	Kind     Kind
-	Str      []byte    // KindString
-	Elems    [][]byte  // KindList (head to tail), KindSet (members; intset members in decimal)
-	Pairs    [][]byte  // KindHash: field, value, field, value ...
-	ZSet     []ZMember // KindZSet, in any order; no NaN scores
-	Stream   *Stream   // KindStream
+	ExpireAt int64       // unix milliseconds; 0 = no expiry
+	Kind     values.Kind // what it holds, whatever its encoding in the file
+	Str      []byte      // values.KindString
+	Elems    [][]byte    // values.KindList (head to tail), values.KindSet (members; intset members in decimal)
+	Pairs    [][]byte    // values.KindHash: field, value, field, value ...
+	ZSet     []ZMember   // values.KindZSet, in any order; no NaN scores
+	Stream   *Stream     // values.KindStream
 	// Type is the RDB value type the key was stored as (TypeHashListpack,
 	// TypeSetIntset ...), for statistics and tests; Kind is what it holds.
 	Type byte

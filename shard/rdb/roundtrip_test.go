@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/svcdb/svcdb/shard/values"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,12 +19,12 @@ import (
 // TypeHash, TypeZSet2) or TypeStreamListpacks2.
 func appendEntry(dst []byte, e *Entry) []byte {
 	switch e.Kind {
-	case KindString:
+	case values.KindString:
 		dst = AppendKey(dst, TypeString, e.Key, e.ExpireAt)
 		return AppendString(dst, e.Str)
-	case KindList, KindSet:
+	case values.KindList, values.KindSet:
 		typ := TypeList
-		if e.Kind == KindSet {
+		if e.Kind == values.KindSet {
 			typ = TypeSet
 		}
 		dst = AppendKey(dst, typ, e.Key, e.ExpireAt)
@@ -32,14 +33,14 @@ func appendEntry(dst []byte, e *Entry) []byte {
 			dst = AppendString(dst, el)
 		}
 		return dst
-	case KindHash:
+	case values.KindHash:
 		dst = AppendKey(dst, TypeHash, e.Key, e.ExpireAt)
 		dst = AppendLen(dst, uint64(len(e.Pairs)/2))
 		for _, p := range e.Pairs {
 			dst = AppendString(dst, p)
 		}
 		return dst
-	case KindZSet:
+	case values.KindZSet:
 		dst = AppendKey(dst, TypeZSet2, e.Key, e.ExpireAt)
 		dst = AppendLen(dst, uint64(len(e.ZSet)))
 		for _, m := range e.ZSet {
@@ -47,7 +48,7 @@ func appendEntry(dst []byte, e *Entry) []byte {
 			dst = AppendBinaryDouble(dst, m.Score)
 		}
 		return dst
-	case KindStream:
+	case values.KindStream:
 		dst = AppendKey(dst, TypeStreamListpacks2, e.Key, e.ExpireAt)
 		return AppendStream(dst, e.Stream)
 	}
@@ -197,34 +198,34 @@ func fixture() []Entry {
 	bigZ = append(bigZ, ZMember{[]byte("negzero"), math.Copysign(0, -1)},
 		ZMember{[]byte("inf"), math.Inf(1)}, ZMember{[]byte("-inf"), math.Inf(-1)})
 	return []Entry{
-		{Key: []byte("int"), Kind: KindString, Str: []byte("12345")},
-		{Key: []byte("int-neg"), Kind: KindString, Str: []byte("-2147483648")},
-		{Key: []byte("int-big"), Kind: KindString, Str: []byte("2147483648")},
-		{Key: []byte("int-max"), Kind: KindString, Str: []byte("9223372036854775807")},
-		{Key: []byte("leading-zero"), Kind: KindString, Str: []byte("007")},
-		{Key: []byte("minus-zero"), Kind: KindString, Str: []byte("-0")},
-		{Key: []byte("empty"), Kind: KindString, Str: []byte{}},
-		{Key: []byte("binary"), Kind: KindString, Str: []byte("\x00\xff\r\n\x01")},
-		{Key: []byte("long"), Kind: KindString, Str: bytes.Repeat([]byte("0123456789"), 2000)},
-		{Key: []byte("42"), Kind: KindString, Str: []byte("int-looking key")},
-		{Key: []byte("ttl-string"), Kind: KindString, Str: []byte("v"), ExpireAt: ttl},
-		{Key: []byte("list"), Kind: KindList, Elems: bs("a", "1", "-5", "", "b")},
-		{Key: []byte("list-big"), Kind: KindList, Elems: big},
-		{Key: []byte("set"), Kind: KindSet, Elems: bs("x", "y", "1")},
-		{Key: []byte("set-ints"), Kind: KindSet, Elems: bigSet},
-		{Key: []byte("hash"), Kind: KindHash, Pairs: bs("a", "1", "b", "two", "", "empty-field")},
-		{Key: []byte("hash-big"), Kind: KindHash, Pairs: bigHash, ExpireAt: ttl + 1},
-		{Key: []byte("zset"), Kind: KindZSet, ZSet: []ZMember{
+		{Key: []byte("int"), Kind: values.KindString, Str: []byte("12345")},
+		{Key: []byte("int-neg"), Kind: values.KindString, Str: []byte("-2147483648")},
+		{Key: []byte("int-big"), Kind: values.KindString, Str: []byte("2147483648")},
+		{Key: []byte("int-max"), Kind: values.KindString, Str: []byte("9223372036854775807")},
+		{Key: []byte("leading-zero"), Kind: values.KindString, Str: []byte("007")},
+		{Key: []byte("minus-zero"), Kind: values.KindString, Str: []byte("-0")},
+		{Key: []byte("empty"), Kind: values.KindString, Str: []byte{}},
+		{Key: []byte("binary"), Kind: values.KindString, Str: []byte("\x00\xff\r\n\x01")},
+		{Key: []byte("long"), Kind: values.KindString, Str: bytes.Repeat([]byte("0123456789"), 2000)},
+		{Key: []byte("42"), Kind: values.KindString, Str: []byte("int-looking key")},
+		{Key: []byte("ttl-string"), Kind: values.KindString, Str: []byte("v"), ExpireAt: ttl},
+		{Key: []byte("list"), Kind: values.KindList, Elems: bs("a", "1", "-5", "", "b")},
+		{Key: []byte("list-big"), Kind: values.KindList, Elems: big},
+		{Key: []byte("set"), Kind: values.KindSet, Elems: bs("x", "y", "1")},
+		{Key: []byte("set-ints"), Kind: values.KindSet, Elems: bigSet},
+		{Key: []byte("hash"), Kind: values.KindHash, Pairs: bs("a", "1", "b", "two", "", "empty-field")},
+		{Key: []byte("hash-big"), Kind: values.KindHash, Pairs: bigHash, ExpireAt: ttl + 1},
+		{Key: []byte("zset"), Kind: values.KindZSet, ZSet: []ZMember{
 			{[]byte("one"), 1}, {[]byte("zero"), 0}, {[]byte("inf"), math.Inf(1)},
 			{[]byte("-inf"), math.Inf(-1)}, {[]byte("half"), 1.5}, {[]byte("huge"), 1e300},
 			{[]byte("tiny"), -1e-300}, {[]byte("tenth"), 0.1}}},
-		{Key: []byte("zset-big"), Kind: KindZSet, ZSet: bigZ},
-		{Key: []byte("stream"), Kind: KindStream, Stream: fixtureStream(now)},
-		{Key: []byte("stream-empty"), Kind: KindStream, Stream: &Stream{
+		{Key: []byte("zset-big"), Kind: values.KindZSet, ZSet: bigZ},
+		{Key: []byte("stream"), Kind: values.KindStream, Stream: fixtureStream(now)},
+		{Key: []byte("stream-empty"), Kind: values.KindStream, Stream: &Stream{
 			LastID: StreamID{5, 0}, FirstID: StreamID{0, 0}, EntriesAdded: 1,
 			Groups: []StreamGroup{{Name: []byte("g"), LastID: StreamID{5, 0}, EntriesRead: 1}}}},
-		{DB: 3, Key: []byte("db3-string"), Kind: KindString, Str: []byte("in db 3")},
-		{DB: 3, Key: []byte("db3-list"), Kind: KindList, Elems: bs("q"), ExpireAt: ttl + 2},
+		{DB: 3, Key: []byte("db3-string"), Kind: values.KindString, Str: []byte("in db 3")},
+		{DB: 3, Key: []byte("db3-list"), Kind: values.KindList, Elems: bs("q"), ExpireAt: ttl + 2},
 	}
 }
 

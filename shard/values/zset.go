@@ -1,4 +1,4 @@
-package shard
+package values
 
 import (
 	"bytes"
@@ -8,32 +8,17 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
 )
-
-// A sorted set value is held one of two ways, as in Redis 7.0:
-//
-//   - encListpack: o.str is a listpack of (member, score) pairs, two entries
-//     each, ordered by score then member (bytewise, as memcmp). A score entry
-//     is the 8 bytes of the float64, little endian. Redis stores an integral
-//     score as an integer there, which turns -0 into 0: svcdb does the same
-//     (zlScore normalises -0), the only observable trace of that encoding.
-//   - encSkiplist: o.coll is a *zskiplist: Redis' skiplist with spans (rank
-//     queries in O(log n)) plus a map member → node.
-//
-// A listpack converts when a new member would make it longer than
-// zset-max-listpack-entries or is longer than zset-max-listpack-value (Redis'
-// zsetAdd), and never converts back; ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE
-// build their result whole and pick the encoding by its size, as Redis'
-// zsetConvertToListpackIfNeeded.
 
 // ---- scores ------------------------------------------------------------------
 
 // zlScoreLen is the size of a score entry in a sorted set's listpack.
-const zlScoreLen = 8
+const ZlScoreLen = 8
 
-func zlScoreBytes(buf *[zlScoreLen]byte, f float64) []byte {
+// ZlScoreBytes encodes f as a score entry in buf, turning -0 into 0 as Redis'
+// listpack does.
+func ZlScoreBytes(buf *[ZlScoreLen]byte, f float64) []byte {
 	if f == 0 {
 		f = 0 // Redis keeps -0 as the integer 0 in a listpack
 	}
@@ -43,12 +28,12 @@ func zlScoreBytes(buf *[zlScoreLen]byte, f float64) []byte {
 
 func zlScoreOf(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
 
-// zsBytes views a member string as bytes. The bytes must never be written.
-func zsBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+// MemberBytes views a member string as bytes. The bytes must never be written.
+func MemberBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// zsStr views b as a string for a comparison or a map lookup; the string
+// MemberString views b as a string for a comparison or a map lookup; the string
 // must not outlive the call.
-func zsStr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+func MemberString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // cStrtod parses s, which must be entirely a number, as C's strtod reads
 // one: decimal or 0x hexadecimal (p exponent optional), inf, infinity, nan
@@ -69,14 +54,14 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 	}
 	if len(t) > 0 && (t[0]|0x20 == 'i' || t[0]|0x20 == 'n') {
 		switch {
-		case resp.EqualFold(t, "inf") || resp.EqualFold(t, "infinity"):
+		case equalFold(t, "inf") || equalFold(t, "infinity"):
 			if neg {
 				return math.Inf(-1), true, false, false
 			}
 			return math.Inf(1), true, false, false
-		case resp.EqualFold(t, "nan"):
+		case equalFold(t, "nan"):
 			return math.NaN(), true, false, false
-		case len(t) >= 5 && resp.EqualFold(t[:4], "nan(") && t[len(t)-1] == ')':
+		case len(t) >= 5 && equalFold(t[:4], "nan(") && t[len(t)-1] == ')':
 			for _, ch := range t[4 : len(t)-1] {
 				if !(ch >= '0' && ch <= '9' || ch|0x20 >= 'a' && ch|0x20 <= 'z' || ch == '_') {
 					return 0, false, false, false
@@ -131,7 +116,7 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 	if hex && !sawExp {
 		in = append(append(make([]byte, 0, len(s)+2), s...), 'p', '0') // Go wants the exponent
 	}
-	f, err := strconv.ParseFloat(zsStr(in), 64)
+	f, err := strconv.ParseFloat(MemberString(in), 64)
 	if err != nil {
 		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
 			return 0, false, false, false
@@ -146,10 +131,10 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 	return f, true, false, false
 }
 
-// parseScore reads a score, increment or weight as Redis'
+// ParseScore reads a score, increment or weight as Redis'
 // getDoubleFromObject (string2d): the whole argument, no leading space, no
 // NaN, and neither overflow nor underflow to zero.
-func parseScore(b []byte) (float64, bool) {
+func ParseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || isCSpace(b[0]) {
 		return 0, false
 	}
@@ -160,10 +145,10 @@ func parseScore(b []byte) (float64, bool) {
 	return f, true
 }
 
-// zrangeSpec is a score interval (Redis' zrangespec).
-type zrangeSpec struct {
-	min, max     float64
-	minex, maxex bool
+// ScoreRange is a score interval (Redis' zrangespec).
+type ScoreRange struct {
+	Min, Max     float64
+	Minex, maxex bool
 }
 
 // parseScoreBound reads a ZRANGEBYSCORE bound as zslParseRange does: "(" makes
@@ -191,30 +176,34 @@ func parseScoreBound(b []byte) (f float64, ex, ok bool) {
 	return f, ex, true
 }
 
-func parseScoreRange(min, max []byte) (r zrangeSpec, ok bool) {
+// ParseScoreRange parses ZRANGEBYSCORE's min and max ("(" for exclusive, -inf,
+// +inf).
+func ParseScoreRange(min, max []byte) (r ScoreRange, ok bool) {
 	var ok1, ok2 bool
-	r.min, r.minex, ok1 = parseScoreBound(min)
-	r.max, r.maxex, ok2 = parseScoreBound(max)
+	r.Min, r.Minex, ok1 = parseScoreBound(min)
+	r.Max, r.maxex, ok2 = parseScoreBound(max)
 	return r, ok1 && ok2
 }
 
-func (r *zrangeSpec) gteMin(v float64) bool {
-	if r.minex {
-		return v > r.min
+// GteMin reports whether v is at or above the range's minimum.
+func (r *ScoreRange) GteMin(v float64) bool {
+	if r.Minex {
+		return v > r.Min
 	}
-	return v >= r.min
+	return v >= r.Min
 }
 
-func (r *zrangeSpec) lteMax(v float64) bool {
+// LteMax reports whether v is at or below the range's maximum.
+func (r *ScoreRange) LteMax(v float64) bool {
 	if r.maxex {
-		return v < r.max
+		return v < r.Max
 	}
-	return v <= r.max
+	return v <= r.Max
 }
 
-// empty reports a range that can hold nothing whatever the set.
-func (r *zrangeSpec) empty() bool {
-	return r.min > r.max || r.min == r.max && (r.minex || r.maxex)
+// Empty reports a range that can hold nothing whatever the set.
+func (r *ScoreRange) Empty() bool {
+	return r.Min > r.Max || r.Min == r.Max && (r.Minex || r.maxex)
 }
 
 // zlexBound is one end of a lex interval: "-" (below every string), "+"
@@ -225,8 +214,8 @@ type zlexBound struct {
 	excl bool
 }
 
-// zlexSpec is a lex interval (Redis' zlexrangespec).
-type zlexSpec struct{ min, max zlexBound }
+// LexRange is a lex interval (Redis' zlexrangespec).
+type LexRange struct{ min, max zlexBound }
 
 func parseLexBound(b []byte) (zlexBound, bool) {
 	if len(b) == 0 {
@@ -245,7 +234,9 @@ func parseLexBound(b []byte) (zlexBound, bool) {
 	return zlexBound{}, false
 }
 
-func parseLexRange(min, max []byte) (r zlexSpec, ok bool) {
+// ParseLexRange parses ZRANGEBYLEX's min and max ("[" inclusive, "("
+// exclusive, "-", "+").
+func ParseLexRange(min, max []byte) (r LexRange, ok bool) {
 	var ok1, ok2 bool
 	r.min, ok1 = parseLexBound(min)
 	r.max, ok2 = parseLexBound(max)
@@ -263,7 +254,8 @@ func (b *zlexBound) cmp(v []byte) int {
 	return bytes.Compare(v, b.v)
 }
 
-func (r *zlexSpec) gteMin(v []byte) bool {
+// GteMin reports whether v is at or above the range's minimum.
+func (r *LexRange) GteMin(v []byte) bool {
 	c := r.min.cmp(v)
 	if r.min.excl {
 		return c > 0
@@ -271,7 +263,8 @@ func (r *zlexSpec) gteMin(v []byte) bool {
 	return c >= 0
 }
 
-func (r *zlexSpec) lteMax(v []byte) bool {
+// LteMax reports whether v is at or below the range's maximum.
+func (r *LexRange) LteMax(v []byte) bool {
 	c := r.max.cmp(v)
 	if r.max.excl {
 		return c < 0
@@ -280,7 +273,7 @@ func (r *zlexSpec) lteMax(v []byte) bool {
 }
 
 // empty reports a range that can hold nothing whatever the set.
-func (r *zlexSpec) empty() bool {
+func (r *LexRange) empty() bool {
 	var c int
 	switch {
 	case r.min.inf != 0 && r.min.inf == r.max.inf:
@@ -295,10 +288,10 @@ func (r *zlexSpec) empty() bool {
 	return c > 0 || c == 0 && (r.min.excl || r.max.excl)
 }
 
-// appendD2String formats f as Redis' d2string (ZSCAN's scores of a
+// AppendD2String formats f as Redis' d2string (ZSCAN's scores of a
 // skiplist): integers up to 2^52 without a fraction, "-0" for negative zero,
 // the rest as %.17g.
-func appendD2String(dst []byte, f float64) []byte {
+func AppendD2String(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(dst, "inf"...)
@@ -315,23 +308,23 @@ func appendD2String(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }
 
-// appendListpackScore formats f as Redis keeps a score in a listpack (what
+// AppendListpackScore formats f as Redis keeps a score in a listpack (what
 // ZSCAN of a listpack returns): an integer when f is integral and within
 // LLONG_MAX/2 (double2ll), else d2string.
-func appendListpackScore(dst []byte, f float64) []byte {
+func AppendListpackScore(dst []byte, f float64) []byte {
 	if f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == float64(int64(f)) {
 		return strconv.AppendInt(dst, int64(f), 10)
 	}
-	return appendD2String(dst, f)
+	return AppendD2String(dst, f)
 }
 
 // ---- listpack sorted sets -------------------------------------------------------
 
-// zlLen is the number of members of a sorted set listpack.
-func zlLen(lp []byte) int { return listpack.Len(lp) / 2 }
+// ZlLen is the number of members of a sorted set listpack.
+func ZlLen(lp []byte) int { return listpack.Len(lp) / 2 }
 
 // zlScoreEntry is the size of a score entry: its length byte and 8 bytes.
-const zlScoreEntry = 1 + zlScoreLen
+const ZlScoreEntry = 1 + ZlScoreLen
 
 // zlMember returns the member entry at off (a pair's start) and the offset
 // of its score entry. Members shorter than 128 bytes have a one-byte length.
@@ -343,49 +336,49 @@ func zlMember(lp []byte, off int) (member []byte, scoreOff int) {
 	return listpack.Next(lp, off)
 }
 
-// zlAt returns the pair at off and the offset of the next pair.
-func zlAt(lp []byte, off int) (member []byte, score float64, next int) {
+// ZlAt returns the pair at off and the offset of the next pair.
+func ZlAt(lp []byte, off int) (member []byte, score float64, next int) {
 	m, s := zlMember(lp, off)
-	return m, zlScoreOf(lp[s+1 : s+zlScoreEntry]), s + zlScoreEntry
+	return m, zlScoreOf(lp[s+1 : s+ZlScoreEntry]), s + ZlScoreEntry
 }
 
-// zlFind returns the offset of member's pair and its score, or -1.
-func zlFind(lp []byte, member []byte) (int, float64) {
+// ZlFind returns the offset of member's pair and its score, or -1.
+func ZlFind(lp []byte, member []byte) (int, float64) {
 	for off := listpack.First; off < len(lp); {
 		m, s := zlMember(lp, off)
 		if len(m) == len(member) && string(m) == string(member) {
-			return off, zlScoreOf(lp[s+1 : s+zlScoreEntry])
+			return off, zlScoreOf(lp[s+1 : s+ZlScoreEntry])
 		}
-		off = s + zlScoreEntry
+		off = s + ZlScoreEntry
 	}
 	return -1, 0
 }
 
-// zlInsert adds a pair, keeping the order. REQUIRES: member is absent.
-func zlInsert(lp []byte, member []byte, score float64) []byte {
+// ZlInsert adds a pair, keeping the order. REQUIRES: member is absent.
+func ZlInsert(lp []byte, member []byte, score float64) []byte {
 	off := listpack.First
 	for off < len(lp) {
-		m, s, next := zlAt(lp, off)
+		m, s, next := ZlAt(lp, off)
 		if s > score || s == score && bytes.Compare(m, member) > 0 {
 			break
 		}
 		off = next
 	}
-	var sb [zlScoreLen]byte
+	var sb [ZlScoreLen]byte
 	lp = listpack.Insert(lp, off, member)
 	_, after := listpack.Next(lp, off)
-	return listpack.Insert(lp, after, zlScoreBytes(&sb, score))
+	return listpack.Insert(lp, after, ZlScoreBytes(&sb, score))
 }
 
-// zlDelete removes the pair at off.
-func zlDelete(lp []byte, off int) []byte { return listpack.Delete(lp, off, 2) }
+// ZlDelete removes the pair at off.
+func ZlDelete(lp []byte, off int) []byte { return listpack.Delete(lp, off, 2) }
 
-// zlOffsets appends the offset of every pair to offs.
-func zlOffsets(lp []byte, offs []int) []int {
+// ZlOffsets appends the offset of every pair to offs.
+func ZlOffsets(lp []byte, offs []int) []int {
 	for off := listpack.First; off < len(lp); {
 		offs = append(offs, off)
 		_, s := zlMember(lp, off)
-		off = s + zlScoreEntry
+		off = s + ZlScoreEntry
 	}
 	return offs
 }
@@ -398,39 +391,39 @@ const (
 	zslP = 1 << 30
 )
 
-// zslLevel is one level of a node: the next node at this level (0: none),
+// skiplistLevel is one level of a node: the next node at this level (0: none),
 // how many nodes the link skips (the rank distance), and the next node's
 // score. With the score in the link a search compares without reading the
 // next node, which lives elsewhere in memory: one cache miss per step instead
 // of two (the next node is read only on a tie, for its member). Invariant:
 // forward != 0 ⇒ fscore == nodes[forward].score.
-type zslLevel struct {
+type skiplistLevel struct {
 	forward, span uint32
 	fscore        float64
 }
 
-// zslUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
+// skiplistUpLevel is a link at level 2 or above, kept in zskiplist.up: the link
 // and where the node it leads to keeps its own levels 2.. (that node's
 // upOff). A search that moves right at level i >= 2 goes straight to the
 // next node's level-i link in the pool without reading the node, whose cache
 // line it would otherwise miss on only to learn that offset: one miss per
 // step at the upper levels instead of two. Invariant: forward != 0 ⇒
 // fup == nodes[forward].upOff().
-type zslUpLevel struct {
-	zslLevel
+type skiplistUpLevel struct {
+	skiplistLevel
 	fup uint32
 }
 
-// zslNode is one member. Nodes live in zskiplist.nodes and are addressed by
+// skiplistNode is one member. Nodes live in zskiplist.nodes and are addressed by
 // index; index 0 is the header, so 0 also means "none" in links.
-type zslNode struct {
+type skiplistNode struct {
 	member   string
 	score    float64
 	backward uint32 // previous node at level 0; 0 when first
 	// lv is the node's level count (top 8 bits; 0 for a free slot) and, for
 	// more than two levels, where levels 2.. start in zskiplist.up.
 	lv     uint32
-	l0, l1 zslLevel
+	l0, l1 skiplistLevel
 }
 
 // A node is 64 bytes, one cache line of the node array: a search step reads
@@ -438,12 +431,14 @@ type zslNode struct {
 // nodes in four have one level, nearly all the rest two, so a step rarely
 // reads the up pool, whose few entries stay in cache.
 
-func (n *zslNode) levels() int  { return int(n.lv >> 24) }
-func (n *zslNode) upOff() int   { return int(n.lv & (1<<24 - 1)) }
-func (n *zslNode) isLive() bool { return n.lv != 0 }
+func (n *skiplistNode) levels() int { return int(n.lv >> 24) }
+func (n *skiplistNode) upOff() int  { return int(n.lv & (1<<24 - 1)) }
+
+// isLive reports whether the node is in use (not on the free list).
+func (n *skiplistNode) isLive() bool { return n.lv != 0 }
 
 // lnk returns node x's link at level i.
-func (s *zskiplist) lnk(x uint32, i int) *zslLevel {
+func (s *Skiplist) lnk(x uint32, i int) *skiplistLevel {
 	n := &s.nodes[x]
 	switch i {
 	case 0:
@@ -451,15 +446,15 @@ func (s *zskiplist) lnk(x uint32, i int) *zslLevel {
 	case 1:
 		return &n.l1
 	}
-	return &s.up[n.upOff()+i-2].zslLevel
+	return &s.up[n.upOff()+i-2].skiplistLevel
 }
 
 // upLnk returns node x's link at level i >= 2.
-func (s *zskiplist) upLnk(x uint32, i int) *zslUpLevel {
+func (s *Skiplist) upLnk(x uint32, i int) *skiplistUpLevel {
 	return &s.up[s.nodes[x].upOff()+i-2]
 }
 
-// zskiplist is a sorted set too large for a listpack: Redis' zset (a
+// Skiplist is a sorted set too large for a listpack: Redis' zset (a
 // skiplist ordered by score then member, with spans, plus a dict member →
 // node), with the nodes in one slice so the garbage collector sees one
 // array rather than a pointer per node.
@@ -475,15 +470,15 @@ func (s *zskiplist) upLnk(x uint32, i int) *zslUpLevel {
 //     whole scan
 //   - mem is the bytes of the live members (memory() adds the arrays'
 //     capacity)
-type zskiplist struct {
-	nodes  []zslNode
-	up     []zslUpLevel          // levels 2.. of the nodes that have them, in blocks
+type Skiplist struct {
+	nodes  []skiplistNode
+	up     []skiplistUpLevel     // levels 2.. of the nodes that have them, in blocks
 	upFree [zslMaxLevel][]uint32 // free blocks of up by size (levels-2)
 	// upFreeCap is the sum of the upFree slices' capacities, kept so that
 	// memory(), which every write calls, does not walk the 32 slices.
 	upFreeCap int
 	free      []uint32
-	dict      zslIndex
+	dict      skiplistIndex
 	level     int
 	length    int
 	tail      uint32
@@ -491,36 +486,38 @@ type zskiplist struct {
 }
 
 const (
-	zslNodeSize    = int64(unsafe.Sizeof(zslNode{}))
-	zslLevelSize   = int64(unsafe.Sizeof(zslLevel{}))
-	zslUpLevelSize = int64(unsafe.Sizeof(zslUpLevel{}))
-	zslFixedMemory = int64(unsafe.Sizeof(zskiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
+	zslNodeSize    = int64(unsafe.Sizeof(skiplistNode{}))
+	zslLevelSize   = int64(unsafe.Sizeof(skiplistLevel{}))
+	zslUpLevelSize = int64(unsafe.Sizeof(skiplistUpLevel{}))
+	zslFixedMemory = int64(unsafe.Sizeof(Skiplist{})) + (zslMaxLevel-1)*zslUpLevelSize + 48
 )
 
-func newZskiplist(hint int) *zskiplist {
-	s := &zskiplist{
-		nodes: make([]zslNode, 1, 1+hint),
+// NewSkiplist returns an empty skiplist with room for about hint members.
+func NewSkiplist(hint int) *Skiplist {
+	s := &Skiplist{
+		nodes: make([]skiplistNode, 1, 1+hint),
 		dict:  newZslIndex(hint),
 		level: 1,
 	}
-	s.up = make([]zslUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
+	s.up = make([]skiplistUpLevel, zslMaxLevel-2, zslMaxLevel-2+hint/16)
 	s.nodes[0].lv = zslMaxLevel << 24 // its levels 2.. are up[0:zslMaxLevel-2]
 	return s
 }
 
-func (s *zskiplist) memory() int64 {
+// Memory is the bytes the skiplist holds (see Collection).
+func (s *Skiplist) Memory() int64 {
 	return zslFixedMemory + s.mem + s.arrays()
 }
 
 // arrays is the bytes of the node array, the up pool, the index and the
 // free lists.
-func (s *zskiplist) arrays() int64 {
+func (s *Skiplist) arrays() int64 {
 	return int64(cap(s.nodes))*zslNodeSize + int64(cap(s.up))*zslUpLevelSize + s.dict.bytes() +
 		int64(cap(s.free)+s.upFreeCap)*4
 }
 
 // recount computes memory() from scratch (tests compare the two).
-func (s *zskiplist) recount() int64 {
+func (s *Skiplist) recount() int64 {
 	var n int64
 	for i := 1; i < len(s.nodes); i++ {
 		nd := &s.nodes[i]
@@ -541,9 +538,10 @@ func zslEntryMemory(member string) int64 {
 	return (int64(len(member)) + 7) &^ 7
 }
 
-func (s *zskiplist) clone() collection {
-	n := &zskiplist{
-		nodes:  make([]zslNode, len(s.nodes)),
+// Clone returns a deep copy (COPY).
+func (s *Skiplist) Clone() Collection {
+	n := &Skiplist{
+		nodes:  make([]skiplistNode, len(s.nodes)),
 		free:   append([]uint32(nil), s.free...),
 		dict:   s.dict.clone(),
 		level:  s.level,
@@ -552,7 +550,7 @@ func (s *zskiplist) clone() collection {
 		mem:    s.mem,
 	}
 	copy(n.nodes, s.nodes)
-	n.up = append(make([]zslUpLevel, 0, cap(s.up)), s.up...)
+	n.up = append(make([]skiplistUpLevel, 0, cap(s.up)), s.up...)
 	for i, f := range s.upFree {
 		if f != nil {
 			n.upFree[i] = append([]uint32(nil), f...)
@@ -571,13 +569,13 @@ func zslRandomLevel() int {
 }
 
 // newNode takes a free slot (or a new one) for a node of lvl levels.
-func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
+func (s *Skiplist) newNode(lvl int, score float64, member string) uint32 {
 	var x uint32
 	if n := len(s.free); n > 0 {
 		x = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		s.nodes = append(s.nodes, zslNode{})
+		s.nodes = append(s.nodes, skiplistNode{})
 		x = uint32(len(s.nodes) - 1)
 	}
 	off := 0
@@ -592,7 +590,7 @@ func (s *zskiplist) newNode(lvl int, score float64, member string) uint32 {
 
 // allocUp returns the offset of n free entries of up, reusing a freed block
 // of that size before growing the pool.
-func (s *zskiplist) allocUp(n int) int {
+func (s *Skiplist) allocUp(n int) int {
 	if f := s.upFree[n]; len(f) > 0 {
 		off := f[len(f)-1]
 		s.upFree[n] = f[:len(f)-1]
@@ -602,11 +600,11 @@ func (s *zskiplist) allocUp(n int) int {
 	if off+n >= 1<<24 {
 		panic("shard: skiplist level pool past 2^24 entries")
 	}
-	s.up = append(s.up, make([]zslUpLevel, n)...)
+	s.up = append(s.up, make([]skiplistUpLevel, n)...)
 	return off
 }
 
-func (s *zskiplist) freeNode(x uint32) {
+func (s *Skiplist) freeNode(x uint32) {
 	nd := &s.nodes[x]
 	s.mem -= zslEntryMemory(nd.member)
 	if n := nd.levels() - 2; n > 0 {
@@ -614,7 +612,7 @@ func (s *zskiplist) freeNode(x uint32) {
 		s.upFree[n] = append(s.upFree[n], uint32(nd.upOff()))
 		s.upFreeCap += cap(s.upFree[n]) - before
 	}
-	*nd = zslNode{}
+	*nd = skiplistNode{}
 	if int(x) == len(s.nodes)-1 {
 		s.nodes = s.nodes[:x]
 		return
@@ -624,7 +622,7 @@ func (s *zskiplist) freeNode(x uint32) {
 
 // before reports whether the node l links to sorts before (score, member).
 // REQUIRES: l.forward != 0.
-func (s *zskiplist) before(l *zslLevel, score float64, member string) bool {
+func (s *Skiplist) before(l *skiplistLevel, score float64, member string) bool {
 	return l.fscore < score || l.fscore == score && s.nodes[l.forward].member < member
 }
 
@@ -638,7 +636,7 @@ type zslCursor struct {
 
 // startCursor is a search from the header; the header's levels 2.. start at
 // up[0].
-func (s *zskiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
+func (s *Skiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
 
 // step makes one comparison of search c for (score, member): it moves right
 // past a node that sorts before the key or, at the last such node of its
@@ -646,10 +644,10 @@ func (s *zskiplist) startCursor() zslCursor { return zslCursor{i: s.level - 1} }
 // level. It reports whether the search is done (past level 0). Above level
 // 1 it reads only the up pool, carried from link to link by
 // zslUpLevel.fup.
-func (s *zskiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
+func (s *Skiplist) step(c *zslCursor, score float64, member string, update, rank *[zslMaxLevel]uint32) bool {
 	if c.i >= 2 {
 		l := &s.up[int(c.pup)+c.i-2]
-		if l.forward != 0 && s.before(&l.zslLevel, score, member) {
+		if l.forward != 0 && s.before(&l.skiplistLevel, score, member) {
 			c.r += l.span
 			c.p, c.pup = l.forward, l.fup
 			return false
@@ -667,7 +665,7 @@ func (s *zskiplist) step(c *zslCursor, score float64, member string, update, ran
 // descend fills update with the last node before (score, member) at each
 // level and rank with that node's rank (Redis' search in zslInsert), and
 // returns the node after update[0] (0 if none).
-func (s *zskiplist) descend(score float64, member string, update, rank *[zslMaxLevel]uint32) uint32 {
+func (s *Skiplist) descend(score float64, member string, update, rank *[zslMaxLevel]uint32) uint32 {
 	c := s.startCursor()
 	for !s.step(&c, score, member, update, rank) {
 	}
@@ -676,7 +674,7 @@ func (s *zskiplist) descend(score float64, member string, update, rank *[zslMaxL
 
 // link inserts node x (score, member and levels set, not linked) at its
 // place (Redis' zslInsert after the node is made).
-func (s *zskiplist) link(x uint32) {
+func (s *Skiplist) link(x uint32) {
 	var update, rank [zslMaxLevel]uint32
 	s.descend(s.nodes[x].score, s.nodes[x].member, &update, &rank)
 	s.linkAt(x, &update, &rank)
@@ -684,7 +682,7 @@ func (s *zskiplist) link(x uint32) {
 
 // linkAt links node x after update[i] at each of its levels i; rank holds
 // the ranks of the update nodes.
-func (s *zskiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
+func (s *Skiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
 	score := s.nodes[x].score
 	lvl := s.nodes[x].levels()
 	if lvl > s.level {
@@ -721,13 +719,13 @@ func (s *zskiplist) linkAt(x uint32, update, rank *[zslMaxLevel]uint32) {
 
 // path fills update with the last node before (score, member) at each
 // level and returns the node after update[0] (0 if none).
-func (s *zskiplist) path(score float64, member string, update *[zslMaxLevel]uint32) uint32 {
+func (s *Skiplist) path(score float64, member string, update *[zslMaxLevel]uint32) uint32 {
 	var rank [zslMaxLevel]uint32
 	return s.descend(score, member, update, &rank)
 }
 
 // unlink takes x out of the list (Redis' zslDeleteNode); update is its path.
-func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
+func (s *Skiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 	xn := &s.nodes[x]
 	for i := 0; i < s.level; i++ {
 		ul := s.lnk(update[i], i)
@@ -751,15 +749,15 @@ func (s *zskiplist) unlink(x uint32, update *[zslMaxLevel]uint32) {
 		s.level--
 	}
 	s.length--
-	xn.l0, xn.l1 = zslLevel{}, zslLevel{}
+	xn.l0, xn.l1 = skiplistLevel{}, skiplistLevel{}
 	for i := 2; i < xn.levels(); i++ {
-		*s.upLnk(x, i) = zslUpLevel{}
+		*s.upLnk(x, i) = skiplistUpLevel{}
 	}
 	xn.backward = 0
 }
 
-// add inserts member, which must be absent.
-func (s *zskiplist) add(member []byte, score float64) uint32 {
+// Add inserts member, which must be absent.
+func (s *Skiplist) Add(member []byte, score float64) uint32 {
 	m := string(member)
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
@@ -767,20 +765,21 @@ func (s *zskiplist) add(member []byte, score float64) uint32 {
 	return x
 }
 
-// addString is add for a member already held as a string (conversion).
-func (s *zskiplist) addString(m string, score float64) {
+// AddString is add for a member already held as a string (conversion).
+func (s *Skiplist) AddString(m string, score float64) {
 	x := s.newNode(zslRandomLevel(), score, m)
 	s.link(x)
 	s.dict.insert(x, m)
 }
 
-func (s *zskiplist) find(member []byte) (uint32, bool) {
-	x := s.dict.find(s.nodes, member)
+// Find returns member's node.
+func (s *Skiplist) Find(member []byte) (uint32, bool) {
+	x := s.dict.Find(s.nodes, member)
 	return x, x != 0
 }
 
-// removeNode deletes node x.
-func (s *zskiplist) removeNode(x uint32) {
+// RemoveNode deletes node x.
+func (s *Skiplist) RemoveNode(x uint32) {
 	var update [zslMaxLevel]uint32
 	n := &s.nodes[x]
 	s.path(n.score, n.member, &update)
@@ -789,16 +788,16 @@ func (s *zskiplist) removeNode(x uint32) {
 	s.freeNode(x)
 }
 
-// remove deletes member and reports whether it was there.
-func (s *zskiplist) remove(member []byte) bool {
-	x, ok := s.find(member)
+// Remove deletes member and reports whether it was there.
+func (s *Skiplist) Remove(member []byte) bool {
+	x, ok := s.Find(member)
 	if ok {
-		s.removeNode(x)
+		s.RemoveNode(x)
 	}
 	return ok
 }
 
-// setScore changes node x's score, moving it when the order requires
+// SetScore changes node x's score, moving it when the order requires
 // (Redis' zslUpdateScore); the node keeps its index.
 //
 // Redis searches twice, for x's place and then, after unlinking it, for the
@@ -806,7 +805,7 @@ func (s *zskiplist) remove(member []byte) bool {
 // turn: neither depends on the other, so the processor waits for the two
 // searches' cache misses together instead of one after the other. The new
 // place is found with x still in the list and corrected for its removal.
-func (s *zskiplist) setScore(x uint32, score float64) {
+func (s *Skiplist) SetScore(x uint32, score float64) {
 	n := &s.nodes[x]
 	member := n.member
 	var oldUpdate, oldRank, update, rank [zslMaxLevel]uint32
@@ -847,8 +846,8 @@ func (s *zskiplist) setScore(x uint32, score float64) {
 	s.linkAt(x, &update, &rank)
 }
 
-// rank is x's 1-based rank (Redis' zslGetRank).
-func (s *zskiplist) rank(x uint32) int {
+// Rank is x's 1-based rank (Redis' zslGetRank).
+func (s *Skiplist) Rank(x uint32) int {
 	score, member := s.nodes[x].score, s.nodes[x].member
 	rank := uint32(0)
 	p := uint32(0)
@@ -872,8 +871,8 @@ func (s *zskiplist) rank(x uint32) int {
 	return 0
 }
 
-// byRank returns the node of 1-based rank r, or 0.
-func (s *zskiplist) byRank(r int) uint32 {
+// ByRank returns the node of 1-based rank r, or 0.
+func (s *Skiplist) ByRank(r int) uint32 {
 	traversed := uint32(0)
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
@@ -892,63 +891,68 @@ func (s *zskiplist) byRank(r int) uint32 {
 	return 0
 }
 
-func (s *zskiplist) first() uint32 { return s.nodes[0].l0.forward }
+// First is the node of the lowest member, 0 when empty.
+func (s *Skiplist) First() uint32 { return s.nodes[0].l0.forward }
 
 // ---- ranges on the skiplist (Redis' zsl*InRange, zsl*InLexRange) ----
 
-func (s *zskiplist) inRange(r *zrangeSpec) bool {
-	if r.empty() || s.tail == 0 {
+func (s *Skiplist) inRange(r *ScoreRange) bool {
+	if r.Empty() || s.tail == 0 {
 		return false
 	}
-	return r.gteMin(s.nodes[s.tail].score) && r.lteMax(s.nodes[s.first()].score)
+	return r.GteMin(s.nodes[s.tail].score) && r.LteMax(s.nodes[s.First()].score)
 }
 
-func (s *zskiplist) firstInRange(r *zrangeSpec) uint32 {
+// FirstInRange is the first node in r, 0 when none is.
+func (s *Skiplist) FirstInRange(r *ScoreRange) uint32 {
 	if !s.inRange(r) {
 		return 0
 	}
 	return s.firstWhere(
-		func(x uint32) bool { return r.gteMin(s.nodes[x].score) },
-		func(x uint32) bool { return r.lteMax(s.nodes[x].score) })
+		func(x uint32) bool { return r.GteMin(s.nodes[x].score) },
+		func(x uint32) bool { return r.LteMax(s.nodes[x].score) })
 }
 
-func (s *zskiplist) lastInRange(r *zrangeSpec) uint32 {
+// LastInRange is the last node in r, 0 when none is.
+func (s *Skiplist) LastInRange(r *ScoreRange) uint32 {
 	if !s.inRange(r) {
 		return 0
 	}
 	return s.lastWhere(
-		func(x uint32) bool { return r.gteMin(s.nodes[x].score) },
-		func(x uint32) bool { return r.lteMax(s.nodes[x].score) })
+		func(x uint32) bool { return r.GteMin(s.nodes[x].score) },
+		func(x uint32) bool { return r.LteMax(s.nodes[x].score) })
 }
 
-func (s *zskiplist) inLexRange(r *zlexSpec) bool {
+func (s *Skiplist) inLexRange(r *LexRange) bool {
 	if r.empty() || s.tail == 0 {
 		return false
 	}
-	return r.gteMin(zsBytes(s.nodes[s.tail].member)) && r.lteMax(zsBytes(s.nodes[s.first()].member))
+	return r.GteMin(MemberBytes(s.nodes[s.tail].member)) && r.LteMax(MemberBytes(s.nodes[s.First()].member))
 }
 
-func (s *zskiplist) firstInLexRange(r *zlexSpec) uint32 {
+// FirstInLexRange is the first node in r, 0 when none is.
+func (s *Skiplist) FirstInLexRange(r *LexRange) uint32 {
 	if !s.inLexRange(r) {
 		return 0
 	}
 	return s.firstWhere(
-		func(x uint32) bool { return r.gteMin(zsBytes(s.nodes[x].member)) },
-		func(x uint32) bool { return r.lteMax(zsBytes(s.nodes[x].member)) })
+		func(x uint32) bool { return r.GteMin(MemberBytes(s.nodes[x].member)) },
+		func(x uint32) bool { return r.LteMax(MemberBytes(s.nodes[x].member)) })
 }
 
-func (s *zskiplist) lastInLexRange(r *zlexSpec) uint32 {
+// LastInLexRange is the last node in r, 0 when none is.
+func (s *Skiplist) LastInLexRange(r *LexRange) uint32 {
 	if !s.inLexRange(r) {
 		return 0
 	}
 	return s.lastWhere(
-		func(x uint32) bool { return r.gteMin(zsBytes(s.nodes[x].member)) },
-		func(x uint32) bool { return r.lteMax(zsBytes(s.nodes[x].member)) })
+		func(x uint32) bool { return r.GteMin(MemberBytes(s.nodes[x].member)) },
+		func(x uint32) bool { return r.LteMax(MemberBytes(s.nodes[x].member)) })
 }
 
 // firstWhere is the walk of firstInRange and firstInLexRange: the first node
 // x for which gteMin(x) holds, or 0 when lteMax(x) does not.
-func (s *zskiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
+func (s *Skiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
@@ -968,7 +972,7 @@ func (s *zskiplist) firstWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 
 // lastWhere is the walk of lastInRange and lastInLexRange: the last node x
 // for which lteMax(x) holds, or 0 when gteMin(x) does not.
-func (s *zskiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
+func (s *Skiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 	p := uint32(0)
 	for i := s.level - 1; i >= 0; i-- {
 		for {
@@ -987,7 +991,7 @@ func (s *zskiplist) lastWhere(gteMin, lteMax func(x uint32) bool) uint32 {
 
 // deleteFrom removes nodes from x on while keep(x) holds and returns how
 // many it removed (Redis' zslDeleteRangeBy*: one path, then walk).
-func (s *zskiplist) deleteWhile(x uint32, keep func(x uint32) bool) int {
+func (s *Skiplist) DeleteWhile(x uint32, keep func(x uint32) bool) int {
 	if x == 0 {
 		return 0
 	}
@@ -1005,336 +1009,191 @@ func (s *zskiplist) deleteWhile(x uint32, keep func(x uint32) bool) int {
 	return removed
 }
 
-// ---- one sorted set, either encoding ------------------------------------------
-
-func zsetLen(o *object) int {
-	if o.enc == encListpack {
-		return zlLen(o.str)
-	}
-	return o.coll.(*zskiplist).length
-}
-
-func zsetScore(o *object, member []byte) (float64, bool) {
-	if o.enc == encListpack {
-		off, s := zlFind(o.str, member)
-		return s, off >= 0
-	}
-	s := o.coll.(*zskiplist)
-	x, ok := s.find(member)
-	if !ok {
-		return 0, false
-	}
-	return s.nodes[x].score, true
-}
-
-// zsetRank is member's 0-based rank from the lowest score.
-func zsetRank(o *object, member []byte) (int, bool) {
-	if o.enc == encListpack {
-		lp := o.str
-		r := 0
-		for off := listpack.First; off < len(lp); r++ {
-			m, _, next := zlAt(lp, off)
-			if bytes.Equal(m, member) {
-				return r, true
-			}
-			off = next
-		}
-		return 0, false
-	}
-	s := o.coll.(*zskiplist)
-	x, ok := s.find(member)
-	if !ok {
-		return 0, false
-	}
-	return s.rank(x) - 1, true
-}
-
-// newZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
-// or a skiplist when even one member of firstLen bytes would not fit one
-// (Redis' zaddGenericCommand on a new key).
-func newZSetValue(o *object, firstLen int, lim *EncodingLimits) {
-	if lim.ZSetMaxListpackEntries == 0 || int64(firstLen) > lim.ZSetMaxListpackValue {
-		o.enc = encSkiplist
-		o.coll = newZskiplist(0)
-		return
-	}
-	o.enc = encListpack
-	o.str = listpack.New(firstLen + 16)
-}
-
-// zsetConvert turns a listpack into a skiplist.
-func zsetConvert(o *object) {
-	lp := o.str
-	s := newZskiplist(zlLen(lp))
-	for off := listpack.First; off < len(lp); {
-		m, sc, next := zlAt(lp, off)
-		s.addString(string(m), sc)
-		off = next
-	}
-	o.str, o.coll, o.enc = nil, s, encSkiplist
-}
-
-// zadd input flags and results (Redis' ZADD_IN_* and ZADD_OUT_*).
-const (
-	zaddNX = 1 << iota
-	zaddXX
-	zaddGT
-	zaddLT
-	zaddIncr
-)
-
-const (
-	zaddOutNaN = 1 << iota
-	zaddOutAdded
-	zaddOutUpdated
-	zaddOutNop
-)
-
-// zsetAdd adds member or updates its score, as Redis' zsetAdd; it returns
-// the zaddOut* flags and the member's score afterwards.
-func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLimits) (out int, newScore float64) {
-	if math.IsNaN(score) {
-		return zaddOutNaN, 0
-	}
-	if o.enc == encListpack {
-		off, cur := zlFind(o.str, member)
-		if off >= 0 {
-			if flags&zaddNX != 0 {
-				return zaddOutNop, cur
-			}
-			if flags&zaddIncr != 0 {
-				score += cur
-				if math.IsNaN(score) {
-					return zaddOutNaN, 0
-				}
-			}
-			if flags&zaddLT != 0 && score >= cur || flags&zaddGT != 0 && score <= cur {
-				return zaddOutNop, cur
-			}
-			if score != cur {
-				o.str = zlDelete(o.str, off)
-				o.str = zlInsert(o.str, member, score)
-				return zaddOutUpdated, score
-			}
-			return 0, score
-		}
-		if flags&zaddXX != 0 {
-			return zaddOutNop, 0
-		}
-		if int64(zlLen(o.str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
-			zsetConvert(o)
-		} else {
-			o.str = zlInsert(o.str, member, score)
-			return zaddOutAdded, score // Redis replies the score given, even -0
-		}
-	}
-	s := o.coll.(*zskiplist)
-	if x, ok := s.find(member); ok {
-		if flags&zaddNX != 0 {
-			return zaddOutNop, s.nodes[x].score
-		}
-		cur := s.nodes[x].score
-		if flags&zaddIncr != 0 {
-			score += cur
-			if math.IsNaN(score) {
-				return zaddOutNaN, 0
-			}
-		}
-		if flags&zaddLT != 0 && score >= cur || flags&zaddGT != 0 && score <= cur {
-			return zaddOutNop, cur
-		}
-		if score != cur {
-			s.setScore(x, score)
-			return zaddOutUpdated, score
-		}
-		return 0, score
-	}
-	if flags&zaddXX != 0 {
-		return zaddOutNop, 0
-	}
-	s.add(member, score)
-	return zaddOutAdded, score
-}
-
-// zsetDel removes member and reports whether it was there.
-func zsetDel(o *object, member []byte) bool {
-	if o.enc == encListpack {
-		off, _ := zlFind(o.str, member)
-		if off < 0 {
-			return false
-		}
-		o.str = zlDelete(o.str, off)
-		return true
-	}
-	return o.coll.(*zskiplist).remove(member)
-}
-
 // ---- positions ---------------------------------------------------------------
 
-// zcur is a position in a sorted set of either encoding, for walking it in
+// ZCursor is a position in a sorted set of either encoding, for walking it in
 // order or backwards. A listpack is addressed through the offsets of its
 // pairs (built once by zview), a skiplist by node. Member bytes it returns
 // are read-only and valid until the set changes.
-type zcur struct {
-	offs []int // listpack: pair offsets
-	lp   []byte
-	i    int // listpack: pair index, -1 or len(offs) when off the ends
-	sl   *zskiplist
+type ZCursor struct {
+	Offs []int // listpack: pair offsets
+	Lp   []byte
+	I    int // listpack: pair index, -1 or len(offs) when off the ends
+	Sl   *Skiplist
 	x    uint32 // skiplist: node, 0 when off the ends
 }
 
-// zview returns a cursor (not yet placed) over o. buf provides the storage
-// for a listpack's offsets so small sets need no allocation.
-func zview(o *object, buf []int) zcur {
-	if o.enc == encListpack {
-		return zcur{lp: o.str, offs: zlOffsets(o.str, buf[:0]), i: -1}
+// Len is the number of members.
+func (z *ZCursor) Len() int {
+	if z.Sl != nil {
+		return z.Sl.length
 	}
-	return zcur{sl: o.coll.(*zskiplist)}
+	return len(z.Offs)
 }
 
-func (z *zcur) len() int {
-	if z.sl != nil {
-		return z.sl.length
-	}
-	return len(z.offs)
-}
-
-func (z *zcur) valid() bool {
-	if z.sl != nil {
+// Valid reports whether the cursor is on a member.
+func (z *ZCursor) Valid() bool {
+	if z.Sl != nil {
 		return z.x != 0
 	}
-	return z.i >= 0 && z.i < len(z.offs)
+	return z.I >= 0 && z.I < len(z.Offs)
 }
 
-func (z *zcur) member() []byte {
-	if z.sl != nil {
-		return zsBytes(z.sl.nodes[z.x].member)
+// Member is the member under the cursor.
+func (z *ZCursor) Member() []byte {
+	if z.Sl != nil {
+		return MemberBytes(z.Sl.nodes[z.x].member)
 	}
-	m, _ := zlMember(z.lp, z.offs[z.i])
+	m, _ := zlMember(z.Lp, z.Offs[z.I])
 	return m
 }
 
-func (z *zcur) score() float64 {
-	if z.sl != nil {
-		return z.sl.nodes[z.x].score
+// Score is the score under the cursor.
+func (z *ZCursor) Score() float64 {
+	if z.Sl != nil {
+		return z.Sl.nodes[z.x].score
 	}
-	_, s := zlMember(z.lp, z.offs[z.i])
-	return zlScoreOf(z.lp[s+1 : s+zlScoreEntry])
+	_, s := zlMember(z.Lp, z.Offs[z.I])
+	return zlScoreOf(z.Lp[s+1 : s+ZlScoreEntry])
 }
 
-func (z *zcur) next() {
-	if z.sl != nil {
-		z.x = z.sl.nodes[z.x].l0.forward
+// Next steps towards higher scores.
+func (z *ZCursor) Next() {
+	if z.Sl != nil {
+		z.x = z.Sl.nodes[z.x].l0.forward
 		return
 	}
-	z.i++
+	z.I++
 }
 
-func (z *zcur) prev() {
-	if z.sl != nil {
-		z.x = z.sl.nodes[z.x].backward
+func (z *ZCursor) prev() {
+	if z.Sl != nil {
+		z.x = z.Sl.nodes[z.x].backward
 		return
 	}
-	z.i--
+	z.I--
 }
 
-// move steps forward, or backwards when rev.
-func (z *zcur) move(rev bool) {
+// Move steps forward, or backwards when rev.
+func (z *ZCursor) Move(rev bool) {
 	if rev {
 		z.prev()
 	} else {
-		z.next()
+		z.Next()
 	}
 }
 
-// seekRank places the cursor on the member of 0-based rank r (from the
+// SeekRank places the cursor on the member of 0-based rank r (from the
 // lowest score). REQUIRES: 0 <= r < len.
-func (z *zcur) seekRank(r int) {
-	if z.sl != nil {
+func (z *ZCursor) SeekRank(r int) {
+	if z.Sl != nil {
 		switch {
 		case r == 0:
-			z.x = z.sl.first()
-		case r == z.sl.length-1:
-			z.x = z.sl.tail
+			z.x = z.Sl.First()
+		case r == z.Sl.length-1:
+			z.x = z.Sl.tail
 		default:
-			z.x = z.sl.byRank(r + 1)
+			z.x = z.Sl.ByRank(r + 1)
 		}
 		return
 	}
-	z.i = r
+	z.I = r
 }
 
-// seekScore places the cursor on the first member in r (the last, when
+// SeekScore places the cursor on the first member in r (the last, when
 // last), or off the ends when none is (Redis' z*FirstInRange/LastInRange).
-func (z *zcur) seekScore(r *zrangeSpec, last bool) {
-	if z.sl != nil {
+func (z *ZCursor) SeekScore(r *ScoreRange, last bool) {
+	if z.Sl != nil {
 		if last {
-			z.x = z.sl.lastInRange(r)
+			z.x = z.Sl.LastInRange(r)
 		} else {
-			z.x = z.sl.firstInRange(r)
+			z.x = z.Sl.FirstInRange(r)
 		}
 		return
 	}
-	z.i = -1
-	n := len(z.offs)
-	if r.empty() || n == 0 {
+	z.I = -1
+	n := len(z.Offs)
+	if r.Empty() || n == 0 {
 		return
 	}
-	z.seekEntry(last, func() bool { return r.gteMin(z.score()) }, func() bool { return r.lteMax(z.score()) })
+	z.seekEntry(last, func() bool { return r.GteMin(z.Score()) }, func() bool { return r.LteMax(z.Score()) })
 }
 
-// seekLex is seekScore for a lex range.
-func (z *zcur) seekLex(r *zlexSpec, last bool) {
-	if z.sl != nil {
+// SeekLex is seekScore for a lex range.
+func (z *ZCursor) SeekLex(r *LexRange, last bool) {
+	if z.Sl != nil {
 		if last {
-			z.x = z.sl.lastInLexRange(r)
+			z.x = z.Sl.LastInLexRange(r)
 		} else {
-			z.x = z.sl.firstInLexRange(r)
+			z.x = z.Sl.FirstInLexRange(r)
 		}
 		return
 	}
-	z.i = -1
-	n := len(z.offs)
+	z.I = -1
+	n := len(z.Offs)
 	if r.empty() || n == 0 {
 		return
 	}
 	// Redis' zzlIsInLexRange: the ends must be on the right sides first.
-	z.i = n - 1
-	if !r.gteMin(z.member()) {
-		z.i = -1
+	z.I = n - 1
+	if !r.GteMin(z.Member()) {
+		z.I = -1
 		return
 	}
-	z.i = 0
-	if !r.lteMax(z.member()) {
-		z.i = -1
+	z.I = 0
+	if !r.LteMax(z.Member()) {
+		z.I = -1
 		return
 	}
-	z.seekEntry(last, func() bool { return r.gteMin(z.member()) }, func() bool { return r.lteMax(z.member()) })
+	z.seekEntry(last, func() bool { return r.GteMin(z.Member()) }, func() bool { return r.LteMax(z.Member()) })
 }
 
 // seekEntry is the listpack half of seekScore and seekLex: it places the
 // cursor on the first entry for which gteMin holds (the last for which lteMax
 // holds, when last), or at -1 when there is none or the other bound does not
 // hold there. gteMin and lteMax test the entry under the cursor.
-func (z *zcur) seekEntry(last bool, gteMin, lteMax func() bool) {
-	n := len(z.offs)
+func (z *ZCursor) seekEntry(last bool, gteMin, lteMax func() bool) {
+	n := len(z.Offs)
 	if last {
-		for z.i = n - 1; z.i >= 0; z.i-- {
+		for z.I = n - 1; z.I >= 0; z.I-- {
 			if lteMax() {
 				if !gteMin() {
-					z.i = -1
+					z.I = -1
 				}
 				return
 			}
 		}
 		return
 	}
-	for z.i = 0; z.i < n; z.i++ {
+	for z.I = 0; z.I < n; z.I++ {
 		if gteMin() {
 			if !lteMax() {
-				z.i = -1
+				z.I = -1
 			}
 			return
 		}
 	}
 }
+
+// Len is the number of members.
+func (s *Skiplist) Len() int { return s.length }
+
+// Member is node x's member. REQUIRES: x is a live node.
+func (s *Skiplist) Member(x uint32) string { return s.nodes[x].member }
+
+// Score is node x's score. REQUIRES: x is a live node.
+func (s *Skiplist) Score(x uint32) float64 { return s.nodes[x].score }
+
+// Next is the node after x in order, 0 past the last.
+func (s *Skiplist) Next(x uint32) uint32 { return s.nodes[x].l0.forward }
+
+// Last is the node of the highest member, 0 when empty.
+func (s *Skiplist) Last() uint32 { return s.tail }
+
+// IsLive reports whether x is a node in use (not on the free list).
+func (s *Skiplist) IsLive(x uint32) bool { return s.nodes[x].isLive() }
+
+// Slots is the number of node slots, live or free: nodes are numbered
+// 1..Slots()-1 and a member keeps its node while it lives, which is what
+// lets ZSCAN walk them as a cursor.
+func (s *Skiplist) Slots() int { return len(s.nodes) }

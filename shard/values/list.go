@@ -1,24 +1,10 @@
-package shard
+package values
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/svcdb/svcdb/shard/listpack"
 )
-
-// A list lives in one of two encodings:
-//
-//   - encListpack: o.str is one listpack (package listpack) holding every
-//     element in order. Small lists stay here: one flat buffer, no pointers.
-//   - encQuicklist: o.coll is a *quicklist, a sequence of nodes each holding a
-//     run of elements up to the node limit (list-max-listpack-size). O(1)
-//     push and pop at both ends, O(n/node) index.
-//
-// A list converts from the first to the second when a write would take the
-// listpack past the node limit or past listpackMaxEntries entries, and never
-// back. Both report "quicklist" to OBJECT ENCODING, as Redis 7.0 (whose lists
-// are always quicklists), so where the switch happens is not observable.
 
 // ---- the node limit ----------------------------------------------------------
 
@@ -26,12 +12,12 @@ import (
 // still never grows past 8 KiB.
 const sizeSafetyLimit = 8192
 
-// nodeFits reports whether a node (or the listpack of a small list) holding
+// NodeFits reports whether a node (or the listpack of a small list) holding
 // count entries in size bytes may take one more entry of esize bytes under
 // list-max-listpack-size fill, as Redis' _quicklistNodeAllowInsert: a
 // negative fill -1..-5 limits the node to 4, 8, 16, 32 or 64 KiB; otherwise
 // the node takes at most fill entries and at most 8 KiB.
-func nodeFits(size, count, esize int, fill int64) bool {
+func NodeFits(size, count, esize int, fill int64) bool {
 	n := size + esize
 	if fill < 0 && fill >= -5 {
 		return n <= 4096<<(-fill-1)
@@ -83,8 +69,8 @@ type qnode struct {
 	count      int
 }
 
-// entrySize is the bytes a node entry holding a value of n bytes takes.
-func entrySize(n int) int { return 2*listpack.UvarintLen(uint64(n)) + n }
+// NodeEntrySize is the bytes a node entry holding a value of n bytes takes.
+func NodeEntrySize(n int) int { return 2*listpack.UvarintLen(uint64(n)) + n }
 
 // putEntry writes v as an entry at b[off:] and returns the offset after it.
 func putEntry(b []byte, off int, v []byte) int {
@@ -227,7 +213,7 @@ func (n *qnode) openGap(off, s int) int {
 
 // insert adds v as a new entry at off.
 func (n *qnode) insert(off int, v []byte) {
-	g := n.openGap(off, entrySize(len(v)))
+	g := n.openGap(off, NodeEntrySize(len(v)))
 	putEntry(n.buf, g, v)
 	n.count++
 }
@@ -257,7 +243,7 @@ func (n *qnode) remove(off int) int {
 // replace sets the entry at off to v.
 func (n *qnode) replace(off int, v []byte) {
 	_, next := n.entryAt(off)
-	old, size := next-off, entrySize(len(v))
+	old, size := next-off, NodeEntrySize(len(v))
 	switch {
 	case size > old:
 		off = n.openGap(next, size-old) - old
@@ -269,7 +255,7 @@ func (n *qnode) replace(off int, v []byte) {
 
 // ---- quicklist ----------------------------------------------------------------
 
-// quicklist is a list too long for one listpack: a deque of qnodes, each
+// Quicklist is a list too long for one listpack: a deque of qnodes, each
 // filled up to list-max-listpack-size, so both ends push and pop in O(1) and
 // an index costs a walk over the node counts plus one node.
 //
@@ -282,7 +268,7 @@ func (n *qnode) replace(off int, v []byte) {
 // quicklistOverhead + 8*cap(nodes) + Σ(qnodeOverhead + cap(node.buf)) over
 // the nodes and the spare, kept current by every method that changes a
 // node's buffer or the node set.
-type quicklist struct {
+type Quicklist struct {
 	nodes  []*qnode
 	lo, hi int
 	count  int
@@ -290,14 +276,17 @@ type quicklist struct {
 	spare  *qnode // an emptied node kept for reuse, or nil
 }
 
-func newQuicklist() *quicklist {
-	return &quicklist{mem: quicklistOverhead}
+// NewQuicklist returns an empty quicklist.
+func NewQuicklist() *Quicklist {
+	return &Quicklist{mem: quicklistOverhead}
 }
 
-func (q *quicklist) memory() int64 { return q.mem }
+// Memory is the bytes the quicklist holds (see Collection).
+func (q *Quicklist) Memory() int64 { return q.mem }
 
-func (q *quicklist) clone() collection {
-	c := &quicklist{count: q.count, mem: quicklistOverhead}
+// Clone returns a deep copy with its nodes packed (COPY).
+func (q *Quicklist) Clone() Collection {
+	c := &Quicklist{count: q.count, mem: quicklistOverhead}
 	c.nodes = make([]*qnode, q.hi-q.lo)
 	c.hi = len(c.nodes)
 	c.mem += 8 * int64(cap(c.nodes))
@@ -312,12 +301,12 @@ func (q *quicklist) clone() collection {
 }
 
 // numNodes is the number of nodes; node(i) is node i (0-based).
-func (q *quicklist) numNodes() int     { return q.hi - q.lo }
-func (q *quicklist) node(i int) *qnode { return q.nodes[q.lo+i] }
+func (q *Quicklist) numNodes() int     { return q.hi - q.lo }
+func (q *Quicklist) node(i int) *qnode { return q.nodes[q.lo+i] }
 
 // relayout centres the live nodes in the node slice, growing it when less
 // than half of it would be slack, so both ends have room for a new node.
-func (q *quicklist) relayout() {
+func (q *Quicklist) relayout() {
 	live := q.hi - q.lo
 	if live*2+2 > len(q.nodes) {
 		nodes := make([]*qnode, live*2+4)
@@ -335,7 +324,7 @@ func (q *quicklist) relayout() {
 }
 
 // insertNode puts n before node i (i == numNodes appends).
-func (q *quicklist) insertNode(i int, n *qnode) {
+func (q *Quicklist) insertNode(i int, n *qnode) {
 	q.mem += qnodeOverhead + int64(cap(n.buf))
 	q.count += n.count
 	live := q.hi - q.lo
@@ -377,7 +366,7 @@ const spareMax = 64 << 10
 // q.count (its entries were removed through the node and counted out).
 // Bytes returned by pop stay valid: a node kept as spare is only reused by a
 // later push.
-func (q *quicklist) removeNode(i int) {
+func (q *Quicklist) removeNode(i int) {
 	n := q.nodes[q.lo+i]
 	if q.spare == nil && cap(n.buf) <= spareMax {
 		q.spare = n
@@ -400,7 +389,7 @@ func (q *quicklist) removeNode(i int) {
 // shrink moves n's entries to a smaller buffer when it uses under a quarter
 // of the one it has (after LREM took most of its entries), so a list thinned
 // out by removals gives the memory back.
-func (q *quicklist) shrink(n *qnode) {
+func (q *Quicklist) shrink(n *qnode) {
 	used := n.tail - n.head
 	if len(n.buf) <= 4*used+256 {
 		return
@@ -413,7 +402,7 @@ func (q *quicklist) shrink(n *qnode) {
 }
 
 // dropIfEmpty removes node i when it holds nothing.
-func (q *quicklist) dropIfEmpty(i int) bool {
+func (q *Quicklist) dropIfEmpty(i int) bool {
 	if q.node(i).count == 0 {
 		q.removeNode(i)
 		return true
@@ -424,8 +413,8 @@ func (q *quicklist) dropIfEmpty(i int) bool {
 // newNode makes a node holding v, placed at its buffer's back (atBack: for
 // front pushes, which fill the node towards its front) or front. It reuses
 // the spare node when it has room. The caller inserts it with insertNode.
-func (q *quicklist) newNode(v []byte, fill int64, atBack bool) *qnode {
-	es := entrySize(len(v))
+func (q *Quicklist) newNode(v []byte, fill int64, atBack bool) *qnode {
+	es := NodeEntrySize(len(v))
 	var n *qnode
 	if sp := q.spare; sp != nil && len(sp.buf) >= es {
 		q.spare = nil
@@ -443,13 +432,13 @@ func (q *quicklist) newNode(v []byte, fill int64, atBack bool) *qnode {
 	return n
 }
 
-// push adds v at the front or back.
-func (q *quicklist) push(v []byte, front bool, fill int64) {
-	es := entrySize(len(v))
+// Push adds v at the front or back.
+func (q *Quicklist) Push(v []byte, front bool, fill int64) {
+	es := NodeEntrySize(len(v))
 	if front {
 		if q.hi > q.lo {
 			n := q.nodes[q.lo]
-			if nodeFits(n.tail-n.head, n.count, es, fill) {
+			if NodeFits(n.tail-n.head, n.count, es, fill) {
 				c := cap(n.buf)
 				n.insert(n.head, v)
 				q.mem += int64(cap(n.buf) - c)
@@ -462,7 +451,7 @@ func (q *quicklist) push(v []byte, front bool, fill int64) {
 	}
 	if q.hi > q.lo {
 		n := q.nodes[q.hi-1]
-		if nodeFits(n.tail-n.head, n.count, es, fill) {
+		if NodeFits(n.tail-n.head, n.count, es, fill) {
 			c := cap(n.buf)
 			n.insert(n.tail, v)
 			q.mem += int64(cap(n.buf) - c)
@@ -473,8 +462,8 @@ func (q *quicklist) push(v []byte, front bool, fill int64) {
 	q.insertNode(q.numNodes(), q.newNode(v, fill, false))
 }
 
-// end returns the first (front) or last element. REQUIRES: count > 0.
-func (q *quicklist) end(front bool) []byte {
+// End returns the first (front) or last element. REQUIRES: count > 0.
+func (q *Quicklist) End(front bool) []byte {
 	if front {
 		n := q.nodes[q.lo]
 		v, _ := n.entryAt(n.head)
@@ -485,9 +474,9 @@ func (q *quicklist) end(front bool) []byte {
 	return v
 }
 
-// pop removes the first (front) or last element and returns it. The bytes
+// Pop removes the first (front) or last element and returns it. The bytes
 // stay valid until the list is next changed.
-func (q *quicklist) pop(front bool) []byte {
+func (q *Quicklist) Pop(front bool) []byte {
 	var v []byte
 	q.count--
 	if front {
@@ -508,7 +497,7 @@ func (q *quicklist) pop(front bool) []byte {
 
 // locate returns the node and offset of element i (0 <= i < count), walking
 // the node counts from the nearer end.
-func (q *quicklist) locate(i int) (ni, off int) {
+func (q *Quicklist) locate(i int) (ni, off int) {
 	if i < q.count/2 {
 		for ni = 0; ; ni++ {
 			n := q.node(ni)
@@ -528,8 +517,8 @@ func (q *quicklist) locate(i int) (ni, off int) {
 	}
 }
 
-// delFront removes the first k elements (k <= count).
-func (q *quicklist) delFront(k int) {
+// DelFront removes the first k elements (k <= count).
+func (q *Quicklist) DelFront(k int) {
 	q.count -= k
 	for k > 0 {
 		n := q.nodes[q.lo]
@@ -545,8 +534,8 @@ func (q *quicklist) delFront(k int) {
 	}
 }
 
-// delBack removes the last k elements (k <= count).
-func (q *quicklist) delBack(k int) {
+// DelBack removes the last k elements (k <= count).
+func (q *Quicklist) DelBack(k int) {
 	q.count -= k
 	for k > 0 {
 		n := q.nodes[q.hi-1]
@@ -564,23 +553,23 @@ func (q *quicklist) delBack(k int) {
 
 // insertAt adds v at offset off of node ni (off may be the node's tail),
 // splitting the node when it is full, as Redis' _quicklistInsert.
-func (q *quicklist) insertAt(ni, off int, v []byte, fill int64) {
+func (q *Quicklist) insertAt(ni, off int, v []byte, fill int64) {
 	n := q.node(ni)
-	es := entrySize(len(v))
+	es := NodeEntrySize(len(v))
 	q.count++
-	if nodeFits(n.tail-n.head, n.count, es, fill) {
+	if NodeFits(n.tail-n.head, n.count, es, fill) {
 		c := cap(n.buf)
 		n.insert(off, v)
 		q.mem += int64(cap(n.buf) - c)
 		return
 	}
 	switch {
-	case off == n.head && ni > 0 && nodeFits(q.node(ni-1).tail-q.node(ni-1).head, q.node(ni-1).count, es, fill):
+	case off == n.head && ni > 0 && NodeFits(q.node(ni-1).tail-q.node(ni-1).head, q.node(ni-1).count, es, fill):
 		p := q.node(ni - 1)
 		c := cap(p.buf)
 		p.insert(p.tail, v)
 		q.mem += int64(cap(p.buf) - c)
-	case off == n.tail && ni < q.numNodes()-1 && nodeFits(q.node(ni+1).tail-q.node(ni+1).head, q.node(ni+1).count, es, fill):
+	case off == n.tail && ni < q.numNodes()-1 && NodeFits(q.node(ni+1).tail-q.node(ni+1).head, q.node(ni+1).count, es, fill):
 		x := q.node(ni + 1)
 		c := cap(x.buf)
 		x.insert(x.head, v)
@@ -607,97 +596,23 @@ func (q *quicklist) insertAt(ni, off int, v []byte, fill int64) {
 	}
 }
 
-// ---- the list as handlers see it ------------------------------------------------
-
-// listLen is the number of elements of list o.
-func listLen(o *object) int {
-	if o.enc == encQuicklist {
-		return o.coll.(*quicklist).count
-	}
-	return listpack.Len(o.str)
-}
-
-// listToQuicklist converts o from a listpack to a quicklist, filling nodes
-// up to the node limit, each sized to what it holds plus some slack at both
-// ends.
-func listToQuicklist(o *object, fill int64) *quicklist {
-	q := newQuicklist()
-	lp := o.str
-	rest := 0 // node-format bytes of the entries not yet placed
-	for off := listpack.First; off < len(lp); {
-		var v []byte
-		v, off = listpack.Next(lp, off)
-		rest += entrySize(len(v))
-	}
-	limit := sizeSafetyLimit
-	if fill < 0 && fill >= -5 {
-		limit = 4096 << (-fill - 1)
-	}
-	var n *qnode
-	for off := listpack.First; off < len(lp); {
-		var v []byte
-		v, off = listpack.Next(lp, off)
-		es := entrySize(len(v))
-		if n != nil && !nodeFits(n.tail-n.head, n.count, es, fill) {
-			q.insertNode(q.numNodes(), n)
-			n = nil
-		}
-		if n == nil {
-			size := min(rest, limit)
-			slack := size/4 + 16
-			n = &qnode{buf: make([]byte, size+slack), head: slack / 2}
-			n.tail = n.head
-		}
-		if n.tail+es > len(n.buf) {
-			n.openGap(n.tail, es)
-			n.tail -= es
-		}
-		n.tail = putEntry(n.buf, n.tail, v)
-		n.count++
-		rest -= es
-	}
-	if n != nil {
-		q.insertNode(q.numNodes(), n)
-	}
-	o.str, o.coll, o.enc = nil, q, encQuicklist
-	return q
-}
-
 // listpackMaxEntries caps the entries a list keeps in its single listpack,
 // below the node limit: package listpack is walked only forwards, so RPOP
 // and LINDEX -1 scan it, and past this many entries the quicklist's O(1)
 // ends win. The switch is not observable (Redis 7.0 reports every list as a
 // quicklist).
-const listpackMaxEntries = 32
+const ListpackMaxEntries = 32
 
-// lpFits reports whether list listpack lp may take one more entry of esize
+// ListpackFits reports whether list listpack lp may take one more entry of esize
 // bytes.
-func lpFits(lp []byte, esize int, fill int64) bool {
+func ListpackFits(lp []byte, esize int, fill int64) bool {
 	n := listpack.Len(lp)
-	return n == 0 || n < listpackMaxEntries && nodeFits(len(lp)-listpack.First, n, esize, fill)
-}
-
-// listPush adds v at the front or back of o, converting o to a quicklist
-// when its listpack is full.
-func listPush(o *object, v []byte, front bool, fill int64) {
-	if o.enc == encQuicklist {
-		o.coll.(*quicklist).push(v, front, fill)
-		return
-	}
-	if !lpFits(o.str, entrySize(len(v)), fill) {
-		listToQuicklist(o, fill).push(v, front, fill)
-		return
-	}
-	if front && len(o.str) > listpack.First {
-		o.str = listpack.Insert(o.str, listpack.First, v)
-	} else {
-		o.str = listpack.Append(o.str, v)
-	}
+	return n == 0 || n < ListpackMaxEntries && NodeFits(len(lp)-listpack.First, n, esize, fill)
 }
 
 // lpLastOffset returns the offset of the last entry of a non-empty listpack,
 // stepping over one-byte lengths (values under 128 bytes) inline.
-func lpLastOffset(lp []byte) int {
+func ListpackLastOffset(lp []byte) int {
 	off, last := listpack.First, listpack.First
 	for off < len(lp) {
 		last = off
@@ -710,46 +625,9 @@ func lpLastOffset(lp []byte) int {
 	return last
 }
 
-// listEnd returns o's first (front) or last element. The bytes are valid
-// until o changes. REQUIRES: o is not empty.
-func listEnd(o *object, front bool) []byte {
-	if o.enc == encQuicklist {
-		return o.coll.(*quicklist).end(front)
-	}
-	off := listpack.First
-	if !front {
-		off = lpLastOffset(o.str)
-	}
-	v, _ := listpack.Next(o.str, off)
-	return v
-}
-
-// listDelEnds removes the first k (front) or last k elements of o.
-// REQUIRES: k <= listLen(o).
-func listDelEnds(o *object, k int, front bool) {
-	if k == 0 {
-		return
-	}
-	if o.enc == encQuicklist {
-		q := o.coll.(*quicklist)
-		if front {
-			q.delFront(k)
-		} else {
-			q.delBack(k)
-		}
-		return
-	}
-	if front {
-		o.str = listpack.Delete(o.str, listpack.First, k)
-		return
-	}
-	n := listpack.Len(o.str)
-	o.str = listpack.Delete(o.str, lpSkip(o.str, listpack.First, n-k), k)
-}
-
-// lpSkip returns the offset k entries after off, stepping over one-byte
+// ListpackSkip returns the offset k entries after off, stepping over one-byte
 // lengths inline.
-func lpSkip(lp []byte, off, k int) int {
+func ListpackSkip(lp []byte, off, k int) int {
 	for ; k > 0; k-- {
 		if l := lp[off]; l < 0x80 {
 			off += 1 + int(l)
@@ -760,51 +638,24 @@ func lpSkip(lp []byte, off, k int) int {
 	return off
 }
 
-// lpSetLen writes a listpack's entry count (its first 4 bytes, little endian,
+// ListpackSetLen writes a listpack's entry count (its first 4 bytes, little endian,
 // as package listpack documents its layout), after an in-place compaction.
-func lpSetLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32(n)) }
+func ListpackSetLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32(n)) }
 
-// listIter walks a list's elements from a start index towards the back
+// ListIter walks a list's elements from a start index towards the back
 // (forward) or the front. The caller bounds the walk by the list's length.
-type listIter struct {
+type ListIter struct {
 	lp   []byte  // encListpack
 	offs []int32 // encListpack walked backwards: entry offsets, used from the end
-	q    *quicklist
+	q    *Quicklist
 	node *qnode
 	ni   int // quicklist: node index
 	off  int // forward: the next entry's offset; backward (quicklist): the end of the next entry
 	back bool
 }
 
-// listIterAt returns an iterator whose first element is element start
-// (0 <= start < listLen(o)).
-func listIterAt(o *object, start int, back bool) listIter {
-	it := listIter{back: back}
-	if o.enc == encQuicklist {
-		q := o.coll.(*quicklist)
-		it.q = q
-		it.ni, it.off = q.locate(start)
-		it.node = q.node(it.ni)
-		if back {
-			_, it.off = it.node.entryAt(it.off)
-		}
-		return it
-	}
-	it.lp = o.str
-	if !back {
-		it.off = listpack.Skip(o.str, listpack.First, start)
-		return it
-	}
-	it.offs = make([]int32, 0, start+1)
-	for off, i := listpack.First, 0; i <= start; i++ {
-		it.offs = append(it.offs, int32(off))
-		_, off = listpack.Next(o.str, off)
-	}
-	return it
-}
-
-// next returns the next element. REQUIRES: one remains.
-func (it *listIter) next() []byte {
+// Next returns the next element. REQUIRES: one remains.
+func (it *ListIter) Next() []byte {
 	var v []byte
 	if it.q != nil {
 		n := it.node
@@ -835,34 +686,95 @@ func (it *listIter) next() []byte {
 	return v
 }
 
-// listIndex returns element i (0 <= i < listLen(o)).
-func listIndex(o *object, i int) []byte {
-	if o.enc == encQuicklist {
-		q := o.coll.(*quicklist)
-		ni, off := q.locate(i)
-		v, _ := q.node(ni).entryAt(off)
-		return v
+// ---- what the keyspace asks of a list -------------------------------------------
+
+// Len is the number of elements.
+func (q *Quicklist) Len() int { return q.count }
+
+// QuicklistFromListpack builds a quicklist holding lp's elements in order,
+// filling nodes up to the node limit, each sized to what it holds plus some
+// slack at both ends.
+func QuicklistFromListpack(lp []byte, fill int64) *Quicklist {
+	q := NewQuicklist()
+	rest := 0 // node-format bytes of the entries not yet placed
+	for off := listpack.First; off < len(lp); {
+		var v []byte
+		v, off = listpack.Next(lp, off)
+		rest += NodeEntrySize(len(v))
 	}
-	v, _ := listpack.Next(o.str, listpack.Offset(o.str, i))
+	limit := sizeSafetyLimit
+	if fill < 0 && fill >= -5 {
+		limit = 4096 << (-fill - 1)
+	}
+	var n *qnode
+	for off := listpack.First; off < len(lp); {
+		var v []byte
+		v, off = listpack.Next(lp, off)
+		es := NodeEntrySize(len(v))
+		if n != nil && !NodeFits(n.tail-n.head, n.count, es, fill) {
+			q.insertNode(q.numNodes(), n)
+			n = nil
+		}
+		if n == nil {
+			size := min(rest, limit)
+			slack := size/4 + 16
+			n = &qnode{buf: make([]byte, size+slack), head: slack / 2}
+			n.tail = n.head
+		}
+		if n.tail+es > len(n.buf) {
+			n.openGap(n.tail, es)
+			n.tail -= es
+		}
+		n.tail = putEntry(n.buf, n.tail, v)
+		n.count++
+		rest -= es
+	}
+	if n != nil {
+		q.insertNode(q.numNodes(), n)
+	}
+	return q
+}
+
+// IterAt returns an iterator whose first element is element start
+// (0 <= start < Len).
+func (q *Quicklist) IterAt(start int, back bool) ListIter {
+	it := ListIter{back: back, q: q}
+	it.ni, it.off = q.locate(start)
+	it.node = q.node(it.ni)
+	if back {
+		_, it.off = it.node.entryAt(it.off)
+	}
+	return it
+}
+
+// ListpackIterAt returns an iterator over list listpack lp whose first
+// element is element start (0 <= start < listpack.Len(lp)).
+func ListpackIterAt(lp []byte, start int, back bool) ListIter {
+	it := ListIter{back: back, lp: lp}
+	if !back {
+		it.off = listpack.Skip(lp, listpack.First, start)
+		return it
+	}
+	it.offs = make([]int32, 0, start+1)
+	for off, i := listpack.First, 0; i <= start; i++ {
+		it.offs = append(it.offs, int32(off))
+		_, off = listpack.Next(lp, off)
+	}
+	return it
+}
+
+// Index returns element i (0 <= i < Len).
+func (q *Quicklist) Index(i int) []byte {
+	ni, off := q.locate(i)
+	v, _ := q.node(ni).entryAt(off)
 	return v
 }
 
-// listSet replaces element i (0 <= i < listLen(o)) with v.
-func listSet(o *object, i int, v []byte, fill int64) {
-	if o.enc != encQuicklist {
-		off := listpack.Offset(o.str, i)
-		_, next := listpack.Next(o.str, off)
-		size := len(o.str) - listpack.First - (next - off)
-		if listpack.Len(o.str) == 1 || nodeFits(size, listpack.Len(o.str)-1, entrySize(len(v)), fill) {
-			o.str, _ = listpack.Replace(o.str, off, v)
-			return
-		}
-		listToQuicklist(o, fill)
-	}
-	q := o.coll.(*quicklist)
+// Set replaces element i (0 <= i < Len) with v.
+func (q *Quicklist) Set(i int, v []byte, fill int64) {
 	ni, off := q.locate(i)
 	n := q.node(ni)
-	if _, next := n.entryAt(off); n.count == 1 || nodeFits(n.tail-n.head-(next-off), n.count-1, entrySize(len(v)), fill) {
+	if _, next := n.entryAt(off); n.count == 1 || NodeFits(n.tail-n.head-(next-off), n.count-1, NodeEntrySize(len(v)), fill) {
 		c := cap(n.buf)
 		n.replace(off, v)
 		q.mem += int64(cap(n.buf) - c)
@@ -875,42 +787,19 @@ func listSet(o *object, i int, v []byte, fill int64) {
 	q.insertAt(ni, off, v, fill)
 }
 
-// listInsert adds v before (after false) or after the first element equal to
-// pivot, and reports whether pivot was found.
-func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
-	if o.enc != encQuicklist {
-		for off := listpack.First; off < len(o.str); {
-			e, next := listpack.Next(o.str, off)
-			if string(e) != string(pivot) {
-				off = next
-				continue
-			}
-			if !lpFits(o.str, entrySize(len(v)), fill) {
-				i := 0
-				for p := listpack.First; p < off; i++ {
-					_, p = listpack.Next(o.str, p)
-				}
-				if after {
-					i++
-				}
-				q := listToQuicklist(o, fill)
-				if i == q.count {
-					q.push(v, false, fill)
-				} else {
-					ni, at := q.locate(i)
-					q.insertAt(ni, at, v, fill)
-				}
-				return true
-			}
-			if after {
-				off = next
-			}
-			o.str = listpack.Insert(o.str, off, v)
-			return true
-		}
-		return false
+// Insert adds v so that it becomes element i (0 <= i <= Len).
+func (q *Quicklist) Insert(i int, v []byte, fill int64) {
+	if i == q.count {
+		q.Push(v, false, fill)
+		return
 	}
-	q := o.coll.(*quicklist)
+	ni, at := q.locate(i)
+	q.insertAt(ni, at, v, fill)
+}
+
+// InsertPivot adds v before (after false) or after the first element equal
+// to pivot, and reports whether pivot was found.
+func (q *Quicklist) InsertPivot(pivot, v []byte, after bool, fill int64) bool {
 	for ni := 0; ni < q.numNodes(); ni++ {
 		n := q.node(ni)
 		for off := n.head; off < n.tail; {
@@ -929,103 +818,67 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 	return false
 }
 
-// listRemove removes elements equal to v: the first limit of them from the
-// front, or from the back when fromBack, or all of them when limit is 0. It
-// returns how many it removed.
-func listRemove(o *object, v []byte, limit int, fromBack bool) int {
-	skip := 0
-	if fromBack && limit > 0 {
-		// Removing the last limit matches is skipping all but them.
-		total := listCount(o, v)
-		if total <= limit {
-			limit = 0
-		} else {
-			skip = total - limit
-		}
+// EqualRemover picks the elements LREM removes, walking a list from the
+// front: those equal to v, past the first skip of them, up to limit (0: no
+// limit).
+type EqualRemover struct {
+	v       []byte
+	limit   int
+	skip    int
+	removed int
+}
+
+// NewEqualRemover returns a remover of elements equal to v.
+func NewEqualRemover(v []byte, limit, skip int) EqualRemover {
+	return EqualRemover{v: v, limit: limit, skip: skip}
+}
+
+// Take reports whether element e, the next in order, is to be removed, and
+// counts it.
+func (r *EqualRemover) Take(e []byte) bool {
+	if string(e) != string(r.v) || r.limit > 0 && r.removed == r.limit {
+		return false
 	}
-	removed := 0
-	take := func(e []byte) bool {
-		if string(e) != string(v) || limit > 0 && removed == limit {
-			return false
-		}
-		if skip > 0 {
-			skip--
-			return false
-		}
-		removed++
-		return true
+	if r.skip > 0 {
+		r.skip--
+		return false
 	}
-	if o.enc != encQuicklist {
-		lp := o.str
-		w := listpack.First
-		for r := listpack.First; r < len(lp); {
-			e, next := listpack.Next(lp, r)
-			if !take(e) {
-				if w != r {
-					copy(lp[w:], lp[r:next])
-				}
-				w += next - r
-			}
-			r = next
-		}
-		if removed > 0 {
-			o.str = lp[:w]
-			lpSetLen(o.str, listpack.Len(lp)-removed)
-		}
-		return removed
-	}
-	q := o.coll.(*quicklist)
+	r.removed++
+	return true
+}
+
+// Removed is how many elements Take picked.
+func (r *EqualRemover) Removed() int { return r.removed }
+
+// done reports whether the limit is reached.
+func (r *EqualRemover) done() bool { return r.limit > 0 && r.removed == r.limit }
+
+// RemoveWhere removes the elements r picks, in order from the front.
+func (q *Quicklist) RemoveWhere(r *EqualRemover) {
+	start := r.removed
 	for ni := 0; ni < q.numNodes(); ni++ {
 		n := q.node(ni)
-		w, before := n.head, removed
-		for r := n.head; r < n.tail; {
-			e, next := n.entryAt(r)
-			if !take(e) {
-				if w != r {
-					copy(n.buf[w:], n.buf[r:next])
+		w, before := n.head, r.removed
+		for rd := n.head; rd < n.tail; {
+			e, next := n.entryAt(rd)
+			if !r.Take(e) {
+				if w != rd {
+					copy(n.buf[w:], n.buf[rd:next])
 				}
-				w += next - r
+				w += next - rd
 			}
-			r = next
+			rd = next
 		}
 		n.tail = w
-		n.count -= removed - before
+		n.count -= r.removed - before
 		if q.dropIfEmpty(ni) {
 			ni--
-		} else if removed != before {
+		} else if r.removed != before {
 			q.shrink(n)
 		}
-		if limit > 0 && removed == limit {
+		if r.done() {
 			break
 		}
 	}
-	q.count -= removed
-	return removed
-}
-
-// listCount is how many elements of o equal v.
-func listCount(o *object, v []byte) int {
-	n := listLen(o)
-	it := listIterAt(o, 0, false)
-	c := 0
-	for range n {
-		if string(it.next()) == string(v) {
-			c++
-		}
-	}
-	return c
-}
-
-// listElements returns copies of o's elements in order (tests and tools).
-func listElements(o *object) [][]byte {
-	n := listLen(o)
-	out := make([][]byte, 0, n)
-	if n == 0 {
-		return out
-	}
-	it := listIterAt(o, 0, false)
-	for range n {
-		out = append(out, slices.Clone(it.next()))
-	}
-	return out
+	q.count -= r.removed - start
 }

@@ -136,10 +136,6 @@ func scanCFloat(s []byte) (mag int64, zero, ok bool) {
 	return (exp + intDigits - first + 1) * 332 / 100, false, true
 }
 
-func isCSpace(ch byte) bool {
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
-}
-
 // longDoubleOverflows reports whether f is beyond the long double range.
 func longDoubleOverflows(f *big.Float) bool {
 	return f.IsInf() || f.MantExp(nil) > longDoubleMaxExp
@@ -165,4 +161,8 @@ func appendLongDoubleHuman(dst []byte, f *big.Float) []byte {
 		dst = append(dst[:start], '0')
 	}
 	return dst
+}
+
+func isCSpace(ch byte) bool {
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
 }

@@ -1,9 +1,8 @@
 package shard
 
 import (
-	"unsafe"
-
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // A hash value is held one of two ways, as in Redis 7.0:
@@ -19,161 +18,6 @@ import (
 //     than hash-max-listpack-value is written (HSET checks every argument
 //     first, as Redis' hashTypeTryConversion), and never converts back.
 
-// htable is the full encoding of hashes (field → value) and sets (members
-// only): Redis' OBJ_ENCODING_HT. It owns its keys (hash fields or set
-// members) and, for a hash, their values; a Go map finds an entry's position
-// in the dense keys/vals arrays.
-//
-// Invariants (kept by insert, setValue and removeAt):
-//   - len(index) == len(keys) and index[keys[i]] == i for every i
-//   - vals == nil for a set; len(vals) == len(keys) for a hash
-//   - mem == Σ len(keys[i]) + cap(vals[i]), so memory() never walks entries
-//   - peak >= len(keys): the most entries the map has held since it was built
-//
-// Removal moves the last entry into the hole, so the arrays stay dense: a
-// uniformly random entry (HRANDFIELD, SPOP, SRANDMEMBER) is one rand call,
-// and there is nothing to compact. Entries only ever move to lower
-// positions, which is what makes HSCAN/SSCAN cursors safe: the scan walks
-// positions from the top down (see scanPositions), so an entry present for
-// the whole scan either stays at or moves below the cursor and is returned.
-type htable struct {
-	index map[string]int32
-	keys  []string
-	vals  [][]byte
-	mem   int64
-	peak  int
-	hash  bool
-}
-
-// Memory estimates for an htable beyond its key and value bytes.
-const (
-	htableOverhead = 160 // the struct, the map header, the interface and slice headers
-	htMapEntry     = 40  // one map slot: string header, position, control byte, load-factor slack
-	htKeyHeader    = 16  // a keys element (string header)
-	htValHeader    = 24  // a vals element (slice header)
-)
-
-func newHTable(hash bool, hint int) *htable {
-	t := &htable{index: make(map[string]int32, hint), hash: hash}
-	t.keys = make([]string, 0, hint)
-	if hash {
-		t.vals = make([][]byte, 0, hint)
-	}
-	t.peak = hint
-	return t
-}
-
-func (t *htable) len() int { return len(t.keys) }
-
-// memory implements collection.
-func (t *htable) memory() int64 {
-	m := htableOverhead + t.mem + int64(t.peak)*htMapEntry + int64(cap(t.keys))*htKeyHeader
-	if t.hash {
-		m += int64(cap(t.vals)) * htValHeader
-	}
-	return m
-}
-
-// clone implements collection.
-func (t *htable) clone() collection {
-	n := newHTable(t.hash, len(t.keys))
-	for i, k := range t.keys {
-		var v []byte
-		if t.hash {
-			v = t.vals[i]
-		}
-		n.insert(htKeyBytes(k), v)
-	}
-	return n
-}
-
-// find returns k's position.
-func (t *htable) find(k []byte) (int, bool) {
-	i, ok := t.index[string(k)]
-	return int(i), ok
-}
-
-// insert adds k (with value v for a hash), copying both, and returns its
-// position. REQUIRES: k is not present.
-func (t *htable) insert(k, v []byte) int {
-	s := string(k)
-	i := len(t.keys)
-	t.index[s] = int32(i)
-	t.keys = append(t.keys, s)
-	t.mem += int64(len(s))
-	if t.hash {
-		nv := make([]byte, len(v))
-		copy(nv, v)
-		t.vals = append(t.vals, nv)
-		t.mem += int64(cap(nv))
-	}
-	t.peak = max(t.peak, len(t.keys))
-	return i
-}
-
-// setValue overwrites the value at position i, reusing its buffer when the
-// new value fits without wasting much of it.
-func (t *htable) setValue(i int, v []byte) {
-	old := t.vals[i]
-	if cap(old) >= len(v) && cap(old) <= 2*len(v)+16 {
-		t.vals[i] = append(old[:0], v...)
-		return
-	}
-	nv := make([]byte, len(v))
-	copy(nv, v)
-	t.vals[i] = nv
-	t.mem += int64(cap(nv) - cap(old))
-}
-
-// removeAt deletes the entry at position i, moving the last entry into its
-// place (a move to a lower position: see the type's comment).
-func (t *htable) removeAt(i int) {
-	k := t.keys[i]
-	delete(t.index, k)
-	t.mem -= int64(len(k))
-	last := len(t.keys) - 1
-	if t.hash {
-		t.mem -= int64(cap(t.vals[i]))
-		t.vals[i] = t.vals[last]
-		t.vals[last] = nil
-		t.vals = t.vals[:last]
-	}
-	if i != last {
-		moved := t.keys[last]
-		t.keys[i] = moved
-		t.index[moved] = int32(i)
-	}
-	t.keys[last] = ""
-	t.keys = t.keys[:last]
-	t.shrink()
-}
-
-// shrink gives memory back after many removals: Go maps and slices never
-// shrink by themselves. Rebuilding keeps every position, so cursors and the
-// dense layout are unaffected; the cost is amortized over the removals that
-// made it necessary.
-func (t *htable) shrink() {
-	n := len(t.keys)
-	if t.peak > 64 && n < t.peak/8 {
-		m := make(map[string]int32, n)
-		for i, k := range t.keys {
-			m[k] = int32(i)
-		}
-		t.index = m
-		t.peak = n
-	}
-	if cap(t.keys) > 64 && n < cap(t.keys)/4 {
-		t.keys = append(make([]string, 0, 2*n), t.keys...)
-		if t.hash {
-			t.vals = append(make([][]byte, 0, 2*n), t.vals...)
-		}
-	}
-}
-
-// htKeyBytes views a key string as bytes without copying. The result must
-// never be written to.
-func htKeyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
 // ---- hash values -------------------------------------------------------------
 
 // newHashValue gives o (a fresh KindHash object) an empty value sized for the
@@ -184,7 +28,7 @@ func newHashValue(o *object, pairs [][]byte, lim *EncodingLimits) {
 	for _, a := range pairs {
 		if int64(len(a)) > lim.HashMaxListpackValue {
 			o.enc = encHashtable
-			o.coll = newHTable(true, len(pairs)/2)
+			o.coll = values.NewHTable(true, len(pairs)/2)
 			return
 		}
 		size += listpack.EntrySize(a)
@@ -210,11 +54,11 @@ func hashTryConversion(o *object, args [][]byte, lim *EncodingLimits) {
 // hashConvert turns a listpack hash into a hash table, keeping field order.
 func hashConvert(o *object) {
 	lp := o.str
-	t := newHTable(true, listpack.Len(lp)/2)
+	t := values.NewHTable(true, listpack.Len(lp)/2)
 	for off := listpack.First; off < len(lp); {
 		f, next := listpack.Next(lp, off)
 		v, next2 := listpack.Next(lp, next)
-		t.insert(f, v)
+		t.Insert(f, v)
 		off = next2
 	}
 	o.str, o.coll, o.enc = nil, t, encHashtable
@@ -224,7 +68,7 @@ func hashLen(o *object) int {
 	if o.enc == encListpack {
 		return listpack.Len(o.str) / 2
 	}
-	return o.coll.(*htable).len()
+	return o.coll.(*values.HTable).Len()
 }
 
 // hashGet returns field's value. The result is valid until o changes.
@@ -238,9 +82,9 @@ func hashGet(o *object, field []byte) ([]byte, bool) {
 		v, _ := listpack.Next(o.str, next)
 		return v, true
 	}
-	t := o.coll.(*htable)
-	if i, ok := t.find(field); ok {
-		return t.vals[i], true
+	t := o.coll.(*values.HTable)
+	if i, ok := t.Find(field); ok {
+		return t.Value(i), true
 	}
 	return nil, false
 }
@@ -267,12 +111,12 @@ func hashSet(o *object, field, val []byte, lim *EncodingLimits) bool {
 			return true
 		}
 	}
-	t := o.coll.(*htable)
-	if i, ok := t.find(field); ok {
-		t.setValue(i, val)
+	t := o.coll.(*values.HTable)
+	if i, ok := t.Find(field); ok {
+		t.SetValue(i, val)
 		return false
 	}
-	t.insert(field, val)
+	t.Insert(field, val)
 	return true
 }
 
@@ -289,10 +133,10 @@ func hashDelete(o *object, field []byte) bool {
 		}
 		return true
 	}
-	t := o.coll.(*htable)
-	i, ok := t.find(field)
+	t := o.coll.(*values.HTable)
+	i, ok := t.Find(field)
 	if ok {
-		t.removeAt(i)
+		t.RemoveAt(i)
 	}
 	return ok
 }
@@ -321,13 +165,13 @@ func (it *hashIter) next() (field, val []byte, ok bool) {
 		val, it.pos = listpack.Next(lp, next)
 		return field, val, true
 	}
-	t := it.o.coll.(*htable)
-	if it.pos >= len(t.keys) {
+	t := it.o.coll.(*values.HTable)
+	if it.pos >= t.Len() {
 		return nil, nil, false
 	}
 	i := it.pos
 	it.pos++
-	return htKeyBytes(t.keys[i]), t.vals[i], true
+	return t.Key(i), t.Value(i), true
 }
 
 // hashPairOffsets returns the byte offsets of a listpack hash's fields, so
@@ -349,6 +193,6 @@ func hashPair(o *object, offs []int, i int) (field, val []byte) {
 		v, _ := listpack.Next(o.str, next)
 		return f, v
 	}
-	t := o.coll.(*htable)
-	return htKeyBytes(t.keys[i]), t.vals[i]
+	t := o.coll.(*values.HTable)
+	return t.Key(i), t.Value(i)
 }

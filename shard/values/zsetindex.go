@@ -1,8 +1,8 @@
-package shard
+package values
 
 import "hash/maphash"
 
-// zslIndex is a large sorted set's member → node map (the dict of Redis'
+// skiplistIndex is a large sorted set's member → node map (the dict of Redis'
 // zset): an open-addressing table with linear probing whose keys are the
 // members already held in the nodes, so an entry is 8 bytes and a lookup
 // that finds its member reads the table once and then the node, which the
@@ -17,7 +17,7 @@ import "hash/maphash"
 //     no empty slot between (deletion shifts entries back instead of leaving
 //     tombstones);
 //   - used <= len(slots)*3/4, and len(slots) is 0 or a power of two.
-type zslIndex struct {
+type skiplistIndex struct {
 	slots []uint64
 	used  int
 }
@@ -26,22 +26,22 @@ type zslIndex struct {
 // choose members that collide.
 var zslSeed = maphash.MakeSeed()
 
-func zslHash(member string) uint32 {
+func skiplistHash(member string) uint32 {
 	h := maphash.String(zslSeed, member)
 	return uint32(h ^ h>>32)
 }
 
-func newZslIndex(hint int) zslIndex {
+func newZslIndex(hint int) skiplistIndex {
 	n := 8
 	for n*3/4 < hint {
 		n *= 2
 	}
-	return zslIndex{slots: make([]uint64, n)}
+	return skiplistIndex{slots: make([]uint64, n)}
 }
 
-// find returns member's node, or 0.
-func (ix *zslIndex) find(nodes []zslNode, member []byte) uint32 {
-	h := zslHash(zsStr(member))
+// Find returns member's node, or 0.
+func (ix *skiplistIndex) Find(nodes []skiplistNode, member []byte) uint32 {
+	h := skiplistHash(MemberString(member))
 	mask := uint32(len(ix.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := ix.slots[i]
@@ -49,7 +49,7 @@ func (ix *zslIndex) find(nodes []zslNode, member []byte) uint32 {
 			return 0
 		}
 		if uint32(e>>32) == h {
-			if x := uint32(e); nodes[x].member == zsStr(member) {
+			if x := uint32(e); nodes[x].member == MemberString(member) {
 				return x
 			}
 		}
@@ -57,15 +57,15 @@ func (ix *zslIndex) find(nodes []zslNode, member []byte) uint32 {
 }
 
 // insert adds node x, whose member must be absent.
-func (ix *zslIndex) insert(x uint32, member string) {
+func (ix *skiplistIndex) insert(x uint32, member string) {
 	if (ix.used+1)*4 > len(ix.slots)*3 {
 		ix.grow()
 	}
-	ix.place(uint64(zslHash(member))<<32 | uint64(x))
+	ix.place(uint64(skiplistHash(member))<<32 | uint64(x))
 	ix.used++
 }
 
-func (ix *zslIndex) place(e uint64) {
+func (ix *skiplistIndex) place(e uint64) {
 	mask := uint32(len(ix.slots) - 1)
 	i := uint32(e>>32) & mask
 	for ix.slots[i] != 0 {
@@ -76,7 +76,7 @@ func (ix *zslIndex) place(e uint64) {
 
 // grow doubles the table; the hashes kept in the entries place them again
 // without reading a member.
-func (ix *zslIndex) grow() {
+func (ix *skiplistIndex) grow() {
 	old := ix.slots
 	ix.slots = make([]uint64, max(2*len(old), 8))
 	for _, e := range old {
@@ -87,9 +87,9 @@ func (ix *zslIndex) grow() {
 }
 
 // remove deletes node x, whose member is member.
-func (ix *zslIndex) remove(x uint32, member string) {
+func (ix *skiplistIndex) remove(x uint32, member string) {
 	mask := uint32(len(ix.slots) - 1)
-	i := zslHash(member) & mask
+	i := skiplistHash(member) & mask
 	for uint32(ix.slots[i]) != x {
 		i = (i + 1) & mask
 	}
@@ -107,8 +107,8 @@ func (ix *zslIndex) remove(x uint32, member string) {
 }
 
 // bytes is the table's memory.
-func (ix *zslIndex) bytes() int64 { return int64(cap(ix.slots)) * 8 }
+func (ix *skiplistIndex) bytes() int64 { return int64(cap(ix.slots)) * 8 }
 
-func (ix *zslIndex) clone() zslIndex {
-	return zslIndex{slots: append([]uint64(nil), ix.slots...), used: ix.used}
+func (ix *skiplistIndex) clone() skiplistIndex {
+	return skiplistIndex{slots: append([]uint64(nil), ix.slots...), used: ix.used}
 }

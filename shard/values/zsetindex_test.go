@@ -1,4 +1,4 @@
-package shard
+package values
 
 import (
 	"math/rand/v2"
@@ -12,26 +12,26 @@ import (
 // find each present member and none of the removed ones.
 func TestZslIndexChurn(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	s := newZskiplist(0)
+	s := NewSkiplist(0)
 	present := map[string]bool{}
 	for step := range 60000 {
 		m := "m:" + strconv.Itoa(r.IntN(5000))
 		if present[m] {
-			if !s.remove([]byte(m)) {
+			if !s.Remove([]byte(m)) {
 				t.Fatalf("step %d: remove %q found nothing", step, m)
 			}
 			delete(present, m)
 		} else {
-			s.add([]byte(m), float64(r.IntN(100)))
+			s.Add([]byte(m), float64(r.IntN(100)))
 			present[m] = true
 		}
 		if step%5000 == 0 || step > 59900 {
-			if err := s.check(); err != nil {
+			if err := s.Verify(); err != nil {
 				t.Fatalf("step %d: %v", step, err)
 			}
 			for i := range 5000 {
 				m := "m:" + strconv.Itoa(i)
-				if _, ok := s.find([]byte(m)); ok != present[m] {
+				if _, ok := s.Find([]byte(m)); ok != present[m] {
 					t.Fatalf("step %d: find(%q) = %v, want %v", step, m, ok, present[m])
 				}
 			}

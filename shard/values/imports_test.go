@@ -1,0 +1,78 @@
+package values
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/svcdb/svcdb"
+
+// importRule is one arrow that must not exist in the import graph: pkg's
+// non-test dependencies, direct or not, may include no package of ours
+// outside allowed.
+type importRule struct {
+	pkg     string
+	allowed func(dep string) bool
+}
+
+var importRules = []importRule{
+	{
+		// The encodings are a leaf: nothing of ours but themselves and the
+		// listpack format, a sibling leaf (see doc.go).
+		pkg: module + "/shard/values",
+		allowed: func(dep string) bool {
+			return dep == module+"/shard/values" || dep == module+"/shard/listpack"
+		},
+	},
+	{
+		// The RDB codec reads and writes files of values; it never reaches
+		// into the keyspace or the runtime that hold them.
+		pkg: module + "/shard/rdb",
+		allowed: func(dep string) bool {
+			return dep != module+"/shard"
+		},
+	},
+}
+
+// deps lists pkg's non-test dependencies (pkg included) with go list -deps.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the import-graph test needs the go command: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, ee.Stderr)
+		}
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// violations is the packages of ours among pkg's dependencies that rule
+// does not allow.
+func violations(t *testing.T, pkg string, allowed func(string) bool) []string {
+	var bad []string
+	for _, d := range deps(t, pkg) {
+		if (d == module || strings.HasPrefix(d, module+"/")) && !allowed(d) {
+			bad = append(bad, d)
+		}
+	}
+	return bad
+}
+
+func TestImportGraph(t *testing.T) {
+	for _, r := range importRules {
+		if bad := violations(t, r.pkg, r.allowed); len(bad) > 0 {
+			t.Errorf("%s must not import %s", r.pkg, strings.Join(bad, ", "))
+		}
+	}
+	// The check itself must be able to fail: the keyspace, which imports
+	// the encodings, core and the codecs, breaks the leaf rule.
+	if bad := violations(t, module+"/shard", importRules[0].allowed); len(bad) == 0 {
+		t.Errorf("the leaf rule found nothing wrong with %s/shard, which imports core: the check is broken", module)
+	}
+}
