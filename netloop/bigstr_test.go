@@ -85,7 +85,7 @@ func TestBigStringDropPaths(t *testing.T) {
 		{"DEL", func(int) { must(c.Del(ctx, "k").Err()) }},
 		{"UNLINK", func(int) { must(c.Unlink(ctx, "k").Err()) }},
 		{"SET overwrite", func(int) { must(c.Set(ctx, "k", "small", 0).Err()) }},
-		{"GETSET", func(int) { must(c.GetSet(ctx, "k", "small").Err()) }},
+		{"GETSET", func(int) { must(c.Do(ctx, "GETSET", "k", "small").Err()) }},
 		{"SET GET", func(int) { must(c.SetArgs(ctx, "k", "small", redis.SetArgs{Get: true}).Err()) }},
 		{"MSET", func(int) { must(c.MSet(ctx, "k", "small", "other", "x").Err()) }},
 		{"GETDEL", func(int) { must(c.GetDel(ctx, "k").Err()) }},

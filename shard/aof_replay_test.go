@@ -701,7 +701,7 @@ func (w *logWorkload) step() {
 // streamStep issues one random stream command (a quarter of all commands):
 // entries, trimming and consumer groups with their PELs.
 func (w *logWorkload) streamStep(db int, now int64) {
-	db = db % 2
+	db %= 2
 	switch w.r.IntN(13) {
 	case 0, 1, 2:
 		args := []string{"XADD", w.key("t")}
@@ -941,7 +941,9 @@ func dialAOFRedis(addr string) (*aofRedisConn, error) {
 func (c *aofRedisConn) close() { c.c.Close() }
 
 func (c *aofRedisConn) send(args ...string) {
-	c.c.Write(appendCommand(nil, logArgv(args...)))
+	if _, err := c.c.Write(appendCommand(nil, logArgv(args...))); err != nil {
+		panic(err) // the reference server went away: the test cannot go on
+	}
 }
 
 func (c *aofRedisConn) read() resp.Value {

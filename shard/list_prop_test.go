@@ -276,10 +276,9 @@ func runListOps(t *testing.T, rt *Runtime, p *producer, r *rand.Rand, maxVal, op
 			if r.IntN(2) == 0 {
 				count := r.IntN(6)
 				args = append(args, strconv.Itoa(count))
-				switch {
-				case n == 0:
+				if n == 0 {
 					want = eNilArray
-				default:
+				} else {
 					want = eBulks(popN(k, front, count))
 				}
 			} else if n == 0 {

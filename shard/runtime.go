@@ -71,7 +71,6 @@ type Runtime struct {
 	handlers []handler // by command ID; nil for commands not executed by shards
 	routes   []route   // by command ID
 	onPanic  func(string, any, []byte)
-	panics   int64
 
 	expireEvery  time.Duration
 	hot          *hotRing // per-second per-shard rates (hotshards.go)

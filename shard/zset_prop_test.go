@@ -560,7 +560,6 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 			got, ctx := do("ZLEXCOUNT", lk, minA, maxA)
 			check(ctx, got, zvInt(int64(len(sel))))
 			rev := r.IntN(2) == 0
-			offset, limit := int64(0), int64(-1)
 			var args []string
 			if rev {
 				args = []string{"ZREVRANGEBYLEX", lk, maxA, minA}
@@ -569,7 +568,7 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 				args = []string{"ZRANGE", lk, minA, maxA, "BYLEX"}
 			}
 			if r.IntN(2) == 0 {
-				offset, limit = int64(r.IntN(5)), int64(r.IntN(6)-1)
+				offset, limit := int64(r.IntN(5)), int64(r.IntN(6)-1)
 				args = append(args, "LIMIT", strconv.FormatInt(offset, 10), strconv.FormatInt(limit, 10))
 				if offset >= int64(len(sel)) {
 					sel = nil

@@ -328,15 +328,15 @@ func (q *Quicklist) insertNode(i int, n *qnode) {
 	q.mem += qnodeOverhead + int64(cap(n.buf))
 	q.count += n.count
 	live := q.hi - q.lo
-	switch {
-	case i == 0:
+	switch i {
+	case 0:
 		if q.lo == 0 {
 			q.relayout()
 		}
 		q.lo--
 		q.nodes[q.lo] = n
 		return
-	case i == live:
+	case live:
 		if q.hi == len(q.nodes) {
 			q.relayout()
 		}

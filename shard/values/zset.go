@@ -1087,10 +1087,10 @@ func (z *ZCursor) Move(rev bool) {
 // lowest score). REQUIRES: 0 <= r < len.
 func (z *ZCursor) SeekRank(r int) {
 	if z.Sl != nil {
-		switch {
-		case r == 0:
+		switch r {
+		case 0:
 			z.x = z.Sl.First()
-		case r == z.Sl.length-1:
+		case z.Sl.length - 1:
 			z.x = z.Sl.tail
 		default:
 			z.x = z.Sl.ByRank(r + 1)
