@@ -40,10 +40,10 @@ type propagator struct {
 // Call it while no command runs (before serving, or holding every shard).
 func (rt *Runtime) SetAppendLog(l AppendLog) {
 	if l == nil {
-		rt.prop.Store(nil)
+		rt.env.prop.Store(nil)
 		return
 	}
-	rt.prop.Store(&propagator{log: l, lastDB: -1})
+	rt.env.prop.Store(&propagator{log: l, lastDB: -1})
 }
 
 // logEnd records end as the last log offset c's replies depend on.
@@ -62,7 +62,7 @@ func (c *Ctx) logEnd(end int64) {
 // SET .. KEEPTTL), generated IDs explicit (XADD * -> XADD <id>). It costs
 // nothing when the log is off.
 func (c *Ctx) logAs(args ...[]byte) {
-	if c.rt == nil || c.rt.prop.Load() == nil {
+	if !c.logging() {
 		return
 	}
 	c.rewrite = appendCommand(c.rewrite, args)
@@ -189,8 +189,8 @@ func (rt *Runtime) logged(c *Ctx) bool {
 // error stop the replay), and a DEL goes to the append-only log, which is
 // replayed without expiring or evicting anything (Redis' propagateDeletion).
 func (d *DB) dropKey(o *object, pos uint32) {
-	if s := d.owner; s != nil && s.prop != nil {
-		if p := s.prop.Load(); p != nil {
+	if st := d.owner; st != nil {
+		if p := st.env.prop.Load(); p != nil {
 			p.propagateDel(d.num, o.key)
 		}
 	}

@@ -53,7 +53,7 @@ type Unblocker interface {
 type Waiter struct {
 	state    atomic.Int32
 	owner    Unblocker
-	rt       *Runtime
+	env      *Env
 	db       int
 	resp3    bool
 	cmd      *command.Command
@@ -106,13 +106,13 @@ func (w *Waiter) ended() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.rt.blocked.Add(-1)
+	w.env.blocked.Add(-1)
 }
 
 func (w *Waiter) fire() { w.finish(appendTimeoutReply(nil, w.timeout, w.resp3)) }
 
 // BlockedClients is how many clients are parked now (INFO blocked_clients).
-func (rt *Runtime) BlockedClients() int64 { return rt.blocked.Load() }
+func (rt *Runtime) BlockedClients() int64 { return rt.env.blocked.Load() }
 
 // readyKey is a key that may serve waiters.
 type readyKey struct {
@@ -126,7 +126,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 	if c.RetryDeadline != 0 && (deadline == 0 || c.RetryDeadline < deadline) {
 		deadline = c.RetryDeadline
 	}
-	w := &Waiter{owner: c.Blocker, rt: c.rt, db: c.DB, resp3: c.RESP3, cmd: c.Cmd, deadline: deadline, timeout: reply}
+	w := &Waiter{owner: c.Blocker, env: c.env, db: c.DB, resp3: c.RESP3, cmd: c.Cmd, deadline: deadline, timeout: reply}
 	switch c.Cmd.Group {
 	case "list":
 		w.kind = KindList
@@ -154,7 +154,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 		list := pruneDone(d.blocked[string(key)])
 		d.blocked[string(key)] = append(list, w)
 	}
-	c.rt.blocked.Add(1)
+	c.env.blocked.Add(1)
 	c.Blocked = w
 	if deadline != 0 {
 		// Set w.timer before the timer can fire: Reset orders this write
@@ -191,21 +191,22 @@ func (d *DB) markReady(key string) {
 // serveReady serves the waiters of s's ready keys, oldest first.
 // REQUIRES: the caller holds s's token.
 func (rt *Runtime) serveReady(s *Shard) {
-	for len(s.ready) > 0 {
-		rk := s.ready[0]
-		s.ready = s.ready[1:]
-		if len(s.ready) == 0 {
-			s.ready = s.ready[:0:0]
+	st := s.store
+	for len(st.ready) > 0 {
+		rk := st.ready[0]
+		st.ready = st.ready[1:]
+		if len(st.ready) == 0 {
+			st.ready = st.ready[:0:0]
 		}
 		rt.serveKey(s, rk)
 	}
 }
 
 func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
-	d := s.dbs[rk.db]
+	d := s.store.dbs[rk.db]
 	list := d.blocked[rk.key]
 	key := []byte(rk.key)
-	c := &s.serveCtx
+	c := &s.store.serveCtx
 	o, _ := d.find(key)
 	for i := 0; i < len(list); {
 		w := list[i]
@@ -230,7 +231,7 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 			w.owner.Unblocked(nil, true)
 			continue
 		}
-		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, rt: rt, ready: key}
+		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, env: rt.env, ready: key}
 		rt.execute(s, c)   // counted on s; execute does not serve ready keys while c.ready is set
 		o, _ = d.find(key) // the command may have emptied (deleted) the key
 		if len(c.Out) == 0 {
@@ -263,7 +264,7 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 // waits on lives on s.
 func (rt *Runtime) servableHere(s *Shard, w *Waiter) bool {
 	for _, k := range w.local {
-		if rt.shards[rt.ShardOf(k)] != s {
+		if rt.ShardOf(k) != s.id {
 			return false
 		}
 	}

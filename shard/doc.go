@@ -7,10 +7,17 @@
 // Only the token holder touches data: whoever currently holds a shard's drain
 // token, and nobody else, reads or writes that shard's databases, its expiry
 // index, its WATCH and blocked tables, its ready keys and its plain counters
-// (the rule is kept on the Shard struct, shard.go). Everything else sends a
-// Batch through the shard's bounded queue or takes the token through the
-// Runtime. No mutex guards keyspace data, and a *DB or *object pointer never
-// leaves a command handler.
+// (all of it is the shard's Store, store.go; the Shard keeps it in an
+// unexported field and hands it to a command's Ctx only inside execute, with
+// the token held). Everything else sends a Batch through the shard's bounded
+// queue or takes the token through the Runtime. No mutex guards keyspace
+// data, and a *DB or *object pointer never leaves a command handler.
+//
+// The keyspace code (Store, Env, DB, Ctx and the handlers) reaches nothing
+// of the runtime: what it needs from it (the stores a command holds, the
+// shard a key hashes to, the encoding thresholds, the log feed, the parked
+// clients' count) is in the Env the runtime builds once (NewEnv), so the
+// keyspace can become a package of its own that does not import this one.
 //
 // # One way a command runs
 //

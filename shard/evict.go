@@ -125,8 +125,7 @@ type evictor struct {
 	minutes atomic.Uint32 // Redis' LFUGetTimeInMinutes
 	_       [64]byte
 	mu      sync.Mutex
-	sec     int64          // unix seconds of the last tick; guarded by mu
-	pools   []evictionPool // by shard id
+	sec     int64 // unix seconds of the last tick; guarded by mu
 }
 
 const stampLFU = 1 << 31
@@ -141,12 +140,11 @@ var detachedEvictor = func() *evictor {
 }()
 
 // attach gives every database of shards this evictor and each shard a pool.
-func (e *evictor) attach(shards []*Shard) {
+func (e *evictor) attach(stores []*Store) {
 	e.tick(time.Now())
 	e.setPolicy(NoEviction)
-	e.pools = make([]evictionPool, len(shards))
-	for _, s := range shards {
-		for _, d := range s.dbs {
+	for _, st := range stores {
+		for _, d := range st.dbs {
 			d.evict = e
 		}
 	}
@@ -262,16 +260,17 @@ func lfuLogIncr(counter uint32) uint32 {
 // after a switch between LRU and LFU policies they take a while to mean the
 // new thing again, as in Redis.
 func (rt *Runtime) SetMaxMemory(limit int64, p Policy) {
-	rt.evict.setPolicy(p)
-	rt.evict.limit.Store(max(limit, 0))
+	e := &rt.env.evict
+	e.setPolicy(p)
+	e.limit.Store(max(limit, 0))
 	if limit <= 0 {
-		rt.evict.over.Store(false)
+		e.over.Store(false)
 	}
 }
 
 // MaxMemory reports the limit and policy in force.
 func (rt *Runtime) MaxMemory() (limit int64, p Policy) {
-	return rt.evict.limit.Load(), rt.evict.loadPolicy()
+	return rt.env.evict.limit.Load(), rt.env.evict.loadPolicy()
 }
 
 // MemoryUsed is the bytes the keyspace holds by the shards' accounting (INFO
@@ -279,15 +278,15 @@ func (rt *Runtime) MaxMemory() (limit int64, p Policy) {
 func (rt *Runtime) MemoryUsed() int64 {
 	var n int64
 	for _, s := range rt.shards {
-		n += s.memoryUsed()
+		n += s.store.MemoryUsed()
 	}
 	return n
 }
 
-// memoryUsed sums the shard's databases' counters; anyone may call it.
-func (s *Shard) memoryUsed() int64 {
+// MemoryUsed sums the store's databases' counters; anyone may call it.
+func (st *Store) MemoryUsed() int64 {
 	var n int64
-	for _, d := range s.dbs {
+	for _, d := range st.dbs {
 		n += d.memory.Load()
 	}
 	return n
@@ -297,8 +296,8 @@ func (s *Shard) memoryUsed() int64 {
 // (<= 0: under), publishing whether it is over for the shards' quick check.
 func (rt *Runtime) overLimit(limit int64) int64 {
 	over := rt.MemoryUsed() - limit
-	if was := rt.evict.over.Load(); was != (over > 0) {
-		rt.evict.over.Store(over > 0)
+	if was := rt.env.evict.over.Load(); was != (over > 0) {
+		rt.env.evict.over.Store(over > 0)
 	}
 	return over
 }
@@ -310,9 +309,9 @@ func (rt *Runtime) overLimit(limit int64) int64 {
 // evicting from s's keys only. It reports false, having replied -OOM, when
 // the command must not run. REQUIRES: the caller holds s's token.
 func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
-	e := &rt.evict
+	e := &rt.env.evict
 	limit := e.limit.Load()
-	if limit == 0 || s.loading || !rt.denyOOM(c) {
+	if limit == 0 || s.store.loading || !rt.denyOOM(c) {
 		return true
 	}
 	// Quick check, own counters only: well under the fair share while the
@@ -320,7 +319,7 @@ func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
 	// second, so a shard far over its share (hash tags) is noticed.
 	// Measured (BenchmarkMaxMemoryCheck): about 10 ns per SET.
 	share := limit / int64(len(rt.shards))
-	if !e.over.Load() && e.pools[s.id].usedDBsMemory(s, c.DB) < share-share/8 {
+	if !e.over.Load() && s.store.usedDBsMemory(c.DB) < share-share/8 {
 		return true
 	}
 	over := rt.overLimit(limit)
@@ -341,13 +340,13 @@ func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
 // admitHeld is admit for a command holding the shards in set (ExecMulti): it
 // evicts from those shards, in ascending order.
 func (rt *Runtime) admitHeld(set *shardSet, c *Ctx) bool {
-	limit := rt.evict.limit.Load()
+	limit := rt.env.evict.limit.Load()
 	if limit == 0 || !rt.denyOOM(c) {
 		return true
 	}
 	over := rt.overLimit(limit)
 	for i := 0; i < len(rt.shards) && over > 0; i++ {
-		if !set.has(i) || rt.shards[i].loading {
+		if !set.has(i) || rt.shards[i].store.loading {
 			continue
 		}
 		freed, timedOut := rt.evictFrom(rt.shards[i], over, evictionTimeLimit)
@@ -370,7 +369,7 @@ func (rt *Runtime) admitHeld(set *shardSet, c *Ctx) bool {
 // in turn, and reports whether used memory is still over maxmemory.
 // It must not be called while holding a shard's token.
 func (rt *Runtime) OutOfMemory() bool {
-	limit := rt.evict.limit.Load()
+	limit := rt.env.evict.limit.Load()
 	if limit == 0 {
 		return false
 	}
@@ -378,14 +377,14 @@ func (rt *Runtime) OutOfMemory() bool {
 	if over <= 0 {
 		return false
 	}
-	if rt.evict.loadPolicy() == NoEviction {
+	if rt.env.evict.loadPolicy() == NoEviction {
 		return true
 	}
 	for _, s := range rt.shards {
 		rt.acquire(s)
 		var freed int64
 		timedOut := false
-		if !s.loading {
+		if !s.store.loading {
 			freed, timedOut = rt.evictFrom(s, over, evictionTimeLimit)
 		}
 		rt.release(s)
@@ -410,8 +409,8 @@ func (rt *Runtime) denyOOM(c *Ctx) bool {
 // is over maxmemory it evicts from s until it is not, or budget is spent.
 // REQUIRES: the caller holds s's token.
 func (rt *Runtime) keepUnderLimit(s *Shard, budget time.Duration) {
-	limit := rt.evict.limit.Load()
-	if limit == 0 || s.loading {
+	limit := rt.env.evict.limit.Load()
+	if limit == 0 || s.store.loading {
 		return
 	}
 	if over := rt.overLimit(limit); over > 0 {
@@ -428,16 +427,29 @@ func (rt *Runtime) keepUnderLimit(s *Shard, budget time.Duration) {
 // keys, as Redis does). It returns the bytes freed and whether it stopped on
 // the budget. REQUIRES: the caller holds s's token.
 func (rt *Runtime) evictFrom(s *Shard, need int64, budget time.Duration) (freed int64, timedOut bool) {
-	e := &rt.evict
+	start := time.Now()
+	freed, keys, timedOut := s.store.evict(need, budget)
+	if lat := rt.latency.Load(); lat != nil && keys > 0 {
+		lat.AddIfNeeded("eviction-cycle", time.Since(start))
+	}
+	return freed, timedOut
+}
+
+// evict deletes keys of the store chosen by the policy until need bytes are
+// freed, nothing in it can be evicted, or budget is spent (checked every 16
+// keys, as Redis does). It returns the bytes freed, the keys deleted and
+// whether it stopped on the budget. REQUIRES: the caller holds the store's
+// shard.
+func (st *Store) evict(need int64, budget time.Duration) (freed int64, keys int, timedOut bool) {
+	e := &st.env.evict
 	policy := e.loadPolicy()
 	if policy == NoEviction || need <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	start := time.Now()
-	pool := &e.pools[s.id]
-	keys := 0
+	pool := &st.pool
 	for freed < need {
-		d, o, pos := pool.victim(s, policy, e)
+		d, o, pos := pool.victim(st, policy, e)
 		if o == nil {
 			break
 		}
@@ -451,10 +463,7 @@ func (rt *Runtime) evictFrom(s *Shard, need int64, budget time.Duration) (freed 
 			break
 		}
 	}
-	if lat := rt.latency.Load(); lat != nil && keys > 0 {
-		lat.AddIfNeeded("eviction-cycle", time.Since(start))
-	}
-	return freed, timedOut
+	return freed, keys, timedOut
 }
 
 // evictionPool is Redis' EvictionPoolLRU for one shard: the best candidates
@@ -473,11 +482,12 @@ type evictionPool struct {
 // so the usual single database costs one load rather than 16. A database
 // filled otherwise (COPY ... DB n) is missed here until selected, and seen by
 // the full sums (the expiry loop's, 10 times a second).
-func (p *evictionPool) usedDBsMemory(s *Shard, db int) int64 {
+func (st *Store) usedDBsMemory(db int) int64 {
+	p := &st.pool
 	p.usedDBs |= 1 << db
 	var n int64
 	for m := p.usedDBs; m != 0; m &= m - 1 {
-		n += s.dbs[bits.TrailingZeros16(m)].memory.Load()
+		n += st.dbs[bits.TrailingZeros16(m)].memory.Load()
 	}
 	return n
 }
@@ -490,7 +500,7 @@ type poolEntry struct {
 }
 
 // victim returns the next key of s to evict by policy, or nil when s has none.
-func (p *evictionPool) victim(s *Shard, policy Policy, e *evictor) (*DB, *object, uint32) {
+func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *object, uint32) {
 	allKeys := policy&policyAllKeys != 0
 	if policy == AllKeysRandom || policy == VolatileRandom {
 		for range NumDatabases {

@@ -51,8 +51,8 @@ type Ctx struct {
 	// inTxn: the command runs inside EXEC (HoldAll holds every shard).
 	inTxn bool
 
-	rt     *Runtime
-	single *Shard   // the shard held, when the command runs on exactly one
+	env    *Env     // the keyspace (Bind)
+	single *Store   // the store of the shard held, when the command runs on exactly one
 	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
 	num    [20]byte // scratch for formatting integer-encoded values
 }
@@ -85,7 +85,7 @@ func (r *keyRoute) routedFor(c *Ctx) bool {
 }
 
 // Bind attaches c to rt; a producer calls it once per context it keeps.
-func (c *Ctx) Bind(rt *Runtime) { c.rt = rt }
+func (c *Ctx) Bind(rt *Runtime) { c.env = rt.env }
 
 // db returns the database that owns key in the selected database number.
 // REQUIRES: the caller holds the token of the shard that owns key.
@@ -93,7 +93,7 @@ func (c *Ctx) db(key []byte) *DB {
 	if c.single != nil {
 		return c.single.dbs[c.DB]
 	}
-	return c.rt.shards[c.shardOf(key)].dbs[c.DB]
+	return c.env.stores[c.shardOf(key)].dbs[c.DB]
 }
 
 // shardOf is the shard of key for a command running on several shards: the
@@ -113,7 +113,7 @@ func (c *Ctx) shardOf(key []byte) int {
 			}
 		}
 	}
-	return c.rt.ShardOf(key)
+	return c.env.shardOf(key)
 }
 
 // effective is the command whose flags apply to c: its subcommand for a
@@ -126,7 +126,7 @@ func (c *Ctx) effective() *command.Command {
 	}
 	cmd := c.Cmd
 	if len(cmd.Subcommands) > 0 && len(c.Args) > 1 {
-		if sub := c.rt.table.LookupSub(cmd, c.Args[1]); sub != nil {
+		if sub := c.env.table.LookupSub(cmd, c.Args[1]); sub != nil {
 			c.Sub = sub
 			return sub
 		}
@@ -196,7 +196,7 @@ func (rt *Runtime) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard 
 // route finds where cmd runs and, when r is not nil, records the keys'
 // shards in r.
 func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
-	rr := rt.routes[cmd.ID]
+	rr := rt.env.routes[cmd.ID]
 	switch rr.kind {
 	case routeKeys, routeKeySpecs:
 		if rr.kind == routeKeySpecs || cmd.Flags&command.FlagMovableKeys != 0 {
@@ -272,7 +272,7 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 		}
 		return 0, OneShard
 	case routeScan:
-		shard, _, err := rt.parseScanCursor(args[1])
+		shard, _, err := ParseScanCursor(args[1], len(rt.shards))
 		if err != nil {
 			return 0, OneShard // the handler replies with the error
 		}
@@ -367,19 +367,19 @@ func handlerTable() map[string]struct {
 	return t
 }
 
-func (rt *Runtime) register() error {
-	rt.handlers = make([]handler, rt.table.Len())
-	rt.routes = make([]route, rt.table.Len())
+func (env *Env) register() error {
+	env.handlers = make([]handler, env.table.Len())
+	env.routes = make([]route, env.table.Len())
 	for name, e := range handlerTable() {
-		cmd := rt.table.Lookup([]byte(name))
+		cmd := env.table.Lookup([]byte(name))
 		if cmd == nil {
 			return fmt.Errorf("shard: handler for %q has no command table entry", name)
 		}
 		if e.r == routeKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
 			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
 		}
-		rt.handlers[cmd.ID] = e.h
-		rt.routes[cmd.ID] = route{kind: e.r,
+		env.handlers[cmd.ID] = e.h
+		env.routes[cmd.ID] = route{kind: e.r,
 			parks: cmd.Flags&command.FlagBlocking != 0 && (e.r == routeKeys || e.r == routeKeySpecs)}
 	}
 	return nil

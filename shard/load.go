@@ -50,7 +50,7 @@ type LoadStats struct {
 func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 	var st LoadStats
 	lim := &DefaultEncodingLimits
-	if l := rt.limits.p.Load(); l != nil {
+	if l := rt.env.limits.p.Load(); l != nil {
 		lim = l
 	}
 	now := time.Now().UnixMilli() // read once, as rdbLoadRio does
@@ -92,20 +92,21 @@ func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 // it inserted before an error.
 func (rt *Runtime) loadBatch(s *Shard, entries []rdb.Entry, lim *EncodingLimits) (int, error) {
 	rt.acquire(s)
-	dirty := s.dirty
+	st := s.store
+	dirty := st.dirty
 	var err error
 	done := 0
 	for k := range entries {
 		var added bool
-		if added, err = loadEntry(s.dbs[entries[k].DB], &entries[k], lim); err != nil {
+		if added, err = loadEntry(st.dbs[entries[k].DB], &entries[k], lim); err != nil {
 			break
 		}
 		if added {
 			done++
 		}
 	}
-	s.dirty = dirty
-	s.dirtyPub.Store(dirty)
+	st.dirty = dirty
+	st.dirtyPub.Store(dirty)
 	rt.release(s)
 	return done, err
 }

@@ -37,7 +37,7 @@ func (rt *Runtime) setLoading(on bool) {
 	all.all(len(rt.shards))
 	rt.holdSet(&all)
 	for _, s := range rt.shards {
-		s.loading = on
+		s.store.loading = on
 	}
 	rt.releaseSet(&all)
 }

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/latency"
@@ -68,20 +66,15 @@ type Runtime struct {
 	shards   []*Shard
 	strategy Strategy
 	table    *command.Table
-	handlers []handler // by command ID; nil for commands not executed by shards
-	routes   []route   // by command ID
+	env      *Env // the keyspace: every shard's Store, the handlers (store.go)
 	onPanic  func(string, any, []byte)
 
 	expireEvery  time.Duration
 	hot          *hotRing // per-second per-shard rates (hotshards.go)
-	limits       encodingLimits
-	blocked      atomic.Int64 // parked clients
 	latency      atomic.Pointer[latency.Monitor]
-	snapRunning  atomic.Bool                // a WriteSnapshot is running (snapshot.go)
-	prop         atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
-	hooks        atomic.Pointer[Hooks]      // notifications, tracking, replication (execute); nil when none
-	snapCompress atomic.Bool                // snapshots compress strings with LZF (rdbcompression)
-	evict        evictor                    // maxmemory, eviction policy and access clock (evict.go)
+	snapRunning  atomic.Bool           // a WriteSnapshot is running (snapshot.go)
+	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
+	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }
@@ -104,15 +97,15 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 		expireEvery: cfg.ActiveExpireEvery,
 		stop:        make(chan struct{}),
 	}
-	for i := range cfg.Shards {
-		rt.shards = append(rt.shards, newShard(i, cfg.QueueCap))
-		rt.shards[i].prop = &rt.prop
-	}
-	rt.hot = newHotRing(cfg.Shards)
-	rt.evict.attach(rt.shards)
-	if err := rt.register(); err != nil {
+	env, err := NewEnv(cfg.Shards, table)
+	if err != nil {
 		return nil, err
 	}
+	rt.env = env
+	for i := range cfg.Shards {
+		rt.shards = append(rt.shards, newShard(i, cfg.QueueCap, env.Store(i)))
+	}
+	rt.hot = newHotRing(cfg.Shards)
 	return rt, nil
 }
 
@@ -137,7 +130,7 @@ func (rt *Runtime) Close() {
 	for _, s := range rt.shards {
 		rt.acquire(s)
 		rt.drain(s)
-		s.freeOffHeap() // unmapped now, not at exit: the keys stay, empty
+		s.store.freeOffHeap() // unmapped now, not at exit: the keys stay, empty
 		s.token.Store(0)
 	}
 }
@@ -151,26 +144,7 @@ func (rt *Runtime) Strategy() Strategy { return rt.strategy }
 // ShardOf returns the shard that owns key: xxhash of the key, or of the part
 // between the first '{' and the next '}' when that part is not empty (Redis
 // Cluster's hash tag rule), so keys sharing a tag live on one shard.
-func (rt *Runtime) ShardOf(key []byte) int {
-	return int(xxhash.Sum64(hashTag(key)) % uint64(len(rt.shards)))
-}
-
-func hashTag(key []byte) []byte {
-	for i, c := range key {
-		if c == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						return key[i+1 : j]
-					}
-					return key
-				}
-			}
-			return key
-		}
-	}
-	return key
-}
+func (rt *Runtime) ShardOf(key []byte) int { return ShardOf(key, len(rt.shards)) }
 
 // Snapshots reads every shard's published counters.
 func (rt *Runtime) Snapshots() []Snapshot {
@@ -396,7 +370,7 @@ func (rt *Runtime) releaseSet(set *shardSet) {
 	for i := len(rt.shards) - 1; i >= 0; i-- {
 		if set.has(i) {
 			s := rt.shards[i]
-			if len(s.ready) > 0 {
+			if s.store.HasReady() {
 				rt.serveReady(s)
 			}
 			rt.release(s)
@@ -469,19 +443,22 @@ func (c *Ctx) CommandKeys(dst [][]byte) [][]byte {
 // s alone); else the shards of c.route.set (ExecMulti) or, with c.inTxn,
 // every shard (HoldAll). Only the token holder touches a shard's data.
 func (rt *Runtime) execute(s *Shard, c *Ctx) {
-	c.single = s
-	if c.ready == nil && !c.inTxn && rt.evict.limit.Load() != 0 && !rt.admitCmd(s, c) {
+	c.single = nil
+	if s != nil {
+		c.single = s.store
+	}
+	if c.ready == nil && !c.inTxn && rt.env.evict.limit.Load() != 0 && !rt.admitCmd(s, c) {
 		c.Sub, c.route.cmd = nil, nil
 		return
 	}
-	if s != nil && s.snap != nil || s == nil && rt.snapRunning.Load() {
-		rt.snapBeforeCommand(c) // snapshot.go
+	if s != nil && s.store.snap != nil || s == nil && rt.snapRunning.Load() {
+		c.snapBeforeCommand() // snapshot.go
 	}
 	rt.run(c)
 	if c.Blocked == nil { // a command that parked counts when it is served (serveKey)
 		rt.count(s, c)
 	}
-	if s != nil && c.ready == nil && !c.inTxn && len(s.ready) > 0 {
+	if s != nil && c.ready == nil && !c.inTxn && len(s.store.ready) > 0 {
 		rt.serveReady(s) // blocking.go; serveKey runs its waiters through execute
 	}
 	c.Sub, c.route.cmd = nil, nil
@@ -537,7 +514,7 @@ func (st *shardStats) count(f command.Flag) {
 // hook is installed and the command changed the dataset, records it in the
 // log (aoflog.go) and tells the hook.
 func (rt *Runtime) run(c *Ctx) {
-	p, h := rt.prop.Load(), rt.hooks.Load()
+	p, h := rt.env.prop.Load(), rt.hooks.Load()
 	if p == nil && h == nil {
 		rt.call(c)
 		return
@@ -570,7 +547,7 @@ func (rt *Runtime) dirtyOf(c *Ctx) int64 {
 	var n int64
 	for i, s := range rt.shards {
 		if c.inTxn || c.route.set.has(i) {
-			n += s.dirty
+			n += s.store.dirty
 		}
 	}
 	return n
@@ -589,7 +566,7 @@ func (rt *Runtime) call(c *Ctx) {
 			}
 		}
 	}()
-	rt.handlers[c.Cmd.ID](c)
+	rt.env.handlers[c.Cmd.ID](c)
 }
 
 // ---- active expiry ---------------------------------------------------------
@@ -604,7 +581,7 @@ func (rt *Runtime) expireLoop() {
 			return
 		case <-t.C:
 		}
-		rt.evict.tick(time.Now()) // the access clock (evict.go)
+		rt.env.evict.tick(time.Now()) // the access clock (evict.go)
 		lat := rt.latency.Load()
 		for _, s := range rt.shards {
 			rt.acquire(s)
@@ -612,8 +589,8 @@ func (rt *Runtime) expireLoop() {
 			// (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) bounds its own.
 			now := time.Now()
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
-			for _, d := range s.dbs {
-				if s.loading {
+			for _, d := range s.store.dbs {
+				if s.store.loading {
 					break // the log being replayed decides what expired
 				}
 				d.expireCycle(now.UnixMilli(), deadline)

@@ -14,25 +14,12 @@ type Shard struct {
 	queue *queue
 	wake  chan struct{} // Dedicated strategy: wakes the shard's goroutine
 
-	// Everything below, up to stats, is owned by the token holder: only the
-	// goroutine holding this shard's token (tryAcquire/acquire until
-	// release) reads or writes it, and no mutex guards it. Commands reach it
-	// only through Runtime.execute (runtime.go), which runs with the token of
-	// every shard the command touches held; maintenance (expiry, eviction,
-	// snapshots, load, WATCH tables, inspection) takes the token first, or
-	// runs as a control message drained by the holder (inspect.go). Fields a
-	// reader outside the holder needs are published through atomics
-	// (dirtyPub, stats).
-	dbs      [NumDatabases]*DB
-	ready    []readyKey // keys that may serve blocked clients (blocking.go)
-	serveCtx Ctx        // scratch for serving them
-	snap     *shardSnap // a running snapshot's part in this shard (snapshot.go); nil when none
-	// dirty counts changes to the shard's keys (Redis' server.dirty), one
-	// per touched key; published to readers through dirtyPub (Runtime.Dirty).
-	dirty    int64
-	dirtyPub atomic.Int64
-	loading  bool                        // an append-only file is being replayed: no active expiry (replay.go)
-	prop     *atomic.Pointer[propagator] // the runtime's append-only log feed (aoflog.go)
+	// store is the shard's part of the keyspace. Only the holder of token
+	// reaches it: execute hands it to the command's Ctx, maintenance
+	// (expiry, eviction, snapshots, load, WATCH tables, inspection) takes
+	// the token first or runs as a control message drained by the holder
+	// (inspect.go). Nothing else in this package or outside reads it.
+	store *Store
 
 	stats shardStats
 }
@@ -48,13 +35,8 @@ type shardStats struct {
 	_       [32]byte
 }
 
-func newShard(id, queueCap int) *Shard {
-	s := &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1)}
-	for i := range s.dbs {
-		s.dbs[i] = newDB()
-		s.dbs[i].owner, s.dbs[i].num = s, i
-	}
-	return s
+func newShard(id, queueCap int, st *Store) *Shard {
+	return &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1), store: st}
 }
 
 func (s *Shard) tryAcquire() bool { return s.token.CompareAndSwap(0, 1) }
@@ -101,7 +83,7 @@ func sumDBs(per *[NumDatabases]int64) int64 {
 // Snapshot reads the shard's published counters without taking its token.
 func (s *Shard) Snapshot() Snapshot {
 	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth()}
-	for i, d := range s.dbs {
+	for i, d := range s.store.dbs {
 		sn.Keys[i] = d.keys.Load()
 		sn.Expires[i] = d.expires.Load()
 		sn.AvgTTL[i] = d.avgTTL.Load()

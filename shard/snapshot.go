@@ -95,7 +95,6 @@ type shardSnap struct {
 	dbs     [NumDatabases]*dbSnap
 	left    int
 	results chan<- stepResult
-	msg     Batch // the step's control message, queued again for each step
 	req     struct {
 		db  int
 		out []byte
@@ -204,6 +203,7 @@ func (rt *Runtime) WriteSnapshotAt(w io.Writer, at func() error, aux ...[2]strin
 // and expiry counts per database at the point in time (for RESIZEDB).
 type snapshotMark struct {
 	snaps   []*shardSnap
+	msgs    []Batch // each shard's step, a control message queued again for each step
 	marked  [][NumDatabases]bool
 	keys    [NumDatabases]int64
 	expires [NumDatabases]int64
@@ -214,7 +214,8 @@ type snapshotMark struct {
 // non-empty database its bitmap of pending slots, then calls at. When at
 // fails the snapshot is detached again before the shards are let go.
 func (rt *Runtime) markSnapshot(results chan<- stepResult, at func() error) (*snapshotMark, error) {
-	m := &snapshotMark{snaps: make([]*shardSnap, len(rt.shards)), marked: make([][NumDatabases]bool, len(rt.shards))}
+	m := &snapshotMark{snaps: make([]*shardSnap, len(rt.shards)), msgs: make([]Batch, len(rt.shards)),
+		marked: make([][NumDatabases]bool, len(rt.shards))}
 	var all shardSet
 	all.all(len(rt.shards))
 	rt.holdSet(&all)
@@ -224,30 +225,10 @@ func (rt *Runtime) markSnapshot(results chan<- stepResult, at func() error) (*sn
 		if rt.snapCompress.Load() {
 			ss.lzf = rdb.NewCompressor()
 		}
-		ss.msg.shard = i
-		ss.msg.control = ss.step
-		for n, d := range s.dbs {
-			if len(d.index) == 0 {
-				continue
-			}
-			ds := &dbSnap{ss: ss, pending: make([]uint64, (d.used+63)/64)}
-			for w := range ds.pending {
-				ds.pending[w] = ^uint64(0)
-			}
-			if r := d.used % 64; r != 0 {
-				ds.pending[len(ds.pending)-1] = 1<<r - 1
-			}
-			for _, p := range d.free {
-				ds.pending[p>>6] &^= 1 << (p & 63)
-			}
-			m.keys[n] += int64(len(d.index))
-			m.expires[n] += int64(len(d.volatile))
-			d.snap, ss.dbs[n] = ds, ds
-			ss.left++
-			m.marked[i][n] = true
-		}
-		if ss.left > 0 {
-			s.snap, m.snaps[i] = ss, ss
+		m.msgs[i].shard = i
+		m.msgs[i].control = func(s *Shard) { ss.step(s.store) }
+		if s.store.markSnapshot(ss, &m.keys, &m.expires, &m.marked[i]) {
+			m.snaps[i] = ss
 		}
 	}
 	var err error
@@ -272,7 +253,7 @@ func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, resu
 	out := 0
 	for i, ss := range m.snaps {
 		if ss != nil && m.marked[i][db] {
-			rt.queueStep(ss, db, nil)
+			rt.queueStep(m, i, db, nil)
 			out++
 		}
 	}
@@ -289,7 +270,7 @@ func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, resu
 			continue
 		}
 		pace.after(r.took, rt.commandsServed())
-		rt.queueStep(m.snaps[r.shard], db, r.out[:0])
+		rt.queueStep(m, r.shard, db, r.out[:0])
 	}
 	return err
 }
@@ -330,9 +311,10 @@ func (p *pacer) after(step time.Duration, served int64) {
 
 // queueStep asks ss's shard for the next step of database db, encoding into
 // out. A full queue is offered the message again until it has room.
-func (rt *Runtime) queueStep(ss *shardSnap, db int, out []byte) {
+func (rt *Runtime) queueStep(m *snapshotMark, i, db int, out []byte) {
+	ss := m.snaps[i]
 	ss.req.db, ss.req.out = db, out
-	for !rt.offer(rt.shards[ss.id], &ss.msg) {
+	for !rt.offer(rt.shards[i], &m.msgs[i]) {
 		time.Sleep(50 * time.Microsecond)
 	}
 }
@@ -351,20 +333,56 @@ func (rt *Runtime) abortSnapshot(snaps []*shardSnap) {
 // REQUIRES: every shard is held.
 func (rt *Runtime) detachSnapshot(snaps []*shardSnap) {
 	for i, s := range rt.shards {
-		ss := snaps[i]
-		if ss == nil {
+		if ss := snaps[i]; ss != nil {
+			s.store.detachSnapshot(ss)
+		}
+	}
+}
+
+// markSnapshot gives each non-empty database of st its bitmap of pending
+// slots for ss, adding their key and expiry counts to keys and expires and
+// marking them in marked. It reports whether any database was marked (st
+// then points at ss). REQUIRES: the caller holds st's shard.
+func (st *Store) markSnapshot(ss *shardSnap, keys, expires *[NumDatabases]int64, marked *[NumDatabases]bool) bool {
+	for n, d := range st.dbs {
+		if len(d.index) == 0 {
 			continue
 		}
-		for n, ds := range ss.dbs {
-			if ds != nil && s.dbs[n].snap == ds {
-				s.dbs[n].snap = nil
-			}
-			ss.dbs[n] = nil
+		ds := &dbSnap{ss: ss, pending: make([]uint64, (d.used+63)/64)}
+		for w := range ds.pending {
+			ds.pending[w] = ^uint64(0)
 		}
-		ss.left = 0
-		if s.snap == ss {
-			s.snap = nil
+		if r := d.used % 64; r != 0 {
+			ds.pending[len(ds.pending)-1] = 1<<r - 1
 		}
+		for _, p := range d.free {
+			ds.pending[p>>6] &^= 1 << (p & 63)
+		}
+		keys[n] += int64(len(d.index))
+		expires[n] += int64(len(d.volatile))
+		d.snap, ss.dbs[n] = ds, ds
+		ss.left++
+		marked[n] = true
+	}
+	if ss.left > 0 {
+		st.snap = ss
+		return true
+	}
+	return false
+}
+
+// detachSnapshot clears st's and its databases' pointers to ss.
+// REQUIRES: the caller holds st's shard.
+func (st *Store) detachSnapshot(ss *shardSnap) {
+	for n, ds := range ss.dbs {
+		if ds != nil && st.dbs[n].snap == ds {
+			st.dbs[n].snap = nil
+		}
+		ss.dbs[n] = nil
+	}
+	ss.left = 0
+	if st.snap == ss {
+		st.snap = nil
 	}
 }
 
@@ -372,7 +390,7 @@ func (rt *Runtime) detachSnapshot(snaps []*shardSnap) {
 // message: the early entries of the requested database, then the next
 // pending keys. It never blocks: results has room for every shard's one
 // outstanding answer.
-func (ss *shardSnap) step(s *Shard) {
+func (ss *shardSnap) step(s *Store) {
 	t := time.Now()
 	db := ss.req.db
 	out := ss.req.out[:0]
@@ -462,9 +480,9 @@ func (d *DB) snapFlush() {
 // shard; else every key's shard is held). Called only while a snapshot
 // runs; keys are found as Route finds them, and their shards are the ones
 // Route recorded in c (Ctx.shardOf) when the command holds several.
-func (rt *Runtime) snapBeforeCommand(c *Ctx) {
+func (c *Ctx) snapBeforeCommand() {
 	cmd := c.Cmd
-	r := rt.routes[cmd.ID]
+	r := c.env.routes[cmd.ID]
 	var buf [16]int
 	var keys []int
 	switch {
@@ -487,8 +505,8 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 		key := c.Args[i]
 		s := c.single
 		if s == nil {
-			s = rt.shards[c.shardOf(key)] // as Route recorded it
-		} else if rt.ShardOf(key) != s.id {
+			s = c.env.stores[c.shardOf(key)] // as Route recorded it
+		} else if c.env.shardOf(key) != s.id {
 			continue
 		}
 		d := s.dbs[c.DB]
@@ -645,7 +663,7 @@ func rdbID(id values.StreamID) rdb.StreamID { return rdb.StreamID{Ms: id.Ms, Seq
 func (rt *Runtime) Dirty() int64 {
 	var n int64
 	for _, s := range rt.shards {
-		n += s.dirtyPub.Load()
+		n += s.store.Dirty()
 	}
 	return n
 }

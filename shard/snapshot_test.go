@@ -89,7 +89,7 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 			c.Args = append(c.Args, []byte(a))
 		}
 		c.Cmd = rt.table.Lookup(c.Args[0])
-		rt.handlers[c.Cmd.ID](c)
+		rt.env.handlers[c.Cmd.ID](c)
 		v, _, err := resp.ReadReply(c.Out)
 		if err != nil {
 			panic(fmt.Sprintf("%v: bad reply %q: %v", args, c.Out, err))
@@ -98,7 +98,7 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 	}
 	out := map[string]keyState{}
 	for _, s := range rt.shards {
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			for k, pos := range d.index {
 				o := d.slot(pos)
 				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.kind.String(), expireAt: o.expireAt, val: valueText(run, n, o.kind.String(), k)}
@@ -143,7 +143,7 @@ func checkLoadedStructures(t *testing.T, rt *Runtime) {
 	checkValueMemory(t, rt)
 	zcheckMemory(t, rt)
 	for _, s := range rt.shards {
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			for k, pos := range d.index {
 				o := d.slot(pos)
 				switch {
@@ -583,10 +583,10 @@ func testSnapshotPointInTime(t *testing.T, st Strategy, seed uint64) int64 {
 	// Nothing of the snapshot is left attached to the shards.
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.snap != nil {
+		if s.store.snap != nil {
 			t.Errorf("shard %d still has a snapshot attached", s.id)
 		}
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			if d.snap != nil {
 				t.Errorf("shard %d db %d still has a snapshot attached", s.id, n)
 			}
@@ -651,10 +651,10 @@ func TestSnapshotWriteError(t *testing.T) {
 	}
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.snap != nil {
+		if s.store.snap != nil {
 			t.Errorf("shard %d: snapshot still attached", s.id)
 		}
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			if d.snap != nil {
 				t.Errorf("shard %d db %d: snapshot still attached", s.id, n)
 			}
@@ -734,10 +734,10 @@ func TestWriteSnapshotAt(t *testing.T) {
 	}
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.snap != nil {
+		if s.store.snap != nil {
 			t.Errorf("shard %d: snapshot still attached after at failed", s.id)
 		}
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			if d.snap != nil {
 				t.Errorf("shard %d db %d: snapshot still attached after at failed", s.id, n)
 			}

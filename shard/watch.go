@@ -67,7 +67,7 @@ func (rt *Runtime) Watch(w *Watch, db int, keys [][]byte) {
 	}
 	rt.holdSet(&set)
 	for _, k := range keys {
-		d := rt.shards[rt.ShardOf(k)].dbs[db]
+		d := rt.shards[rt.ShardOf(k)].store.dbs[db]
 		dup := false
 		for _, wk := range w.keys {
 			if wk.db == db && wk.key == string(k) {
@@ -100,7 +100,7 @@ func (rt *Runtime) Unwatch(w *Watch) {
 	}
 	rt.holdSet(&set)
 	for _, wk := range w.keys {
-		d := rt.shards[rt.ShardOf([]byte(wk.key))].dbs[wk.db]
+		d := rt.shards[rt.ShardOf([]byte(wk.key))].store.dbs[wk.db]
 		list := d.watched[wk.key]
 		for i, x := range list {
 			if x == w {
@@ -130,7 +130,7 @@ func (rt *Runtime) WatchFailed(w *Watch, now int64) bool {
 		return true
 	}
 	for _, wk := range w.keys {
-		d := rt.shards[rt.ShardOf([]byte(wk.key))].dbs[wk.db]
+		d := rt.shards[rt.ShardOf([]byte(wk.key))].store.dbs[wk.db]
 		if o, _ := d.find([]byte(wk.key)); o != nil && o.expireAt != 0 && o.expireAt <= now {
 			return true
 		}
@@ -144,7 +144,7 @@ func (rt *Runtime) HoldAll() {
 	var all shardSet
 	all.all(len(rt.shards))
 	rt.holdSet(&all)
-	if p := rt.prop.Load(); p != nil {
+	if p := rt.env.prop.Load(); p != nil {
 		p.beginTxn()
 	}
 }
@@ -175,7 +175,7 @@ func (rt *Runtime) ExecHeld(c *Ctx) {
 // waits for it.
 func (rt *Runtime) ReleaseAll() int64 {
 	var end int64
-	if p := rt.prop.Load(); p != nil {
+	if p := rt.env.prop.Load(); p != nil {
 		end = p.endTxn()
 	}
 	var all shardSet
