@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/svcdb/svcdb/core/command"
 )
 
 // Memory limits and eviction: maxmemory, maxmemory-policy and the per-key
@@ -93,17 +91,17 @@ const (
 	lfuDecayTime       = 1              // lfu-decay-time, minutes per counter decrement
 	maxmemorySamples   = 5              // maxmemory-samples
 	evictionPoolSize   = 16             // EVPOOL_SIZE
-	// evictionTimeLimit bounds the eviction a command waits for, as Redis'
+	// EvictionTimeLimit bounds the eviction a command waits for, as Redis'
 	// evictionTimeLimitUs at maxmemory-eviction-tenacity 10; past it the
 	// command runs and the next ones (and the expiry loop) go on evicting.
-	evictionTimeLimit = 500 * time.Microsecond
+	EvictionTimeLimit = 500 * time.Microsecond
 )
 
 // OOMMessage is Redis' shared.oomerr without its "-" and line end: the reply
 // to a command that may grow memory while used memory is over maxmemory.
 const OOMMessage = "OOM command not allowed when used memory > 'maxmemory'."
 
-const oomReply = "-" + OOMMessage + "\r\n"
+const OOMReply = "-" + OOMMessage + "\r\n"
 
 // evictor is the runtime's memory limit, eviction policy and access clock,
 // and one eviction pool per shard.
@@ -255,34 +253,6 @@ func lfuLogIncr(counter uint32) uint32 {
 
 // ---- configuration and figures ---------------------------------------------------
 
-// SetMaxMemory applies maxmemory (bytes, 0 = unlimited) and maxmemory-policy;
-// commands see them from their next check on. Keys keep their access words:
-// after a switch between LRU and LFU policies they take a while to mean the
-// new thing again, as in Redis.
-func (rt *Runtime) SetMaxMemory(limit int64, p Policy) {
-	e := &rt.env.evict
-	e.setPolicy(p)
-	e.limit.Store(max(limit, 0))
-	if limit <= 0 {
-		e.over.Store(false)
-	}
-}
-
-// MaxMemory reports the limit and policy in force.
-func (rt *Runtime) MaxMemory() (limit int64, p Policy) {
-	return rt.env.evict.limit.Load(), rt.env.evict.loadPolicy()
-}
-
-// MemoryUsed is the bytes the keyspace holds by the shards' accounting (INFO
-// used_memory), summed from every shard's published counters.
-func (rt *Runtime) MemoryUsed() int64 {
-	var n int64
-	for _, s := range rt.shards {
-		n += s.store.MemoryUsed()
-	}
-	return n
-}
-
 // MemoryUsed sums the store's databases' counters; anyone may call it.
 func (st *Store) MemoryUsed() int64 {
 	var n int64
@@ -292,155 +262,12 @@ func (st *Store) MemoryUsed() int64 {
 	return n
 }
 
-// overLimit sums every shard's memory and returns how far it is over limit
-// (<= 0: under), publishing whether it is over for the shards' quick check.
-func (rt *Runtime) overLimit(limit int64) int64 {
-	over := rt.MemoryUsed() - limit
-	if was := rt.env.evict.over.Load(); was != (over > 0) {
-		rt.env.evict.over.Store(over > 0)
-	}
-	return over
-}
-
-// ---- admission -----------------------------------------------------------------
-
-// admit runs before a command on shard s while maxmemory is set (the caller
-// checked): Redis' performEvictions for a command that may grow memory,
-// evicting from s's keys only. It reports false, having replied -OOM, when
-// the command must not run. REQUIRES: the caller holds s's token.
-func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
-	e := &rt.env.evict
-	limit := e.limit.Load()
-	if limit == 0 || s.store.loading || !rt.denyOOM(c) {
-		return true
-	}
-	// Quick check, own counters only: well under the fair share while the
-	// last full sum was under the limit. The expiry loop re-sums 10 times a
-	// second, so a shard far over its share (hash tags) is noticed.
-	// Measured (BenchmarkMaxMemoryCheck): about 10 ns per SET.
-	share := limit / int64(len(rt.shards))
-	if !e.over.Load() && s.store.usedDBsMemory(c.DB) < share-share/8 {
-		return true
-	}
-	over := rt.overLimit(limit)
-	if over <= 0 {
-		return true
-	}
-	freed, timedOut := rt.evictFrom(s, over, evictionTimeLimit)
-	if freed >= over || timedOut {
-		if freed >= over {
-			rt.overLimit(limit) // publish that it is under again
-		}
-		return true
-	}
-	c.Out = append(c.Out, oomReply...)
-	return false
-}
-
-// admitHeld is admit for a command holding the shards in set (ExecMulti): it
-// evicts from those shards, in ascending order.
-func (rt *Runtime) admitHeld(set *shardSet, c *Ctx) bool {
-	limit := rt.env.evict.limit.Load()
-	if limit == 0 || !rt.denyOOM(c) {
-		return true
-	}
-	over := rt.overLimit(limit)
-	for i := 0; i < len(rt.shards) && over > 0; i++ {
-		if !set.has(i) || rt.shards[i].store.loading {
-			continue
-		}
-		freed, timedOut := rt.evictFrom(rt.shards[i], over, evictionTimeLimit)
-		if timedOut {
-			return true
-		}
-		over -= freed
-	}
-	if over > 0 {
-		c.Out = append(c.Out, oomReply...)
-		return false
-	}
-	rt.overLimit(limit)
-	return true
-}
-
-// OutOfMemory is Redis' "performEvictions() == EVICT_FAIL" for a command not
-// executed by a shard now (one queued inside MULTI, or EXEC with queued
-// commands that may grow memory): it evicts by the policy, taking each shard
-// in turn, and reports whether used memory is still over maxmemory.
-// It must not be called while holding a shard's token.
-func (rt *Runtime) OutOfMemory() bool {
-	limit := rt.env.evict.limit.Load()
-	if limit == 0 {
-		return false
-	}
-	over := rt.overLimit(limit)
-	if over <= 0 {
-		return false
-	}
-	if rt.env.evict.loadPolicy() == NoEviction {
-		return true
-	}
-	for _, s := range rt.shards {
-		rt.acquire(s)
-		var freed int64
-		timedOut := false
-		if !s.store.loading {
-			freed, timedOut = rt.evictFrom(s, over, evictionTimeLimit)
-		}
-		rt.release(s)
-		if timedOut {
-			return false
-		}
-		if over -= freed; over <= 0 {
-			rt.overLimit(limit)
-			return false
-		}
-	}
-	return true
-}
-
-// denyOOM reports whether c's command may grow memory (Redis' CMD_DENYOOM),
-// looking at the subcommand for containers (XGROUP CREATE, ...).
-func (rt *Runtime) denyOOM(c *Ctx) bool {
-	return c.effective().Flags&command.FlagDenyOOM != 0
-}
-
-// keepUnderLimit is the expiry loop's eviction for shard s: when the keyspace
-// is over maxmemory it evicts from s until it is not, or budget is spent.
-// REQUIRES: the caller holds s's token.
-func (rt *Runtime) keepUnderLimit(s *Shard, budget time.Duration) {
-	limit := rt.env.evict.limit.Load()
-	if limit == 0 || s.store.loading {
-		return
-	}
-	if over := rt.overLimit(limit); over > 0 {
-		if freed, _ := rt.evictFrom(s, over, budget); freed >= over {
-			rt.overLimit(limit)
-		}
-	}
-}
-
-// ---- eviction ---------------------------------------------------------------------
-
-// evictFrom deletes keys of shard s chosen by the policy until need bytes are
-// freed, nothing in s can be evicted, or budget is spent (checked every 16
-// keys, as Redis does). It returns the bytes freed and whether it stopped on
-// the budget. REQUIRES: the caller holds s's token.
-func (rt *Runtime) evictFrom(s *Shard, need int64, budget time.Duration) (freed int64, timedOut bool) {
-	start := time.Now()
-	freed, keys, timedOut := s.store.evict(need, budget)
-	if lat := rt.latency.Load(); lat != nil && keys > 0 {
-		lat.AddIfNeeded("eviction-cycle", time.Since(start))
-	}
-	return freed, timedOut
-}
-
-// evict deletes keys of the store chosen by the policy until need bytes are
+// Evict deletes keys of the store chosen by the policy until need bytes are
 // freed, nothing in it can be evicted, or budget is spent (checked every 16
 // keys, as Redis does). It returns the bytes freed, the keys deleted and
 // whether it stopped on the budget. REQUIRES: the caller holds the store's
 // shard.
-func (st *Store) evict(need int64, budget time.Duration) (freed int64, keys int, timedOut bool) {
+func (st *Store) Evict(need int64, budget time.Duration) (freed int64, keys int, timedOut bool) {
 	e := &st.env.evict
 	policy := e.loadPolicy()
 	if policy == NoEviction || need <= 0 {
@@ -477,12 +304,12 @@ type evictionPool struct {
 	_       [64]byte
 }
 
-// usedDBsMemory is admit's quick figure for shard s: the memory of the
+// UsedDBsMemory is admit's quick figure for shard s: the memory of the
 // databases commands that may grow memory have selected here, db included,
 // so the usual single database costs one load rather than 16. A database
 // filled otherwise (COPY ... DB n) is missed here until selected, and seen by
 // the full sums (the expiry loop's, 10 times a second).
-func (st *Store) usedDBsMemory(db int) int64 {
+func (st *Store) UsedDBsMemory(db int) int64 {
 	p := &st.pool
 	p.usedDBs |= 1 << db
 	var n int64

@@ -369,7 +369,7 @@ func TestAdmissionAllocatesNothing(t *testing.T) {
 	keys := fill(p, "k:", 2000, 50, false)
 	rt.SetMaxMemory(rt.MemoryUsed()+10_000, AllKeysLFU)
 	var c Ctx
-	c.Bind(rt)
+	c.Bind(rt.env)
 	get, set := table.Lookup([]byte("get")), table.Lookup([]byte("set"))
 	args := [][]byte{[]byte("set"), []byte(keys[7]), []byte(strings.Repeat("z", 50))}
 	idx, _ := rt.Route(set, args)
@@ -454,7 +454,7 @@ func BenchmarkMaxMemoryCheck(b *testing.B) {
 			}
 			val := []byte(strings.Repeat("z", 50))
 			var c Ctx
-			c.Bind(rt)
+			c.Bind(rt.env)
 			c.Now = time.Now().UnixMilli()
 			args := [][]byte{[]byte("set"), nil, val}
 			b.ReportAllocs()

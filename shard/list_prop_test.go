@@ -610,7 +610,7 @@ func TestListNullShapes(t *testing.T) {
 	} {
 		for _, resp3 := range []bool{false, true} {
 			var c Ctx
-			c.Bind(rt)
+			c.Bind(rt.env)
 			c.RESP3 = resp3
 			argv := make([][]byte, len(tc.args))
 			for i, a := range tc.args {

@@ -528,7 +528,7 @@ func TestSnapshotStepAllocs(t *testing.T) {
 	}
 	s := rt.shards[0]
 	d := s.store.dbs[0]
-	ss := &shardSnap{}
+	ss := &SnapshotPart{}
 	out := make([]byte, 0, 1<<20)
 	allocs := testing.AllocsPerRun(20, func() {
 		out = out[:0]

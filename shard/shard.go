@@ -4,9 +4,6 @@ import (
 	"sync/atomic"
 )
 
-// NumDatabases is the number of SELECTable databases, as Redis' default.
-const NumDatabases = 16
-
 // Shard is one part of the keyspace with its queue and drain token.
 type Shard struct {
 	id    int
@@ -20,6 +17,9 @@ type Shard struct {
 	// the token first or runs as a control message drained by the holder
 	// (inspect.go). Nothing else in this package or outside reads it.
 	store *Store
+	// runServed runs a woken blocked client's command through the runtime's
+	// execute on this shard (Store.ServeReady); built once, in New.
+	runServed func(c *Ctx)
 
 	stats shardStats
 }
@@ -82,18 +82,10 @@ func sumDBs(per *[NumDatabases]int64) int64 {
 
 // Snapshot reads the shard's published counters without taking its token.
 func (s *Shard) Snapshot() Snapshot {
-	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth()}
-	for i, d := range s.store.dbs {
-		sn.Keys[i] = d.keys.Load()
-		sn.Expires[i] = d.expires.Load()
-		sn.AvgTTL[i] = d.avgTTL.Load()
-		sn.Expired += d.expired.Load()
-		sn.Evicted += d.evicted.Load()
-		sn.MemoryUsed += d.memory.Load()
-		sn.MemoryOffHeap += d.offHeap.Load()
-		sn.Hits += d.hits.Load()
-		sn.Misses += d.misses.Load()
-	}
+	c := s.store.Counters()
+	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth(), Keys: c.Keys, Expires: c.Expires, AvgTTL: c.AvgTTL,
+		Expired: c.Expired, Evicted: c.Evicted, MemoryUsed: c.MemoryUsed, MemoryOffHeap: c.OffHeap,
+		Hits: c.Hits, Misses: c.Misses}
 	sn.Reads = s.stats.reads.Load()
 	sn.Writes = s.stats.writes.Load()
 	sn.Commands = sn.Reads + sn.Writes + s.stats.other.Load()

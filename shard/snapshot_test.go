@@ -81,7 +81,7 @@ func valueText(run runner, db int, kind, key string) string {
 // REQUIRES: every shard of rt is held by the caller.
 func dumpHeld(rt *Runtime) map[string]keyState {
 	c := &Ctx{}
-	c.Bind(rt)
+	c.Bind(rt.env)
 	run := func(db int, args ...string) resp.Value {
 		c.DB, c.Now, c.Out, c.single = db, 1, c.Out[:0], nil
 		c.Args = c.Args[:0]
@@ -367,7 +367,7 @@ func randomTransaction(rt *Runtime, table *command.Table, r *rand.Rand) {
 	for range 3 {
 		args := cmds[r.IntN(len(cmds))]
 		c := &Ctx{DB: db, Now: time.Now().UnixMilli()}
-		c.Bind(rt)
+		c.Bind(rt.env)
 		for _, a := range args {
 			c.Args = append(c.Args, []byte(a))
 		}
@@ -387,7 +387,7 @@ func blockingMove(rt *Runtime, p *producer, r *rand.Rand) error {
 	p.do("DEL", src)
 	w := make(parked, 1)
 	c := &Ctx{DB: db, Now: time.Now().UnixMilli(), Blocker: w}
-	c.Bind(rt)
+	c.Bind(rt.env)
 	for _, a := range []string{"BLMOVE", src, dst, "LEFT", "RIGHT", "1"} {
 		c.Args = append(c.Args, []byte(a))
 	}

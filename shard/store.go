@@ -3,12 +3,31 @@ package shard
 import (
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/shard/values"
 )
+
+// NumDatabases is the number of SELECTable databases, as Redis' default.
+const NumDatabases = 16
+
+// MaxShards bounds the shard count so a multi-key command can name its shards
+// in a fixed-size bit set.
+const MaxShards = 256
+
+// ShardSet is a set of shard numbers.
+type ShardSet [MaxShards / 64]uint64
+
+func (s *ShardSet) Add(i int)      { s[i>>6] |= 1 << (i & 63) }
+func (s *ShardSet) Has(i int) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+func (s *ShardSet) All(n int) {
+	for i := range n {
+		s.Add(i)
+	}
+}
 
 // Store is one shard's part of the keyspace: its databases, the keys that
 // may serve blocked clients, a running snapshot's part, its change counter
@@ -26,8 +45,8 @@ type Store struct {
 	dbs [NumDatabases]*DB
 	// ready lists keys that may serve blocked clients (blocking.go).
 	ready    []readyKey
-	serveCtx Ctx        // scratch for serving them
-	snap     *shardSnap // a running snapshot's part in this store (snapshot.go); nil when none
+	serveCtx Ctx           // scratch for serving them
+	snap     *SnapshotPart // a running snapshot's part in this store (snapshot.go); nil when none
 	// dirty counts changes to the store's keys (Redis' server.dirty), one
 	// per touched key; published to readers through dirtyPub.
 	dirty    int64
@@ -48,13 +67,15 @@ type Env struct {
 	handlers []handler // by command ID; nil for commands not executed by shards
 	routes   []route   // by command ID
 	limits   encodingLimits
-	prop     atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
-	blocked  atomic.Int64               // parked clients (blocking.go)
-	evict    evictor                    // maxmemory, eviction policy and access clock (evict.go)
+	prop     atomic.Pointer[LogFeed] // the append-only log's feed (aoflog.go); nil when off
+	blocked  atomic.Int64            // parked clients (blocking.go)
+	evict    evictor                 // maxmemory, eviction policy and access clock (evict.go)
 }
 
 // NewEnv builds the stores of a keyspace of n shards for table's commands.
-func NewEnv(n int, table *command.Table) (*Env, error) {
+// The caller keeps the stores as the token rule says (see Store): Env
+// offers no way back to them.
+func NewEnv(n int, table *command.Table) (*Env, []*Store, error) {
 	e := &Env{table: table}
 	for i := range n {
 		st := &Store{id: i, env: e}
@@ -66,15 +87,10 @@ func NewEnv(n int, table *command.Table) (*Env, error) {
 	}
 	e.evict.attach(e.stores)
 	if err := e.register(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e, nil
+	return e, e.stores, nil
 }
-
-// Store is shard i's store.
-// REQUIRES: the caller holds shard i's token, or only keeps the pointer to
-// hand it to code that will (the runtime's Shard).
-func (e *Env) Store(i int) *Store { return e.stores[i] }
 
 // ShardOf returns the shard that owns key among n: xxhash of the key, or of
 // the part between the first '{' and the next '}' when that part is not
@@ -142,3 +158,108 @@ func (st *Store) Snapshotting() bool { return st.snap != nil }
 // HasReady reports whether keys wait to serve blocked clients.
 // REQUIRES: the caller holds the store's shard.
 func (st *Store) HasReady() bool { return len(st.ready) > 0 }
+
+// Blocked is how many clients are parked now; anyone may read it.
+func (e *Env) Blocked() int64 { return e.blocked.Load() }
+
+// LogFeed is the append-only log's feed, nil while the log is off.
+func (e *Env) LogFeed() *LogFeed { return e.prop.Load() }
+
+// SetAppendLog makes the keyspace record every change in l (nil: stop).
+// Call it while no command runs (before serving, or holding every shard).
+func (e *Env) SetAppendLog(l AppendLog) {
+	if l == nil {
+		e.prop.Store(nil)
+		return
+	}
+	e.prop.Store(&LogFeed{log: l, lastDB: -1})
+}
+
+// Limits returns the encoding thresholds in force.
+func (e *Env) Limits() *EncodingLimits {
+	if l := e.limits.p.Load(); l != nil {
+		return l
+	}
+	return &DefaultEncodingLimits
+}
+
+// SetEncodingLimits replaces the thresholds; values already stored convert
+// when next written, as in Redis.
+func (e *Env) SetEncodingLimits(l EncodingLimits) { e.limits.p.Store(&l) }
+
+// MemoryLimit is maxmemory in bytes (0: unlimited); one atomic load.
+func (e *Env) MemoryLimit() int64 { return e.evict.limit.Load() }
+
+// MaxMemory reports the limit and policy in force.
+func (e *Env) MaxMemory() (int64, Policy) { return e.evict.limit.Load(), e.evict.loadPolicy() }
+
+// SetMaxMemory applies maxmemory (bytes, 0 = unlimited) and maxmemory-policy.
+func (e *Env) SetMaxMemory(limit int64, p Policy) {
+	e.evict.setPolicy(p)
+	e.evict.limit.Store(max(limit, 0))
+	if limit <= 0 {
+		e.evict.over.Store(false)
+	}
+}
+
+// OverLimit reports whether the last sum of every shard's memory was over
+// the limit (the stores' quick check reads it).
+func (e *Env) OverLimit() bool { return e.evict.over.Load() }
+
+// SetOverLimit publishes the result of a sum of every shard's memory.
+func (e *Env) SetOverLimit(over bool) {
+	if e.evict.over.Load() != over {
+		e.evict.over.Store(over)
+	}
+}
+
+// Tick refreshes the access clocks (Redis' serverCron updating lruclock).
+func (e *Env) Tick(now time.Time) { e.evict.tick(now) }
+
+// Counters are a store's published figures.
+type Counters struct {
+	Keys, Expires, AvgTTL                 [NumDatabases]int64
+	Expired, Evicted, MemoryUsed, OffHeap int64
+	Hits, Misses                          int64
+}
+
+// Counters reads the store's published figures; anyone may call it.
+func (st *Store) Counters() Counters {
+	var c Counters
+	for i, d := range st.dbs {
+		c.Keys[i] = d.keys.Load()
+		c.Expires[i] = d.expires.Load()
+		c.AvgTTL[i] = d.avgTTL.Load()
+		c.Expired += d.expired.Load()
+		c.Evicted += d.evicted.Load()
+		c.MemoryUsed += d.memory.Load()
+		c.OffHeap += d.offHeap.Load()
+		c.Hits += d.hits.Load()
+		c.Misses += d.misses.Load()
+	}
+	return c
+}
+
+// Sizes reads what only the holder may read: each database's index and
+// expiry index sizes, and the memory figure.
+// REQUIRES: the caller holds the store's shard.
+func (st *Store) Sizes() (keys, expires [NumDatabases]int64, memory int64) {
+	for i, d := range st.dbs {
+		keys[i] = int64(len(d.index))
+		expires[i] = int64(len(d.volatile))
+		memory += d.memory.Load()
+	}
+	return keys, expires, memory
+}
+
+// ExpireCycle is the active expiry of every database of the store, until
+// deadline (unix ns); nothing expires while a log is replayed.
+// REQUIRES: the caller holds the store's shard.
+func (st *Store) ExpireCycle(now, deadline int64) {
+	for _, d := range st.dbs {
+		if st.loading {
+			break // the log being replayed decides what expired
+		}
+		d.expireCycle(now, deadline)
+	}
+}

@@ -180,10 +180,6 @@ type encodingLimits struct {
 	p atomic.Pointer[EncodingLimits]
 }
 
-// SetEncodingLimits replaces the thresholds; values already stored convert
-// when next written, as in Redis.
-func (rt *Runtime) SetEncodingLimits(l EncodingLimits) { rt.env.limits.p.Store(&l) }
-
 // limits returns the current thresholds.
 func (c *Ctx) limits() *EncodingLimits {
 	if l := c.env.limits.p.Load(); l != nil {
