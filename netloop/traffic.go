@@ -85,10 +85,10 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 	}
 	s.setDefaultAuth(c) // acl.go
 	c.parser.Limits = s.cfg.ProtoLimits
-	c.ctx.Bind(s.rt)
+	s.rt.Bind(&c.ctx)
 	c.ctx.Blocker = c
 	c.batch.Owner = c
-	c.batch.Ctx.Bind(s.rt)
+	s.rt.Bind(&c.batch.Ctx)
 	c.lastInteraction.Store(c.created.UnixMilli())
 	c.tick = cmdstats.At(c.created)
 	return c

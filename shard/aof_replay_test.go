@@ -91,7 +91,7 @@ func newRuntimeForLog(t testing.TB, table *command.Table, start bool) *Runtime {
 // netloop does (Cmd is the top-level command, subcommands included), waiting
 // for the shard when another goroutine holds it.
 func logExec(rt *Runtime, table *command.Table, c *Ctx, db int, now int64, args [][]byte) []byte {
-	c.Bind(rt)
+	c.Bind(rt.env)
 	c.DB, c.Now = db, now
 	c.Cmd, c.Args, c.Out = table.Lookup(args[0]), args, c.Out[:0]
 	if c.Cmd == nil {
@@ -371,7 +371,7 @@ func (w *logWorkload) multi(cmds []logDBCmd) {
 	for _, q := range cmds {
 		w.n++
 		c := &w.ctx
-		c.Bind(w.rt)
+		c.Bind(w.rt.env)
 		c.DB, c.Now, c.Blocker = q.db, now, nil
 		c.Cmd, c.Args, c.Out = w.table.Lookup(q.args[0]), q.args, c.Out[:0]
 		w.rt.ExecHeld(c)

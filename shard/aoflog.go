@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 )
 
@@ -16,11 +15,11 @@ type AppendLog interface {
 	Append(p []byte) int64
 }
 
-// propagator turns executed write commands into log records. Records from
+// LogFeed turns executed write commands into log records. Records from
 // all shards go through one mutex so the SELECT state of the log is one
 // sequence: a record is prefixed with SELECT when its database differs from
 // the previous record's, as Redis' feedAppendOnlyFile does.
-type propagator struct {
+type LogFeed struct {
 	mu     sync.Mutex
 	log    AppendLog
 	lastDB int    // database of the previous record; -1 before the first
@@ -36,15 +35,9 @@ type propagator struct {
 	txnCnt int
 }
 
-// SetAppendLog makes the runtime record every change in l (nil: stop).
-// Call it while no command runs (before serving, or holding every shard).
-func (rt *Runtime) SetAppendLog(l AppendLog) {
-	if l == nil {
-		rt.prop.Store(nil)
-		return
-	}
-	rt.prop.Store(&propagator{log: l, lastDB: -1})
-}
+// ResetLogRewrite forgets what a previous command asked the log to record
+// instead of its arguments (logAs).
+func (c *Ctx) ResetLogRewrite() { c.rewrite, c.rewriteN = c.rewrite[:0], 0 }
 
 // logEnd records end as the last log offset c's replies depend on.
 func (c *Ctx) logEnd(end int64) {
@@ -62,16 +55,16 @@ func (c *Ctx) logEnd(end int64) {
 // SET .. KEEPTTL), generated IDs explicit (XADD * -> XADD <id>). It costs
 // nothing when the log is off.
 func (c *Ctx) logAs(args ...[]byte) {
-	if c.rt == nil || c.rt.prop.Load() == nil {
+	if !c.logging() {
 		return
 	}
 	c.rewrite = appendCommand(c.rewrite, args)
 	c.rewriteN++
 }
 
-// propagate records c's command, which changed the dataset: its arguments,
+// Record records c's command, which changed the dataset: its arguments,
 // or what the handler asked for with logAs.
-func (p *propagator) propagate(c *Ctx) {
+func (p *LogFeed) Record(c *Ctx) {
 	if p.txnOn { // inside EXEC: the transaction is already one MULTI/EXEC
 		p.txn = appendSelect(p.txn, &p.txnDB, c.DB)
 		p.txn = appendRecord(p.txn, c, false)
@@ -102,7 +95,7 @@ func appendRecord(dst []byte, c *Ctx, wrap bool) []byte {
 
 // propagateDel records the deletion of key in db by expiry or eviction, as
 // Redis propagates a DEL for them (the log is replayed without expiring).
-func (p *propagator) propagateDel(db int, key string) int64 {
+func (p *LogFeed) propagateDel(db int, key string) int64 {
 	p.mu.Lock()
 	p.buf = appendSelect(p.buf[:0], &p.lastDB, db)
 	p.buf = append(p.buf, "*2\r\n$3\r\nDEL\r\n"...)
@@ -112,14 +105,14 @@ func (p *propagator) propagateDel(db int, key string) int64 {
 	return end
 }
 
-func (p *propagator) beginTxn() {
+func (p *LogFeed) BeginTxn() {
 	p.txn, p.txnOn, p.txnCnt = p.txn[:0], true, 0
 	p.txnDB = -1
 }
 
-// endTxn appends the transaction's records wrapped in MULTI/EXEC and returns
+// EndTxn appends the transaction's records wrapped in MULTI/EXEC and returns
 // the log offset after them (0 when it changed nothing).
-func (p *propagator) endTxn() int64 {
+func (p *LogFeed) EndTxn() int64 {
 	p.txnOn = false
 	if p.txnCnt == 0 {
 		return 0
@@ -176,12 +169,6 @@ func appendCommand(dst []byte, args [][]byte) []byte {
 	return dst
 }
 
-// logged reports whether c's command is one whose changes are logged: a
-// write command, or a container's write subcommand.
-func (rt *Runtime) logged(c *Ctx) bool {
-	return c.effective().Flags&command.FlagWrite != 0
-}
-
 // dropKey deletes o for expiry or eviction, which are not changes made by
 // the command that ran into them: the change counter stays (Redis'
 // deleteExpiredKeyAndPropagate leaves server.dirty alone; otherwise a write
@@ -189,8 +176,8 @@ func (rt *Runtime) logged(c *Ctx) bool {
 // error stop the replay), and a DEL goes to the append-only log, which is
 // replayed without expiring or evicting anything (Redis' propagateDeletion).
 func (d *DB) dropKey(o *object, pos uint32) {
-	if s := d.owner; s != nil && s.prop != nil {
-		if p := s.prop.Load(); p != nil {
+	if st := d.owner; st != nil {
+		if p := st.env.prop.Load(); p != nil {
 			p.propagateDel(d.num, o.key)
 		}
 	}

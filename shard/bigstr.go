@@ -140,11 +140,11 @@ func (d *DB) freeAllOffHeap() {
 	d.big = nil
 }
 
-// freeOffHeap unmaps the off-heap strings of every database of s, when the
+// FreeOffHeap unmaps the off-heap strings of every database of s, when the
 // runtime shuts down: the keys stay, empty, so that nothing left can read
 // a freed buffer.
-func (s *Shard) freeOffHeap() {
-	for _, d := range s.dbs {
+func (st *Store) FreeOffHeap() {
+	for _, d := range st.dbs {
 		d.freeAllOffHeap()
 	}
 }

@@ -23,7 +23,7 @@ func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) 
 	page := os.Getpagesize()
 	var mapped int64
 	for _, s := range rt.shards {
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			var sum int64
 			count := 0
 			for _, pos := range d.index {
@@ -114,7 +114,7 @@ func TestOffHeapInvariants(t *testing.T) {
 	p.do("FLUSHALL")
 	checkOffHeap(t, rt, base, -1, "FLUSHALL")
 	for _, s := range rt.shards {
-		for _, d := range s.dbs {
+		for _, d := range s.store.dbs {
 			if d.offHeap.Load() != 0 || d.big != nil {
 				t.Fatalf("after FLUSHALL: counter %d, big set %v", d.offHeap.Load(), d.big)
 			}

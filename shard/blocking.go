@@ -53,7 +53,7 @@ type Unblocker interface {
 type Waiter struct {
 	state    atomic.Int32
 	owner    Unblocker
-	rt       *Runtime
+	env      *Env
 	db       int
 	resp3    bool
 	cmd      *command.Command
@@ -106,13 +106,10 @@ func (w *Waiter) ended() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.rt.blocked.Add(-1)
+	w.env.blocked.Add(-1)
 }
 
 func (w *Waiter) fire() { w.finish(appendTimeoutReply(nil, w.timeout, w.resp3)) }
-
-// BlockedClients is how many clients are parked now (INFO blocked_clients).
-func (rt *Runtime) BlockedClients() int64 { return rt.blocked.Load() }
 
 // readyKey is a key that may serve waiters.
 type readyKey struct {
@@ -126,7 +123,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 	if c.RetryDeadline != 0 && (deadline == 0 || c.RetryDeadline < deadline) {
 		deadline = c.RetryDeadline
 	}
-	w := &Waiter{owner: c.Blocker, rt: c.rt, db: c.DB, resp3: c.RESP3, cmd: c.Cmd, deadline: deadline, timeout: reply}
+	w := &Waiter{owner: c.Blocker, env: c.env, db: c.DB, resp3: c.RESP3, cmd: c.Cmd, deadline: deadline, timeout: reply}
 	switch c.Cmd.Group {
 	case "list":
 		w.kind = KindList
@@ -154,7 +151,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 		list := pruneDone(d.blocked[string(key)])
 		d.blocked[string(key)] = append(list, w)
 	}
-	c.rt.blocked.Add(1)
+	c.env.blocked.Add(1)
 	c.Blocked = w
 	if deadline != 0 {
 		// Set w.timer before the timer can fire: Reset orders this write
@@ -188,24 +185,26 @@ func (d *DB) markReady(key string) {
 	d.owner.ready = append(d.owner.ready, readyKey{d.num, key})
 }
 
-// serveReady serves the waiters of s's ready keys, oldest first.
-// REQUIRES: the caller holds s's token.
-func (rt *Runtime) serveReady(s *Shard) {
-	for len(s.ready) > 0 {
-		rk := s.ready[0]
-		s.ready = s.ready[1:]
-		if len(s.ready) == 0 {
-			s.ready = s.ready[:0:0]
+// ServeReady serves the waiters of the store's ready keys, oldest first:
+// each waiter's command runs again through run (the runtime's execute on
+// this store's shard) with the key that got data.
+// REQUIRES: the caller holds the store's shard.
+func (st *Store) ServeReady(run func(c *Ctx)) {
+	for len(st.ready) > 0 {
+		rk := st.ready[0]
+		st.ready = st.ready[1:]
+		if len(st.ready) == 0 {
+			st.ready = st.ready[:0:0]
 		}
-		rt.serveKey(s, rk)
+		st.serveKey(rk, run)
 	}
 }
 
-func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
-	d := s.dbs[rk.db]
+func (st *Store) serveKey(rk readyKey, run func(c *Ctx)) {
+	d := st.dbs[rk.db]
 	list := d.blocked[rk.key]
 	key := []byte(rk.key)
-	c := &s.serveCtx
+	c := &st.serveCtx
 	o, _ := d.find(key)
 	for i := 0; i < len(list); {
 		w := list[i]
@@ -223,15 +222,15 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 			i++ // another shard is serving it
 			continue
 		}
-		if !rt.servableHere(s, w) {
+		if !st.servableHere(w) {
 			w.state.Store(waitDone)
 			w.ended()
 			list = append(list[:i], list[i+1:]...)
 			w.owner.Unblocked(nil, true)
 			continue
 		}
-		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, rt: rt, ready: key}
-		rt.execute(s, c)   // counted on s; execute does not serve ready keys while c.ready is set
+		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, env: st.env, ready: key}
+		run(c)             // counted on the shard; execute does not serve ready keys while c.ready is set
 		o, _ = d.find(key) // the command may have emptied (deleted) the key
 		if len(c.Out) == 0 {
 			w.state.Store(waitWaiting)
@@ -260,10 +259,10 @@ func (rt *Runtime) serveKey(s *Shard, rk readyKey) {
 }
 
 // servableHere reports whether every key w's command writes besides the one it
-// waits on lives on s.
-func (rt *Runtime) servableHere(s *Shard, w *Waiter) bool {
+// waits on lives in st.
+func (st *Store) servableHere(w *Waiter) bool {
 	for _, k := range w.local {
-		if rt.shards[rt.ShardOf(k)] != s {
+		if st.env.shardOf(k) != st.id {
 			return false
 		}
 	}

@@ -23,7 +23,7 @@ func parkClient(t *testing.T, rt *Runtime, p *producer, args ...string) parked {
 	t.Helper()
 	w := make(parked, 1)
 	c := &Ctx{}
-	c.Bind(rt)
+	c.Bind(rt.env)
 	c.Blocker = w
 	c.Now = time.Now().UnixMilli()
 	for _, a := range args {

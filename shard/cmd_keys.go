@@ -7,7 +7,6 @@ import (
 
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
-	"github.com/svcdb/svcdb/shard/values"
 )
 
 func cmdDel(c *Ctx) {
@@ -254,7 +253,7 @@ var (
 
 // logging reports whether the append-only log is on, for handlers that
 // must build the arguments they pass to logAs.
-func (c *Ctx) logging() bool { return c.rt != nil && c.rt.prop.Load() != nil }
+func (c *Ctx) logging() bool { return c.env != nil && c.env.prop.Load() != nil }
 
 // logExpireAt records an EXPIRE family command that set an expiry as Redis'
 // expireGenericCommand propagates it: PEXPIREAT key <unix ms> with the
@@ -330,8 +329,8 @@ func (c *Ctx) eachDB(fn func(d *DB)) {
 		fn(c.single.dbs[c.DB])
 		return
 	}
-	for _, s := range c.rt.shards {
-		fn(s.dbs[c.DB])
+	for _, st := range c.env.stores {
+		fn(st.dbs[c.DB])
 	}
 }
 
@@ -404,7 +403,7 @@ func cmdFlushAll(c *Ctx) {
 	if !c.flushArgs() {
 		return
 	}
-	for _, s := range c.shardsHeld() {
+	for _, s := range c.storesHeld() {
 		for _, d := range s.dbs {
 			d.flush()
 		}
@@ -412,11 +411,12 @@ func cmdFlushAll(c *Ctx) {
 	c.ok()
 }
 
-func (c *Ctx) shardsHeld() []*Shard {
+// storesHeld is the stores of the shards the command holds.
+func (c *Ctx) storesHeld() []*Store {
 	if c.single != nil {
-		return []*Shard{c.single}
+		return []*Store{c.single}
 	}
-	return c.rt.shards
+	return c.env.stores
 }
 
 // flushArgs accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both flush at
@@ -434,27 +434,10 @@ func (c *Ctx) flushArgs() bool {
 
 // ---- SCAN -------------------------------------------------------------------
 
-// A SCAN cursor names a shard and a slot position within it:
-// cursor = position<<8 | shard. Cursor 0 starts at shard 0; when a shard is
-// done the cursor moves to the next shard's position 0, and after the last
-// shard it is 0 again. Slot positions never move while a key lives, so a key
-// present for the whole iteration is returned (at least once), as in Redis.
-const scanShardBits = 8
-
-func (rt *Runtime) parseScanCursor(b []byte) (shard int, pos uint64, err error) {
-	v, ok := values.ParseStrtoul(b)
-	if !ok {
-		return 0, 0, strconv.ErrSyntax
-	}
-	shard = int(v & (1<<scanShardBits - 1))
-	if shard >= len(rt.shards) {
-		return 0, 0, strconv.ErrRange
-	}
-	return shard, v >> scanShardBits, nil
-}
+// The cursor's format is in store.go (ParseScanCursor).
 
 func cmdScan(c *Ctx) {
-	shard, pos, err := c.rt.parseScanCursor(c.Args[1])
+	shard, pos, err := ParseScanCursor(c.Args[1], len(c.env.stores))
 	if err != nil {
 		c.err("ERR invalid cursor")
 		return
@@ -491,8 +474,7 @@ func cmdScan(c *Ctx) {
 			return
 		}
 	}
-	s := c.rt.shards[shard]
-	d := s.dbs[c.DB]
+	d := c.env.stores[shard].dbs[c.DB]
 	var keys []string
 	visited := int64(0)
 	for ; pos < uint64(d.used) && visited < count; pos++ {
@@ -515,7 +497,7 @@ func cmdScan(c *Ctx) {
 	next := pos<<scanShardBits | uint64(shard)
 	if pos >= uint64(d.used) {
 		next = uint64(shard + 1)
-		if shard+1 >= len(c.rt.shards) {
+		if shard+1 >= len(c.env.stores) {
 			next = 0
 		}
 	}

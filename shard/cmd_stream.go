@@ -717,7 +717,7 @@ loop:
 		c.err("ERR Missing GROUP option for XREADGROUP")
 		return
 	}
-	if c.ready == nil && len(c.rt.shards) > 1 && !xreadKeysHeld(c.Cmd, args, streamsArg, n) {
+	if c.ready == nil && len(c.env.stores) > 1 && !xreadKeysHeld(c.Cmd, args, streamsArg, n) {
 		c.err("ERR svcdb cannot route this " + c.Cmd.FullName + ": a group or consumer named STREAMS must come right after GROUP")
 		return
 	}

@@ -86,10 +86,10 @@ const chunkSize = 1 << chunkBits
 type DB struct {
 	index    map[string]uint32
 	chunks   []*[chunkSize]object
-	used     uint32   // slot positions handed out so far
-	free     []uint32 // emptied positions, reused before growing
-	volatile []uint32 // positions of keys with an expiry
-	owner    *Shard
+	used     uint32               // slot positions handed out so far
+	free     []uint32             // emptied positions, reused before growing
+	volatile []uint32             // positions of keys with an expiry
+	owner    *Store               // nil for a DB built alone (tests)
 	evict    *evictor             // maxmemory policy and access clock (evict.go)
 	num      int                  // database number
 	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (blocking.go); nil when none

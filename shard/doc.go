@@ -1,17 +1,53 @@
-// Package shard owns the keyspace: N shards, each holding its part of the keys
-// (xxhash of the key, or of its {hash tag}, picks the shard), the commands that
-// read and write them, and key expiry.
+// Package shard owns the keyspace and the runtime that executes commands on
+// it: N shards, each holding its part of the keys (xxhash of the key, or of
+// its {hash tag}, picks the shard), the commands that read and write them,
+// and key expiry.
 //
 // # Ownership
 //
 // Only the token holder touches data: whoever currently holds a shard's drain
 // token, and nobody else, reads or writes that shard's databases, its expiry
 // index, its WATCH and blocked tables, its ready keys and its plain counters
-// (the rule is kept on the Shard struct, shard.go). Everything else sends a
-// Batch through the shard's bounded queue or takes the token through the
-// Runtime. No mutex guards keyspace data, and a *DB or *object pointer never
-// leaves a command handler.
+// (all of it is the shard's Store, store.go; the Shard keeps it in an
+// unexported field and hands it to a command's Ctx only inside execute, with
+// the token held). Everything else sends a Batch through the shard's bounded
+// queue or takes the token through the Runtime. No mutex guards keyspace
+// data, and a *DB or *object pointer never leaves a command handler.
 //
+// # Two rooms in one package
+//
+// The package holds the runtime and the keyspace, kept apart so that the
+// keyspace can move to a package of its own (shard/keyspace) that does not
+// import this one; rooms_test.go (runtimeFiles) lists the runtime's files and
+// fails when either room reaches across the line; docs/architecture.md ("The
+// rooms") says what each owns.
+//
+// The runtime (Runtime, Shard, queues, batches, strategies, execute, the
+// transaction and WATCH holds, maxmemory admission across shards, the
+// snapshot driver, replay, control messages, hot-shard counters) owns tokens
+// and the order in which shards are held. It must never read or write a key,
+// a DB or an object itself: it calls the exported methods of Store, Env and
+// Ctx, with the tokens held.
+//
+// The keyspace (Store, Env, DB, objects, Ctx and the command handlers,
+// expiry, eviction within one store, the WATCH and blocked tables, the
+// snapshot step and entry encoding, RDB entry load, the log records) owns one
+// shard's data and what commands do to it. It must never take a token, wait,
+// or reach the Runtime or a Shard: what it needs from the runtime (the stores
+// a command holds, the handlers and routes, the encoding thresholds, the log
+// feed, the parked clients' count) is in the Env the runtime builds once
+// (NewEnv), and a key's shard is ShardOf(key, n).
+//
+// Token ownership is a type boundary: NewEnv returns the stores once, the
+// runtime keeps each in an unexported field of its Shard (Shard.store) and
+// hands it out only with the token held: execute gives it to the command's
+// Ctx (Ctx.Enter); maintenance calls its methods after acquire (ExpireCycle,
+// Evict, Load, MarkSnapshot); a control message gets it from the drainer
+// (SnapshotPart.Step). Nothing outside this package can obtain a *Store:
+// Env offers no way back to the stores and stays inside the runtime
+// (producers bind their contexts with Runtime.Bind), since its methods touch
+// stores and must run with their tokens held.
+
 // # One way a command runs
 //
 // Every command, however it arrives (one shard: TryExec or a queued Batch;

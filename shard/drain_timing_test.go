@@ -53,11 +53,11 @@ func benchDrain(b *testing.B, st Strategy, shards, batch int) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		var ctx Ctx
-		ctx.Bind(rt)
+		ctx.Bind(rt.env)
 		w := &spinWaiter{}
 		var bt Batch
 		bt.Owner = w
-		bt.Ctx.Bind(rt)
+		bt.Ctx.Bind(rt.env)
 		args := make([][]byte, 3)
 		i := 0
 		for pb.Next() {

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/svcdb/svcdb/core/command"
 )
 
 // Memory limits and eviction: maxmemory, maxmemory-policy and the per-key
@@ -93,17 +91,17 @@ const (
 	lfuDecayTime       = 1              // lfu-decay-time, minutes per counter decrement
 	maxmemorySamples   = 5              // maxmemory-samples
 	evictionPoolSize   = 16             // EVPOOL_SIZE
-	// evictionTimeLimit bounds the eviction a command waits for, as Redis'
+	// EvictionTimeLimit bounds the eviction a command waits for, as Redis'
 	// evictionTimeLimitUs at maxmemory-eviction-tenacity 10; past it the
 	// command runs and the next ones (and the expiry loop) go on evicting.
-	evictionTimeLimit = 500 * time.Microsecond
+	EvictionTimeLimit = 500 * time.Microsecond
 )
 
 // OOMMessage is Redis' shared.oomerr without its "-" and line end: the reply
 // to a command that may grow memory while used memory is over maxmemory.
 const OOMMessage = "OOM command not allowed when used memory > 'maxmemory'."
 
-const oomReply = "-" + OOMMessage + "\r\n"
+const OOMReply = "-" + OOMMessage + "\r\n"
 
 // evictor is the runtime's memory limit, eviction policy and access clock,
 // and one eviction pool per shard.
@@ -125,8 +123,7 @@ type evictor struct {
 	minutes atomic.Uint32 // Redis' LFUGetTimeInMinutes
 	_       [64]byte
 	mu      sync.Mutex
-	sec     int64          // unix seconds of the last tick; guarded by mu
-	pools   []evictionPool // by shard id
+	sec     int64 // unix seconds of the last tick; guarded by mu
 }
 
 const stampLFU = 1 << 31
@@ -141,12 +138,11 @@ var detachedEvictor = func() *evictor {
 }()
 
 // attach gives every database of shards this evictor and each shard a pool.
-func (e *evictor) attach(shards []*Shard) {
+func (e *evictor) attach(stores []*Store) {
 	e.tick(time.Now())
 	e.setPolicy(NoEviction)
-	e.pools = make([]evictionPool, len(shards))
-	for _, s := range shards {
-		for _, d := range s.dbs {
+	for _, st := range stores {
+		for _, d := range st.dbs {
 			d.evict = e
 		}
 	}
@@ -257,187 +253,30 @@ func lfuLogIncr(counter uint32) uint32 {
 
 // ---- configuration and figures ---------------------------------------------------
 
-// SetMaxMemory applies maxmemory (bytes, 0 = unlimited) and maxmemory-policy;
-// commands see them from their next check on. Keys keep their access words:
-// after a switch between LRU and LFU policies they take a while to mean the
-// new thing again, as in Redis.
-func (rt *Runtime) SetMaxMemory(limit int64, p Policy) {
-	rt.evict.setPolicy(p)
-	rt.evict.limit.Store(max(limit, 0))
-	if limit <= 0 {
-		rt.evict.over.Store(false)
-	}
-}
-
-// MaxMemory reports the limit and policy in force.
-func (rt *Runtime) MaxMemory() (limit int64, p Policy) {
-	return rt.evict.limit.Load(), rt.evict.loadPolicy()
-}
-
-// MemoryUsed is the bytes the keyspace holds by the shards' accounting (INFO
-// used_memory), summed from every shard's published counters.
-func (rt *Runtime) MemoryUsed() int64 {
+// MemoryUsed sums the store's databases' counters; anyone may call it.
+func (st *Store) MemoryUsed() int64 {
 	var n int64
-	for _, s := range rt.shards {
-		n += s.memoryUsed()
-	}
-	return n
-}
-
-// memoryUsed sums the shard's databases' counters; anyone may call it.
-func (s *Shard) memoryUsed() int64 {
-	var n int64
-	for _, d := range s.dbs {
+	for _, d := range st.dbs {
 		n += d.memory.Load()
 	}
 	return n
 }
 
-// overLimit sums every shard's memory and returns how far it is over limit
-// (<= 0: under), publishing whether it is over for the shards' quick check.
-func (rt *Runtime) overLimit(limit int64) int64 {
-	over := rt.MemoryUsed() - limit
-	if was := rt.evict.over.Load(); was != (over > 0) {
-		rt.evict.over.Store(over > 0)
-	}
-	return over
-}
-
-// ---- admission -----------------------------------------------------------------
-
-// admit runs before a command on shard s while maxmemory is set (the caller
-// checked): Redis' performEvictions for a command that may grow memory,
-// evicting from s's keys only. It reports false, having replied -OOM, when
-// the command must not run. REQUIRES: the caller holds s's token.
-func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
-	e := &rt.evict
-	limit := e.limit.Load()
-	if limit == 0 || s.loading || !rt.denyOOM(c) {
-		return true
-	}
-	// Quick check, own counters only: well under the fair share while the
-	// last full sum was under the limit. The expiry loop re-sums 10 times a
-	// second, so a shard far over its share (hash tags) is noticed.
-	// Measured (BenchmarkMaxMemoryCheck): about 10 ns per SET.
-	share := limit / int64(len(rt.shards))
-	if !e.over.Load() && e.pools[s.id].usedDBsMemory(s, c.DB) < share-share/8 {
-		return true
-	}
-	over := rt.overLimit(limit)
-	if over <= 0 {
-		return true
-	}
-	freed, timedOut := rt.evictFrom(s, over, evictionTimeLimit)
-	if freed >= over || timedOut {
-		if freed >= over {
-			rt.overLimit(limit) // publish that it is under again
-		}
-		return true
-	}
-	c.Out = append(c.Out, oomReply...)
-	return false
-}
-
-// admitHeld is admit for a command holding the shards in set (ExecMulti): it
-// evicts from those shards, in ascending order.
-func (rt *Runtime) admitHeld(set *shardSet, c *Ctx) bool {
-	limit := rt.evict.limit.Load()
-	if limit == 0 || !rt.denyOOM(c) {
-		return true
-	}
-	over := rt.overLimit(limit)
-	for i := 0; i < len(rt.shards) && over > 0; i++ {
-		if !set.has(i) || rt.shards[i].loading {
-			continue
-		}
-		freed, timedOut := rt.evictFrom(rt.shards[i], over, evictionTimeLimit)
-		if timedOut {
-			return true
-		}
-		over -= freed
-	}
-	if over > 0 {
-		c.Out = append(c.Out, oomReply...)
-		return false
-	}
-	rt.overLimit(limit)
-	return true
-}
-
-// OutOfMemory is Redis' "performEvictions() == EVICT_FAIL" for a command not
-// executed by a shard now (one queued inside MULTI, or EXEC with queued
-// commands that may grow memory): it evicts by the policy, taking each shard
-// in turn, and reports whether used memory is still over maxmemory.
-// It must not be called while holding a shard's token.
-func (rt *Runtime) OutOfMemory() bool {
-	limit := rt.evict.limit.Load()
-	if limit == 0 {
-		return false
-	}
-	over := rt.overLimit(limit)
-	if over <= 0 {
-		return false
-	}
-	if rt.evict.loadPolicy() == NoEviction {
-		return true
-	}
-	for _, s := range rt.shards {
-		rt.acquire(s)
-		var freed int64
-		timedOut := false
-		if !s.loading {
-			freed, timedOut = rt.evictFrom(s, over, evictionTimeLimit)
-		}
-		rt.release(s)
-		if timedOut {
-			return false
-		}
-		if over -= freed; over <= 0 {
-			rt.overLimit(limit)
-			return false
-		}
-	}
-	return true
-}
-
-// denyOOM reports whether c's command may grow memory (Redis' CMD_DENYOOM),
-// looking at the subcommand for containers (XGROUP CREATE, ...).
-func (rt *Runtime) denyOOM(c *Ctx) bool {
-	return c.effective().Flags&command.FlagDenyOOM != 0
-}
-
-// keepUnderLimit is the expiry loop's eviction for shard s: when the keyspace
-// is over maxmemory it evicts from s until it is not, or budget is spent.
-// REQUIRES: the caller holds s's token.
-func (rt *Runtime) keepUnderLimit(s *Shard, budget time.Duration) {
-	limit := rt.evict.limit.Load()
-	if limit == 0 || s.loading {
-		return
-	}
-	if over := rt.overLimit(limit); over > 0 {
-		if freed, _ := rt.evictFrom(s, over, budget); freed >= over {
-			rt.overLimit(limit)
-		}
-	}
-}
-
-// ---- eviction ---------------------------------------------------------------------
-
-// evictFrom deletes keys of shard s chosen by the policy until need bytes are
-// freed, nothing in s can be evicted, or budget is spent (checked every 16
-// keys, as Redis does). It returns the bytes freed and whether it stopped on
-// the budget. REQUIRES: the caller holds s's token.
-func (rt *Runtime) evictFrom(s *Shard, need int64, budget time.Duration) (freed int64, timedOut bool) {
-	e := &rt.evict
+// Evict deletes keys of the store chosen by the policy until need bytes are
+// freed, nothing in it can be evicted, or budget is spent (checked every 16
+// keys, as Redis does). It returns the bytes freed, the keys deleted and
+// whether it stopped on the budget. REQUIRES: the caller holds the store's
+// shard.
+func (st *Store) Evict(need int64, budget time.Duration) (freed int64, keys int, timedOut bool) {
+	e := &st.env.evict
 	policy := e.loadPolicy()
 	if policy == NoEviction || need <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	start := time.Now()
-	pool := &e.pools[s.id]
-	keys := 0
+	pool := &st.pool
 	for freed < need {
-		d, o, pos := pool.victim(s, policy, e)
+		d, o, pos := pool.victim(st, policy, e)
 		if o == nil {
 			break
 		}
@@ -451,10 +290,7 @@ func (rt *Runtime) evictFrom(s *Shard, need int64, budget time.Duration) (freed 
 			break
 		}
 	}
-	if lat := rt.latency.Load(); lat != nil && keys > 0 {
-		lat.AddIfNeeded("eviction-cycle", time.Since(start))
-	}
-	return freed, timedOut
+	return freed, keys, timedOut
 }
 
 // evictionPool is Redis' EvictionPoolLRU for one shard: the best candidates
@@ -468,16 +304,17 @@ type evictionPool struct {
 	_       [64]byte
 }
 
-// usedDBsMemory is admit's quick figure for shard s: the memory of the
+// UsedDBsMemory is admit's quick figure for shard s: the memory of the
 // databases commands that may grow memory have selected here, db included,
 // so the usual single database costs one load rather than 16. A database
 // filled otherwise (COPY ... DB n) is missed here until selected, and seen by
 // the full sums (the expiry loop's, 10 times a second).
-func (p *evictionPool) usedDBsMemory(s *Shard, db int) int64 {
+func (st *Store) UsedDBsMemory(db int) int64 {
+	p := &st.pool
 	p.usedDBs |= 1 << db
 	var n int64
 	for m := p.usedDBs; m != 0; m &= m - 1 {
-		n += s.dbs[bits.TrailingZeros16(m)].memory.Load()
+		n += st.dbs[bits.TrailingZeros16(m)].memory.Load()
 	}
 	return n
 }
@@ -490,7 +327,7 @@ type poolEntry struct {
 }
 
 // victim returns the next key of s to evict by policy, or nil when s has none.
-func (p *evictionPool) victim(s *Shard, policy Policy, e *evictor) (*DB, *object, uint32) {
+func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *object, uint32) {
 	allKeys := policy&policyAllKeys != 0
 	if policy == AllKeysRandom || policy == VolatileRandom {
 		for range NumDatabases {

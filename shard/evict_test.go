@@ -15,7 +15,7 @@ import (
 )
 
 // newBareRuntime is a Runtime without its background loops: the access clock
-// moves only when a test calls rt.evict.tick, so idle times are exact.
+// moves only when a test calls rt.env.evict.tick, so idle times are exact.
 func newBareRuntime(t testing.TB, shards int) (*Runtime, *command.Table) {
 	t.Helper()
 	table := command.New()
@@ -134,7 +134,7 @@ func TestLookupTouches(t *testing.T) {
 	rt, table := newBareRuntime(t, 2)
 	p := newProducer(rt, table)
 	base := time.Now()
-	rt.evict.tick(base)
+	rt.env.evict.tick(base)
 	p.do("SET", "k", "v")
 	p.do("HSET", "h", "f", "v")
 	idle := func(key string) int64 {
@@ -145,7 +145,7 @@ func TestLookupTouches(t *testing.T) {
 		}
 		return v.Int
 	}
-	rt.evict.tick(base.Add(30 * time.Second))
+	rt.env.evict.tick(base.Add(30 * time.Second))
 	for _, cmd := range [][]string{{"TYPE", "k"}, {"EXISTS", "k"}, {"TTL", "k"}, {"PTTL", "k"},
 		{"OBJECT", "ENCODING", "k"}, {"MEMORY", "USAGE", "k"}} {
 		p.do(cmd...)
@@ -154,7 +154,7 @@ func TestLookupTouches(t *testing.T) {
 		}
 	}
 	for _, cmd := range [][]string{{"GET", "k"}, {"TOUCH", "k"}, {"APPEND", "k", "x"}, {"HGET", "h", "f"}, {"EXPIRE", "k", "100"}} {
-		rt.evict.tick(base.Add(60 * time.Second))
+		rt.env.evict.tick(base.Add(60 * time.Second))
 		p.do("SET", "reset-nothing", "x")
 		key := cmd[1]
 		if got := idle(key); got == 0 {
@@ -195,7 +195,7 @@ func TestObjectFreq(t *testing.T) {
 	}
 	// Counters decay by one per minute without access.
 	before := p.do("OBJECT", "FREQ", "k2").Int
-	rt.evict.tick(time.Now().Add(3 * time.Minute))
+	rt.env.evict.tick(time.Now().Add(3 * time.Minute))
 	if v := p.do("OBJECT", "FREQ", "k2"); v.Int != before-3 {
 		t.Fatalf("FREQ after 3 idle minutes = %d; want %d", v.Int, before-3)
 	}
@@ -369,7 +369,7 @@ func TestAdmissionAllocatesNothing(t *testing.T) {
 	keys := fill(p, "k:", 2000, 50, false)
 	rt.SetMaxMemory(rt.MemoryUsed()+10_000, AllKeysLFU)
 	var c Ctx
-	c.Bind(rt)
+	c.Bind(rt.env)
 	get, set := table.Lookup([]byte("get")), table.Lookup([]byte("set"))
 	args := [][]byte{[]byte("set"), []byte(keys[7]), []byte(strings.Repeat("z", 50))}
 	idx, _ := rt.Route(set, args)
@@ -454,7 +454,7 @@ func BenchmarkMaxMemoryCheck(b *testing.B) {
 			}
 			val := []byte(strings.Repeat("z", 50))
 			var c Ctx
-			c.Bind(rt)
+			c.Bind(rt.env)
 			c.Now = time.Now().UnixMilli()
 			args := [][]byte{[]byte("set"), nil, val}
 			b.ReportAllocs()

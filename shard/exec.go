@@ -51,8 +51,8 @@ type Ctx struct {
 	// inTxn: the command runs inside EXEC (HoldAll holds every shard).
 	inTxn bool
 
-	rt     *Runtime
-	single *Shard   // the shard held, when the command runs on exactly one
+	env    *Env     // the keyspace (Bind)
+	single *Store   // the store of the shard held, when the command runs on exactly one
 	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
 	num    [20]byte // scratch for formatting integer-encoded values
 }
@@ -67,7 +67,7 @@ type keyRoute struct {
 	nargs int
 	where Where
 	one   int      // the shard, when where == OneShard
-	set   shardSet // where == Coordinated: the shards of the keys (every shard for a keyspace-wide command)
+	set   ShardSet // where == Coordinated: the shards of the keys (every shard for a keyspace-wide command)
 	pos   []int32  // the keys' argument positions
 	shard []uint8  // their shards (MaxShards fits in a byte)
 	next  int      // db's cursor into pos: handlers mostly read keys in order
@@ -76,7 +76,7 @@ type keyRoute struct {
 func (r *keyRoute) reset() {
 	r.cmd, r.next = nil, 0
 	r.pos, r.shard = r.pos[:0], r.shard[:0]
-	r.set = shardSet{}
+	r.set = ShardSet{}
 }
 
 // routedFor reports whether r was found for c's command.
@@ -84,8 +84,9 @@ func (r *keyRoute) routedFor(c *Ctx) bool {
 	return r.cmd == c.Cmd && r.nargs == len(c.Args)
 }
 
-// Bind attaches c to rt; a producer calls it once per context it keeps.
-func (c *Ctx) Bind(rt *Runtime) { c.rt = rt }
+// Bind attaches c to the keyspace e (a producer calls Runtime.Bind, which
+// calls this, once per context it keeps).
+func (c *Ctx) Bind(e *Env) { c.env = e }
 
 // db returns the database that owns key in the selected database number.
 // REQUIRES: the caller holds the token of the shard that owns key.
@@ -93,7 +94,7 @@ func (c *Ctx) db(key []byte) *DB {
 	if c.single != nil {
 		return c.single.dbs[c.DB]
 	}
-	return c.rt.shards[c.shardOf(key)].dbs[c.DB]
+	return c.env.stores[c.shardOf(key)].dbs[c.DB]
 }
 
 // shardOf is the shard of key for a command running on several shards: the
@@ -113,20 +114,20 @@ func (c *Ctx) shardOf(key []byte) int {
 			}
 		}
 	}
-	return c.rt.ShardOf(key)
+	return c.env.shardOf(key)
 }
 
-// effective is the command whose flags apply to c: its subcommand for a
+// Effective is the command whose flags apply to c: its subcommand for a
 // container (netloop runs XGROUP CREATE with Cmd set to the container
 // XGROUP, which has no flags), else c.Cmd. It resolves the subcommand at
 // most once per command (the producer usually did: Ctx.Sub).
-func (c *Ctx) effective() *command.Command {
+func (c *Ctx) Effective() *command.Command {
 	if c.Sub != nil {
 		return c.Sub
 	}
 	cmd := c.Cmd
 	if len(cmd.Subcommands) > 0 && len(c.Args) > 1 {
-		if sub := c.rt.table.LookupSub(cmd, c.Args[1]); sub != nil {
+		if sub := c.env.table.LookupSub(cmd, c.Args[1]); sub != nil {
 			c.Sub = sub
 			return sub
 		}
@@ -166,26 +167,24 @@ const (
 	Coordinated              // ExecMulti
 )
 
-// Route tells the producer where cmd with args runs. args must already have
-// passed the arity check. A producer that runs the command next calls
-// RouteFor instead, so the execution hashes no key again.
-func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
-	return rt.route(nil, cmd, args)
+// Route tells the producer where cmd with args runs (see Runtime.Route).
+func (e *Env) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
+	return e.route(nil, cmd, args)
 }
 
 // RouteFor is Route for the command about to run with c: it records in c
 // what it found (the shard, or every key's shard and the set of them) for
-// the execution of the same command that follows (TryExec, ExecMulti,
-// ExecHeld), which then hashes no key again; the execution consumes it.
+// the execution of the same command that follows, which then hashes no key
+// again; the execution consumes it.
 //
 // route is the one place that finds a command's keys for routing: the
 // legacy key positions (first, last, step) or, for commands with movable
 // keys, their key specs.
-func (rt *Runtime) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard int, where Where) {
+func (e *Env) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard int, where Where) {
 	r := &c.route
 	r.reset()
 	r.cmd, r.nargs = cmd, len(args)
-	shard, where = rt.route(r, cmd, args)
+	shard, where = e.route(r, cmd, args)
 	r.where, r.one = where, shard
 	if where == NotShard {
 		r.cmd = nil
@@ -195,8 +194,8 @@ func (rt *Runtime) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard 
 
 // route finds where cmd runs and, when r is not nil, records the keys'
 // shards in r.
-func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
-	rr := rt.routes[cmd.ID]
+func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
+	rr := e.routes[cmd.ID]
 	switch rr.kind {
 	case routeKeys, routeKeySpecs:
 		if rr.kind == routeKeySpecs || cmd.Flags&command.FlagMovableKeys != 0 {
@@ -207,16 +206,16 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 				// Its keys cannot be found (a bad numkeys): it runs on
 				// shard 0, where its handler replies with the error.
 				if r != nil {
-					r.set.add(0)
+					r.set.Add(0)
 				}
 				if rr.parks {
 					return 0, Coordinated
 				}
 				return 0, OneShard
 			}
-			first := rt.ShardOf(args[keys[0]])
+			first := e.shardOf(args[keys[0]])
 			i := 1
-			for i < len(keys) && rt.ShardOf(args[keys[i]]) == first {
+			for i < len(keys) && e.shardOf(args[keys[i]]) == first {
 				i++
 			}
 			if i == len(keys) && !rr.parks {
@@ -226,7 +225,7 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 				if r == nil {
 					break
 				}
-				rt.recordKey(r, args, k, first, j < i)
+				e.recordKey(r, args, k, first, j < i)
 			}
 			return 0, Coordinated
 		}
@@ -238,9 +237,9 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 		}
 		last = min(last, len(args)-1)
 		step := max(cmd.Step, 1)
-		first := rt.ShardOf(args[cmd.FirstKey])
+		first := e.shardOf(args[cmd.FirstKey])
 		i := cmd.FirstKey + step
-		for i <= last && rt.ShardOf(args[i]) == first {
+		for i <= last && e.shardOf(args[i]) == first {
 			i += step
 		}
 		if i > last && !rr.parks {
@@ -250,29 +249,29 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 		// coordinated: only the producer's own call can park its client):
 		// record every key's shard, hashing only those not hashed above.
 		for k := cmd.FirstKey; r != nil && k <= last; k += step {
-			rt.recordKey(r, args, k, first, k < i)
+			e.recordKey(r, args, k, first, k < i)
 		}
 		return 0, Coordinated
 	case routeAll:
 		if r != nil {
-			r.set.all(len(rt.shards))
+			r.set.All(len(e.stores))
 		}
-		if len(rt.shards) == 1 {
+		if len(e.stores) == 1 {
 			return 0, OneShard
 		}
 		return 0, Coordinated
 	case routeKeyedSub:
 		if len(args) > 2 {
-			return rt.ShardOf(args[2]), OneShard
+			return e.shardOf(args[2]), OneShard
 		}
 		return 0, NotShard
 	case routeSubKey:
 		if len(args) > 2 {
-			return rt.ShardOf(args[2]), OneShard
+			return e.shardOf(args[2]), OneShard
 		}
 		return 0, OneShard
 	case routeScan:
-		shard, _, err := rt.parseScanCursor(args[1])
+		shard, _, err := ParseScanCursor(args[1], len(e.stores))
 		if err != nil {
 			return 0, OneShard // the handler replies with the error
 		}
@@ -283,14 +282,14 @@ func (rt *Runtime) route(r *keyRoute, cmd *command.Command, args [][]byte) (int,
 
 // recordKey records the key at args[k]: its shard is first when known is set
 // (Route hashed it already), else its hash.
-func (rt *Runtime) recordKey(r *keyRoute, args [][]byte, k, first int, known bool) {
+func (e *Env) recordKey(r *keyRoute, args [][]byte, k, first int, known bool) {
 	sh := first
 	if !known {
-		sh = rt.ShardOf(args[k])
+		sh = e.shardOf(args[k])
 	}
 	r.pos = append(r.pos, int32(k))
 	r.shard = append(r.shard, uint8(sh))
-	r.set.add(sh)
+	r.set.Add(sh)
 }
 
 // handlers maps command names (as in the command table) to their handler and
@@ -367,19 +366,19 @@ func handlerTable() map[string]struct {
 	return t
 }
 
-func (rt *Runtime) register() error {
-	rt.handlers = make([]handler, rt.table.Len())
-	rt.routes = make([]route, rt.table.Len())
+func (env *Env) register() error {
+	env.handlers = make([]handler, env.table.Len())
+	env.routes = make([]route, env.table.Len())
 	for name, e := range handlerTable() {
-		cmd := rt.table.Lookup([]byte(name))
+		cmd := env.table.Lookup([]byte(name))
 		if cmd == nil {
 			return fmt.Errorf("shard: handler for %q has no command table entry", name)
 		}
 		if e.r == routeKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
 			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
 		}
-		rt.handlers[cmd.ID] = e.h
-		rt.routes[cmd.ID] = route{kind: e.r,
+		env.handlers[cmd.ID] = e.h
+		env.routes[cmd.ID] = route{kind: e.r,
 			parks: cmd.Flags&command.FlagBlocking != 0 && (e.r == routeKeys || e.r == routeKeySpecs)}
 	}
 	return nil
@@ -400,3 +399,78 @@ func (c *Ctx) syntaxErr()          { c.Out = append(c.Out, resp.ErrSyntax...) }
 func (c *Ctx) notInteger()         { c.Out = append(c.Out, resp.ErrNotInteger...) }
 func (c *Ctx) bulkString(s string) { c.Out = resp.AppendBulkString(c.Out, s) }
 func (c *Ctx) help(lines []string) { c.Out = resp.AppendHelp(c.Out, lines) }
+
+// ---- what the runtime's execute uses -----------------------------------------
+
+// Enter gives c the store of the one shard its command runs on (nil: it runs
+// on several, whose stores it reaches through the Env). Only the runtime
+// calls it, holding that shard's token.
+func (c *Ctx) Enter(st *Store) { c.single = st }
+
+// Serving reports whether c runs a woken blocked client's command (the
+// runtime serves ready keys after it, not during it).
+func (c *Ctx) Serving() bool { return c.ready != nil }
+
+// InTxn reports whether c's command runs inside EXEC (every shard held).
+func (c *Ctx) InTxn() bool { return c.inTxn }
+
+// SetInTxn marks c's next commands as run inside EXEC (or not).
+func (c *Ctx) SetInTxn(on bool) { c.inTxn = on }
+
+// Routed reports whether RouteFor's finding in c is for c's command.
+func (c *Ctx) Routed() bool { return c.route.routedFor(c) }
+
+// RoutedTo is where RouteFor found c's command runs, and its shard for
+// OneShard.
+func (c *Ctx) RoutedTo() (Where, int) { return c.route.where, c.route.one }
+
+// RoutedSet is the shards of c's command's keys as RouteFor found them
+// (every shard for a keyspace-wide command; empty for OneShard).
+func (c *Ctx) RoutedSet() *ShardSet { return &c.route.set }
+
+// ForgetRoute drops RouteFor's finding: the command will run with another
+// Ctx (a Batch's).
+func (c *Ctx) ForgetRoute() { c.route.cmd = nil }
+
+// Finished clears what one execution consumed: the resolved subcommand and
+// RouteFor's finding.
+func (c *Ctx) Finished() { c.Sub, c.route.cmd = nil, nil }
+
+// Changes sums the change counters of the stores c's command may touch: its
+// one store, or the ones it holds (never one another goroutine holds).
+func (c *Ctx) Changes() int64 {
+	if c.single != nil {
+		return c.single.dirty
+	}
+	var n int64
+	for i, st := range c.env.stores {
+		if c.inTxn || c.route.set.Has(i) {
+			n += st.dirty
+		}
+	}
+	return n
+}
+
+// Handle calls c's command's handler.
+// REQUIRES: the caller holds the shards c's command runs on (Enter).
+func (e *Env) Handle(c *Ctx) { e.handlers[c.Cmd.ID](c) }
+
+// MayRouteLocal reports whether Route may answer NotShard for cmd, a
+// top-level command (see Runtime.MayRouteLocal).
+func (e *Env) MayRouteLocal(cmd *command.Command) bool {
+	switch e.routes[cmd.ID].kind {
+	case routeNone, routeKeyedSub:
+		return true
+	}
+	return false
+}
+
+// CommandKeys appends the keys of the running command to dst, as its key
+// specification finds them (what a Changed hook reports as changed).
+func (c *Ctx) CommandKeys(dst [][]byte) [][]byte {
+	var buf [16]int
+	for _, i := range c.Cmd.Keys(c.Args, buf[:0]) {
+		dst = append(dst, c.Args[i])
+	}
+	return dst
+}

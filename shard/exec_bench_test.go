@@ -12,7 +12,7 @@ import (
 func BenchmarkExecPath(b *testing.B) {
 	rt, table := newTestRuntime(b, 4, RunToCompletion)
 	var c Ctx
-	c.Bind(rt)
+	c.Bind(rt.env)
 	set, mset := table.Lookup([]byte("set")), table.Lookup([]byte("mset"))
 	msetArgs := [][]byte{[]byte("mset")}
 	for i := range 10 {

@@ -21,7 +21,7 @@ type execer struct {
 func newExecer(tb testing.TB) *execer {
 	rt, table := newTestRuntime(tb, 1, RunToCompletion)
 	e := &execer{rt: rt, table: table}
-	e.ctx.Bind(rt)
+	e.ctx.Bind(rt.env)
 	return e
 }
 

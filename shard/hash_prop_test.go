@@ -352,7 +352,7 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 	t.Helper()
 	for i, s := range rt.shards {
 		release := rt.HoldShard(i)
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			var sum int64
 			for k, pos := range d.index {
 				o := d.slot(pos)

@@ -20,7 +20,7 @@ func TestHooksChangedEveryPath(t *testing.T) {
 		got = append(got, c.Cmd.Name+" "+strings.Join(keys, ","))
 	}})
 	var c Ctx
-	c.Bind(rt)
+	c.Bind(rt.env)
 	run := func(args ...string) string {
 		t.Helper()
 		argv := make([][]byte, len(args))

@@ -49,11 +49,7 @@ func (r *ShardReport) TotalExpires() int64 { return sumDBs(&r.Expires) }
 // REQUIRES: the caller holds s's token.
 func (s *Shard) inspect() ShardReport {
 	r := ShardReport{ID: s.id, QueueDepth: s.queue.depth()}
-	for i, d := range s.dbs {
-		r.Keys[i] = int64(len(d.index))
-		r.Expires[i] = int64(len(d.volatile))
-		r.MemoryUsed += d.memory.Load()
-	}
+	r.Keys, r.Expires, r.MemoryUsed = s.store.Sizes()
 	return r
 }
 

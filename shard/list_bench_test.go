@@ -15,7 +15,7 @@ type benchCtx struct {
 
 func newBenchCtx(b *testing.B, rt *Runtime, args ...string) *benchCtx {
 	bc := &benchCtx{rt: rt}
-	bc.c.Bind(rt)
+	bc.c.Bind(rt.env)
 	for _, a := range args {
 		bc.c.Args = append(bc.c.Args, []byte(a))
 	}

@@ -121,7 +121,7 @@ func checkListState(t *testing.T, rt *Runtime, m listModel, keys []string, after
 
 func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 	for _, s := range rt.shards {
-		d := s.dbs[0]
+		d := s.store.dbs[0]
 		var mem int64
 		for k, pos := range d.index {
 			o := d.slot(pos)
@@ -133,7 +133,7 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 	}
 	for _, k := range keys {
 		s := rt.shards[rt.ShardOf([]byte(k))]
-		o, _ := s.dbs[0].find([]byte(k))
+		o, _ := s.store.dbs[0].find([]byte(k))
 		want := m[k]
 		switch {
 		case o == nil && len(want) > 0:
@@ -610,7 +610,7 @@ func TestListNullShapes(t *testing.T) {
 	} {
 		for _, resp3 := range []bool{false, true} {
 			var c Ctx
-			c.Bind(rt)
+			c.Bind(rt.env)
 			c.RESP3 = resp3
 			argv := make([][]byte, len(tc.args))
 			for i, a := range tc.args {

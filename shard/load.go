@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
-	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/listpack"
@@ -31,84 +29,9 @@ import (
 // setString/setInt, valueChanged). Loading is not a change: it leaves
 // Dirty where it was.
 
-// loadBatchKeys is how many keys LoadRDB gathers for one shard before it
+// LoadBatchKeys is how many keys LoadRDB gathers for one shard before it
 // takes that shard and inserts them.
-const loadBatchKeys = 512
-
-// LoadStats describes one LoadRDB.
-type LoadStats struct {
-	Keys    int64 // keys inserted
-	Expired int64 // keys skipped because their time to live had passed
-}
-
-// LoadRDB reads an RDB file into the keyspace, each key on its shard, with
-// the encodings Redis would choose under the thresholds in effect, TTLs
-// kept and keys already expired skipped (as a Redis master does). Call it
-// before clients are served; keys already present are an error, as Redis'
-// "duplicated key". On an error the keys inserted so far stay.
-// REQUIRES: the caller holds no shard token.
-func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
-	var st LoadStats
-	lim := &DefaultEncodingLimits
-	if l := rt.limits.p.Load(); l != nil {
-		lim = l
-	}
-	now := time.Now().UnixMilli() // read once, as rdbLoadRio does
-	pending := make([][]rdb.Entry, len(rt.shards))
-	flush := func(i int) error {
-		n, err := rt.loadBatch(rt.shards[i], pending[i], lim)
-		st.Keys += int64(n)
-		clear(pending[i]) // let the inserted values' source bytes go
-		pending[i] = pending[i][:0]
-		return err
-	}
-	_, err := rdb.Load(r, func(e *rdb.Entry) error {
-		if e.DB < 0 || e.DB >= NumDatabases {
-			return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", NumDatabases)
-		}
-		if e.ExpireAt != 0 && e.ExpireAt < now {
-			st.Expired++
-			return nil
-		}
-		i := rt.ShardOf(e.Key)
-		pending[i] = append(pending[i], *e) // Load reuses *e; its slices are ours
-		if len(pending[i]) >= loadBatchKeys {
-			return flush(i)
-		}
-		return nil
-	})
-	for i := range pending {
-		if err != nil {
-			break
-		}
-		if len(pending[i]) > 0 {
-			err = flush(i)
-		}
-	}
-	return st, err
-}
-
-// loadBatch inserts entries into shard s, holding it, and returns how many
-// it inserted before an error.
-func (rt *Runtime) loadBatch(s *Shard, entries []rdb.Entry, lim *EncodingLimits) (int, error) {
-	rt.acquire(s)
-	dirty := s.dirty
-	var err error
-	done := 0
-	for k := range entries {
-		var added bool
-		if added, err = loadEntry(s.dbs[entries[k].DB], &entries[k], lim); err != nil {
-			break
-		}
-		if added {
-			done++
-		}
-	}
-	s.dirty = dirty
-	s.dirtyPub.Store(dirty)
-	rt.release(s)
-	return done, err
-}
+const LoadBatchKeys = 512
 
 // loadEntry builds e's value and inserts it into d. An empty list, set,
 // sorted set or hash is skipped (added false), as Redis skips empty keys.
@@ -299,4 +222,26 @@ func loadStream(src *rdb.Stream, lim *EncodingLimits) (*values.Stream, error) {
 		}
 	}
 	return s, nil
+}
+
+// Load inserts entries (an RDB file's, each of this store's shard) and
+// returns how many it inserted before an error. Loading is not a change:
+// the change counter stays.
+// REQUIRES: the caller holds the store's shard.
+func (st *Store) Load(entries []rdb.Entry, lim *EncodingLimits) (int, error) {
+	dirty := st.dirty
+	var err error
+	done := 0
+	for k := range entries {
+		var added bool
+		if added, err = loadEntry(st.dbs[entries[k].DB], &entries[k], lim); err != nil {
+			break
+		}
+		if added {
+			done++
+		}
+	}
+	st.dirty = dirty
+	st.dirtyPub.Store(dirty)
+	return done, err
 }

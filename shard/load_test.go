@@ -433,7 +433,7 @@ func fillStrings(rt *Runtime, n int) {
 	}
 	for i := range n {
 		key = strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10)
-		d := rt.shards[rt.ShardOf(key)].dbs[0]
+		d := rt.shards[rt.ShardOf(key)].store.dbs[0]
 		o := d.insert(key, KindString)
 		d.setString(o, val)
 	}
@@ -527,8 +527,8 @@ func TestSnapshotStepAllocs(t *testing.T) {
 		p.do("ZADD", "z"+k, "1", "m")
 	}
 	s := rt.shards[0]
-	d := s.dbs[0]
-	ss := &shardSnap{}
+	d := s.store.dbs[0]
+	ss := &SnapshotPart{}
 	out := make([]byte, 0, 1<<20)
 	allocs := testing.AllocsPerRun(20, func() {
 		out = out[:0]

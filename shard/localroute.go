@@ -7,9 +7,5 @@ import "github.com/svcdb/svcdb/core/command"
 // subcommands run in the shards (MEMORY). The network side must then have a
 // handler of its own for it; it checks that at start-up.
 func (rt *Runtime) MayRouteLocal(cmd *command.Command) bool {
-	switch rt.routes[cmd.ID].kind {
-	case routeNone, routeKeyedSub:
-		return true
-	}
-	return false
+	return rt.env.MayRouteLocal(cmd)
 }

@@ -26,18 +26,18 @@ type Replayer struct {
 func (rt *Runtime) NewReplayer() *Replayer {
 	rt.setLoading(true)
 	r := &Replayer{rt: rt}
-	r.ctx.Bind(rt)
+	r.ctx.Bind(rt.env)
 	return r
 }
 
 // setLoading turns expiry off (on) for every shard, holding them all so the
 // expiry cycle sees the change at its next turn.
 func (rt *Runtime) setLoading(on bool) {
-	var all shardSet
-	all.all(len(rt.shards))
+	var all ShardSet
+	all.All(len(rt.shards))
 	rt.holdSet(&all)
 	for _, s := range rt.shards {
-		s.loading = on
+		s.store.SetLoading(on)
 	}
 	rt.releaseSet(&all)
 }

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/latency"
@@ -46,10 +44,6 @@ func ParseStrategy(name string) (Strategy, error) {
 	return 0, fmt.Errorf("unknown drain strategy %q; want run-to-completion or dedicated", name)
 }
 
-// MaxShards bounds the shard count so a multi-key command can name its shards
-// in a fixed-size bit set.
-const MaxShards = 256
-
 // Config sizes a Runtime.
 type Config struct {
 	Shards   int      // number of shards, 1..MaxShards
@@ -68,20 +62,15 @@ type Runtime struct {
 	shards   []*Shard
 	strategy Strategy
 	table    *command.Table
-	handlers []handler // by command ID; nil for commands not executed by shards
-	routes   []route   // by command ID
+	env      *Env // the keyspace: every shard's Store, the handlers (store.go)
 	onPanic  func(string, any, []byte)
 
 	expireEvery  time.Duration
 	hot          *hotRing // per-second per-shard rates (hotshards.go)
-	limits       encodingLimits
-	blocked      atomic.Int64 // parked clients
 	latency      atomic.Pointer[latency.Monitor]
-	snapRunning  atomic.Bool                // a WriteSnapshot is running (snapshot.go)
-	prop         atomic.Pointer[propagator] // the append-only log's feed (aoflog.go); nil when off
-	hooks        atomic.Pointer[Hooks]      // notifications, tracking, replication (execute); nil when none
-	snapCompress atomic.Bool                // snapshots compress strings with LZF (rdbcompression)
-	evict        evictor                    // maxmemory, eviction policy and access clock (evict.go)
+	snapRunning  atomic.Bool           // a WriteSnapshot is running (snapshot.go)
+	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
+	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }
@@ -104,15 +93,17 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 		expireEvery: cfg.ActiveExpireEvery,
 		stop:        make(chan struct{}),
 	}
-	for i := range cfg.Shards {
-		rt.shards = append(rt.shards, newShard(i, cfg.QueueCap))
-		rt.shards[i].prop = &rt.prop
-	}
-	rt.hot = newHotRing(cfg.Shards)
-	rt.evict.attach(rt.shards)
-	if err := rt.register(); err != nil {
+	env, stores, err := NewEnv(cfg.Shards, table)
+	if err != nil {
 		return nil, err
 	}
+	rt.env = env
+	for i, st := range stores {
+		s := newShard(i, cfg.QueueCap, st)
+		s.runServed = func(c *Ctx) { rt.execute(s, c) }
+		rt.shards = append(rt.shards, s)
+	}
+	rt.hot = newHotRing(cfg.Shards)
 	return rt, nil
 }
 
@@ -137,10 +128,15 @@ func (rt *Runtime) Close() {
 	for _, s := range rt.shards {
 		rt.acquire(s)
 		rt.drain(s)
-		s.freeOffHeap() // unmapped now, not at exit: the keys stay, empty
+		s.store.FreeOffHeap() // unmapped now, not at exit: the keys stay, empty
 		s.token.Store(0)
 	}
 }
+
+// Bind attaches c to the runtime's keyspace; a producer calls it once per
+// context it keeps. The keyspace's Env itself stays inside the runtime: its
+// methods touch stores and must run with their tokens held.
+func (rt *Runtime) Bind(c *Ctx) { c.Bind(rt.env) }
 
 // NumShards is the number of shards.
 func (rt *Runtime) NumShards() int { return len(rt.shards) }
@@ -151,26 +147,7 @@ func (rt *Runtime) Strategy() Strategy { return rt.strategy }
 // ShardOf returns the shard that owns key: xxhash of the key, or of the part
 // between the first '{' and the next '}' when that part is not empty (Redis
 // Cluster's hash tag rule), so keys sharing a tag live on one shard.
-func (rt *Runtime) ShardOf(key []byte) int {
-	return int(xxhash.Sum64(hashTag(key)) % uint64(len(rt.shards)))
-}
-
-func hashTag(key []byte) []byte {
-	for i, c := range key {
-		if c == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						return key[i+1 : j]
-					}
-					return key
-				}
-			}
-			return key
-		}
-	}
-	return key
-}
+func (rt *Runtime) ShardOf(key []byte) int { return ShardOf(key, len(rt.shards)) }
 
 // Snapshots reads every shard's published counters.
 func (rt *Runtime) Snapshots() []Snapshot {
@@ -285,12 +262,12 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 // Target, Add) and hands the batch over with TrySubmit.
 func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 	if rt.strategy == Dedicated {
-		c.route.cmd = nil
+		c.ForgetRoute()
 		return false
 	}
 	s := rt.shards[idx]
 	if !s.tryAcquire() {
-		c.route.cmd = nil // the command goes into a Batch, with its own Ctx
+		c.ForgetRoute() // the command goes into a Batch, with its own Ctx
 		return false
 	}
 	rt.execute(s, c)
@@ -368,23 +345,22 @@ func (b *Batch) TargetShard() int { return b.shard }
 // bounded by the commands running on those shards now. The shards are the
 // ones Route recorded in c (routed here when the producer did not route c).
 func (rt *Runtime) ExecMulti(c *Ctx) {
-	r := &c.route
-	if !r.routedFor(c) {
+	if !c.Routed() {
 		rt.RouteFor(c, c.Cmd, c.Args)
 	}
-	if r.where == OneShard {
-		r.set.add(r.one)
+	if where, one := c.RoutedTo(); where == OneShard {
+		c.RoutedSet().Add(one)
 	}
-	set := r.set
+	set := *c.RoutedSet()
 	rt.holdSet(&set)
 	rt.execute(nil, c)
 	rt.releaseSet(&set)
 }
 
 // holdSet takes the shards in set in ascending order (see acquire).
-func (rt *Runtime) holdSet(set *shardSet) {
+func (rt *Runtime) holdSet(set *ShardSet) {
 	for i := range len(rt.shards) {
-		if set.has(i) {
+		if set.Has(i) {
 			rt.acquire(rt.shards[i])
 		}
 	}
@@ -392,25 +368,15 @@ func (rt *Runtime) holdSet(set *shardSet) {
 
 // releaseSet serves the clients blocked on keys the held commands filled and
 // lets the shards in set go.
-func (rt *Runtime) releaseSet(set *shardSet) {
+func (rt *Runtime) releaseSet(set *ShardSet) {
 	for i := len(rt.shards) - 1; i >= 0; i-- {
-		if set.has(i) {
+		if set.Has(i) {
 			s := rt.shards[i]
-			if len(s.ready) > 0 {
+			if s.store.HasReady() {
 				rt.serveReady(s)
 			}
 			rt.release(s)
 		}
-	}
-}
-
-type shardSet [MaxShards / 64]uint64
-
-func (s *shardSet) add(i int)      { s[i>>6] |= 1 << (i & 63) }
-func (s *shardSet) has(i int) bool { return s[i>>6]&(1<<(i&63)) != 0 }
-func (s *shardSet) all(n int) {
-	for i := range n {
-		s.add(i)
 	}
 }
 
@@ -432,16 +398,6 @@ type Hooks struct {
 
 // SetHooks installs h (nil: none). Call it before clients are served.
 func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
-
-// CommandKeys appends the keys of the running command to dst, as its key
-// specification finds them (what a Changed hook reports as changed).
-func (c *Ctx) CommandKeys(dst [][]byte) [][]byte {
-	var buf [16]int
-	for _, i := range c.Cmd.Keys(c.Args, buf[:0]) {
-		dst = append(dst, c.Args[i])
-	}
-	return dst
-}
 
 // execute runs one command, and is the only function that does: a command
 // on one shard (TryExec, queued batches, AOF replay), across shards
@@ -469,22 +425,26 @@ func (c *Ctx) CommandKeys(dst [][]byte) [][]byte {
 // s alone); else the shards of c.route.set (ExecMulti) or, with c.inTxn,
 // every shard (HoldAll). Only the token holder touches a shard's data.
 func (rt *Runtime) execute(s *Shard, c *Ctx) {
-	c.single = s
-	if c.ready == nil && !c.inTxn && rt.evict.limit.Load() != 0 && !rt.admitCmd(s, c) {
-		c.Sub, c.route.cmd = nil, nil
+	var st *Store
+	if s != nil {
+		st = s.store
+	}
+	c.Enter(st)
+	if !c.Serving() && !c.InTxn() && rt.env.MemoryLimit() != 0 && !rt.admitCmd(s, c) {
+		c.Finished()
 		return
 	}
-	if s != nil && s.snap != nil || s == nil && rt.snapRunning.Load() {
-		rt.snapBeforeCommand(c) // snapshot.go
+	if st != nil && st.Snapshotting() || st == nil && rt.snapRunning.Load() {
+		c.SnapBeforeCommand() // snapshot.go
 	}
 	rt.run(c)
 	if c.Blocked == nil { // a command that parked counts when it is served (serveKey)
 		rt.count(s, c)
 	}
-	if s != nil && c.ready == nil && !c.inTxn && len(s.ready) > 0 {
-		rt.serveReady(s) // blocking.go; serveKey runs its waiters through execute
+	if st != nil && !c.Serving() && !c.InTxn() && st.HasReady() {
+		rt.serveReady(s) // blocking.go; its waiters run through execute
 	}
-	c.Sub, c.route.cmd = nil, nil
+	c.Finished()
 }
 
 // admitCmd is maxmemory admission for the shard or shards c runs on.
@@ -492,7 +452,7 @@ func (rt *Runtime) admitCmd(s *Shard, c *Ctx) bool {
 	if s != nil {
 		return rt.admit(s, c)
 	}
-	return rt.admitHeld(&c.route.set, c)
+	return rt.admitHeld(c.RoutedSet(), c)
 }
 
 // count adds the command to the hot-shard counters (hotshards.go) of every
@@ -509,14 +469,15 @@ func (rt *Runtime) admitCmd(s *Shard, c *Ctx) bool {
 func (rt *Runtime) count(s *Shard, c *Ctx) {
 	f := c.Cmd.Flags
 	if c.Sub != nil || len(c.Cmd.Subcommands) > 0 {
-		f = c.effective().Flags // a container counts as its subcommand
+		f = c.Effective().Flags // a container counts as its subcommand
 	}
 	if s != nil {
 		s.stats.count(f)
 		return
 	}
+	set := c.RoutedSet()
 	for i, sh := range rt.shards {
-		if c.route.set.has(i) {
+		if set.Has(i) {
 			sh.stats.count(f)
 		}
 	}
@@ -537,7 +498,7 @@ func (st *shardStats) count(f command.Flag) {
 // hook is installed and the command changed the dataset, records it in the
 // log (aoflog.go) and tells the hook.
 func (rt *Runtime) run(c *Ctx) {
-	p, h := rt.prop.Load(), rt.hooks.Load()
+	p, h := rt.env.LogFeed(), rt.hooks.Load()
 	if p == nil && h == nil {
 		rt.call(c)
 		return
@@ -547,33 +508,18 @@ func (rt *Runtime) run(c *Ctx) {
 		rt.call(c)
 		return
 	}
-	before := rt.dirtyOf(c)
-	c.rewrite, c.rewriteN = c.rewrite[:0], 0
+	before := c.Changes()
+	c.ResetLogRewrite()
 	rt.call(c)
-	if rt.dirtyOf(c) == before {
+	if c.Changes() == before {
 		return
 	}
 	if logged {
-		p.propagate(c)
+		p.Record(c)
 	}
 	if h != nil && h.Changed != nil {
 		h.Changed(c)
 	}
-}
-
-// dirtyOf sums the change counters of the shards c's command may touch: its
-// one shard, or the shards it holds (never a shard another goroutine holds).
-func (rt *Runtime) dirtyOf(c *Ctx) int64 {
-	if c.single != nil {
-		return c.single.dirty
-	}
-	var n int64
-	for i, s := range rt.shards {
-		if c.inTxn || c.route.set.has(i) {
-			n += s.dirty
-		}
-	}
-	return n
 }
 
 // call calls the handler; a panic becomes an error reply so one bad command
@@ -589,7 +535,7 @@ func (rt *Runtime) call(c *Ctx) {
 			}
 		}
 	}()
-	rt.handlers[c.Cmd.ID](c)
+	rt.env.Handle(c)
 }
 
 // ---- active expiry ---------------------------------------------------------
@@ -604,7 +550,7 @@ func (rt *Runtime) expireLoop() {
 			return
 		case <-t.C:
 		}
-		rt.evict.tick(time.Now()) // the access clock (evict.go)
+		rt.env.Tick(time.Now()) // the access clock (evict.go)
 		lat := rt.latency.Load()
 		for _, s := range rt.shards {
 			rt.acquire(s)
@@ -612,12 +558,7 @@ func (rt *Runtime) expireLoop() {
 			// (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) bounds its own.
 			now := time.Now()
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
-			for _, d := range s.dbs {
-				if s.loading {
-					break // the log being replayed decides what expired
-				}
-				d.expireCycle(now.UnixMilli(), deadline)
-			}
+			s.store.ExpireCycle(now.UnixMilli(), deadline)
 			rt.keepUnderLimit(s, rt.expireEvery/4/time.Duration(len(rt.shards))) // evict.go
 			rt.release(s)
 			if lat != nil {

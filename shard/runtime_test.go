@@ -42,7 +42,7 @@ type producer struct {
 
 func newProducer(rt *Runtime, table *command.Table) *producer {
 	p := &producer{rt: rt, table: table, done: make(waiter, 1)}
-	p.ctx.Bind(rt)
+	p.ctx.Bind(rt.env)
 	p.batch.Bind(rt, p.done)
 	return p
 }
@@ -50,7 +50,7 @@ func newProducer(rt *Runtime, table *command.Table) *producer {
 // Bind is a test helper mirroring netloop's set-up of a client's batch.
 func (b *Batch) Bind(rt *Runtime, owner Completer) {
 	b.Owner = owner
-	b.Ctx.Bind(rt)
+	b.Ctx.Bind(rt.env)
 }
 
 func (p *producer) do(args ...string) resp.Value {

@@ -4,9 +4,6 @@ import (
 	"sync/atomic"
 )
 
-// NumDatabases is the number of SELECTable databases, as Redis' default.
-const NumDatabases = 16
-
 // Shard is one part of the keyspace with its queue and drain token.
 type Shard struct {
 	id    int
@@ -14,25 +11,15 @@ type Shard struct {
 	queue *queue
 	wake  chan struct{} // Dedicated strategy: wakes the shard's goroutine
 
-	// Everything below, up to stats, is owned by the token holder: only the
-	// goroutine holding this shard's token (tryAcquire/acquire until
-	// release) reads or writes it, and no mutex guards it. Commands reach it
-	// only through Runtime.execute (runtime.go), which runs with the token of
-	// every shard the command touches held; maintenance (expiry, eviction,
-	// snapshots, load, WATCH tables, inspection) takes the token first, or
-	// runs as a control message drained by the holder (inspect.go). Fields a
-	// reader outside the holder needs are published through atomics
-	// (dirtyPub, stats).
-	dbs      [NumDatabases]*DB
-	ready    []readyKey // keys that may serve blocked clients (blocking.go)
-	serveCtx Ctx        // scratch for serving them
-	snap     *shardSnap // a running snapshot's part in this shard (snapshot.go); nil when none
-	// dirty counts changes to the shard's keys (Redis' server.dirty), one
-	// per touched key; published to readers through dirtyPub (Runtime.Dirty).
-	dirty    int64
-	dirtyPub atomic.Int64
-	loading  bool                        // an append-only file is being replayed: no active expiry (replay.go)
-	prop     *atomic.Pointer[propagator] // the runtime's append-only log feed (aoflog.go)
+	// store is the shard's part of the keyspace. Only the holder of token
+	// reaches it: execute hands it to the command's Ctx, maintenance
+	// (expiry, eviction, snapshots, load, WATCH tables, inspection) takes
+	// the token first or runs as a control message drained by the holder
+	// (inspect.go). Nothing else in this package or outside reads it.
+	store *Store
+	// runServed runs a woken blocked client's command through the runtime's
+	// execute on this shard (Store.ServeReady); built once, in New.
+	runServed func(c *Ctx)
 
 	stats shardStats
 }
@@ -48,13 +35,8 @@ type shardStats struct {
 	_       [32]byte
 }
 
-func newShard(id, queueCap int) *Shard {
-	s := &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1)}
-	for i := range s.dbs {
-		s.dbs[i] = newDB()
-		s.dbs[i].owner, s.dbs[i].num = s, i
-	}
-	return s
+func newShard(id, queueCap int, st *Store) *Shard {
+	return &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1), store: st}
 }
 
 func (s *Shard) tryAcquire() bool { return s.token.CompareAndSwap(0, 1) }
@@ -100,18 +82,10 @@ func sumDBs(per *[NumDatabases]int64) int64 {
 
 // Snapshot reads the shard's published counters without taking its token.
 func (s *Shard) Snapshot() Snapshot {
-	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth()}
-	for i, d := range s.dbs {
-		sn.Keys[i] = d.keys.Load()
-		sn.Expires[i] = d.expires.Load()
-		sn.AvgTTL[i] = d.avgTTL.Load()
-		sn.Expired += d.expired.Load()
-		sn.Evicted += d.evicted.Load()
-		sn.MemoryUsed += d.memory.Load()
-		sn.MemoryOffHeap += d.offHeap.Load()
-		sn.Hits += d.hits.Load()
-		sn.Misses += d.misses.Load()
-	}
+	c := s.store.Counters()
+	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth(), Keys: c.Keys, Expires: c.Expires, AvgTTL: c.AvgTTL,
+		Expired: c.Expired, Evicted: c.Evicted, MemoryUsed: c.MemoryUsed, MemoryOffHeap: c.OffHeap,
+		Hits: c.Hits, Misses: c.Misses}
 	sn.Reads = s.stats.reads.Load()
 	sn.Writes = s.stats.writes.Load()
 	sn.Commands = sn.Reads + sn.Writes + s.stats.other.Load()

@@ -1,11 +1,7 @@
 package shard
 
 import (
-	"bufio"
-	"errors"
-	"io"
 	"math/bits"
-	"runtime"
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
@@ -47,61 +43,47 @@ import (
 // time. When no snapshot runs the write path pays one nil check per command
 // (Shard.snap), and the DB primitives one each (DB.snap).
 
-// ErrSnapshotRunning is WriteSnapshot's answer while another snapshot runs.
-var ErrSnapshotRunning = errors.New("ERR Background save already in progress")
-
 // The size of one serialization step: the keys a step encodes before it
 // hands its buffer back, and the bytes past which it stops early. Tests
 // shrink them to interleave steps with commands as finely as possible.
 var (
 	snapshotStepKeys  = 256
 	snapshotStepBytes = 64 << 10
-	// snapshotDuty is the share of one CPU the serialization steps may take
-	// while clients are served (the driver sleeps to keep to it; an idle
-	// server snapshots at full speed). Measured with svcbench persist (1M
-	// keys, a fixed 62k ops/s on one CPU, docs/performance.md): at full
-	// speed p99 went 3 -> 100 ms; at 0.25, 0.8 -> 4.8 ms; at 0.10, 0.9 ->
-	// 1.2 ms, with BGSAVE taking 3.7 s instead of 1.4 s.
-	snapshotDuty = 0.10
 )
 
-// snapshotMarked, when set (tests only), is called while every shard is held
-// at the snapshot's point in time, after the marking.
-var snapshotMarked func(rt *Runtime)
-
-// SnapshotStats describes one WriteSnapshot.
-type SnapshotStats struct {
-	Keys, Bytes int64
-	// EarlyKeys are keys serialized ahead of the cursor because a command
-	// was about to change or delete them.
-	EarlyKeys int64
-	// LongestStep is the longest time a shard was held by one
-	// serialization step.
-	LongestStep time.Duration
-	// Mark is how long every shard was held to mark the point in time.
-	Mark     time.Duration
-	Duration time.Duration
+// NewSnapshotPart starts shard id's part of a snapshot: its steps answer on
+// results; compress writes strings longer than 20 bytes LZF-compressed
+// (rdbcompression yes).
+func NewSnapshotPart(id int, results chan<- StepResult, compress bool) *SnapshotPart {
+	ss := &SnapshotPart{id: id, results: results}
+	if compress {
+		ss.lzf = rdb.NewCompressor()
+	}
+	return ss
 }
 
-// shardSnap is one shard's part of a running snapshot. Everything in it
+// Request sets what the next Step does: encode database db's entries into
+// out. The driver calls it before it queues the step.
+func (ss *SnapshotPart) Request(db int, out []byte) { ss.req.db, ss.req.out = db, out }
+
+// SnapshotPart is one shard's part of a running snapshot. Everything in it
 // except id, results and msg is owned by the shard's token holder; the
 // driver (WriteSnapshot) writes req before it queues msg and reads results.
 //
 // Invariant: dbs[n] != nil ⇔ database n still has pending keys or early
 // entries for this snapshot ⇔ the DB's snap points at dbs[n]; left counts
 // them, and the shard's snap points here while left > 0.
-type shardSnap struct {
+type SnapshotPart struct {
 	id      int
 	dbs     [NumDatabases]*dbSnap
 	left    int
-	results chan<- stepResult
-	msg     Batch // the step's control message, queued again for each step
+	results chan<- StepResult
 	req     struct {
 		db  int
 		out []byte
 	}
 
-	keys, early int64
+	Keys, Early int64
 	longest     time.Duration
 	// lzf compresses strings longer than 20 bytes (rdbcompression yes, as
 	// Redis); nil writes them as they are.
@@ -119,260 +101,75 @@ type shardSnap struct {
 // cursor is the next word of pending a step looks at; early holds entries
 // encoded ahead of the cursor.
 type dbSnap struct {
-	ss      *shardSnap
+	ss      *SnapshotPart
 	pending []uint64
 	cursor  int
 	early   []byte
 }
 
-// stepResult is a step's answer: the encoded entries, whether the database
+// StepResult is a step's answer: the encoded entries, whether the database
 // is finished on that shard, and the shard's running totals.
-type stepResult struct {
-	shard       int
-	out         []byte
-	done        bool
-	keys, early int64
-	longest     time.Duration
-	took        time.Duration // this step's time holding the shard
+type StepResult struct {
+	Shard       int
+	Out         []byte
+	Done        bool
+	Keys, Early int64
+	Longest     time.Duration
+	Took        time.Duration // this step's time holding the shard
 }
 
-// WriteSnapshot writes a point-in-time RDB snapshot of every database of
-// every shard to w: the header with aux, then for each non-empty database
-// SELECTDB (with RESIZEDB) and its entries, then EOF and the checksum. It
-// returns when the content is complete and flushed to w (the caller syncs
-// and renames the file). At most one snapshot runs at a time
-// (ErrSnapshotRunning otherwise). REQUIRES: the caller holds no shard token.
-func (rt *Runtime) WriteSnapshot(w io.Writer, aux ...[2]string) (SnapshotStats, error) {
-	return rt.WriteSnapshotAt(w, nil, aux...)
-}
-
-// WriteSnapshotAt is WriteSnapshot that also calls at (when not nil) at the
-// snapshot's point in time, while every shard is held: whatever at does (an
-// AOF rewrite switching to a new incremental file) happens between the last
-// command in the snapshot and the first one after it. at must be short and
-// must not take a shard token; when it fails, nothing is written after the
-// header and its error is returned.
-func (rt *Runtime) WriteSnapshotAt(w io.Writer, at func() error, aux ...[2]string) (SnapshotStats, error) {
-	var st SnapshotStats
-	if !rt.snapRunning.CompareAndSwap(false, true) {
-		return st, ErrSnapshotRunning
-	}
-	defer rt.snapRunning.Store(false)
-	start := time.Now()
-	bw := bufio.NewWriterSize(w, 64<<10)
-	wr := rdb.NewWriter(bw)
-	if err := wr.Header(aux...); err != nil {
-		return st, err
-	}
-	results := make(chan stepResult, len(rt.shards))
-	m, err := rt.markSnapshot(results, at)
-	st.Mark = m.hold
-	if err != nil {
-		return st, err
-	}
-	last := make([]stepResult, len(rt.shards))
-	for db := range NumDatabases {
-		if m.keys[db] == 0 {
+// MarkSnapshot gives each non-empty database of st its bitmap of pending
+// slots for ss, adding their key and expiry counts to keys and expires and
+// marking them in marked. It reports whether any database was marked (st
+// then points at ss). REQUIRES: the caller holds st's shard.
+func (st *Store) MarkSnapshot(ss *SnapshotPart, keys, expires *[NumDatabases]int64, marked *[NumDatabases]bool) bool {
+	for n, d := range st.dbs {
+		if len(d.index) == 0 {
 			continue
 		}
-		if err = wr.SelectDB(db, uint64(m.keys[db]), uint64(m.expires[db])); err != nil {
-			break
+		ds := &dbSnap{ss: ss, pending: make([]uint64, (d.used+63)/64)}
+		for w := range ds.pending {
+			ds.pending[w] = ^uint64(0)
 		}
-		if err = rt.writeSnapshotDB(db, m, wr, results, last); err != nil {
-			break
+		if r := d.used % 64; r != 0 {
+			ds.pending[len(ds.pending)-1] = 1<<r - 1
 		}
+		for _, p := range d.free {
+			ds.pending[p>>6] &^= 1 << (p & 63)
+		}
+		keys[n] += int64(len(d.index))
+		expires[n] += int64(len(d.volatile))
+		d.snap, ss.dbs[n] = ds, ds
+		ss.left++
+		marked[n] = true
 	}
-	if err != nil {
-		rt.abortSnapshot(m.snaps)
-		return st, err
+	if ss.left > 0 {
+		st.snap = ss
+		return true
 	}
-	if err = wr.End(); err == nil {
-		err = bw.Flush()
-	}
-	for _, r := range last {
-		st.Keys += r.keys
-		st.EarlyKeys += r.early
-		st.LongestStep = max(st.LongestStep, r.longest)
-	}
-	st.Bytes = wr.Written()
-	st.Duration = time.Since(start)
-	return st, err
+	return false
 }
 
-// snapshotMark is what the marking learned: each shard's part (nil for a
-// shard with no keys), which databases each shard has keys in, and the key
-// and expiry counts per database at the point in time (for RESIZEDB).
-type snapshotMark struct {
-	snaps   []*shardSnap
-	marked  [][NumDatabases]bool
-	keys    [NumDatabases]int64
-	expires [NumDatabases]int64
-	hold    time.Duration
-}
-
-// markSnapshot fixes the point in time: it holds every shard and gives each
-// non-empty database its bitmap of pending slots, then calls at. When at
-// fails the snapshot is detached again before the shards are let go.
-func (rt *Runtime) markSnapshot(results chan<- stepResult, at func() error) (*snapshotMark, error) {
-	m := &snapshotMark{snaps: make([]*shardSnap, len(rt.shards)), marked: make([][NumDatabases]bool, len(rt.shards))}
-	var all shardSet
-	all.all(len(rt.shards))
-	rt.holdSet(&all)
-	t := time.Now()
-	for i, s := range rt.shards {
-		ss := &shardSnap{id: i, results: results}
-		if rt.snapCompress.Load() {
-			ss.lzf = rdb.NewCompressor()
+// DetachSnapshot clears st's and its databases' pointers to ss.
+// REQUIRES: the caller holds st's shard.
+func (st *Store) DetachSnapshot(ss *SnapshotPart) {
+	for n, ds := range ss.dbs {
+		if ds != nil && st.dbs[n].snap == ds {
+			st.dbs[n].snap = nil
 		}
-		ss.msg.shard = i
-		ss.msg.control = ss.step
-		for n, d := range s.dbs {
-			if len(d.index) == 0 {
-				continue
-			}
-			ds := &dbSnap{ss: ss, pending: make([]uint64, (d.used+63)/64)}
-			for w := range ds.pending {
-				ds.pending[w] = ^uint64(0)
-			}
-			if r := d.used % 64; r != 0 {
-				ds.pending[len(ds.pending)-1] = 1<<r - 1
-			}
-			for _, p := range d.free {
-				ds.pending[p>>6] &^= 1 << (p & 63)
-			}
-			m.keys[n] += int64(len(d.index))
-			m.expires[n] += int64(len(d.volatile))
-			d.snap, ss.dbs[n] = ds, ds
-			ss.left++
-			m.marked[i][n] = true
-		}
-		if ss.left > 0 {
-			s.snap, m.snaps[i] = ss, ss
-		}
+		ss.dbs[n] = nil
 	}
-	var err error
-	if at != nil {
-		err = at()
-	}
-	if err != nil {
-		rt.detachSnapshot(m.snaps)
-	}
-	m.hold = time.Since(t)
-	if snapshotMarked != nil {
-		snapshotMarked(rt)
-	}
-	rt.releaseSet(&all)
-	return m, err
-}
-
-// writeSnapshotDB writes database db's entries: one step at a time per
-// shard, shards in parallel, each buffer written as it arrives. On a write
-// error it stops asking and waits for the steps still out.
-func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, results <-chan stepResult, last []stepResult) error {
-	out := 0
-	for i, ss := range m.snaps {
-		if ss != nil && m.marked[i][db] {
-			rt.queueStep(ss, db, nil)
-			out++
-		}
-	}
-	var err error
-	var pace pacer
-	for out > 0 {
-		r := <-results
-		last[r.shard] = r
-		if err == nil {
-			_, err = wr.Write(r.out)
-		}
-		if r.done || err != nil {
-			out--
-			continue
-		}
-		pace.after(r.took, rt.commandsServed())
-		rt.queueStep(m.snaps[r.shard], db, r.out[:0])
-	}
-	return err
-}
-
-// pacer keeps the serialization steps to snapshotDuty of a CPU: after each
-// step it sleeps while the steps' total time is ahead of that share of the
-// time elapsed, in sleeps of at least a millisecond.
-type pacer struct {
-	start    time.Time
-	busy     time.Duration
-	commands int64 // commands served when the previous step ended
-}
-
-// after accounts one step that took step; served is the runtime's command
-// count now. Steps while no command ran count nothing: an idle server
-// snapshots at full speed.
-func (p *pacer) after(step time.Duration, served int64) {
-	idle := served == p.commands
-	p.commands = served
-	if snapshotDuty >= 1 || idle {
-		return
-	}
-	now := time.Now()
-	if p.start.IsZero() {
-		p.start = now.Add(-step)
-	}
-	p.busy += step
-	ahead := time.Duration(float64(p.busy)/snapshotDuty) - now.Sub(p.start)
-	if ahead >= time.Millisecond {
-		time.Sleep(ahead)
-		return
-	}
-	// Between sleeps, let a runnable event loop have the CPU first: with one
-	// CPU (GOMAXPROCS 1) the loop would otherwise wait for the scheduler's
-	// time slice to end.
-	runtime.Gosched()
-}
-
-// queueStep asks ss's shard for the next step of database db, encoding into
-// out. A full queue is offered the message again until it has room.
-func (rt *Runtime) queueStep(ss *shardSnap, db int, out []byte) {
-	ss.req.db, ss.req.out = db, out
-	for !rt.offer(rt.shards[ss.id], &ss.msg) {
-		time.Sleep(50 * time.Microsecond)
+	ss.left = 0
+	if st.snap == ss {
+		st.snap = nil
 	}
 }
 
-// abortSnapshot detaches a snapshot that failed half-way from every shard,
-// so that the hooks stop encoding for it. No step of it is queued any more.
-func (rt *Runtime) abortSnapshot(snaps []*shardSnap) {
-	var all shardSet
-	all.all(len(rt.shards))
-	rt.holdSet(&all)
-	rt.detachSnapshot(snaps)
-	rt.releaseSet(&all)
-}
-
-// detachSnapshot clears every shard's and database's pointer to snaps.
-// REQUIRES: every shard is held.
-func (rt *Runtime) detachSnapshot(snaps []*shardSnap) {
-	for i, s := range rt.shards {
-		ss := snaps[i]
-		if ss == nil {
-			continue
-		}
-		for n, ds := range ss.dbs {
-			if ds != nil && s.dbs[n].snap == ds {
-				s.dbs[n].snap = nil
-			}
-			ss.dbs[n] = nil
-		}
-		ss.left = 0
-		if s.snap == ss {
-			s.snap = nil
-		}
-	}
-}
-
-// step is a serialization step, run by the holder of shard s as a control
+// Step is a serialization step, run by the holder of shard s as a control
 // message: the early entries of the requested database, then the next
 // pending keys. It never blocks: results has room for every shard's one
 // outstanding answer.
-func (ss *shardSnap) step(s *Shard) {
+func (ss *SnapshotPart) Step(s *Store) {
 	t := time.Now()
 	db := ss.req.db
 	out := ss.req.out[:0]
@@ -395,7 +192,7 @@ func (ss *shardSnap) step(s *Shard) {
 	}
 	took := time.Since(t)
 	ss.longest = max(ss.longest, took)
-	ss.results <- stepResult{shard: ss.id, out: out, done: done, keys: ss.keys, early: ss.early, longest: ss.longest, took: took}
+	ss.results <- StepResult{Shard: ss.id, Out: out, Done: done, Keys: ss.Keys, Early: ss.Early, Longest: ss.longest, Took: took}
 }
 
 // next encodes pending keys of d from the cursor on, clearing their bits,
@@ -432,7 +229,7 @@ func (d *DB) snapSave(pos uint32) {
 	}
 	ds.pending[w] &^= bit
 	ds.early = ds.ss.appendEntry(ds.early, d.slot(pos))
-	ds.ss.early++
+	ds.ss.Early++
 }
 
 // snapForget clears slot pos's bit: insert puts a key created after the
@@ -451,27 +248,27 @@ func (d *DB) snapFlush() {
 	for w := ds.cursor; w < len(ds.pending); w++ {
 		for x := ds.pending[w]; x != 0; x &= x - 1 {
 			ds.early = ds.ss.appendEntry(ds.early, d.slot(uint32(w<<6+bits.TrailingZeros64(x))))
-			ds.ss.early++
+			ds.ss.Early++
 		}
 		ds.pending[w] = 0
 	}
 }
 
-// snapBeforeCommand encodes the still-pending keys c's command is about to
+// SnapBeforeCommand encodes the still-pending keys c's command is about to
 // write, each in its own shard's database (c.single: only keys of that
 // shard; else every key's shard is held). Called only while a snapshot
 // runs; keys are found as Route finds them, and their shards are the ones
 // Route recorded in c (Ctx.shardOf) when the command holds several.
-func (rt *Runtime) snapBeforeCommand(c *Ctx) {
+func (c *Ctx) SnapBeforeCommand() {
 	cmd := c.Cmd
-	r := rt.routes[cmd.ID]
+	r := c.env.routes[cmd.ID]
 	var buf [16]int
 	var keys []int
 	switch {
 	case r.kind == routeSubKey || r.kind == routeKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
-			if sub := c.effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
+			if sub := c.Effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
 				keys = append(buf[:0], 2)
 			}
 		}
@@ -487,8 +284,8 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 		key := c.Args[i]
 		s := c.single
 		if s == nil {
-			s = rt.shards[c.shardOf(key)] // as Route recorded it
-		} else if rt.ShardOf(key) != s.id {
+			s = c.env.stores[c.shardOf(key)] // as Route recorded it
+		} else if c.env.shardOf(key) != s.id {
 			continue
 		}
 		d := s.dbs[c.DB]
@@ -508,8 +305,8 @@ func (rt *Runtime) snapBeforeCommand(c *Ctx) {
 // AppendInt), lists head to tail, sets, hashes, sorted sets with binary
 // scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already
 // expired is written too, with its time; loaders skip it.
-func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
-	ss.keys++
+func (ss *SnapshotPart) appendEntry(dst []byte, o *object) []byte {
+	ss.Keys++
 	key := values.KeyBytes(o.key)
 	switch o.kind {
 	case KindString:
@@ -579,7 +376,7 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 		dst = rdb.AppendKey(dst, rdb.TypeStreamListpacks2, key, o.expireAt)
 		return rdb.AppendStream(dst, ss.neutralStream(o.coll.(*values.Stream)))
 	}
-	ss.keys-- // an empty slot: nothing written (never reached while the invariant holds)
+	ss.Keys-- // an empty slot: nothing written (never reached while the invariant holds)
 	return dst
 }
 
@@ -587,7 +384,7 @@ func (ss *shardSnap) appendEntry(dst []byte, o *object) []byte {
 // scratch: its live entries (fields and values point into s's blocks), IDs
 // and counters, groups with their PELs and consumers. The result is valid
 // until s changes or ss encodes another stream.
-func (ss *shardSnap) neutralStream(s *values.Stream) *rdb.Stream {
+func (ss *SnapshotPart) neutralStream(s *values.Stream) *rdb.Stream {
 	st := &ss.stream
 	st.Entries = st.Entries[:0]
 	ss.fields = ss.fields[:0]
@@ -637,30 +434,3 @@ func (ss *shardSnap) neutralStream(s *values.Stream) *rdb.Stream {
 func rdbID(id values.StreamID) rdb.StreamID { return rdb.StreamID{Ms: id.Ms, Seq: id.Seq} }
 
 // ---- Dirty ------------------------------------------------------------------
-
-// Dirty is the number of changes since the server started (Redis'
-// server.dirty), summed over shards: each change of a key counts
-// (DB.touched), a flush counts the keys it removed, loading counts nothing.
-// The save rules and rdb_changes_since_last_save read it.
-func (rt *Runtime) Dirty() int64 {
-	var n int64
-	for _, s := range rt.shards {
-		n += s.dirtyPub.Load()
-	}
-	return n
-}
-
-// SetSnapshotCompression makes snapshots compress strings longer than 20
-// bytes with LZF, as Redis' rdbcompression (on by default there and here:
-// smaller files for more CPU in the serialization steps).
-func (rt *Runtime) SetSnapshotCompression(on bool) { rt.snapCompress.Store(on) }
-
-// commandsServed is the number of commands the shards have run, summed
-// from their published counters (the pacer's sign of clients being served).
-func (rt *Runtime) commandsServed() int64 {
-	var n int64
-	for _, s := range rt.shards {
-		n += s.stats.reads.Load() + s.stats.writes.Load() + s.stats.other.Load()
-	}
-	return n
-}

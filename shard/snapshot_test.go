@@ -81,7 +81,7 @@ func valueText(run runner, db int, kind, key string) string {
 // REQUIRES: every shard of rt is held by the caller.
 func dumpHeld(rt *Runtime) map[string]keyState {
 	c := &Ctx{}
-	c.Bind(rt)
+	c.Bind(rt.env)
 	run := func(db int, args ...string) resp.Value {
 		c.DB, c.Now, c.Out, c.single = db, 1, c.Out[:0], nil
 		c.Args = c.Args[:0]
@@ -89,7 +89,7 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 			c.Args = append(c.Args, []byte(a))
 		}
 		c.Cmd = rt.table.Lookup(c.Args[0])
-		rt.handlers[c.Cmd.ID](c)
+		rt.env.handlers[c.Cmd.ID](c)
 		v, _, err := resp.ReadReply(c.Out)
 		if err != nil {
 			panic(fmt.Sprintf("%v: bad reply %q: %v", args, c.Out, err))
@@ -98,7 +98,7 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 	}
 	out := map[string]keyState{}
 	for _, s := range rt.shards {
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			for k, pos := range d.index {
 				o := d.slot(pos)
 				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.kind.String(), expireAt: o.expireAt, val: valueText(run, n, o.kind.String(), k)}
@@ -143,7 +143,7 @@ func checkLoadedStructures(t *testing.T, rt *Runtime) {
 	checkValueMemory(t, rt)
 	zcheckMemory(t, rt)
 	for _, s := range rt.shards {
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			for k, pos := range d.index {
 				o := d.slot(pos)
 				switch {
@@ -367,7 +367,7 @@ func randomTransaction(rt *Runtime, table *command.Table, r *rand.Rand) {
 	for range 3 {
 		args := cmds[r.IntN(len(cmds))]
 		c := &Ctx{DB: db, Now: time.Now().UnixMilli()}
-		c.Bind(rt)
+		c.Bind(rt.env)
 		for _, a := range args {
 			c.Args = append(c.Args, []byte(a))
 		}
@@ -387,7 +387,7 @@ func blockingMove(rt *Runtime, p *producer, r *rand.Rand) error {
 	p.do("DEL", src)
 	w := make(parked, 1)
 	c := &Ctx{DB: db, Now: time.Now().UnixMilli(), Blocker: w}
-	c.Bind(rt)
+	c.Bind(rt.env)
 	for _, a := range []string{"BLMOVE", src, dst, "LEFT", "RIGHT", "1"} {
 		c.Args = append(c.Args, []byte(a))
 	}
@@ -583,10 +583,10 @@ func testSnapshotPointInTime(t *testing.T, st Strategy, seed uint64) int64 {
 	// Nothing of the snapshot is left attached to the shards.
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.snap != nil {
+		if s.store.snap != nil {
 			t.Errorf("shard %d still has a snapshot attached", s.id)
 		}
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			if d.snap != nil {
 				t.Errorf("shard %d db %d still has a snapshot attached", s.id, n)
 			}
@@ -651,10 +651,10 @@ func TestSnapshotWriteError(t *testing.T) {
 	}
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.snap != nil {
+		if s.store.snap != nil {
 			t.Errorf("shard %d: snapshot still attached", s.id)
 		}
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			if d.snap != nil {
 				t.Errorf("shard %d db %d: snapshot still attached", s.id, n)
 			}
@@ -734,10 +734,10 @@ func TestWriteSnapshotAt(t *testing.T) {
 	}
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.snap != nil {
+		if s.store.snap != nil {
 			t.Errorf("shard %d: snapshot still attached after at failed", s.id)
 		}
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			if d.snap != nil {
 				t.Errorf("shard %d db %d: snapshot still attached after at failed", s.id, n)
 			}

@@ -362,7 +362,7 @@ func inspectKey(rt *Runtime, key string, fn func(d *DB, o *object)) {
 	sh := rt.shards[rt.ShardOf([]byte(key))]
 	rt.acquire(sh)
 	defer rt.release(sh)
-	d := sh.dbs[0]
+	d := sh.store.dbs[0]
 	o, _ := d.find([]byte(key))
 	fn(d, o)
 }

@@ -10,7 +10,7 @@ import (
 // have completed) and the shard's memory figure.
 func stringObject(t testing.TB, rt *Runtime, key string) (*object, int64) {
 	t.Helper()
-	d := rt.shards[rt.ShardOf([]byte(key))].dbs[0]
+	d := rt.shards[rt.ShardOf([]byte(key))].store.dbs[0]
 	o, _ := d.find([]byte(key))
 	if o == nil {
 		t.Fatalf("%s: missing", key)

@@ -180,13 +180,9 @@ type encodingLimits struct {
 	p atomic.Pointer[EncodingLimits]
 }
 
-// SetEncodingLimits replaces the thresholds; values already stored convert
-// when next written, as in Redis.
-func (rt *Runtime) SetEncodingLimits(l EncodingLimits) { rt.limits.p.Store(&l) }
-
 // limits returns the current thresholds.
 func (c *Ctx) limits() *EncodingLimits {
-	if l := c.rt.limits.p.Load(); l != nil {
+	if l := c.env.limits.p.Load(); l != nil {
 		return l
 	}
 	return &DefaultEncodingLimits

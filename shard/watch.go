@@ -60,14 +60,10 @@ func (d *DB) touchedWatches(key string) {
 }
 
 // Watch adds keys of database db to w.
-func (rt *Runtime) Watch(w *Watch, db int, keys [][]byte) {
-	var set shardSet
+// REQUIRES: the caller holds the shards of keys.
+func (e *Env) Watch(w *Watch, db int, keys [][]byte) {
 	for _, k := range keys {
-		set.add(rt.ShardOf(k))
-	}
-	rt.holdSet(&set)
-	for _, k := range keys {
-		d := rt.shards[rt.ShardOf(k)].dbs[db]
+		d := e.stores[e.shardOf(k)].dbs[db]
 		dup := false
 		for _, wk := range w.keys {
 			if wk.db == db && wk.key == string(k) {
@@ -85,22 +81,22 @@ func (rt *Runtime) Watch(w *Watch, db int, keys [][]byte) {
 		}
 		d.watched[key] = append(d.watched[key], w)
 	}
-	rt.releaseSet(&set)
+}
+
+// Shards is the set of the shards of w's keys, of n.
+func (w *Watch) Shards(n int) ShardSet {
+	var set ShardSet
+	for _, wk := range w.keys {
+		set.Add(ShardOf([]byte(wk.key), n))
+	}
+	return set
 }
 
 // Unwatch forgets all of w's keys and clears its dirty mark.
-func (rt *Runtime) Unwatch(w *Watch) {
-	if len(w.keys) == 0 {
-		w.dirty.Store(false)
-		return
-	}
-	var set shardSet
+// REQUIRES: the caller holds w.Shards.
+func (e *Env) Unwatch(w *Watch) {
 	for _, wk := range w.keys {
-		set.add(rt.ShardOf([]byte(wk.key)))
-	}
-	rt.holdSet(&set)
-	for _, wk := range w.keys {
-		d := rt.shards[rt.ShardOf([]byte(wk.key))].dbs[wk.db]
+		d := e.stores[e.shardOf([]byte(wk.key))].dbs[wk.db]
 		list := d.watched[wk.key]
 		for i, x := range list {
 			if x == w {
@@ -117,69 +113,22 @@ func (rt *Runtime) Unwatch(w *Watch) {
 			d.watched[wk.key] = list
 		}
 	}
-	rt.releaseSet(&set)
 	w.keys = w.keys[:0]
 	w.dirty.Store(false)
 }
 
 // WatchFailed reports whether EXEC must abort: a watched key changed, or
 // expired since it was watched (now is unix ms).
-// REQUIRES: HoldAll is in effect.
-func (rt *Runtime) WatchFailed(w *Watch, now int64) bool {
+// REQUIRES: the caller holds every shard (Runtime.HoldAll).
+func (e *Env) WatchFailed(w *Watch, now int64) bool {
 	if w.dirty.Load() {
 		return true
 	}
 	for _, wk := range w.keys {
-		d := rt.shards[rt.ShardOf([]byte(wk.key))].dbs[wk.db]
+		d := e.stores[e.shardOf([]byte(wk.key))].dbs[wk.db]
 		if o, _ := d.find([]byte(wk.key)); o != nil && o.expireAt != 0 && o.expireAt <= now {
 			return true
 		}
 	}
 	return false
-}
-
-// HoldAll takes every shard, in ascending order (EXEC). The commands run
-// with ExecHeld until ReleaseAll are one transaction in the append-only log.
-func (rt *Runtime) HoldAll() {
-	var all shardSet
-	all.all(len(rt.shards))
-	rt.holdSet(&all)
-	if p := rt.prop.Load(); p != nil {
-		p.beginTxn()
-	}
-}
-
-// ExecHeld runs c's command while HoldAll is in effect, through the one
-// entry point (Runtime.execute) with the shards Route recorded in c (routed
-// here when the producer did not): the command counts on the shards of its
-// keys, and the clients it unblocks are served at ReleaseAll, after the
-// transaction.
-func (rt *Runtime) ExecHeld(c *Ctx) {
-	r := &c.route
-	if !r.routedFor(c) {
-		rt.RouteFor(c, c.Cmd, c.Args)
-	}
-	var s *Shard
-	if r.where == OneShard {
-		s = rt.shards[r.one]
-	}
-	c.inTxn = true
-	rt.execute(s, c)
-	c.inTxn = false
-}
-
-// ReleaseAll serves the clients blocked on keys the held commands filled and
-// lets every shard go.
-// It returns the append-only log's end offset after the transaction's
-// changes (0 when nothing was logged): under appendfsync always, EXEC's reply
-// waits for it.
-func (rt *Runtime) ReleaseAll() int64 {
-	var end int64
-	if p := rt.prop.Load(); p != nil {
-		end = p.endTxn()
-	}
-	var all shardSet
-	all.all(len(rt.shards))
-	rt.releaseSet(&all)
-	return end
 }

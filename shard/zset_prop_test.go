@@ -1007,7 +1007,7 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 	t.Helper()
 	for i, s := range rt.shards {
 		rt.acquire(s)
-		for n, d := range s.dbs {
+		for n, d := range s.store.dbs {
 			var sum int64
 			for k, pos := range d.index {
 				o := d.slot(pos)
