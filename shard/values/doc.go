@@ -26,7 +26,8 @@
 // # What it must never do
 //
 // Import the keyspace or the runtime (package shard), or any package of ours
-// other than listpack (imports_test.go checks it): an encoding knows nothing
+// other than listpack and core, which imports nothing of ours (imports_test.go
+// checks it): an encoding knows nothing
 // of keys, databases, commands, clients, tokens or shards, and is tested on its
 // own. It holds no global mutable state, takes no locks and starts no
 // goroutines: whoever owns the value (the token holder of its shard) is the

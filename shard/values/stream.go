@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // ---- IDs ---------------------------------------------------------------------
@@ -88,7 +90,7 @@ func UintLen(v uint64) int {
 // parseULL is Redis' string2ull: string2ll, and failing that strtoull (which
 // takes leading spaces, a sign and leading zeros, and negates a '-' value).
 func parseULL(s []byte) (uint64, bool) {
-	if v, ok := parseInt(s); ok {
+	if v, ok := resp.ParseInt(s); ok {
 		if v < 0 {
 			return 0, false
 		}
@@ -190,7 +192,7 @@ func ListpackIntSize(v int64) int {
 // ListpackStrSize is the bytes Redis' listpack takes for element b (as an
 // integer when it reads as one), backlen included.
 func ListpackStrSize(b []byte) int {
-	if v, ok := parseInt(b); ok {
+	if v, ok := resp.ParseInt(b); ok {
 		return ListpackIntSize(v)
 	}
 	n := len(b)

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/svcdb/svcdb/shard/listpack"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // ---- scores ------------------------------------------------------------------
@@ -54,14 +56,14 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 	}
 	if len(t) > 0 && (t[0]|0x20 == 'i' || t[0]|0x20 == 'n') {
 		switch {
-		case equalFold(t, "inf") || equalFold(t, "infinity"):
+		case resp.EqualFold(t, "inf") || resp.EqualFold(t, "infinity"):
 			if neg {
 				return math.Inf(-1), true, false, false
 			}
 			return math.Inf(1), true, false, false
-		case equalFold(t, "nan"):
+		case resp.EqualFold(t, "nan"):
 			return math.NaN(), true, false, false
-		case len(t) >= 5 && equalFold(t[:4], "nan(") && t[len(t)-1] == ')':
+		case len(t) >= 5 && resp.EqualFold(t[:4], "nan(") && t[len(t)-1] == ')':
 			for _, ch := range t[4 : len(t)-1] {
 				if !(ch >= '0' && ch <= '9' || ch|0x20 >= 'a' && ch|0x20 <= 'z' || ch == '_') {
 					return 0, false, false, false
