@@ -19,6 +19,8 @@ func addBitmapCommands(add func(name string, h handler, r routeKind)) {
 	add("bitcount", cmdBitCount, routeKeys)
 	add("bitpos", cmdBitPos, routeKeys)
 	add("bitop", cmdBitOp, routeKeys)
+	add("bitfield", cmdBitField, routeKeys) // cmd_bitfield.go
+	add("bitfield_ro", cmdBitFieldRO, routeKeys)
 }
 
 const (

@@ -2,7 +2,7 @@
 // (COMMAND INFO and COMMAND DOCS); DO NOT EDIT.
 // golden_test.go compares every entry with a live redis-server.
 
-//go:generate go run ./internal/gentable -family bitmap -out bitmap.go setbit getbit bitcount bitpos bitop
+//go:generate go run ./internal/gentable -family bitmap -out bitmap.go setbit getbit bitcount bitpos bitop bitfield bitfield_ro
 
 package command
 
@@ -147,6 +147,78 @@ func bitmapCommands() []*Command {
 				{Name: "operation", Type: ArgString},
 				{Name: "destkey", Type: ArgKey, KeySpecIndex: 0},
 				{Name: "key", Type: ArgKey, KeySpecIndex: 1, Flags: ArgMultiple},
+			},
+		},
+		{
+			Name:     "bitfield",
+			Arity:    -2,
+			Flags:    FlagWrite | FlagDenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@bitmap", "@slow"},
+			Group:         "bitmap",
+			Since:         "3.2.0",
+			Summary:       "Perform arbitrary bitfield integer operations on strings",
+			Complexity:    "O(1) for each subcommand specified",
+			KeySpecs: []KeySpec{
+				{
+					Notes:       "This command allows both access and modification of the key",
+					Flags:       KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "operation", Type: ArgOneOf, Flags: ArgOptional | ArgMultiple, Args: []Arg{
+					{Name: "encoding_offset", Type: ArgBlock, Token: "GET", Args: []Arg{
+						{Name: "encoding", Type: ArgString},
+						{Name: "offset", Type: ArgInteger},
+					}},
+					{Name: "write", Type: ArgBlock, Args: []Arg{
+						{Name: "wrap_sat_fail", Type: ArgOneOf, Token: "OVERFLOW", Flags: ArgOptional, Args: []Arg{
+							{Name: "wrap", Type: ArgPureToken, Token: "WRAP"},
+							{Name: "sat", Type: ArgPureToken, Token: "SAT"},
+							{Name: "fail", Type: ArgPureToken, Token: "FAIL"},
+						}},
+						{Name: "write_operation", Type: ArgOneOf, Args: []Arg{
+							{Name: "encoding_offset_value", Type: ArgBlock, Token: "SET", Args: []Arg{
+								{Name: "encoding", Type: ArgString},
+								{Name: "offset", Type: ArgInteger},
+								{Name: "value", Type: ArgInteger},
+							}},
+							{Name: "encoding_offset_increment", Type: ArgBlock, Token: "INCRBY", Args: []Arg{
+								{Name: "encoding", Type: ArgString},
+								{Name: "offset", Type: ArgInteger},
+								{Name: "increment", Type: ArgInteger},
+							}},
+						}},
+					}},
+				}},
+			},
+		},
+		{
+			Name:     "bitfield_ro",
+			Arity:    -2,
+			Flags:    FlagReadonly | FlagFast,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@read", "@bitmap", "@fast"},
+			Group:         "bitmap",
+			Since:         "6.0.0",
+			Summary:       "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
+			Complexity:    "O(1) for each subcommand specified",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "encoding_offset", Type: ArgBlock, Token: "GET", Flags: ArgOptional | ArgMultiple | ArgMultipleToken, Args: []Arg{
+					{Name: "encoding", Type: ArgString},
+					{Name: "offset", Type: ArgInteger},
+				}},
 			},
 		},
 	}
