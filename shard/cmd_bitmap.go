@@ -335,6 +335,22 @@ func findBit(p []byte, sb, eb int64, bit byte) int64 {
 	if bit == 0 {
 		wflip = ^uint64(0)
 	}
+	// Skip 32 bytes at a time while they hold nothing but the other bit
+	// (native-order loads: no byte swap until a block has a hit).
+	for ; i+32 <= lb; i += 32 {
+		q := p[i : i+32]
+		var w uint64
+		if bit == 1 {
+			w = binary.LittleEndian.Uint64(q) | binary.LittleEndian.Uint64(q[8:]) |
+				binary.LittleEndian.Uint64(q[16:]) | binary.LittleEndian.Uint64(q[24:])
+		} else {
+			w = ^(binary.LittleEndian.Uint64(q) & binary.LittleEndian.Uint64(q[8:]) &
+				binary.LittleEndian.Uint64(q[16:]) & binary.LittleEndian.Uint64(q[24:]))
+		}
+		if w != 0 {
+			break
+		}
+	}
 	for ; i+8 <= lb; i += 8 {
 		if w := binary.BigEndian.Uint64(p[i:]) ^ wflip; w != 0 {
 			return i<<3 + int64(bits.LeadingZeros64(w))
