@@ -113,6 +113,7 @@ func (c *Ctx) bitfield(readonly bool) {
 	key := args[1]
 	d := c.db(key)
 	var o *object
+	grown := false
 	if !writes {
 		var ok bool
 		if o, ok = c.getString(d, key); !ok {
@@ -123,7 +124,7 @@ func (c *Ctx) bitfield(readonly bool) {
 			c.err("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
-		if o = c.bitStringForWrite(d, key, highest); o == nil {
+		if o, grown = c.bitStringForWrite(d, key, highest); o == nil {
 			return
 		}
 	}
@@ -145,7 +146,6 @@ func (c *Ctx) bitfield(readonly bool) {
 			}
 			continue
 		}
-		changes++
 		raw := getBitfield(o.str, op.offset, op.bits)
 		var newval, ret int64
 		var over bool
@@ -189,11 +189,17 @@ func (c *Ctx) bitfield(readonly bool) {
 		}
 		c.int(ret)
 		setBitfield(o.str, op.offset, op.bits, uint64(newval))
+		// As Redis 7.0: a write is a change if the string grew or the
+		// field's bits moved; a write refused by OVERFLOW FAIL is none
+		// (even when the key was just created for it).
+		if grown || getBitfield(o.str, op.offset, op.bits) != raw {
+			changes++
+		}
 	}
 	if changes > 0 {
 		d.edited(o) // signals WATCH and counts one change
 		for range changes - 1 {
-			d.countChange() // Redis counts one per SET or INCRBY
+			d.countChange() // Redis counts one per changing SET or INCRBY
 		}
 	}
 }

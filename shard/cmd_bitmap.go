@@ -50,26 +50,31 @@ func parseBitOffset(arg []byte, hash bool, width int64) (int64, bool) {
 }
 
 // bitStringForWrite is Redis' lookupStringForBitCommand: key's string,
-// created or zero-padded so that bit maxbit exists. It replies WRONGTYPE and
+// created or zero-padded so that bit maxbit exists, in Redis' "raw"
+// encoding (dbUnshareStringValue). grown reports that the key was created
+// or lengthened: a change even if no bit moves. It replies WRONGTYPE and
 // returns nil for another kind.
-func (c *Ctx) bitStringForWrite(d *DB, key []byte, maxbit int64) *object {
+func (c *Ctx) bitStringForWrite(d *DB, key []byte, maxbit int64) (o *object, grown bool) {
 	need := int(maxbit>>3) + 1
-	o := d.lookup(key, c.Now)
+	o = d.lookup(key, c.Now)
 	if o != nil && o.kind != KindString {
 		c.wrongType()
-		return nil
+		return nil, false
 	}
 	if o == nil {
 		// As Redis (sdsnewlen): a new key gets exactly what it needs.
 		o = d.insert(key, KindString)
 		d.newStringBuf(o, need, need, false)
 		d.accountResize(o, 0)
+		grown = true
 	}
 	d.materialize(o)
 	if need > len(o.str) {
 		d.growString(o, need)
+		grown = true
 	}
-	return o
+	o.enc = encRawEdited
+	return o, grown
 }
 
 func cmdSetBit(c *Ctx) {
@@ -85,14 +90,18 @@ func cmdSetBit(c *Ctx) {
 	}
 	key := c.Args[1]
 	d := c.db(key)
-	o := c.bitStringForWrite(d, key, off)
+	o, grown := c.bitStringForWrite(d, key, off)
 	if o == nil {
 		return
 	}
 	byteIdx, shift := off>>3, 7-uint(off&7)
 	old := (o.str[byteIdx] >> shift) & 1
-	o.str[byteIdx] = o.str[byteIdx]&^(1<<shift) | byte(on)<<shift
-	d.edited(o) // Redis 7.0 signals and counts the change even when the bit stays
+	if grown || int64(old) != on {
+		// As Redis 7.0: a bit set to the value it had is no change (not
+		// signalled, not logged) unless the string had to grow.
+		o.str[byteIdx] = o.str[byteIdx]&^(1<<shift) | byte(on)<<shift
+		d.edited(o)
+	}
 	c.int(int64(old))
 }
 
