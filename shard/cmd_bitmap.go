@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/bigbuf"
 )
 
 // Bitmaps on strings: SETBIT GETBIT BITCOUNT BITPOS BITOP, as Redis 7.0's
@@ -386,10 +387,6 @@ const (
 // cmdBitOp is BITOP op destkey key [key ...]. The keys may live on several
 // shards: the command is routed by its key specs, so it holds every shard
 // its keys hash to and reaches each key's store through c.db.
-//
-// The result is built in a scratch buffer first (a source may be destkey
-// itself) and then stored as SET would store it, off the Go heap from
-// bigbuf.Threshold on; for a moment both exist.
 func cmdBitOp(c *Ctx) {
 	var op int
 	switch name := c.Args[1]; {
@@ -432,7 +429,19 @@ func cmdBitOp(c *Ctx) {
 		c.int(0)
 		return
 	}
-	res := make([]byte, maxlen)
+	// The result is built in a buffer of its own (a source may be dst) that
+	// then becomes dst's string as it is: off the Go heap from
+	// bigbuf.Threshold on, as SET would put it.
+	var res []byte
+	offHeap := false
+	if maxlen >= bigbuf.Threshold {
+		if b, err := bigbuf.Alloc(maxlen, maxlen, true); err == nil {
+			res, offHeap = b, true
+		}
+	}
+	if res == nil {
+		res = make([]byte, maxlen)
+	}
 	copy(res, srcs[0])
 	if op == bitopNot {
 		notWords(res)
@@ -452,8 +461,13 @@ func cmdBitOp(c *Ctx) {
 		d.remove(old)
 	}
 	o := d.insert(dst, KindString)
-	d.setString(o, res)
-	o.enc = encRawEdited // Redis creates a "raw" string, never embstr
+	if offHeap {
+		d.adoptOffHeap(o, res)
+	} else {
+		o.str = res
+	}
+	d.accountResize(o, 0)
+	d.edited(o) // Redis creates a "raw" string, never embstr
 	c.int(int64(maxlen))
 }
 
