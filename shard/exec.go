@@ -363,6 +363,7 @@ func handlerTable() map[string]struct {
 	addSetCommands(add)
 	addZSetCommands(add)
 	addStreamCommands(add)
+	addBitmapCommands(add)
 	return t
 }
 

@@ -25,6 +25,9 @@ var wantNames = map[string][]string{
 	"getex": nil, "mget": nil, "mset": nil, "msetnx": nil, "incr": nil, "decr": nil, "incrby": nil,
 	"decrby": nil, "incrbyfloat": nil, "append": nil, "strlen": nil, "getrange": nil, "setrange": nil,
 	"substr": nil,
+	// bitmap
+	"setbit": nil, "getbit": nil, "bitcount": nil, "bitpos": nil, "bitop": nil,
+	"bitfield": nil, "bitfield_ro": nil,
 	// generic
 	"del": nil, "unlink": nil, "exists": nil, "type": nil, "touch": nil, "rename": nil, "renamenx": nil,
 	"copy": nil, "keys": nil, "scan": nil, "randomkey": nil, "expire": nil, "pexpire": nil,
@@ -86,7 +89,7 @@ var wantNames = map[string][]string{
 
 // wantFast are the commands Redis 7.0.15 flags "fast".
 var wantFast = strings.Fields(`ping echo quit reset hello auth select get setnx getset getdel getex
-	mget incr decr incrby decrby incrbyfloat append strlen unlink exists type touch renamenx expire
+	getbit bitfield_ro mget incr decr incrby decrby incrbyfloat append strlen unlink exists type touch renamenx expire
 	pexpire expireat pexpireat ttl pttl expiretime pexpiretime persist dbsize time lastsave
 	hdel hexists hget hincrby hincrbyfloat hlen hmget hmset hset hsetnx hstrlen
 	llen lpop lpush lpushx rpop rpush rpushx
