@@ -185,13 +185,16 @@ func TestEvictionPolicies(t *testing.T) {
 		if e.checkEvictedCount() != 0 {
 			t.Fatal("evicted before the limit was reached")
 		}
-		// The LRU clock has a resolution of one second: wait until it ticks,
-		// so the old keys are idler than anything touched from now on.
-		// (The last write may have left memory one key over the limit, which
-		// the expiry loop evicts a moment later: ask the first old key left.)
-		eventually(t, 3*time.Second, func() bool {
-			for _, k := range old {
-				if idle, err := e.rdb.ObjectIdleTime(e.ctx, k).Result(); err == nil {
+		// The LRU clock has a resolution of one second: wait until it ticks
+		// past the last old write, so every old key is idler than anything
+		// touched from now on. (Writing 3100 keys can straddle a tick on a
+		// slow run, and the keys written after it would share a second with
+		// the hot ones. The last write may have left memory one key over the
+		// limit, which the expiry loop evicts a moment later: ask the last
+		// old key left.)
+		eventually(t, 4*time.Second, func() bool {
+			for i := len(old) - 1; i >= 0; i-- {
+				if idle, err := e.rdb.ObjectIdleTime(e.ctx, old[i]).Result(); err == nil {
 					return idle >= time.Second
 				}
 			}
