@@ -54,8 +54,8 @@ func (c *Ctx) logEnd(end int64) {
 // non-blocking form (BLPOP -> LPOP), floats their result (INCRBYFLOAT ->
 // SET .. KEEPTTL), generated IDs explicit (XADD * -> XADD <id>). It costs
 // nothing when the log is off.
-func (c *Ctx) logAs(args ...[]byte) {
-	if !c.logging() {
+func (c *Ctx) LogAs(args ...[]byte) {
+	if !c.Logging() {
 		return
 	}
 	c.rewrite = appendCommand(c.rewrite, args)
@@ -175,11 +175,15 @@ func appendCommand(dst []byte, args [][]byte) []byte {
 // command that then fails, LSET on an expired key, would be logged and its
 // error stop the replay), and a DEL goes to the append-only log, which is
 // replayed without expiring or evicting anything (Redis' propagateDeletion).
-func (d *DB) dropKey(o *object, pos uint32) {
+func (d *DB) dropKey(o *Object, pos uint32) {
 	if st := d.owner; st != nil {
 		if p := st.env.prop.Load(); p != nil {
-			p.propagateDel(d.num, o.key)
+			p.propagateDel(d.num, o.Key)
 		}
 	}
 	d.detach(o, pos)
 }
+
+// Logging reports whether the append-only log is on, for handlers that
+// must build the arguments they pass to LogAs.
+func (c *Ctx) Logging() bool { return c.env != nil && c.env.prop.Load() != nil }

@@ -42,23 +42,23 @@ func bigCapFor(need int) int {
 // with capacity c: off-heap from bigbuf.Threshold on, populated at once when
 // the caller is about to write all of it. It does no used_memory
 // accounting; the caller does (accountResize).
-func (d *DB) newStringBuf(o *object, n, c int, populate bool) {
+func (d *DB) NewStringBuf(o *Object, n, c int, populate bool) {
 	if c >= bigbuf.Threshold {
 		if b, err := bigbuf.Alloc(n, c, populate); err == nil {
-			d.adoptOffHeap(o, b)
+			d.AdoptOffHeap(o, b)
 			return
 		}
 		// No mapping to be had (ENOMEM, vm.max_map_count): the Go heap
 		// will do; the string is only slower to grow and to give back.
 	}
-	o.str = make([]byte, n, c) // zeroed preemptibly; see growString
+	o.Str = make([]byte, n, c) // zeroed preemptibly; see growString
 }
 
 // adoptOffHeap makes b, a new bigbuf buffer, o's string.
-func (d *DB) adoptOffHeap(o *object, b []byte) {
-	o.str, o.offHeap = b, true
+func (d *DB) AdoptOffHeap(o *Object, b []byte) {
+	o.Str, o.OffHeap = b, true
 	if d.big == nil {
-		d.big = make(map[*object]struct{})
+		d.big = make(map[*Object]struct{})
 	}
 	d.big[o] = struct{}{}
 	d.offHeap.Add(int64(cap(b)))
@@ -68,24 +68,24 @@ func (d *DB) adoptOffHeap(o *object, b []byte) {
 // moving a Go heap string there or growing a mapping in place. It reports
 // false, changing nothing, when no mapping could be had.
 // REQUIRES: need > cap(o.str), need >= bigbuf.Threshold.
-func (d *DB) growOffHeap(o *object, need int) bool {
+func (d *DB) growOffHeap(o *Object, need int) bool {
 	c := bigCapFor(need)
-	if !o.offHeap {
+	if !o.OffHeap {
 		b, err := bigbuf.Alloc(need, c, false)
 		if err != nil {
 			return false
 		}
-		copyPreemptible(b, o.str)
-		d.adoptOffHeap(o, b) // the heap buffer is garbage now, for the last time
+		copyPreemptible(b, o.Str)
+		d.AdoptOffHeap(o, b) // the heap buffer is garbage now, for the last time
 		return true
 	}
-	n, old := len(o.str), cap(o.str)
-	bigbuf.Zero(o.str[n:old]) // spare room a longer value left: kept by mremap
-	b, err := bigbuf.Grow(o.str, need, c)
+	n, old := len(o.Str), cap(o.Str)
+	bigbuf.Zero(o.Str[n:old]) // spare room a longer value left: kept by mremap
+	b, err := bigbuf.Grow(o.Str, need, c)
 	if err != nil {
 		return false
 	}
-	o.str = b
+	o.Str = b
 	d.offHeap.Add(int64(cap(b) - old))
 	return true
 }
@@ -93,24 +93,24 @@ func (d *DB) growOffHeap(o *object, need int) bool {
 // freeStr drops o's byte buffer, unmapping it when it is off-heap, and
 // takes it out of used_memory. Every path that drops or replaces a string
 // value calls it (directly or through detach, dropValue, setInt).
-func (d *DB) freeStr(o *object) {
-	if o.str == nil {
+func (d *DB) FreeStr(o *Object) {
+	if o.Str == nil {
 		return
 	}
-	d.memory.Add(-int64(cap(o.str)))
+	d.memory.Add(-int64(cap(o.Str)))
 	d.unmapStr(o)
-	o.str = nil
+	o.Str = nil
 }
 
 // unmapStr unmaps o's off-heap buffer, if it has one, and forgets it; o.str
 // must be replaced or cleared by the caller right after. No used_memory
 // accounting.
-func (d *DB) unmapStr(o *object) {
-	if !o.offHeap {
+func (d *DB) unmapStr(o *Object) {
+	if !o.OffHeap {
 		return
 	}
-	b := o.str
-	o.str, o.offHeap = nil, false
+	b := o.Str
+	o.Str, o.OffHeap = nil, false
 	delete(d.big, o)
 	d.offHeap.Add(-int64(cap(b)))
 	bigbuf.Free(b)
@@ -120,13 +120,13 @@ func (d *DB) unmapStr(o *object) {
 // care without unmapping it, and reports whether it did: RENAME moves the
 // value, and the new key adopts the buffer (adoptOffHeap) before the
 // command ends.
-func (d *DB) disownOffHeap(o *object) bool {
-	if !o.offHeap {
+func (d *DB) DisownOffHeap(o *Object) bool {
+	if !o.OffHeap {
 		return false
 	}
-	o.offHeap = false
+	o.OffHeap = false
 	delete(d.big, o)
-	d.offHeap.Add(-int64(cap(o.str)))
+	d.offHeap.Add(-int64(cap(o.Str)))
 	return true
 }
 
@@ -135,7 +135,7 @@ func (d *DB) disownOffHeap(o *object) bool {
 // one step per off-heap string, never a walk of the keyspace.
 func (d *DB) freeAllOffHeap() {
 	for o := range d.big {
-		d.freeStr(o)
+		d.FreeStr(o)
 	}
 	d.big = nil
 }

@@ -27,27 +27,27 @@ func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) 
 			var sum int64
 			count := 0
 			for _, pos := range d.index {
-				o := d.slot(pos)
-				if !o.offHeap {
+				o := d.Slot(pos)
+				if !o.OffHeap {
 					if _, in := d.big[o]; in {
-						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.key, n)
+						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.Key, n)
 					}
 					continue
 				}
 				count++
 				if _, in := d.big[o]; !in {
-					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.key, n)
+					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.Key, n)
 				}
-				if o.kind != KindString || (o.enc != encRaw && o.enc != encRawEdited) || cap(o.str) < bigbuf.Threshold {
-					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.key, o.kind, o.enc, cap(o.str))
+				if o.Kind != KindString || (o.Enc != encRaw && o.Enc != EncRawEdited) || cap(o.Str) < bigbuf.Threshold {
+					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.Key, o.Kind, o.Enc, cap(o.Str))
 				}
-				p := &o.str[:1][0]
+				p := &o.Str[:1][0]
 				if other, dup := seen[p]; dup {
-					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.key, other)
+					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.Key, other)
 				}
-				seen[p] = o.key
-				sum += int64(cap(o.str))
-				mapped += int64((cap(o.str) + page - 1) &^ (page - 1))
+				seen[p] = o.Key
+				sum += int64(cap(o.Str))
+				mapped += int64((cap(o.Str) + page - 1) &^ (page - 1))
 			}
 			if count != len(d.big) || sum != d.offHeap.Load() {
 				t.Fatalf("step %d (%s): db %d: %d off-heap objects, big set %d; capacities %d, counter %d",

@@ -37,41 +37,41 @@ import (
 type timeoutReply uint8
 
 const (
-	timeoutNullArray timeoutReply = iota // *-1 (BLPOP, BZPOPMIN, BLMPOP, XREAD, ...)
-	timeoutNullBulk                      // $-1 (BLMOVE, BRPOPLPUSH)
+	TimeoutNullArray timeoutReply = iota // *-1 (BLPOP, BZPOPMIN, BLMPOP, XREAD, ...)
+	TimeoutNullBulk                      // $-1 (BLMOVE, BRPOPLPUSH)
 )
 
 // parseTimeout reads a blocking command's timeout as Redis'
 // getTimeoutFromObjectOrReply: seconds (fractions allowed) when seconds is
 // true, else whole milliseconds (XREAD BLOCK). It returns the deadline in unix
 // milliseconds, 0 for "wait forever", or replies with Redis' error.
-func (c *Ctx) parseTimeout(arg []byte, seconds bool) (deadline int64, ok bool) {
+func (c *Ctx) ParseTimeout(arg []byte, seconds bool) (deadline int64, ok bool) {
 	var ms int64
 	if seconds {
 		f, err := strconv.ParseFloat(string(arg), 64)
 		if err != nil && !isRangeErr(err) || len(arg) == 0 || math.IsNaN(f) || isCSpace(arg[0]) {
-			c.err("ERR timeout is not a float or out of range")
+			c.Err("ERR timeout is not a float or out of range")
 			return 0, false
 		}
 		f *= 1000
 		if f > math.MaxInt64 || math.IsInf(f, 1) {
 			// Redis 7.0 casts to long long (LLONG_MIN on x86): "negative".
-			c.err("ERR timeout is negative")
+			c.Err("ERR timeout is negative")
 			return 0, false
 		}
 		if f < 0 {
-			c.err("ERR timeout is negative")
+			c.Err("ERR timeout is negative")
 			return 0, false
 		}
 		ms = int64(math.Ceil(f))
 	} else {
 		n, ok := resp.ParseInt(arg)
 		if !ok {
-			c.err("ERR timeout is not an integer or out of range")
+			c.Err("ERR timeout is not an integer or out of range")
 			return 0, false
 		}
 		if n < 0 {
-			c.err("ERR timeout is negative")
+			c.Err("ERR timeout is negative")
 			return 0, false
 		}
 		ms = n
@@ -80,7 +80,7 @@ func (c *Ctx) parseTimeout(arg []byte, seconds bool) (deadline int64, ok bool) {
 		return 0, true
 	}
 	if ms > math.MaxInt64-c.Now {
-		c.err("ERR timeout is out of range")
+		c.Err("ERR timeout is out of range")
 		return 0, false
 	}
 	return c.Now + ms, true
@@ -94,7 +94,7 @@ func isRangeErr(err error) bool {
 // servable reports whether a blocking handler may look at key now: always,
 // except while the runtime serves a woken client, when only the key that got
 // data may be touched (the others may live on shards it does not hold).
-func (c *Ctx) servable(key []byte) bool {
+func (c *Ctx) Servable(key []byte) bool {
 	return c.ready == nil || string(key) == string(c.ready)
 }
 
@@ -102,7 +102,7 @@ func (c *Ctx) servable(key []byte) bool {
 // (unix ms, 0 = never) passes, when it is sent reply. Where a client cannot
 // block (inside MULTI) it gets reply at once; while the runtime serves a woken
 // client, block does nothing (the client keeps waiting).
-func (c *Ctx) block(keys [][]byte, deadline int64, reply timeoutReply) {
+func (c *Ctx) Block(keys [][]byte, deadline int64, reply timeoutReply) {
 	if c.ready != nil {
 		return
 	}
@@ -116,7 +116,7 @@ func (c *Ctx) block(keys [][]byte, deadline int64, reply timeoutReply) {
 func (c *Ctx) timeoutReply(r timeoutReply) { c.Out = appendTimeoutReply(c.Out, r, c.RESP3) }
 
 func appendTimeoutReply(dst []byte, r timeoutReply, resp3 bool) []byte {
-	if r == timeoutNullBulk {
+	if r == TimeoutNullBulk {
 		return resp.AppendNull(dst, resp3)
 	}
 	return resp.AppendNullArray(dst, resp3)
@@ -125,7 +125,7 @@ func appendTimeoutReply(dst []byte, r timeoutReply, resp3 bool) []byte {
 // signalReady tells blocked clients that key may now serve them (XADD, which
 // appends to a stream that already exists). Creating a list, sorted set or
 // stream key signals by itself (DB.insert).
-func (d *DB) signalReady(key []byte) {
+func (d *DB) SignalReady(key []byte) {
 	if d.blocked != nil {
 		d.markReady(string(key))
 	}

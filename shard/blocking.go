@@ -144,7 +144,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
 		}
 	}
 	for _, key := range keys {
-		d := c.db(key)
+		d := c.DBFor(key)
 		if d.blocked == nil {
 			d.blocked = make(map[string][]*Waiter)
 		}
@@ -208,7 +208,7 @@ func (st *Store) serveKey(rk readyKey, run func(c *Ctx)) {
 	o, _ := d.find(key)
 	for i := 0; i < len(list); {
 		w := list[i]
-		if o == nil || o.kind != w.kind {
+		if o == nil || o.Kind != w.kind {
 			// As Redis 7.0: a client waits for a key of its command's type;
 			// a key of another type does not wake it.
 			i++

@@ -78,22 +78,22 @@ func (c *Ctx) bitfield(readonly bool) {
 			case resp.EqualFold(t, "fail"):
 				overflow = bfFail
 			default:
-				c.err("ERR Invalid OVERFLOW type specified")
+				c.Err("ERR Invalid OVERFLOW type specified")
 				return
 			}
 			continue
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 		signed, width, ok := parseBitfieldType(args[j+1])
 		if !ok {
-			c.err(errBitfieldType)
+			c.Err(errBitfieldType)
 			return
 		}
 		off, ok := parseBitOffset(args[j+2], true, width)
 		if !ok {
-			c.err(errBitOffset)
+			c.Err(errBitOffset)
 			return
 		}
 		var v int64
@@ -101,7 +101,7 @@ func (c *Ctx) bitfield(readonly bool) {
 			writes = true
 			highest = max(highest, off+width-1)
 			if v, ok = resp.ParseInt(args[j+3]); !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			j++
@@ -111,8 +111,8 @@ func (c *Ctx) bitfield(readonly bool) {
 	}
 
 	key := args[1]
-	d := c.db(key)
-	var o *object
+	d := c.DBFor(key)
+	var o *Object
 	grown := false
 	if !writes {
 		var ok bool
@@ -121,7 +121,7 @@ func (c *Ctx) bitfield(readonly bool) {
 		}
 	} else {
 		if readonly {
-			c.err("ERR BITFIELD_RO only supports the GET subcommand")
+			c.Err("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
 		if o, grown = c.bitStringForWrite(d, key, highest); o == nil {
@@ -129,24 +129,24 @@ func (c *Ctx) bitfield(readonly bool) {
 		}
 	}
 
-	c.array(len(ops))
+	c.Array(len(ops))
 	changes := 0
 	for i := range ops {
 		op := &ops[i]
 		if op.op == bfGet {
 			var p []byte
 			if o != nil {
-				p = o.value(&c.num)
+				p = o.Value(&c.Scratch)
 			}
 			raw := getBitfield(p, op.offset, op.bits)
 			if op.signed {
-				c.int(signExtend(raw, op.bits))
+				c.Int(signExtend(raw, op.bits))
 			} else {
-				c.int(int64(raw))
+				c.Int(int64(raw))
 			}
 			continue
 		}
-		raw := getBitfield(o.str, op.offset, op.bits)
+		raw := getBitfield(o.Str, op.offset, op.bits)
 		var newval, ret int64
 		var over bool
 		if op.signed {
@@ -184,22 +184,22 @@ func (c *Ctx) bitfield(readonly bool) {
 			}
 		}
 		if over && op.overflow == bfFail {
-			c.null()
+			c.Null()
 			continue
 		}
-		c.int(ret)
-		setBitfield(o.str, op.offset, op.bits, uint64(newval))
+		c.Int(ret)
+		setBitfield(o.Str, op.offset, op.bits, uint64(newval))
 		// As Redis 7.0: a write is a change if the string grew or the
 		// field's bits moved; a write refused by OVERFLOW FAIL is none
 		// (even when the key was just created for it).
-		if grown || getBitfield(o.str, op.offset, op.bits) != raw {
+		if grown || getBitfield(o.Str, op.offset, op.bits) != raw {
 			changes++
 		}
 	}
 	if changes > 0 {
-		d.edited(o) // signals WATCH and counts one change
+		d.Edited(o) // signals WATCH and counts one change
 		for range changes - 1 {
-			d.countChange() // Redis counts one per changing SET or INCRBY
+			d.CountChange() // Redis counts one per changing SET or INCRBY
 		}
 	}
 }

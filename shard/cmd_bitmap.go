@@ -14,14 +14,14 @@ import (
 // at the edges of a range are looked at alone.
 
 // addBitmapCommands registers the bitmap commands' handlers.
-func addBitmapCommands(add func(name string, h handler, r routeKind)) {
-	add("setbit", cmdSetBit, routeKeys)
-	add("getbit", cmdGetBit, routeKeys)
-	add("bitcount", cmdBitCount, routeKeys)
-	add("bitpos", cmdBitPos, routeKeys)
-	add("bitop", cmdBitOp, routeKeys)
-	add("bitfield", cmdBitField, routeKeys) // cmd_bitfield.go
-	add("bitfield_ro", cmdBitFieldRO, routeKeys)
+func addBitmapCommands(add func(name string, h Handler, r RouteKind)) {
+	add("setbit", cmdSetBit, RouteKeys)
+	add("getbit", cmdGetBit, RouteKeys)
+	add("bitcount", cmdBitCount, RouteKeys)
+	add("bitpos", cmdBitPos, RouteKeys)
+	add("bitop", cmdBitOp, RouteKeys)
+	add("bitfield", cmdBitField, RouteKeys) // cmd_bitfield.go
+	add("bitfield_ro", cmdBitFieldRO, RouteKeys)
 }
 
 const (
@@ -55,78 +55,78 @@ func parseBitOffset(arg []byte, hash bool, width int64) (int64, bool) {
 // encoding (dbUnshareStringValue). grown reports that the key was created
 // or lengthened: a change even if no bit moves. It replies WRONGTYPE and
 // returns nil for another kind.
-func (c *Ctx) bitStringForWrite(d *DB, key []byte, maxbit int64) (o *object, grown bool) {
+func (c *Ctx) bitStringForWrite(d *DB, key []byte, maxbit int64) (o *Object, grown bool) {
 	need := int(maxbit>>3) + 1
-	o = d.lookup(key, c.Now)
-	if o != nil && o.kind != KindString {
-		c.wrongType()
+	o = d.Lookup(key, c.Now)
+	if o != nil && o.Kind != KindString {
+		c.WrongType()
 		return nil, false
 	}
 	if o == nil {
 		// As Redis (sdsnewlen): a new key gets exactly what it needs.
-		o = d.insert(key, KindString)
-		d.newStringBuf(o, need, need, false)
-		d.accountResize(o, 0)
+		o = d.Insert(key, KindString)
+		d.NewStringBuf(o, need, need, false)
+		d.AccountResize(o, 0)
 		grown = true
 	}
-	d.materialize(o)
-	if need > len(o.str) {
-		d.growString(o, need)
+	d.Materialize(o)
+	if need > len(o.Str) {
+		d.GrowString(o, need)
 		grown = true
 	}
-	o.enc = encRawEdited
+	o.Enc = EncRawEdited
 	return o, grown
 }
 
 func cmdSetBit(c *Ctx) {
 	off, ok := parseBitOffset(c.Args[2], false, 0)
 	if !ok {
-		c.err(errBitOffset)
+		c.Err(errBitOffset)
 		return
 	}
 	on, ok := resp.ParseInt(c.Args[3])
 	if !ok || on&^1 != 0 {
-		c.err(errBitValue)
+		c.Err(errBitValue)
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
+	d := c.DBFor(key)
 	o, grown := c.bitStringForWrite(d, key, off)
 	if o == nil {
 		return
 	}
 	byteIdx, shift := off>>3, 7-uint(off&7)
-	old := (o.str[byteIdx] >> shift) & 1
+	old := (o.Str[byteIdx] >> shift) & 1
 	if grown || int64(old) != on {
 		// As Redis 7.0: a bit set to the value it had is no change (not
 		// signalled, not logged) unless the string had to grow.
-		o.str[byteIdx] = o.str[byteIdx]&^(1<<shift) | byte(on)<<shift
-		d.edited(o)
+		o.Str[byteIdx] = o.Str[byteIdx]&^(1<<shift) | byte(on)<<shift
+		d.Edited(o)
 	}
-	c.int(int64(old))
+	c.Int(int64(old))
 }
 
 func cmdGetBit(c *Ctx) {
 	off, ok := parseBitOffset(c.Args[2], false, 0)
 	if !ok {
-		c.err(errBitOffset)
+		c.Err(errBitOffset)
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.getString(c.db(key), key)
+	o, ok := c.getString(c.DBFor(key), key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	v := o.value(&c.num)
+	v := o.Value(&c.Scratch)
 	if off>>3 >= int64(len(v)) {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(int64(v[off>>3]>>(7-uint(off&7))) & 1)
+	c.Int(int64(v[off>>3]>>(7-uint(off&7))) & 1)
 }
 
 // bitRange turns BITCOUNT/BITPOS's start and end (bytes, or bits when
@@ -171,15 +171,15 @@ func cmdBitCount(c *Ctx) {
 	key := c.Args[1]
 	// Redis 7.0 looks the key up before it reads the arguments: a missing
 	// key answers 0 whatever follows.
-	o, ok := c.getString(c.db(key), key)
+	o, ok := c.getString(c.DBFor(key), key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	p := o.value(&c.num)
+	p := o.Value(&c.Scratch)
 	n := int64(len(p))
 	sb, eb, empty := int64(0), n<<3-1, n == 0
 	switch len(c.Args) {
@@ -187,58 +187,58 @@ func cmdBitCount(c *Ctx) {
 	case 4, 5:
 		start, ok1 := resp.ParseInt(c.Args[2])
 		if !ok1 {
-			c.notInteger()
+			c.NotInteger()
 			return
 		}
 		end, ok2 := resp.ParseInt(c.Args[3])
 		if !ok2 {
-			c.notInteger()
+			c.NotInteger()
 			return
 		}
 		if start < 0 && end < 0 && start > end {
-			c.int(0)
+			c.Int(0)
 			return
 		}
 		isBit := false
 		if len(c.Args) == 5 {
 			if isBit, ok = parseBitUnit(c.Args[4]); !ok {
-				c.syntaxErr()
+				c.SyntaxErr()
 				return
 			}
 		}
 		sb, eb, empty = bitRange(start, end, n, isBit)
 	default:
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	if empty {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(countBits(p, sb, eb))
+	c.Int(countBits(p, sb, eb))
 }
 
 func cmdBitPos(c *Ctx) {
 	bit, ok := resp.ParseInt(c.Args[2])
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	if bit != 0 && bit != 1 {
-		c.err("ERR The bit argument must be 1 or 0.")
+		c.Err("ERR The bit argument must be 1 or 0.")
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.getString(c.db(key), key)
+	o, ok := c.getString(c.DBFor(key), key)
 	if !ok {
 		return
 	}
 	if o == nil {
 		// A missing key is an endless run of zeros.
-		c.int(-bit) // the first 0 is bit 0; there is no 1
+		c.Int(-bit) // the first 0 is bit 0; there is no 1
 		return
 	}
-	p := o.value(&c.num)
+	p := o.Value(&c.Scratch)
 	n := int64(len(p))
 	sb, eb, empty := int64(0), n<<3-1, n == 0
 	endGiven := false
@@ -247,13 +247,13 @@ func cmdBitPos(c *Ctx) {
 	case 4, 5, 6:
 		start, ok := resp.ParseInt(c.Args[3])
 		if !ok {
-			c.notInteger()
+			c.NotInteger()
 			return
 		}
 		isBit := false
 		if len(c.Args) == 6 {
 			if isBit, ok = parseBitUnit(c.Args[5]); !ok {
-				c.syntaxErr()
+				c.SyntaxErr()
 				return
 			}
 		}
@@ -263,31 +263,31 @@ func cmdBitPos(c *Ctx) {
 		}
 		if len(c.Args) >= 5 {
 			if end, ok = resp.ParseInt(c.Args[4]); !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			endGiven = true
 		}
 		sb, eb, empty = bitRange(start, end, n, isBit)
 	default:
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	if empty {
-		c.int(-1) // an empty range holds neither a 0 nor a 1
+		c.Int(-1) // an empty range holds neither a 0 nor a 1
 		return
 	}
 	if pos := findBit(p, sb, eb, byte(bit)); pos >= 0 {
-		c.int(pos)
+		c.Int(pos)
 		return
 	}
 	if bit == 1 || endGiven {
-		c.int(-1)
+		c.Int(-1)
 		return
 	}
 	// Looking for a 0 past an open end: the string is zero-padded on the
 	// right, so the answer is the first bit after its last byte in range.
-	c.int((eb>>3 + 1) << 3)
+	c.Int((eb>>3 + 1) << 3)
 }
 
 // popcount counts the set bits of p, a word at a time.
@@ -399,11 +399,11 @@ func cmdBitOp(c *Ctx) {
 	case resp.EqualFold(name, "not"):
 		op = bitopNot
 	default:
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	if op == bitopNot && len(c.Args) != 4 {
-		c.err("ERR BITOP NOT must be called with a single source key.")
+		c.Err("ERR BITOP NOT must be called with a single source key.")
 		return
 	}
 	keys := c.Args[3:]
@@ -411,22 +411,22 @@ func cmdBitOp(c *Ctx) {
 	nums := make([][20]byte, len(keys)) // integer-encoded sources' digits
 	maxlen := 0
 	for j, k := range keys {
-		o, ok := c.getString(c.db(k), k)
+		o, ok := c.getString(c.DBFor(k), k)
 		if !ok {
 			return
 		}
 		if o != nil {
-			srcs[j] = o.value(&nums[j])
+			srcs[j] = o.Value(&nums[j])
 			maxlen = max(maxlen, len(srcs[j]))
 		}
 	}
 	dst := c.Args[2]
-	d := c.db(dst)
+	d := c.DBFor(dst)
 	if maxlen == 0 {
-		if old := d.lookup(dst, c.Now); old != nil {
-			d.remove(old)
+		if old := d.Lookup(dst, c.Now); old != nil {
+			d.Remove(old)
 		}
-		c.int(0)
+		c.Int(0)
 		return
 	}
 	// The result is built in a buffer of its own (a source may be dst) that
@@ -457,18 +457,18 @@ func cmdBitOp(c *Ctx) {
 			xorWords(res, s)
 		}
 	}
-	if old := d.lookup(dst, c.Now); old != nil {
-		d.remove(old)
+	if old := d.Lookup(dst, c.Now); old != nil {
+		d.Remove(old)
 	}
-	o := d.insert(dst, KindString)
+	o := d.Insert(dst, KindString)
 	if offHeap {
-		d.adoptOffHeap(o, res)
+		d.AdoptOffHeap(o, res)
 	} else {
-		o.str = res
+		o.Str = res
 	}
-	d.accountResize(o, 0)
-	d.edited(o) // Redis creates a "raw" string, never embstr
-	c.int(int64(maxlen))
+	d.AccountResize(o, 0)
+	d.Edited(o) // Redis creates a "raw" string, never embstr
+	c.Int(int64(maxlen))
 }
 
 // andWords sets dst[i] &= src[i] for i < len(src), a word at a time.

@@ -13,23 +13,23 @@ import (
 )
 
 // addHashCommands registers the hash commands' handlers.
-func addHashCommands(add func(name string, h handler, r routeKind)) {
-	add("hset", cmdHSet, routeKeys)
-	add("hmset", cmdHMSet, routeKeys)
-	add("hsetnx", cmdHSetNX, routeKeys)
-	add("hget", cmdHGet, routeKeys)
-	add("hmget", cmdHMGet, routeKeys)
-	add("hdel", cmdHDel, routeKeys)
-	add("hlen", cmdHLen, routeKeys)
-	add("hstrlen", cmdHStrlen, routeKeys)
-	add("hexists", cmdHExists, routeKeys)
-	add("hkeys", cmdHKeys, routeKeys)
-	add("hvals", cmdHVals, routeKeys)
-	add("hgetall", cmdHGetAll, routeKeys)
-	add("hincrby", cmdHIncrBy, routeKeys)
-	add("hincrbyfloat", cmdHIncrByFloat, routeKeys)
-	add("hrandfield", cmdHRandField, routeKeys)
-	add("hscan", cmdHScan, routeKeys)
+func addHashCommands(add func(name string, h Handler, r RouteKind)) {
+	add("hset", cmdHSet, RouteKeys)
+	add("hmset", cmdHMSet, RouteKeys)
+	add("hsetnx", cmdHSetNX, RouteKeys)
+	add("hget", cmdHGet, RouteKeys)
+	add("hmget", cmdHMGet, RouteKeys)
+	add("hdel", cmdHDel, RouteKeys)
+	add("hlen", cmdHLen, RouteKeys)
+	add("hstrlen", cmdHStrlen, RouteKeys)
+	add("hexists", cmdHExists, RouteKeys)
+	add("hkeys", cmdHKeys, RouteKeys)
+	add("hvals", cmdHVals, RouteKeys)
+	add("hgetall", cmdHGetAll, RouteKeys)
+	add("hincrby", cmdHIncrBy, RouteKeys)
+	add("hincrbyfloat", cmdHIncrByFloat, RouteKeys)
+	add("hrandfield", cmdHRandField, RouteKeys)
+	add("hscan", cmdHScan, RouteKeys)
 }
 
 func cmdHSet(c *Ctx)  { c.hset(false) }
@@ -41,137 +41,137 @@ func (c *Ctx) hset(hmset bool) {
 		return
 	}
 	key, pairs := c.Args[1], c.Args[2:]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindHash)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindHash)
 	if !ok {
 		return
 	}
-	lim := c.limits()
+	lim := c.Limits()
 	var before int64
 	if o == nil {
-		o = d.insert(key, KindHash)
-		newHashValue(o, pairs, lim)
+		o = d.Insert(key, KindHash)
+		NewHashValue(o, pairs, lim)
 	} else {
-		before = o.valueMemory()
-		hashTryConversion(o, pairs, lim)
+		before = o.ValueMemory()
+		HashTryConversion(o, pairs, lim)
 	}
 	var created int64
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if hashSet(o, pairs[i], pairs[i+1], lim) {
+		if HashSet(o, pairs[i], pairs[i+1], lim) {
 			created++
 		}
 	}
-	d.valueChanged(o, before)
+	d.ValueChanged(o, before)
 	if hmset {
-		c.ok()
+		c.OK()
 	} else {
-		c.int(created)
+		c.Int(created)
 	}
 }
 
 func cmdHSetNX(c *Ctx) {
 	key, field := c.Args[1], c.Args[2]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindHash)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindHash)
 	if !ok {
 		return
 	}
-	lim := c.limits()
+	lim := c.Limits()
 	var before int64
 	if o == nil {
-		o = d.insert(key, KindHash)
-		newHashValue(o, c.Args[2:4], lim)
+		o = d.Insert(key, KindHash)
+		NewHashValue(o, c.Args[2:4], lim)
 	} else {
-		if _, exists := hashGet(o, field); exists {
-			c.int(0)
+		if _, exists := HashGet(o, field); exists {
+			c.Int(0)
 			return
 		}
-		before = o.valueMemory()
-		hashTryConversion(o, c.Args[2:4], lim)
+		before = o.ValueMemory()
+		HashTryConversion(o, c.Args[2:4], lim)
 	}
-	hashSet(o, field, c.Args[3], lim)
-	d.valueChanged(o, before)
-	c.int(1)
+	HashSet(o, field, c.Args[3], lim)
+	d.ValueChanged(o, before)
+	c.Int(1)
 }
 
 func cmdHGet(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	if v, found := hashGet(o, c.Args[2]); found {
-		c.bulk(v)
+	if v, found := HashGet(o, c.Args[2]); found {
+		c.Bulk(v)
 	} else {
-		c.null()
+		c.Null()
 	}
 }
 
 func cmdHMGet(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	fields := c.Args[2:]
-	c.array(len(fields))
+	c.Array(len(fields))
 	for _, f := range fields {
 		if o != nil {
-			if v, found := hashGet(o, f); found {
-				c.bulk(v)
+			if v, found := HashGet(o, f); found {
+				c.Bulk(v)
 				continue
 			}
 		}
-		c.null()
+		c.Null()
 	}
 }
 
-func cmdHDel(c *Ctx) { c.removeMembers(KindHash, hashDelete, hashLen) }
+func cmdHDel(c *Ctx) { c.RemoveMembers(KindHash, HashDelete, HashLen) }
 
 func cmdHLen(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(int64(hashLen(o)))
+	c.Int(int64(HashLen(o)))
 }
 
 func cmdHStrlen(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	var n int
 	if o != nil {
-		v, _ := hashGet(o, c.Args[2])
+		v, _ := HashGet(o, c.Args[2])
 		n = len(v)
 	}
-	c.int(int64(n))
+	c.Int(int64(n))
 }
 
 func cmdHExists(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	if o != nil {
-		if _, found := hashGet(o, c.Args[2]); found {
-			c.int(1)
+		if _, found := HashGet(o, c.Args[2]); found {
+			c.Int(1)
 			return
 		}
 	}
-	c.int(0)
+	c.Int(0)
 }
 
 func cmdHKeys(c *Ctx)   { c.hgetall(true, false) }
@@ -182,29 +182,29 @@ func cmdHGetAll(c *Ctx) { c.hgetall(true, true) }
 // HGETALL is a map in RESP3, the others arrays.
 func (c *Ctx) hgetall(fields, vals bool) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	n := 0
 	if o != nil {
-		n = hashLen(o)
+		n = HashLen(o)
 	}
 	if fields && vals {
 		c.Out = resp.AppendMapHeader(c.Out, n, c.RESP3)
 	} else {
-		c.array(n)
+		c.Array(n)
 	}
 	if o == nil {
 		return
 	}
-	it := newHashIter(o)
-	for f, v, more := it.next(); more; f, v, more = it.next() {
+	it := NewHashIter(o)
+	for f, v, more := it.Next(); more; f, v, more = it.Next() {
 		if fields {
-			c.bulk(f)
+			c.Bulk(f)
 		}
 		if vals {
-			c.bulk(v)
+			c.Bulk(v)
 		}
 	}
 }
@@ -212,20 +212,20 @@ func (c *Ctx) hgetall(fields, vals bool) {
 func cmdHIncrBy(c *Ctx) {
 	incr, ok := resp.ParseInt(c.Args[3])
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	key, field := c.Args[1], c.Args[2]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindHash)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindHash)
 	if !ok {
 		return
 	}
 	var cur int64
 	if o != nil {
-		if v, found := hashGet(o, field); found {
+		if v, found := HashGet(o, field); found {
 			if cur, ok = resp.ParseInt(v); !ok {
-				c.err("ERR hash value is not an integer")
+				c.Err("ERR hash value is not an integer")
 				return
 			}
 		}
@@ -235,24 +235,24 @@ func cmdHIncrBy(c *Ctx) {
 		return
 	}
 	cur += incr
-	val := strconv.AppendInt(c.num[:0], cur, 10)
+	val := strconv.AppendInt(c.Scratch[:0], cur, 10)
 	c.hashStore(d, o, key, field, val)
-	c.int(cur)
+	c.Int(cur)
 }
 
 // hashStore sets field to val in the hash o at key (creating it when o is
 // nil), for HINCRBY and HINCRBYFLOAT.
-func (c *Ctx) hashStore(d *DB, o *object, key, field, val []byte) {
-	lim := c.limits()
+func (c *Ctx) hashStore(d *DB, o *Object, key, field, val []byte) {
+	lim := c.Limits()
 	var before int64
 	if o == nil {
-		o = d.insert(key, KindHash)
-		newHashValue(o, [][]byte{field, val}, lim)
+		o = d.Insert(key, KindHash)
+		NewHashValue(o, [][]byte{field, val}, lim)
 	} else {
-		before = o.valueMemory()
+		before = o.ValueMemory()
 	}
-	hashSet(o, field, val, lim)
-	d.valueChanged(o, before)
+	HashSet(o, field, val, lim)
+	d.ValueChanged(o, before)
 }
 
 // cmdHIncrByFloat computes in long double precision and formats the result
@@ -264,37 +264,37 @@ func cmdHIncrByFloat(c *Ctx) {
 		return
 	}
 	if incr.IsInf() {
-		c.err("ERR value is NaN or Infinity")
+		c.Err("ERR value is NaN or Infinity")
 		return
 	}
 	key, field := c.Args[1], c.Args[2]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindHash)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindHash)
 	if !ok {
 		return
 	}
 	cur := new(big.Float).SetPrec(longDoublePrec)
 	if o != nil {
-		if v, found := hashGet(o, field); found {
+		if v, found := HashGet(o, field); found {
 			if !parseLongDouble(cur, v) {
-				c.err("ERR hash value is not a float")
+				c.Err("ERR hash value is not a float")
 				return
 			}
 		}
 	}
 	if cur.IsInf() {
-		c.err("ERR increment would produce NaN or Infinity")
+		c.Err("ERR increment would produce NaN or Infinity")
 		return
 	}
 	cur.Add(cur, &incr)
 	if longDoubleOverflows(cur) {
-		c.err("ERR increment would produce NaN or Infinity")
+		c.Err("ERR increment would produce NaN or Infinity")
 		return
 	}
 	val := appendLongDoubleHuman(nil, cur)
 	c.hashStore(d, o, key, field, val)
-	c.bulk(val)
-	c.logAs(cmdHSET, key, field, val) // the result, as Redis' hincrbyfloatCommand
+	c.Bulk(val)
+	c.LogAs(cmdHSET, key, field, val) // the result, as Redis' hincrbyfloatCommand
 }
 
 var cmdHSET = []byte("HSET")
@@ -308,11 +308,11 @@ const errRandomCountRange = "ERR value is out of range, value must between -9223
 func (c *Ctx) parseRandomCount(arg []byte) (int64, bool) {
 	l, ok := resp.ParseInt(arg)
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return 0, false
 	}
 	if l == math.MinInt64 {
-		c.err(errRandomCountRange)
+		c.Err(errRandomCountRange)
 		return 0, false
 	}
 	return l, true
@@ -334,7 +334,7 @@ func (c *Ctx) randomReplyTooLarge(start int) bool {
 		return false
 	}
 	c.Out = c.Out[:start]
-	c.err(errRandomReplyTooLarge)
+	c.Err(errRandomReplyTooLarge)
 	return true
 }
 
@@ -346,33 +346,33 @@ func cmdHRandField(c *Ctx) {
 			return
 		}
 		if len(c.Args) > 4 || (len(c.Args) == 4 && !resp.EqualFold(c.Args[3], "withvalues")) {
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 		withValues := len(c.Args) == 4
 		if withValues && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
-			c.err("ERR value is out of range")
+			c.Err("ERR value is out of range")
 			return
 		}
 		c.hrandfieldCount(key, l, withValues)
 		return
 	}
-	o, ok := c.readKind(c.db(key), key, KindHash)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindHash)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	i := rand.IntN(hashLen(o))
-	if o.enc == encListpack {
-		f, _ := listpack.Next(o.str, listpack.Skip(o.str, listpack.First, 2*i))
-		c.bulk(f)
+	i := rand.IntN(HashLen(o))
+	if o.Enc == EncListpack {
+		f, _ := listpack.Next(o.Str, listpack.Skip(o.Str, listpack.First, 2*i))
+		c.Bulk(f)
 		return
 	}
-	f, _ := hashPair(o, nil, i)
-	c.bulk(f)
+	f, _ := HashPair(o, nil, i)
+	c.Bulk(f)
 }
 
 // hrandfieldCount is Redis' hrandfieldWithCountCommand: a negative count
@@ -384,19 +384,19 @@ func (c *Ctx) hrandfieldCount(key []byte, l int64, withValues bool) {
 	if o == nil {
 		return
 	}
-	size := hashLen(o)
+	size := HashLen(o)
 	var offs []int
-	if o.enc == encListpack {
-		offs = hashPairOffsets(o.str)
+	if o.Enc == EncListpack {
+		offs = HashPairOffsets(o.Str)
 	}
 	emit := func(i int) {
-		f, v := hashPair(o, offs, i)
+		f, v := HashPair(o, offs, i)
 		if withValues && c.RESP3 {
-			c.array(2)
+			c.Array(2)
 		}
-		c.bulk(f)
+		c.Bulk(f)
 		if withValues {
-			c.bulk(v)
+			c.Bulk(v)
 		}
 	}
 	header := func(n uint64) {
@@ -465,7 +465,7 @@ var emptyScan = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
 func (c *Ctx) parseCollScanCursor(arg []byte) (uint64, bool) {
 	v, ok := values.ParseStrtoul(arg)
 	if !ok {
-		c.err("ERR invalid cursor")
+		c.Err("ERR invalid cursor")
 	}
 	return v, ok
 }
@@ -477,7 +477,7 @@ func (c *Ctx) parseCollScanOptions(args [][]byte) (pattern []byte, count int64, 
 	count = 10
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			c.syntaxErr()
+			c.SyntaxErr()
 			return nil, 0, false
 		}
 		a, v := args[i], args[i+1]
@@ -485,11 +485,11 @@ func (c *Ctx) parseCollScanOptions(args [][]byte) (pattern []byte, count int64, 
 		case resp.EqualFold(a, "count"):
 			n, ok := resp.ParseInt(v)
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return nil, 0, false
 			}
 			if n < 1 {
-				c.syntaxErr()
+				c.SyntaxErr()
 				return nil, 0, false
 			}
 			count = n
@@ -499,7 +499,7 @@ func (c *Ctx) parseCollScanOptions(args [][]byte) (pattern []byte, count int64, 
 				pattern = nil
 			}
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return nil, 0, false
 		}
 	}
@@ -510,22 +510,22 @@ func (c *Ctx) parseCollScanOptions(args [][]byte) (pattern []byte, count int64, 
 // cursor, looks the key up (a missing key is an empty scan), then reads the
 // options, in Redis' order, and opens the two-element reply. ok is false once
 // it has replied.
-func (c *Ctx) collScanStart(kind Kind) (o *object, cursor uint64, pattern []byte, count int64, ok bool) {
+func (c *Ctx) collScanStart(kind Kind) (o *Object, cursor uint64, pattern []byte, count int64, ok bool) {
 	if cursor, ok = c.parseCollScanCursor(c.Args[2]); !ok {
 		return nil, 0, nil, 0, false
 	}
 	key := c.Args[1]
-	if o, ok = c.readKind(c.db(key), key, kind); !ok {
+	if o, ok = c.ReadKind(c.DBFor(key), key, kind); !ok {
 		return nil, 0, nil, 0, false
 	}
 	if o == nil {
-		c.raw(emptyScan)
+		c.Raw(emptyScan)
 		return nil, 0, nil, 0, false
 	}
 	if pattern, count, ok = c.parseCollScanOptions(c.Args[3:]); !ok {
 		return nil, 0, nil, 0, false
 	}
-	c.array(2)
+	c.Array(2)
 	return o, cursor, pattern, count, true
 }
 
@@ -566,8 +566,8 @@ func cmdHScan(c *Ctx) {
 	if !ok {
 		return
 	}
-	if o.enc == encHashtable {
-		t := o.coll.(*values.HTable)
+	if o.Enc == EncHashtable {
+		t := o.Coll.(*values.HTable)
 		hi, lo, next := scanPositions(t.Len(), cursor, count)
 		c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 		start, n := len(c.Out), 0
@@ -576,8 +576,8 @@ func cmdHScan(c *Ctx) {
 			if pattern != nil && !glob.Match(pattern, f, false) {
 				continue
 			}
-			c.bulk(f)
-			c.bulk(t.Value(i))
+			c.Bulk(f)
+			c.Bulk(t.Value(i))
 			n += 2
 		}
 		c.spliceHeader(start, '*', n)
@@ -586,13 +586,13 @@ func cmdHScan(c *Ctx) {
 	// A listpack is returned whole, with cursor 0, as Redis does.
 	c.Out = resp.AppendBulkString(c.Out, "0")
 	start, n := len(c.Out), 0
-	it := newHashIter(o)
-	for f, v, more := it.next(); more; f, v, more = it.next() {
+	it := NewHashIter(o)
+	for f, v, more := it.Next(); more; f, v, more = it.Next() {
 		if pattern != nil && !glob.Match(pattern, f, false) {
 			continue
 		}
-		c.bulk(f)
-		c.bulk(v)
+		c.Bulk(f)
+		c.Bulk(v)
 		n += 2
 	}
 	c.spliceHeader(start, '*', n)

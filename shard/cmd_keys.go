@@ -12,13 +12,13 @@ import (
 func cmdDel(c *Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
-		d := c.db(key)
-		if o := d.lookup(key, c.Now); o != nil {
-			d.remove(o)
+		d := c.DBFor(key)
+		if o := d.Lookup(key, c.Now); o != nil {
+			d.Remove(o)
 			n++
 		}
 	}
-	c.int(n)
+	c.Int(n)
 }
 
 // cmdExists serves EXISTS: it counts the keys that exist, a key named twice
@@ -26,21 +26,21 @@ func cmdDel(c *Ctx) {
 func cmdExists(c *Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
-		if c.db(key).peek(key, c.Now) != nil {
+		if c.DBFor(key).Peek(key, c.Now) != nil {
 			n++
 		}
 	}
-	c.int(n)
+	c.Int(n)
 }
 
 func cmdType(c *Ctx) {
 	key := c.Args[1]
-	o := c.db(key).peek(key, c.Now) // not an access, as in Redis
+	o := c.DBFor(key).Peek(key, c.Now) // not an access, as in Redis
 	if o == nil {
-		c.simple("none")
+		c.Simple("none")
 		return
 	}
-	c.simple(o.kind.String())
+	c.Simple(o.Kind.String())
 }
 
 func cmdRename(c *Ctx)   { c.rename(false) }
@@ -48,44 +48,44 @@ func cmdRenameNX(c *Ctx) { c.rename(true) }
 
 func (c *Ctx) rename(nx bool) {
 	src, dst := c.Args[1], c.Args[2]
-	sd, dd := c.db(src), c.db(dst)
-	o := sd.lookup(src, c.Now)
+	sd, dd := c.DBFor(src), c.DBFor(dst)
+	o := sd.Lookup(src, c.Now)
 	if o == nil {
-		c.err("ERR no such key")
+		c.Err("ERR no such key")
 		return
 	}
 	if string(src) == string(dst) {
 		if nx {
-			c.int(0)
+			c.Int(0)
 		} else {
-			c.ok()
+			c.OK()
 		}
 		return
 	}
-	if old := dd.lookup(dst, c.Now); old != nil {
+	if old := dd.Lookup(dst, c.Now); old != nil {
 		if nx {
-			c.int(0)
+			c.Int(0)
 			return
 		}
-		dd.remove(old)
+		dd.Remove(old)
 	}
-	val, coll, ival, enc, kind, at, access := o.str, o.coll, o.ival, o.enc, o.kind, o.expireAt, o.access
-	size := o.valueMemory()
-	offHeap := sd.disownOffHeap(o) // the buffer moves with the value, unmapped by no one
-	o.str, o.coll = nil, nil       // the value moves; keep remove from accounting it twice
-	sd.memory.Add(-size)
-	sd.remove(o)
-	n := dd.insert(dst, kind)
-	n.str, n.coll, n.ival, n.enc, n.access = val, coll, ival, enc, access // Redis moves the object, its LRU/LFU data too
+	val, coll, ival, enc, kind, at, access := o.Str, o.Coll, o.IntVal, o.Enc, o.Kind, o.ExpireAt, o.Access
+	size := o.ValueMemory()
+	offHeap := sd.DisownOffHeap(o) // the buffer moves with the value, unmapped by no one
+	o.Str, o.Coll = nil, nil       // the value moves; keep remove from accounting it twice
+	sd.AddMemory(-size)
+	sd.Remove(o)
+	n := dd.Insert(dst, kind)
+	n.Str, n.Coll, n.IntVal, n.Enc, n.Access = val, coll, ival, enc, access // Redis moves the object, its LRU/LFU data too
 	if offHeap {
-		dd.adoptOffHeap(n, val)
+		dd.AdoptOffHeap(n, val)
 	}
-	dd.memory.Add(size)
-	dd.setExpire(n, at)
+	dd.AddMemory(size)
+	dd.SetExpire(n, at)
 	if nx {
-		c.int(1)
+		c.Int(1)
 	} else {
-		c.ok()
+		c.OK()
 	}
 }
 
@@ -101,55 +101,55 @@ func cmdCopy(c *Ctx) {
 			i++
 			n, ok := resp.ParseInt(c.Args[i])
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			if n < math.MinInt32 || n > math.MaxInt32 { // Redis' getIntFromObjectOrReply
-				c.err("ERR value is out of range, value must between -2147483648 and 2147483647")
+				c.Err("ERR value is out of range, value must between -2147483648 and 2147483647")
 				return
 			}
 			if n < 0 || n >= NumDatabases {
-				c.err("ERR DB index is out of range")
+				c.Err("ERR DB index is out of range")
 				return
 			}
 			dstDB = int(n)
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
 	if string(src) == string(dst) && dstDB == c.DB {
-		c.err("ERR source and destination objects are the same")
+		c.Err("ERR source and destination objects are the same")
 		return
 	}
-	sd := c.db(src)
+	sd := c.DBFor(src)
 	saved := c.DB
 	c.DB = dstDB
-	dd := c.db(dst)
+	dd := c.DBFor(dst)
 	c.DB = saved
-	o := sd.lookup(src, c.Now)
+	o := sd.Lookup(src, c.Now)
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	if old := dd.lookup(dst, c.Now); old != nil {
+	if old := dd.Lookup(dst, c.Now); old != nil {
 		if !replace {
-			c.int(0)
+			c.Int(0)
 			return
 		}
-		dd.remove(old)
+		dd.Remove(old)
 	}
-	n := dd.insert(dst, o.kind)
+	n := dd.Insert(dst, o.Kind)
 	switch {
-	case o.kind != KindString:
-		dd.copyValue(n, o)
-	case o.enc == encInt:
-		dd.setInt(n, o.ival)
+	case o.Kind != KindString:
+		dd.CopyValue(n, o)
+	case o.Enc == EncInt:
+		dd.SetInt(n, o.IntVal)
 	default:
-		dd.setString(n, o.str)
+		dd.SetString(n, o.Str)
 	}
-	dd.setExpire(n, o.expireAt)
-	c.int(1)
+	dd.SetExpire(n, o.ExpireAt)
+	c.Int(1)
 }
 
 // expire flags, as Redis' parseExtendedExpireArgumentsOrReply.
@@ -186,16 +186,16 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 		}
 	}
 	if flags&expireNX != 0 && flags&(expireXX|expireGT|expireLT) != 0 {
-		c.err("ERR NX and XX, GT or LT options at the same time are not compatible")
+		c.Err("ERR NX and XX, GT or LT options at the same time are not compatible")
 		return
 	}
 	if flags&expireGT != 0 && flags&expireLT != 0 {
-		c.err("ERR GT and LT options at the same time are not compatible")
+		c.Err("ERR GT and LT options at the same time are not compatible")
 		return
 	}
 	when, ok := resp.ParseInt(c.Args[2])
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	if unit == 1000 {
@@ -214,31 +214,31 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 		return
 	}
 	when += base
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
 	if flags != 0 {
-		cur := o.expireAt // 0: no expiry, which GT/LT treat as infinite
+		cur := o.ExpireAt // 0: no expiry, which GT/LT treat as infinite
 		if (flags&expireNX != 0 && cur != 0) ||
 			(flags&expireXX != 0 && cur == 0) ||
 			(flags&expireGT != 0 && (cur == 0 || when <= cur)) ||
 			(flags&expireLT != 0 && cur != 0 && when >= cur) {
-			c.int(0)
+			c.Int(0)
 			return
 		}
 	}
 	if when <= c.Now {
-		d.remove(o)
-		d.expired.Add(1)
-		c.logAs(cmdDEL, key)
+		d.Remove(o)
+		d.CountExpired()
+		c.LogAs(cmdDEL, key)
 	} else {
-		d.setExpire(o, when)
+		d.SetExpire(o, when)
 		c.logExpireAt(absolute && unit == 1, when)
 	}
-	c.int(1)
+	c.Int(1)
 }
 
 // Command names the append-only log records in place of the command run.
@@ -251,21 +251,17 @@ var (
 	argKEEPTTL   = []byte("KEEPTTL")
 )
 
-// logging reports whether the append-only log is on, for handlers that
-// must build the arguments they pass to logAs.
-func (c *Ctx) logging() bool { return c.env != nil && c.env.prop.Load() != nil }
-
 // logExpireAt records an EXPIRE family command that set an expiry as Redis'
 // expireGenericCommand propagates it: PEXPIREAT key <unix ms> with the
 // command's flags (NX, XX, GT, LT) as given, so the log holds an absolute
 // time; PEXPIREAT itself (asIs) is recorded unchanged.
 func (c *Ctx) logExpireAt(asIs bool, when int64) {
-	if asIs || !c.logging() {
+	if asIs || !c.Logging() {
 		return
 	}
 	var buf [8][]byte
-	args := append(buf[:0], cmdPEXPIREAT, c.Args[1], strconv.AppendInt(c.num[:0], when, 10))
-	c.logAs(append(args, c.Args[3:]...)...)
+	args := append(buf[:0], cmdPEXPIREAT, c.Args[1], strconv.AppendInt(c.Scratch[:0], when, 10))
+	c.LogAs(append(args, c.Args[3:]...)...)
 }
 
 // appendSanitized appends client bytes to an error line as Redis'
@@ -291,53 +287,42 @@ func cmdPExpireTime(c *Ctx) { c.ttl(true, true) }
 
 func (c *Ctx) ttl(ms, absolute bool) {
 	key := c.Args[1]
-	o := c.db(key).peek(key, c.Now) // not an access, as in Redis
+	o := c.DBFor(key).Peek(key, c.Now) // not an access, as in Redis
 	switch {
 	case o == nil:
-		c.int(-2)
-	case o.expireAt == 0:
-		c.int(-1)
+		c.Int(-2)
+	case o.ExpireAt == 0:
+		c.Int(-1)
 	default:
-		t := o.expireAt
+		t := o.ExpireAt
 		if !absolute {
 			t = max(t-c.Now, 0)
 		}
 		if !ms { // round to the nearest second; t+500 could overflow
 			t = t/1000 + (t%1000+500)/1000
 		}
-		c.int(t)
+		c.Int(t)
 	}
 }
 
 func cmdPersist(c *Ctx) {
 	key := c.Args[1]
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
-	if o == nil || o.expireAt == 0 {
-		c.int(0)
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
+	if o == nil || o.ExpireAt == 0 {
+		c.Int(0)
 		return
 	}
-	d.setExpire(o, 0)
-	c.int(1)
+	d.SetExpire(o, 0)
+	c.Int(1)
 }
 
 // ---- keyspace-wide commands (run holding every shard) ------------------------
 
-// eachDB calls fn with the selected database of every shard the command holds.
-func (c *Ctx) eachDB(fn func(d *DB)) {
-	if c.single != nil {
-		fn(c.single.dbs[c.DB])
-		return
-	}
-	for _, st := range c.env.stores {
-		fn(st.dbs[c.DB])
-	}
-}
-
 func cmdDBSize(c *Ctx) {
 	var n int64
-	c.eachDB(func(d *DB) { n += int64(len(d.index)) })
-	c.int(n)
+	c.EachDB(func(d *DB) { n += int64(d.Len()) })
+	c.Int(n)
 }
 
 func cmdKeys(c *Ctx) {
@@ -345,78 +330,69 @@ func cmdKeys(c *Ctx) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	// The count is not known up front; reserve the header and patch it after.
 	var keys [][]byte
-	c.eachDB(func(d *DB) {
-		for k, pos := range d.index {
-			o := d.slot(pos)
-			if o.expireAt != 0 && o.expireAt <= c.Now {
-				continue
+	c.EachDB(func(d *DB) {
+		d.EachKey(func(k string, o *Object) {
+			if o.ExpireAt != 0 && o.ExpireAt <= c.Now {
+				return
 			}
 			if all || glob.Match(pattern, []byte(k), false) {
 				keys = append(keys, []byte(k))
 			}
-		}
+		})
 	})
-	c.array(len(keys))
+	c.Array(len(keys))
 	for _, k := range keys {
-		c.bulk(k)
+		c.Bulk(k)
 	}
 }
 
 func cmdRandomKey(c *Ctx) {
 	var total int64
-	c.eachDB(func(d *DB) { total += int64(len(d.index)) })
+	c.EachDB(func(d *DB) { total += int64(d.Len()) })
 	for total > 0 {
 		// Pick a shard weighted by its key count, then a key within it.
 		pick := rand.Int64N(total)
 		var chosen *DB
-		c.eachDB(func(d *DB) {
+		c.EachDB(func(d *DB) {
 			if chosen == nil {
-				if pick < int64(len(d.index)) {
+				if pick < int64(d.Len()) {
 					chosen = d
 				} else {
-					pick -= int64(len(d.index))
+					pick -= int64(d.Len())
 				}
 			}
 		})
 		if chosen == nil {
 			break
 		}
-		if o := chosen.randomLive(c.Now); o != nil {
-			c.bulkString(o.key)
+		if o := chosen.RandomLive(c.Now); o != nil {
+			c.BulkString(o.Key)
 			return
 		}
 		total = 0
-		c.eachDB(func(d *DB) { total += int64(len(d.index)) })
+		c.EachDB(func(d *DB) { total += int64(d.Len()) })
 	}
-	c.null()
+	c.Null()
 }
 
 func cmdFlushDB(c *Ctx) {
 	if !c.flushArgs() {
 		return
 	}
-	c.eachDB(func(d *DB) { d.flush() })
-	c.ok()
+	c.EachDB(func(d *DB) { d.Flush() })
+	c.OK()
 }
 
 func cmdFlushAll(c *Ctx) {
 	if !c.flushArgs() {
 		return
 	}
-	for _, s := range c.storesHeld() {
-		for _, d := range s.dbs {
-			d.flush()
+	for _, s := range c.StoresHeld() {
+		for _, d := range s.DBs() {
+			d.Flush()
 		}
 	}
-	c.ok()
-}
-
-// storesHeld is the stores of the shards the command holds.
-func (c *Ctx) storesHeld() []*Store {
-	if c.single != nil {
-		return []*Store{c.single}
-	}
-	return c.env.stores
+	c.OK()
 }
 
 // flushArgs accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both flush at
@@ -428,7 +404,7 @@ func (c *Ctx) flushArgs() bool {
 	if len(c.Args) == 2 && (resp.EqualFold(c.Args[1], "async") || resp.EqualFold(c.Args[1], "sync")) {
 		return true
 	}
-	c.syntaxErr()
+	c.SyntaxErr()
 	return false
 }
 
@@ -437,16 +413,16 @@ func (c *Ctx) flushArgs() bool {
 // The cursor's format is in store.go (ParseScanCursor).
 
 func cmdScan(c *Ctx) {
-	shard, pos, err := ParseScanCursor(c.Args[1], len(c.env.stores))
+	shard, pos, err := ParseScanCursor(c.Args[1], c.NumShards())
 	if err != nil {
-		c.err("ERR invalid cursor")
+		c.Err("ERR invalid cursor")
 		return
 	}
 	var pattern, typ []byte
 	count := int64(10)
 	for i := 2; i < len(c.Args); i += 2 {
 		if i+1 >= len(c.Args) {
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 		a, v := c.Args[i], c.Args[i+1]
@@ -454,11 +430,11 @@ func cmdScan(c *Ctx) {
 		case resp.EqualFold(a, "count"):
 			n, ok := resp.ParseInt(v)
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			if n < 1 {
-				c.syntaxErr()
+				c.SyntaxErr()
 				return
 			}
 			count = n
@@ -470,41 +446,41 @@ func cmdScan(c *Ctx) {
 		case resp.EqualFold(a, "type"):
 			typ = v
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
-	d := c.env.stores[shard].dbs[c.DB]
+	d := c.StoreAt(shard).DBs()[c.DB]
 	var keys []string
 	visited := int64(0)
-	for ; pos < uint64(d.used) && visited < count; pos++ {
-		o := d.slot(uint32(pos))
-		if o.kind == kindNone {
+	for ; pos < uint64(d.Slots()) && visited < count; pos++ {
+		o := d.Slot(uint32(pos))
+		if o.Kind == KindNone {
 			continue
 		}
 		visited++
-		if o.expireAt != 0 && o.expireAt <= c.Now {
+		if o.ExpireAt != 0 && o.ExpireAt <= c.Now {
 			continue
 		}
-		if typ != nil && !resp.EqualFold(typ, o.kind.String()) {
+		if typ != nil && !resp.EqualFold(typ, o.Kind.String()) {
 			continue
 		}
-		if pattern != nil && !glob.Match(pattern, []byte(o.key), false) {
+		if pattern != nil && !glob.Match(pattern, []byte(o.Key), false) {
 			continue
 		}
-		keys = append(keys, o.key)
+		keys = append(keys, o.Key)
 	}
-	next := pos<<scanShardBits | uint64(shard)
-	if pos >= uint64(d.used) {
+	next := pos<<ScanShardBits | uint64(shard)
+	if pos >= uint64(d.Slots()) {
 		next = uint64(shard + 1)
-		if shard+1 >= len(c.env.stores) {
+		if shard+1 >= c.NumShards() {
 			next = 0
 		}
 	}
-	c.array(2)
+	c.Array(2)
 	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
-	c.array(len(keys))
+	c.Array(len(keys))
 	for _, k := range keys {
-		c.bulkString(k)
+		c.BulkString(k)
 	}
 }

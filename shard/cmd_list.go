@@ -11,47 +11,47 @@ import (
 )
 
 // addListCommands registers the list commands' handlers.
-func addListCommands(add func(name string, h handler, r routeKind)) {
-	add("lpush", cmdLPush, routeKeys)
-	add("rpush", cmdRPush, routeKeys)
-	add("lpushx", cmdLPushX, routeKeys)
-	add("rpushx", cmdRPushX, routeKeys)
-	add("lpop", cmdLPop, routeKeys)
-	add("rpop", cmdRPop, routeKeys)
-	add("llen", cmdLLen, routeKeys)
-	add("lrange", cmdLRange, routeKeys)
-	add("lindex", cmdLIndex, routeKeys)
-	add("lset", cmdLSet, routeKeys)
-	add("linsert", cmdLInsert, routeKeys)
-	add("lrem", cmdLRem, routeKeys)
-	add("ltrim", cmdLTrim, routeKeys)
-	add("lpos", cmdLPos, routeKeys)
-	add("lmove", cmdLMove, routeKeys)
-	add("rpoplpush", cmdRPopLPush, routeKeys)
-	add("lmpop", cmdLMPop, routeKeySpecs)
-	add("blpop", cmdBLPop, routeKeys)
-	add("brpop", cmdBRPop, routeKeys)
-	add("blmove", cmdBLMove, routeKeys)
-	add("brpoplpush", cmdBRPopLPush, routeKeys)
-	add("blmpop", cmdBLMPop, routeKeySpecs)
+func addListCommands(add func(name string, h Handler, r RouteKind)) {
+	add("lpush", cmdLPush, RouteKeys)
+	add("rpush", cmdRPush, RouteKeys)
+	add("lpushx", cmdLPushX, RouteKeys)
+	add("rpushx", cmdRPushX, RouteKeys)
+	add("lpop", cmdLPop, RouteKeys)
+	add("rpop", cmdRPop, RouteKeys)
+	add("llen", cmdLLen, RouteKeys)
+	add("lrange", cmdLRange, RouteKeys)
+	add("lindex", cmdLIndex, RouteKeys)
+	add("lset", cmdLSet, RouteKeys)
+	add("linsert", cmdLInsert, RouteKeys)
+	add("lrem", cmdLRem, RouteKeys)
+	add("ltrim", cmdLTrim, RouteKeys)
+	add("lpos", cmdLPos, RouteKeys)
+	add("lmove", cmdLMove, RouteKeys)
+	add("rpoplpush", cmdRPopLPush, RouteKeys)
+	add("lmpop", cmdLMPop, RouteKeySpecs)
+	add("blpop", cmdBLPop, RouteKeys)
+	add("brpop", cmdBRPop, RouteKeys)
+	add("blmove", cmdBLMove, RouteKeys)
+	add("brpoplpush", cmdBRPopLPush, RouteKeys)
+	add("blmpop", cmdBLMPop, RouteKeySpecs)
 }
 
 // fill is list-max-listpack-size.
-func (c *Ctx) fill() int64 { return c.limits().ListMaxListpackSize }
+func (c *Ctx) fill() int64 { return c.Limits().ListMaxListpackSize }
 
 // newList adds key as an empty list in its listpack encoding.
-func newList(d *DB, key []byte) *object {
-	o := d.insert(key, KindList)
-	o.enc = encListpack
+func newList(d *DB, key []byte) *Object {
+	o := d.Insert(key, KindList)
+	o.Enc = EncListpack
 	return o
 }
 
 // listDone accounts for o's change and deletes it when it became empty, as
 // Redis deletes empty lists.
-func listDone(d *DB, o *object, before int64) {
-	d.valueChanged(o, before)
-	if listLen(o) == 0 {
-		d.remove(o)
+func listDone(d *DB, o *Object, before int64) {
+	d.ValueChanged(o, before)
+	if ListLen(o) == 0 {
+		d.Remove(o)
 	}
 }
 
@@ -64,7 +64,7 @@ func (c *Ctx) listWhere(a []byte) (front, ok bool) {
 	case resp.EqualFold(a, "right"):
 		return false, true
 	}
-	c.syntaxErr()
+	c.SyntaxErr()
 	return false, false
 }
 
@@ -72,7 +72,7 @@ func (c *Ctx) listWhere(a []byte) (front, ok bool) {
 func (c *Ctx) parseLong(a []byte) (int64, bool) {
 	n, ok := resp.ParseInt(a)
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 	}
 	return n, ok
 }
@@ -86,27 +86,27 @@ func cmdRPushX(c *Ctx) { c.listPushCmd(false, true) }
 
 func (c *Ctx) listPushCmd(front, xx bool) {
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindList)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindList)
 	if !ok {
 		return
 	}
 	var before int64
 	if o == nil {
 		if xx {
-			c.raw(resp.Zero)
+			c.Raw(resp.Zero)
 			return
 		}
 		o = newList(d, key)
 	} else {
-		before = o.valueMemory()
+		before = o.ValueMemory()
 	}
 	fill := c.fill()
 	for _, v := range c.Args[2:] {
-		listPush(o, v, front, fill)
+		ListPush(o, v, front, fill)
 	}
-	d.valueChanged(o, before)
-	c.int(int64(listLen(o)))
+	d.ValueChanged(o, before)
+	c.Int(int64(ListLen(o)))
 }
 
 func cmdLPop(c *Ctx) { c.listPopCmd(true) }
@@ -122,13 +122,13 @@ func (c *Ctx) listPopCmd(front bool) {
 	if hasCount {
 		var ok bool
 		if count, ok = resp.ParseInt(c.Args[2]); !ok || count < 0 {
-			c.err("ERR value is out of range, must be positive")
+			c.Err("ERR value is out of range, must be positive")
 			return
 		}
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindList)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindList)
 	if !ok {
 		return
 	}
@@ -136,56 +136,56 @@ func (c *Ctx) listPopCmd(front bool) {
 		if hasCount {
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 		} else {
-			c.null()
+			c.Null()
 		}
 		return
 	}
 	if !hasCount {
-		before := o.valueMemory()
+		before := o.ValueMemory()
 		c.replyPop(o, front)
 		listDone(d, o, before)
 		return
 	}
 	if count == 0 {
-		c.raw(resp.EmptyArray)
+		c.Raw(resp.EmptyArray)
 		return
 	}
 	c.listPopRange(d, o, front, count)
 }
 
 // replyPop pops o's first (front) or last element and replies it.
-func (c *Ctx) replyPop(o *object, front bool) {
-	if o.enc == encQuicklist {
-		c.bulk(o.coll.(*values.Quicklist).Pop(front)) // the bytes stay put until the next change
+func (c *Ctx) replyPop(o *Object, front bool) {
+	if o.Enc == EncQuicklist {
+		c.Bulk(o.Coll.(*values.Quicklist).Pop(front)) // the bytes stay put until the next change
 		return
 	}
 	if front {
-		c.bulk(listEnd(o, true)) // reply first: deleting moves the listpack's bytes
-		o.str = listpack.Delete(o.str, listpack.First, 1)
+		c.Bulk(ListEnd(o, true)) // reply first: deleting moves the listpack's bytes
+		o.Str = listpack.Delete(o.Str, listpack.First, 1)
 		return
 	}
-	off := values.ListpackLastOffset(o.str)
-	v, _ := listpack.Next(o.str, off)
-	c.bulk(v)
-	o.str = listpack.Delete(o.str, off, 1)
+	off := values.ListpackLastOffset(o.Str)
+	v, _ := listpack.Next(o.Str, off)
+	c.Bulk(v)
+	o.Str = listpack.Delete(o.Str, off, 1)
 }
 
 // listPopRange pops up to count elements from one end of o and replies them
 // as an array, in the order they were popped.
-func (c *Ctx) listPopRange(d *DB, o *object, front bool, count int64) {
-	n := listLen(o)
+func (c *Ctx) listPopRange(d *DB, o *Object, front bool, count int64) {
+	n := ListLen(o)
 	k := int(min(count, int64(n)))
-	before := o.valueMemory()
-	c.array(k)
+	before := o.ValueMemory()
+	c.Array(k)
 	start := 0
 	if !front {
 		start = n - 1
 	}
-	it := listIterAt(o, start, !front)
+	it := ListIterAt(o, start, !front)
 	for range k {
-		c.bulk(it.Next())
+		c.Bulk(it.Next())
 	}
-	listDelEnds(o, k, front)
+	ListDelEnds(o, k, front)
 	listDone(d, o, before)
 }
 
@@ -193,40 +193,40 @@ func (c *Ctx) listPopRange(d *DB, o *object, front bool, count int64) {
 
 func cmdLLen(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.raw(resp.Zero)
+		c.Raw(resp.Zero)
 		return
 	}
-	c.int(int64(listLen(o)))
+	c.Int(int64(ListLen(o)))
 }
 
 func cmdLIndex(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
 	i, ok := c.parseLong(c.Args[2])
 	if !ok {
 		return
 	}
-	n := int64(listLen(o))
+	n := int64(ListLen(o))
 	if i < 0 {
 		i += n
 	}
 	if i < 0 || i >= n {
-		c.null()
+		c.Null()
 		return
 	}
-	c.bulk(listIndex(o, int(i)))
+	c.Bulk(ListIndex(o, int(i)))
 }
 
 // listRange clamps start and end (inclusive, negative from the end) to a
@@ -261,24 +261,24 @@ func cmdLRange(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.raw(resp.EmptyArray)
+		c.Raw(resp.EmptyArray)
 		return
 	}
-	s, e, empty := listRange(start, end, int64(listLen(o)))
+	s, e, empty := listRange(start, end, int64(ListLen(o)))
 	if empty {
-		c.raw(resp.EmptyArray)
+		c.Raw(resp.EmptyArray)
 		return
 	}
 	k := int(e - s + 1)
-	c.array(k)
-	it := listIterAt(o, int(s), false)
+	c.Array(k)
+	it := ListIterAt(o, int(s), false)
 	for range k {
-		c.bulk(it.Next())
+		c.Bulk(it.Next())
 	}
 }
 
@@ -295,7 +295,7 @@ func cmdLPos(c *Ctx) {
 				return
 			}
 			if rank == 0 {
-				c.err("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				c.Err("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 				return
 			}
 			if rank == math.MinInt64 {
@@ -306,17 +306,17 @@ func cmdLPos(c *Ctx) {
 		case resp.EqualFold(a, "count") && more:
 			j++
 			if count, ok = resp.ParseInt(c.Args[j]); !ok || count < 0 {
-				c.err("ERR COUNT can't be negative")
+				c.Err("ERR COUNT can't be negative")
 				return
 			}
 		case resp.EqualFold(a, "maxlen") && more:
 			j++
 			if maxlen, ok = resp.ParseInt(c.Args[j]); !ok || maxlen < 0 {
-				c.err("ERR MAXLEN can't be negative")
+				c.Err("ERR MAXLEN can't be negative")
 				return
 			}
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
@@ -325,19 +325,19 @@ func cmdLPos(c *Ctx) {
 		rank = -rank
 	}
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
 		if count != -1 {
-			c.raw(resp.EmptyArray)
+			c.Raw(resp.EmptyArray)
 		} else {
-			c.null()
+			c.Null()
 		}
 		return
 	}
-	n := int64(listLen(o))
+	n := int64(ListLen(o))
 	scan := n
 	if maxlen > 0 && maxlen < n {
 		scan = maxlen
@@ -346,7 +346,7 @@ func cmdLPos(c *Ctx) {
 	if back {
 		start = n - 1
 	}
-	it := listIterAt(o, int(start), back)
+	it := ListIterAt(o, int(start), back)
 	var matches, found int64
 	mark := len(c.Out)
 	for i := int64(0); i < scan; i++ {
@@ -362,17 +362,17 @@ func cmdLPos(c *Ctx) {
 			idx = n - 1 - i
 		}
 		if count == -1 {
-			c.int(idx)
+			c.Int(idx)
 			return
 		}
-		c.int(idx)
+		c.Int(idx)
 		found++
 		if count != 0 && found >= count {
 			break
 		}
 	}
 	if count == -1 {
-		c.null()
+		c.Null()
 		return
 	}
 	var hb [24]byte
@@ -383,31 +383,31 @@ func cmdLPos(c *Ctx) {
 
 func cmdLSet(c *Ctx) {
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindList)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.err("ERR no such key")
+		c.Err("ERR no such key")
 		return
 	}
 	i, ok := c.parseLong(c.Args[2])
 	if !ok {
 		return
 	}
-	n := int64(listLen(o))
+	n := int64(ListLen(o))
 	if i < 0 {
 		i += n
 	}
 	if i < 0 || i >= n {
-		c.err("ERR index out of range")
+		c.Err("ERR index out of range")
 		return
 	}
-	before := o.valueMemory()
-	listSet(o, int(i), c.Args[3], c.fill())
-	d.valueChanged(o, before)
-	c.ok()
+	before := o.ValueMemory()
+	ListSet(o, int(i), c.Args[3], c.fill())
+	d.ValueChanged(o, before)
+	c.OK()
 }
 
 func cmdLInsert(c *Ctx) {
@@ -417,26 +417,26 @@ func cmdLInsert(c *Ctx) {
 		after = true
 	case resp.EqualFold(w, "before"):
 	default:
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindList)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.raw(resp.Zero)
+		c.Raw(resp.Zero)
 		return
 	}
-	before := o.valueMemory()
-	if !listInsert(o, c.Args[3], c.Args[4], after, c.fill()) {
-		c.int(-1)
+	before := o.ValueMemory()
+	if !ListInsert(o, c.Args[3], c.Args[4], after, c.fill()) {
+		c.Int(-1)
 		return
 	}
-	d.valueChanged(o, before)
-	c.int(int64(listLen(o)))
+	d.ValueChanged(o, before)
+	c.Int(int64(ListLen(o)))
 }
 
 func cmdLRem(c *Ctx) {
@@ -445,27 +445,27 @@ func cmdLRem(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindList)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.raw(resp.Zero)
+		c.Raw(resp.Zero)
 		return
 	}
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	var removed int
 	switch {
 	case count == math.MinInt64: // Redis negates it and gets itself: no limit
-		removed = listRemove(o, c.Args[3], 0, true)
+		removed = ListRemove(o, c.Args[3], 0, true)
 	case count < 0:
-		removed = listRemove(o, c.Args[3], int(-count), true)
+		removed = ListRemove(o, c.Args[3], int(-count), true)
 	default:
-		removed = listRemove(o, c.Args[3], int(count), false)
+		removed = ListRemove(o, c.Args[3], int(count), false)
 	}
 	listDone(d, o, before)
-	c.int(int64(removed))
+	c.Int(int64(removed))
 }
 
 func cmdLTrim(c *Ctx) {
@@ -478,25 +478,25 @@ func cmdLTrim(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindList)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.ok()
+		c.OK()
 		return
 	}
-	n := int64(listLen(o))
+	n := int64(ListLen(o))
 	ltrim, rtrim := n, int64(0)
 	if s, e, empty := listRange(start, end, n); !empty {
 		ltrim, rtrim = s, n-e-1
 	}
-	before := o.valueMemory()
-	listDelEnds(o, int(ltrim), true)
-	listDelEnds(o, int(rtrim), false)
+	before := o.ValueMemory()
+	ListDelEnds(o, int(ltrim), true)
+	ListDelEnds(o, int(rtrim), false)
 	listDone(d, o, before)
-	c.ok()
+	c.OK()
 }
 
 // ---- moves ----------------------------------------------------------------------
@@ -520,30 +520,30 @@ func cmdRPopLPush(c *Ctx) { c.lmove(false, true) }
 // lmoveGenericCommand.
 func (c *Ctx) lmove(from, to bool) {
 	src, dst := c.Args[1], c.Args[2]
-	sd := c.db(src)
-	so, ok := c.writeKind(sd, src, KindList)
+	sd := c.DBFor(src)
+	so, ok := c.WriteKind(sd, src, KindList)
 	if !ok {
 		return
 	}
 	if so == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	dd := c.db(dst)
-	do, ok := c.writeKind(dd, dst, KindList)
+	dd := c.DBFor(dst)
+	do, ok := c.WriteKind(dd, dst, KindList)
 	if !ok {
 		return
 	}
 	fill := c.fill()
 	// The element is copied out: popping may move the bytes it lives in.
 	var buf [64]byte
-	v := append(buf[:0], listEnd(so, from)...)
-	before := so.valueMemory()
-	listDelEnds(so, 1, from)
+	v := append(buf[:0], ListEnd(so, from)...)
+	before := so.ValueMemory()
+	ListDelEnds(so, 1, from)
 	if so == do {
-		listPush(so, v, to, fill)
-		sd.valueChanged(so, before)
-		c.bulk(v)
+		ListPush(so, v, to, fill)
+		sd.ValueChanged(so, before)
+		c.Bulk(v)
 		return
 	}
 	listDone(sd, so, before)
@@ -551,11 +551,11 @@ func (c *Ctx) lmove(from, to bool) {
 	if do == nil {
 		do = newList(dd, dst)
 	} else {
-		before = do.valueMemory()
+		before = do.ValueMemory()
 	}
-	listPush(do, v, to, fill)
-	dd.valueChanged(do, before)
-	c.bulk(v)
+	ListPush(do, v, to, fill)
+	dd.ValueChanged(do, before)
+	c.Bulk(v)
 }
 
 func cmdLMPop(c *Ctx) {
@@ -564,15 +564,15 @@ func cmdLMPop(c *Ctx) {
 		return
 	}
 	for _, key := range keys {
-		d := c.db(key)
-		o, ok := c.writeKind(d, key, KindList)
+		d := c.DBFor(key)
+		o, ok := c.WriteKind(d, key, KindList)
 		if !ok {
 			return
 		}
 		if o != nil {
-			c.array(2)
-			c.bulk(key)
-			c.logPop(key, front, min(count, int64(listLen(o))))
+			c.Array(2)
+			c.Bulk(key)
+			c.logPop(key, front, min(count, int64(ListLen(o))))
 			c.listPopRange(d, o, front, count)
 			return
 		}
@@ -599,7 +599,7 @@ var (
 // logPop records a pop from a served blocking command or an [B]LMPOP as
 // Redis propagates it: LPOP or RPOP key, with the number popped when n >= 0.
 func (c *Ctx) logPop(key []byte, front bool, n int64) {
-	if !c.logging() {
+	if !c.Logging() {
 		return
 	}
 	name := cmdRPOP
@@ -607,10 +607,10 @@ func (c *Ctx) logPop(key []byte, front bool, n int64) {
 		name = cmdLPOP
 	}
 	if n < 0 {
-		c.logAs(name, key)
+		c.LogAs(name, key)
 		return
 	}
-	c.logAs(name, key, strconv.AppendInt(c.num[:0], n, 10))
+	c.LogAs(name, key, strconv.AppendInt(c.Scratch[:0], n, 10))
 }
 
 // parseMPop parses [B]LMPOP's arguments from numkeys (at args[numIdx]) on,
@@ -618,11 +618,11 @@ func (c *Ctx) logPop(key []byte, front bool, n int64) {
 func (c *Ctx) parseMPop(numIdx int) (keys [][]byte, front bool, count int64, ok bool) {
 	numkeys, ok := resp.ParseInt(c.Args[numIdx])
 	if !ok || numkeys < 1 {
-		c.err("ERR numkeys should be greater than 0")
+		c.Err("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
 	if numkeys >= int64(len(c.Args)-numIdx-1) {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return nil, false, 0, false
 	}
 	whereIdx := numIdx + int(numkeys) + 1
@@ -634,12 +634,12 @@ func (c *Ctx) parseMPop(numIdx int) (keys [][]byte, front bool, count int64, ok 
 		if count == -1 && resp.EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
 			j++
 			if count, ok = resp.ParseInt(c.Args[j]); !ok || count < 1 {
-				c.err("ERR count should be greater than 0")
+				c.Err("ERR count should be greater than 0")
 				return nil, false, 0, false
 			}
 			continue
 		}
-		c.syntaxErr()
+		c.SyntaxErr()
 		return nil, false, 0, false
 	}
 	if count == -1 {
@@ -654,11 +654,11 @@ func (c *Ctx) parseMPop(numIdx int) (keys [][]byte, front bool, count int64, ok 
 // nothing to pop. ok is false when the handler must stop: after replying
 // WRONGTYPE, or, while a woken client is served, silently (Redis serves a
 // woken client only from a list, and leaves it waiting otherwise).
-func (c *Ctx) blockingListLookup(d *DB, key []byte) (o *object, ok bool) {
-	o = d.lookup(key, c.Now)
-	if o != nil && o.kind != KindList {
-		if c.ready == nil {
-			c.wrongType()
+func (c *Ctx) blockingListLookup(d *DB, key []byte) (o *Object, ok bool) {
+	o = d.Lookup(key, c.Now)
+	if o != nil && o.Kind != KindList {
+		if !c.Serving() {
+			c.WrongType()
 		}
 		return nil, false
 	}
@@ -669,16 +669,16 @@ func cmdBLPop(c *Ctx) { c.blockingPop(true) }
 func cmdBRPop(c *Ctx) { c.blockingPop(false) }
 
 func (c *Ctx) blockingPop(front bool) {
-	deadline, ok := c.parseTimeout(c.Args[len(c.Args)-1], true)
+	deadline, ok := c.ParseTimeout(c.Args[len(c.Args)-1], true)
 	if !ok {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
 	for _, key := range keys {
-		if !c.servable(key) {
+		if !c.Servable(key) {
 			continue
 		}
-		d := c.db(key)
+		d := c.DBFor(key)
 		o, ok := c.blockingListLookup(d, key)
 		if !ok {
 			return
@@ -686,15 +686,15 @@ func (c *Ctx) blockingPop(front bool) {
 		if o == nil {
 			continue
 		}
-		before := o.valueMemory()
-		c.array(2)
-		c.bulk(key)
+		before := o.ValueMemory()
+		c.Array(2)
+		c.Bulk(key)
 		c.replyPop(o, front)
 		listDone(d, o, before)
 		c.logPop(key, front, -1)
 		return
 	}
-	c.block(keys, deadline, timeoutNullArray)
+	c.Block(keys, deadline, TimeoutNullArray)
 }
 
 func cmdBLMove(c *Ctx) {
@@ -712,13 +712,13 @@ func cmdBLMove(c *Ctx) {
 func cmdBRPopLPush(c *Ctx) { c.blmove(c.Args[3], false, true) }
 
 func (c *Ctx) blmove(timeout []byte, from, to bool) {
-	deadline, ok := c.parseTimeout(timeout, true)
+	deadline, ok := c.ParseTimeout(timeout, true)
 	if !ok {
 		return
 	}
 	src := c.Args[1]
-	if c.servable(src) {
-		o, ok := c.blockingListLookup(c.db(src), src)
+	if c.Servable(src) {
+		o, ok := c.blockingListLookup(c.DBFor(src), src)
 		if !ok {
 			return
 		}
@@ -727,17 +727,17 @@ func (c *Ctx) blmove(timeout []byte, from, to bool) {
 			// As Redis: the non-blocking form, the directions as given, or
 			// as serveClientBlockedOnList writes them for a woken client.
 			switch {
-			case len(c.Args) == 6 && c.ready == nil:
-				c.logAs(cmdLMOVE, c.Args[1], c.Args[2], c.Args[3], c.Args[4])
+			case len(c.Args) == 6 && !c.Serving():
+				c.LogAs(cmdLMOVE, c.Args[1], c.Args[2], c.Args[3], c.Args[4])
 			case len(c.Args) == 6:
-				c.logAs(cmdLMOVE, c.Args[1], c.Args[2], listDirection(from), listDirection(to))
+				c.LogAs(cmdLMOVE, c.Args[1], c.Args[2], listDirection(from), listDirection(to))
 			default:
-				c.logAs(cmdRPOPLPUSH, c.Args[1], c.Args[2])
+				c.LogAs(cmdRPOPLPUSH, c.Args[1], c.Args[2])
 			}
 			return
 		}
 	}
-	c.block(c.Args[1:2], deadline, timeoutNullBulk)
+	c.Block(c.Args[1:2], deadline, TimeoutNullBulk)
 }
 
 func cmdBLMPop(c *Ctx) {
@@ -745,26 +745,26 @@ func cmdBLMPop(c *Ctx) {
 	if !ok {
 		return
 	}
-	deadline, ok := c.parseTimeout(c.Args[1], true)
+	deadline, ok := c.ParseTimeout(c.Args[1], true)
 	if !ok {
 		return
 	}
 	for _, key := range keys {
-		if !c.servable(key) {
+		if !c.Servable(key) {
 			continue
 		}
-		d := c.db(key)
+		d := c.DBFor(key)
 		o, ok := c.blockingListLookup(d, key)
 		if !ok {
 			return
 		}
 		if o != nil {
-			c.array(2)
-			c.bulk(key)
-			c.logPop(key, front, min(count, int64(listLen(o))))
+			c.Array(2)
+			c.Bulk(key)
+			c.logPop(key, front, min(count, int64(ListLen(o))))
 			c.listPopRange(d, o, front, count)
 			return
 		}
 	}
-	c.block(keys, deadline, timeoutNullArray)
+	c.Block(keys, deadline, TimeoutNullArray)
 }

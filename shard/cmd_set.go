@@ -11,99 +11,99 @@ import (
 )
 
 // addSetCommands registers the set commands' handlers.
-func addSetCommands(add func(name string, h handler, r routeKind)) {
-	add("sadd", cmdSAdd, routeKeys)
-	add("srem", cmdSRem, routeKeys)
-	add("smove", cmdSMove, routeKeys)
-	add("sismember", cmdSIsMember, routeKeys)
-	add("smismember", cmdSMIsMember, routeKeys)
-	add("scard", cmdSCard, routeKeys)
-	add("smembers", cmdSMembers, routeKeys)
-	add("spop", cmdSPop, routeKeys)
-	add("srandmember", cmdSRandMember, routeKeys)
-	add("sinter", cmdSInter, routeKeys)
-	add("sintercard", cmdSInterCard, routeKeySpecs)
-	add("sinterstore", cmdSInterStore, routeKeys)
-	add("sunion", cmdSUnion, routeKeys)
-	add("sunionstore", cmdSUnionStore, routeKeys)
-	add("sdiff", cmdSDiff, routeKeys)
-	add("sdiffstore", cmdSDiffStore, routeKeys)
-	add("sscan", cmdSScan, routeKeys)
+func addSetCommands(add func(name string, h Handler, r RouteKind)) {
+	add("sadd", cmdSAdd, RouteKeys)
+	add("srem", cmdSRem, RouteKeys)
+	add("smove", cmdSMove, RouteKeys)
+	add("sismember", cmdSIsMember, RouteKeys)
+	add("smismember", cmdSMIsMember, RouteKeys)
+	add("scard", cmdSCard, RouteKeys)
+	add("smembers", cmdSMembers, RouteKeys)
+	add("spop", cmdSPop, RouteKeys)
+	add("srandmember", cmdSRandMember, RouteKeys)
+	add("sinter", cmdSInter, RouteKeys)
+	add("sintercard", cmdSInterCard, RouteKeySpecs)
+	add("sinterstore", cmdSInterStore, RouteKeys)
+	add("sunion", cmdSUnion, RouteKeys)
+	add("sunionstore", cmdSUnionStore, RouteKeys)
+	add("sdiff", cmdSDiff, RouteKeys)
+	add("sdiffstore", cmdSDiffStore, RouteKeys)
+	add("sscan", cmdSScan, RouteKeys)
 }
 
 func cmdSAdd(c *Ctx) {
 	key, members := c.Args[1], c.Args[2:]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindSet)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindSet)
 	if !ok {
 		return
 	}
-	lim := c.limits()
+	lim := c.Limits()
 	var before int64
 	if o == nil {
-		o = d.insert(key, KindSet)
-		newSetValue(o, members[0], int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
+		o = d.Insert(key, KindSet)
+		NewSetValue(o, members[0], int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
 	} else {
-		before = o.valueMemory()
+		before = o.ValueMemory()
 	}
 	var added int64
 	for _, m := range members {
-		if setAdd(o, m, lim) {
+		if SetAdd(o, m, lim) {
 			added++
 		}
 	}
 	if added > 0 { // as Redis, a no-op leaves WATCH alone
-		d.valueChanged(o, before)
+		d.ValueChanged(o, before)
 	}
-	c.int(added)
+	c.Int(added)
 }
 
-func cmdSRem(c *Ctx) { c.removeMembers(KindSet, setRemove, setLen) }
+func cmdSRem(c *Ctx) { c.RemoveMembers(KindSet, SetRemove, SetLen) }
 
 // cmdSMove follows Redis' smoveCommand: a missing source is 0 before the
 // destination's type is looked at, and moving to the same set is a
 // membership test.
 func cmdSMove(c *Ctx) {
 	src, dst, member := c.Args[1], c.Args[2], c.Args[3]
-	sd, dd := c.db(src), c.db(dst)
-	so, do := sd.lookup(src, c.Now), dd.lookup(dst, c.Now)
+	sd, dd := c.DBFor(src), c.DBFor(dst)
+	so, do := sd.Lookup(src, c.Now), dd.Lookup(dst, c.Now)
 	if so == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	if so.kind != KindSet || (do != nil && do.kind != KindSet) {
-		c.wrongType()
+	if so.Kind != KindSet || (do != nil && do.Kind != KindSet) {
+		c.WrongType()
 		return
 	}
 	if so == do {
 		c.isMemberReply(so, member)
 		return
 	}
-	before := so.valueMemory()
-	if !setRemove(so, member) {
-		c.int(0)
+	before := so.ValueMemory()
+	if !SetRemove(so, member) {
+		c.Int(0)
 		return
 	}
-	sd.valueChanged(so, before)
-	if setLen(so) == 0 {
-		sd.remove(so)
+	sd.ValueChanged(so, before)
+	if SetLen(so) == 0 {
+		sd.Remove(so)
 	}
 	before = 0
 	if do == nil {
-		do = dd.insert(dst, KindSet)
-		newSetValue(do, member, 1)
+		do = dd.Insert(dst, KindSet)
+		NewSetValue(do, member, 1)
 	} else {
-		before = do.valueMemory()
+		before = do.ValueMemory()
 	}
-	if setAdd(do, member, c.limits()) { // Redis signals the destination only if it changed
-		dd.valueChanged(do, before)
+	if SetAdd(do, member, c.Limits()) { // Redis signals the destination only if it changed
+		dd.ValueChanged(do, before)
 	}
-	c.int(1)
+	c.Int(1)
 }
 
 func cmdSIsMember(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
 	if !ok {
 		return
 	}
@@ -112,55 +112,55 @@ func cmdSIsMember(c *Ctx) {
 
 func cmdSMIsMember(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
 	if !ok {
 		return
 	}
 	members := c.Args[2:]
-	c.array(len(members))
+	c.Array(len(members))
 	for _, m := range members {
 		c.isMemberReply(o, m)
 	}
 }
 
 // isMemberReply appends 1 when set o (nil for a missing key) has m, else 0.
-func (c *Ctx) isMemberReply(o *object, m []byte) {
-	if o != nil && setHas(o, m) {
-		c.int(1)
+func (c *Ctx) isMemberReply(o *Object, m []byte) {
+	if o != nil && SetHas(o, m) {
+		c.Int(1)
 	} else {
-		c.int(0)
+		c.Int(0)
 	}
 }
 
 func cmdSCard(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(int64(setLen(o)))
+	c.Int(int64(SetLen(o)))
 }
 
 // setHeader appends a set reply's header: a set in RESP3, an array in RESP2.
 func (c *Ctx) setHeader(n int) { c.Out = resp.AppendSetHeader(c.Out, n, c.RESP3) }
 
 // replySet appends all of o's members as a set reply.
-func (c *Ctx) replySet(o *object) {
-	n := setLen(o)
+func (c *Ctx) replySet(o *Object) {
+	n := SetLen(o)
 	c.setHeader(n)
 	for i := range n {
-		c.setMemberReply(setAt(o, i))
+		c.SetMemberReply(SetAt(o, i))
 	}
 }
 
 // cmdSMembers is SINTER of one key, as in Redis 7.0.
 func cmdSMembers(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
 	if !ok {
 		return
 	}
@@ -182,27 +182,27 @@ func cmdSPop(c *Ctx) {
 		return
 	}
 	if len(c.Args) > 3 {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindSet)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	before := o.valueMemory()
-	i := rand.IntN(setLen(o))
-	c.setMemberReply(setAt(o, i))
-	c.logSRem(key, setAt(o, i))
-	setRemoveAt(o, i)
-	d.valueChanged(o, before)
-	if setLen(o) == 0 {
-		d.remove(o)
+	before := o.ValueMemory()
+	i := rand.IntN(SetLen(o))
+	c.SetMemberReply(SetAt(o, i))
+	c.logSRem(key, SetAt(o, i))
+	SetRemoveAt(o, i)
+	d.ValueChanged(o, before)
+	if SetLen(o) == 0 {
+		d.Remove(o)
 	}
 }
 
@@ -211,12 +211,12 @@ func (c *Ctx) spopCount() {
 	// Redis' getPositiveLongFromObjectOrReply: one message for both.
 	l, ok := resp.ParseInt(c.Args[2])
 	if !ok || l < 0 {
-		c.err("ERR value is out of range, must be positive")
+		c.Err("ERR value is out of range, must be positive")
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindSet)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindSet)
 	if !ok {
 		return
 	}
@@ -224,31 +224,31 @@ func (c *Ctx) spopCount() {
 		c.setHeader(0)
 		return
 	}
-	size := setLen(o)
+	size := SetLen(o)
 	if l >= int64(size) {
 		c.replySet(o)
-		d.remove(o)
-		c.logAs(cmdDEL, key) // as Redis: the whole set went
+		d.Remove(o)
+		c.LogAs(cmdDEL, key) // as Redis: the whole set went
 		return
 	}
 	count := int(l)
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	c.setHeader(count)
 	for range count {
-		i := rand.IntN(setLen(o))
-		c.setMemberReply(setAt(o, i))
-		c.logSRem(key, setAt(o, i))
-		setRemoveAt(o, i)
+		i := rand.IntN(SetLen(o))
+		c.SetMemberReply(SetAt(o, i))
+		c.logSRem(key, SetAt(o, i))
+		SetRemoveAt(o, i)
 	}
-	if remaining := size - count; remaining*spopMoveStrategyMul <= count && o.enc == encHashtable {
+	if remaining := size - count; remaining*spopMoveStrategyMul <= count && o.Enc == EncHashtable {
 		// Redis moves the few survivors into a new set, whose encoding
 		// follows from them (setTypeCreate, setTypeAdd): all integers and
 		// few enough make it an intset again. Removing from the table and
 		// converting gives the same result and keeps a running SSCAN's
 		// guarantee (a new table would move the survivors around).
-		setShrinkToIntset(o, c.limits())
+		SetShrinkToIntset(o, c.Limits())
 	}
-	d.valueChanged(o, before)
+	d.ValueChanged(o, before)
 }
 
 var cmdSREM = []byte("SREM")
@@ -256,10 +256,10 @@ var cmdSREM = []byte("SREM")
 // logSRem records the removal of a member SPOP chose at random as Redis
 // 7.0 propagates it: one SREM key member per member (several are wrapped in
 // MULTI/EXEC by the log).
-func (c *Ctx) logSRem(key []byte, m setMember) {
-	if c.logging() {
+func (c *Ctx) logSRem(key []byte, m SetMember) {
+	if c.Logging() {
 		var buf [20]byte
-		c.logAs(cmdSREM, key, m.bytes(&buf))
+		c.LogAs(cmdSREM, key, m.Bytes(&buf))
 	}
 }
 
@@ -269,19 +269,19 @@ func cmdSRandMember(c *Ctx) {
 		return
 	}
 	if len(c.Args) > 3 {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	c.setMemberReply(setAt(o, rand.IntN(setLen(o))))
+	c.SetMemberReply(SetAt(o, rand.IntN(SetLen(o))))
 }
 
 // srandmemberCount is Redis' srandmemberWithCountCommand: a negative count
@@ -297,12 +297,12 @@ func (c *Ctx) srandmemberCount() {
 	if o == nil {
 		return
 	}
-	size := setLen(o)
+	size := SetLen(o)
 	if !unique || count == 1 {
 		start := len(c.Out)
 		c.Out = resp.AppendArrayHeader(c.Out, int(count))
 		for ; count > 0; count-- {
-			c.setMemberReply(setAt(o, rand.IntN(size)))
+			c.SetMemberReply(SetAt(o, rand.IntN(size)))
 			if c.randomReplyTooLarge(start) {
 				return
 			}
@@ -310,14 +310,14 @@ func (c *Ctx) srandmemberCount() {
 		return
 	}
 	if count >= uint64(size) {
-		c.array(size)
+		c.Array(size)
 		for i := range size {
-			c.setMemberReply(setAt(o, i))
+			c.SetMemberReply(SetAt(o, i))
 		}
 		return
 	}
-	c.array(int(count))
-	sampleDistinct(size, int(count), func(i int) { c.setMemberReply(setAt(o, i)) })
+	c.Array(int(count))
+	sampleDistinct(size, int(count), func(i int) { c.SetMemberReply(SetAt(o, i)) })
 }
 
 // ---- multi-key set operations ---------------------------------------------------
@@ -325,10 +325,10 @@ func (c *Ctx) srandmemberCount() {
 // lookupSets looks up keys as sets for SINTER/SUNION/SDIFF and their STORE
 // and CARD forms: a missing key is nil (an empty set). After a WRONGTYPE
 // reply it returns ok false, as Redis does at the first such key.
-func (c *Ctx) lookupSets(keys [][]byte) (sets []*object, ok bool) {
-	sets = make([]*object, len(keys))
+func (c *Ctx) lookupSets(keys [][]byte) (sets []*Object, ok bool) {
+	sets = make([]*Object, len(keys))
 	for i, key := range keys {
-		o, ok := c.readKind(c.db(key), key, KindSet)
+		o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
 		if !ok {
 			return nil, false
 		}
@@ -339,42 +339,42 @@ func (c *Ctx) lookupSets(keys [][]byte) (sets []*object, ok bool) {
 
 // newResultSet returns an empty set value to collect a result in, as Redis'
 // createIntsetObject: an intset that converts as members are added.
-func newResultSet() *object {
-	return &object{kind: KindSet, enc: encIntset, str: values.NewIntset(2, 0)}
+func newResultSet() *Object {
+	return &Object{Kind: KindSet, Enc: EncIntset, Str: values.NewIntset(2, 0)}
 }
 
 // addMember adds m (read from another set) to the result set r.
-func addMember(r *object, m setMember, lim *EncodingLimits) bool {
-	if m.isInt {
-		return setAddInt(r, m.v, lim)
+func addMember(r *Object, m SetMember, lim *EncodingLimits) bool {
+	if m.IsInt {
+		return SetAddInt(r, m.Int, lim)
 	}
-	return setAdd(r, m.b, lim)
+	return SetAdd(r, m.Str, lim)
 }
 
 // hasMember reports whether m (read from another set) is in o.
-func hasMember(o *object, m setMember, buf *[20]byte) bool {
-	if m.isInt {
-		return setHasInt(o, m.v, buf)
+func hasMember(o *Object, m SetMember, buf *[20]byte) bool {
+	if m.IsInt {
+		return SetHasInt(o, m.Int, buf)
 	}
-	return setHas(o, m.b)
+	return SetHas(o, m.Str)
 }
 
 // storeSet makes the set r (nil or empty: nothing) the value of dst,
 // replacing whatever dst held, and replies with its size (Redis' setKey or
 // dbDelete at the end of the STORE commands).
-func (c *Ctx) storeSet(dst []byte, r *object) {
-	d := c.db(dst)
-	if old := d.lookup(dst, c.Now); old != nil {
-		d.remove(old)
+func (c *Ctx) storeSet(dst []byte, r *Object) {
+	d := c.DBFor(dst)
+	if old := d.Lookup(dst, c.Now); old != nil {
+		d.Remove(old)
 	}
-	if r == nil || setLen(r) == 0 {
-		c.int(0)
+	if r == nil || SetLen(r) == 0 {
+		c.Int(0)
 		return
 	}
-	o := d.insert(dst, KindSet)
-	o.str, o.coll, o.enc = r.str, r.coll, r.enc
-	d.valueChanged(o, 0)
-	c.int(int64(setLen(o)))
+	o := d.Insert(dst, KindSet)
+	o.Str, o.Coll, o.Enc = r.Str, r.Coll, r.Enc
+	d.ValueChanged(o, 0)
+	c.Int(int64(SetLen(o)))
 }
 
 func cmdSInter(c *Ctx)      { c.sinter(c.Args[1:], nil, false, 0) }
@@ -383,11 +383,11 @@ func cmdSInterStore(c *Ctx) { c.sinter(c.Args[2:], c.Args[1], false, 0) }
 func cmdSInterCard(c *Ctx) {
 	numkeys, ok := resp.ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
-		c.err("ERR numkeys should be greater than 0")
+		c.Err("ERR numkeys should be greater than 0")
 		return
 	}
 	if numkeys > int64(len(c.Args)-2) {
-		c.err("ERR Number of keys can't be greater than number of args")
+		c.Err("ERR Number of keys can't be greater than number of args")
 		return
 	}
 	var limit int64
@@ -396,12 +396,12 @@ func cmdSInterCard(c *Ctx) {
 			j++
 			n, ok := resp.ParseInt(c.Args[j])
 			if !ok || n < 0 {
-				c.err("ERR LIMIT can't be negative")
+				c.Err("ERR LIMIT can't be negative")
 				return
 			}
 			limit = n
 		} else {
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
@@ -422,24 +422,24 @@ func (c *Ctx) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 		case dst != nil:
 			c.storeSet(dst, nil)
 		case cardOnly:
-			c.int(0)
+			c.Int(0)
 		default:
 			c.setHeader(0)
 		}
 		return
 	}
-	slices.SortStableFunc(sets, func(a, b *object) int { return setLen(a) - setLen(b) })
-	var res *object
+	slices.SortStableFunc(sets, func(a, b *Object) int { return SetLen(a) - SetLen(b) })
+	var res *Object
 	var lim *EncodingLimits
 	start := len(c.Out)
 	if dst != nil {
-		res, lim = newResultSet(), c.limits()
+		res, lim = newResultSet(), c.Limits()
 	}
 	var card int64
 	var buf [20]byte
 	first := sets[0]
-	for i, n := 0, setLen(first); i < n; i++ {
-		m := setAt(first, i)
+	for i, n := 0, SetLen(first); i < n; i++ {
+		m := SetAt(first, i)
 		all := true
 		for _, o := range sets[1:] {
 			if o != first && !hasMember(o, m, &buf) {
@@ -454,18 +454,18 @@ func (c *Ctx) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 		switch {
 		case cardOnly:
 			if limit != 0 && card >= limit {
-				c.int(card)
+				c.Int(card)
 				return
 			}
 		case dst != nil:
 			addMember(res, m, lim)
 		default:
-			c.setMemberReply(m)
+			c.SetMemberReply(m)
 		}
 	}
 	switch {
 	case cardOnly:
-		c.int(card)
+		c.Int(card)
 	case dst != nil:
 		c.storeSet(dst, res)
 	default:
@@ -498,7 +498,7 @@ func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
 			sameSet = true
 		}
 	}
-	lim := c.limits()
+	lim := c.Limits()
 	res := newResultSet()
 	var buf [20]byte
 	switch {
@@ -507,16 +507,16 @@ func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
 			if o == nil {
 				continue
 			}
-			for i, n := 0, setLen(o); i < n; i++ {
-				addMember(res, setAt(o, i), lim)
+			for i, n := 0, SetLen(o); i < n; i++ {
+				addMember(res, SetAt(o, i), lim)
 			}
 		}
 	case sets[0] == nil || sameSet:
 		// The difference is empty.
 	case diffAlgorithm(sets) == 1:
 		first := sets[0]
-		for i, n := 0, setLen(first); i < n; i++ {
-			m := setAt(first, i)
+		for i, n := 0, SetLen(first); i < n; i++ {
+			m := SetAt(first, i)
 			found := false
 			for _, o := range sets[1:] {
 				if o != nil && hasMember(o, m, &buf) {
@@ -533,15 +533,15 @@ func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
 			if o == nil {
 				continue
 			}
-			for i, n := 0, setLen(o); i < n; i++ {
-				m := setAt(o, i)
+			for i, n := 0, SetLen(o); i < n; i++ {
+				m := SetAt(o, i)
 				if j == 0 {
 					addMember(res, m, lim)
 				} else {
-					setRemove(res, m.bytes(&buf))
+					SetRemove(res, m.Bytes(&buf))
 				}
 			}
-			if setLen(res) == 0 {
+			if SetLen(res) == 0 {
 				break
 			}
 		}
@@ -555,14 +555,14 @@ func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
 
 // diffAlgorithm is the choice Redis' SDIFF makes: 1 walks the first set and
 // probes the others, 2 copies the first set and removes the others' members.
-func diffAlgorithm(sets []*object) int {
+func diffAlgorithm(sets []*Object) int {
 	var one, two int64
 	for _, o := range sets {
 		if o == nil {
 			continue
 		}
-		one += int64(setLen(sets[0]))
-		two += int64(setLen(o))
+		one += int64(SetLen(sets[0]))
+		two += int64(SetLen(o))
 	}
 	if one/2 <= two {
 		return 1
@@ -576,9 +576,9 @@ func cmdSScan(c *Ctx) {
 		return
 	}
 	// An intset is returned whole, with cursor 0, as Redis does.
-	hi, lo, next := setLen(o)-1, 0, uint64(0)
-	if o.enc == encHashtable {
-		hi, lo, next = scanPositions(setLen(o), cursor, count)
+	hi, lo, next := SetLen(o)-1, 0, uint64(0)
+	if o.Enc == EncHashtable {
+		hi, lo, next = scanPositions(SetLen(o), cursor, count)
 	}
 	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 	start, n := len(c.Out), 0
@@ -586,14 +586,14 @@ func cmdSScan(c *Ctx) {
 	for i := hi; i >= lo; i-- {
 		// An intset is walked from position 0 up, so it comes out ascending.
 		pos := i
-		if o.enc == encIntset {
+		if o.Enc == EncIntset {
 			pos = hi - i
 		}
-		m := setAt(o, pos)
-		if pattern != nil && !glob.Match(pattern, m.bytes(&buf), false) {
+		m := SetAt(o, pos)
+		if pattern != nil && !glob.Match(pattern, m.Bytes(&buf), false) {
 			continue
 		}
-		c.setMemberReply(m)
+		c.SetMemberReply(m)
 		n++
 	}
 	c.spliceHeader(start, '*', n)
@@ -603,8 +603,8 @@ func cmdSScan(c *Ctx) {
 // count as Redis does: it reads key as kind and replies for a missing key or
 // a count of 0 (an empty array) or the wrong type; o is nil when it replied.
 // A negative count l allows repeats (unique false) of -l elements.
-func (c *Ctx) randomCountTarget(key []byte, kind Kind, l int64) (o *object, count uint64, unique bool) {
-	o, ok := c.readKind(c.db(key), key, kind)
+func (c *Ctx) randomCountTarget(key []byte, kind Kind, l int64) (o *Object, count uint64, unique bool) {
+	o, ok := c.ReadKind(c.DBFor(key), key, kind)
 	if !ok {
 		return nil, 0, false
 	}

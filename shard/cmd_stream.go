@@ -12,43 +12,43 @@ import (
 )
 
 // addStreamCommands registers the stream commands' handlers.
-func addStreamCommands(add func(name string, h handler, r routeKind)) {
-	add("xadd", cmdXAdd, routeKeys)
-	add("xlen", cmdXLen, routeKeys)
-	add("xrange", cmdXRange, routeKeys)
-	add("xrevrange", cmdXRevRange, routeKeys)
-	add("xdel", cmdXDel, routeKeys)
-	add("xtrim", cmdXTrim, routeKeys)
-	add("xread", cmdXRead, routeKeySpecs)
-	add("xreadgroup", cmdXReadGroup, routeKeySpecs)
-	add("xgroup", cmdXGroup, routeSubKey)
-	add("xack", cmdXAck, routeKeys)
-	add("xpending", cmdXPending, routeKeys)
-	add("xinfo", cmdXInfo, routeSubKey)
-	add("xsetid", cmdXSetID, routeKeys)
-	add("xclaim", cmdXClaim, routeKeys)
-	add("xautoclaim", cmdXAutoClaim, routeKeys)
+func addStreamCommands(add func(name string, h Handler, r RouteKind)) {
+	add("xadd", cmdXAdd, RouteKeys)
+	add("xlen", cmdXLen, RouteKeys)
+	add("xrange", cmdXRange, RouteKeys)
+	add("xrevrange", cmdXRevRange, RouteKeys)
+	add("xdel", cmdXDel, RouteKeys)
+	add("xtrim", cmdXTrim, RouteKeys)
+	add("xread", cmdXRead, RouteKeySpecs)
+	add("xreadgroup", cmdXReadGroup, RouteKeySpecs)
+	add("xgroup", cmdXGroup, RouteSubKey)
+	add("xack", cmdXAck, RouteKeys)
+	add("xpending", cmdXPending, RouteKeys)
+	add("xinfo", cmdXInfo, RouteSubKey)
+	add("xsetid", cmdXSetID, RouteKeys)
+	add("xclaim", cmdXClaim, RouteKeys)
+	add("xautoclaim", cmdXAutoClaim, RouteKeys)
 }
 
-func streamOf(o *object) *values.Stream { return o.coll.(*values.Stream) }
+func streamOf(o *Object) *values.Stream { return o.Coll.(*values.Stream) }
 
 // groupsChanged accounts for a change of o's memory made by consumer-group
 // bookkeeping (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP): the memory
 // part of valueChanged only, since Redis does not count these as modifying
 // the key (WATCH stays clean), as it does XADD and an XDEL or XTRIM that
 // deletes.
-func (d *DB) groupsChanged(o *object, before int64) {
-	if delta := o.valueMemory() - before; delta != 0 {
-		d.memory.Add(delta)
+func (d *DB) groupsChanged(o *Object, before int64) {
+	if delta := o.ValueMemory() - before; delta != 0 {
+		d.AddMemory(delta)
 	}
 }
 
 // newStreamKey creates key holding an empty stream (accounted by the caller
 // with d.valueChanged(o, 0)).
-func newStreamKey(d *DB, key []byte) *object {
-	o := d.insert(key, KindStream)
-	o.enc = encStream
-	o.coll = values.NewStream()
+func newStreamKey(d *DB, key []byte) *Object {
+	o := d.Insert(key, KindStream)
+	o.Enc = EncStream
+	o.Coll = values.NewStream()
 	return o
 }
 
@@ -74,16 +74,16 @@ func insertBytes(dst []byte, pos int, b []byte) []byte {
 
 // replyEntry replies [id, [field, value, ...]] for entry e of block b.
 func (c *Ctx) replyEntry(b *values.StreamBlock, e *values.StreamEntry) {
-	c.array(2)
+	c.Array(2)
 	c.bulkID(e.Id)
-	c.array(int(e.Nf) * 2)
+	c.Array(int(e.Nf) * 2)
 	for it := b.Fields(e); ; {
 		f, v, ok := it.Next()
 		if !ok {
 			return
 		}
-		c.bulk(f)
-		c.bulk(v)
+		c.Bulk(f)
+		c.Bulk(v)
 	}
 }
 
@@ -144,11 +144,11 @@ func (c *Ctx) replyEntryByID(s *values.Stream, id values.StreamID) bool {
 
 // errNoGroup replies Redis' -NOGROUP for a missing key or group.
 func (c *Ctx) errNoGroup(key, group []byte) {
-	c.err("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'")
+	c.Err("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'")
 }
 
 func (c *Ctx) noGroupForKey(group, key []byte) {
-	c.err("NOGROUP No such consumer group '" + cString(group) + "' for key name '" + cString(key) + "'")
+	c.Err("NOGROUP No such consumer group '" + cString(group) + "' for key name '" + cString(key) + "'")
 }
 
 // cString is b up to its first NUL, as C's %s prints it.
@@ -188,7 +188,7 @@ type groupLog struct {
 	now        int64
 }
 
-func (gl *groupLog) changed() { gl.d.countChange() }
+func (gl *groupLog) changed() { gl.d.CountChange() }
 
 // xclaim records the pending entry id (its NACK n) as Redis'
 // streamPropagateXCLAIM: XCLAIM key group <n's consumer> 0 id TIME
@@ -197,12 +197,12 @@ func (gl *groupLog) changed() { gl.d.countChange() }
 // longer in the stream, drops it as the command did).
 func (gl *groupLog) xclaim(c *Ctx, g *values.StreamGroup, id values.StreamID, n *values.StreamNACK) {
 	gl.changed()
-	if !c.logging() {
+	if !c.Logging() {
 		return
 	}
 	var idBuf, lastBuf [41]byte
 	var timeBuf, countBuf [20]byte
-	c.logAs(cmdXCLAIM, gl.key, gl.group, []byte(n.Consumer.Name), argZero,
+	c.LogAs(cmdXCLAIM, gl.key, gl.group, []byte(n.Consumer.Name), argZero,
 		values.AppendStreamID(idBuf[:0], id),
 		argTIME, strconv.AppendInt(timeBuf[:0], n.DeliveryTime, 10),
 		argRETRYCOUNT, strconv.AppendInt(countBuf[:0], n.DeliveryCount, 10),
@@ -213,12 +213,12 @@ func (gl *groupLog) xclaim(c *Ctx, g *values.StreamGroup, id values.StreamID, n 
 // streamPropagateGroupID: XGROUP SETID key group <last ID> ENTRIESREAD <n>.
 func (gl *groupLog) setID(c *Ctx, g *values.StreamGroup) {
 	gl.changed()
-	if !c.logging() {
+	if !c.Logging() {
 		return
 	}
 	var lastBuf [41]byte
 	var readBuf [20]byte
-	c.logAs(cmdXGROUP, argSETID, gl.key, gl.group, values.AppendStreamID(lastBuf[:0], g.LastID),
+	c.LogAs(cmdXGROUP, argSETID, gl.key, gl.group, values.AppendStreamID(lastBuf[:0], g.LastID),
 		argENTRIESREAD, strconv.AppendInt(readBuf[:0], g.EntriesRead, 10))
 }
 
@@ -226,7 +226,7 @@ func (gl *groupLog) setID(c *Ctx, g *values.StreamGroup) {
 // streamPropagateConsumerCreation: XGROUP CREATECONSUMER key group consumer.
 func (gl *groupLog) createConsumer(c *Ctx, consumer []byte) {
 	gl.changed()
-	c.logAs(cmdXGROUP, argCREATECONSUMER, gl.key, gl.group, consumer)
+	c.LogAs(cmdXGROUP, argCREATECONSUMER, gl.key, gl.group, consumer)
 }
 
 // ---- XADD XTRIM --------------------------------------------------------------
@@ -255,7 +255,7 @@ loop:
 			break loop
 		case more > 0 && (resp.EqualFold(opt, "maxlen") || resp.EqualFold(opt, "minid")):
 			if a.Strategy != values.TrimNone {
-				c.err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				c.Err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return -1
 			}
 			a.Approx = false
@@ -266,11 +266,11 @@ loop:
 			if opt[1]|0x20 == 'a' { // MAXLEN
 				v, ok := resp.ParseInt(args[i+1])
 				if !ok {
-					c.notInteger()
+					c.NotInteger()
 					return -1
 				}
 				if v < 0 {
-					c.err("ERR The MAXLEN argument must be >= 0.")
+					c.Err("ERR The MAXLEN argument must be >= 0.")
 					return -1
 				}
 				a.MaxLen = v
@@ -288,11 +288,11 @@ loop:
 		case more > 0 && resp.EqualFold(opt, "limit"):
 			v, ok := resp.ParseInt(args[i+1])
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return -1
 			}
 			if v < 0 {
-				c.err("ERR The LIMIT argument must be >= 0.")
+				c.Err("ERR The LIMIT argument must be >= 0.")
 				return -1
 			}
 			a.Limit = v
@@ -303,22 +303,22 @@ loop:
 		case xadd:
 			id, ok := values.ParseStreamID(opt, 0, true, &a.seqGiven)
 			if !ok {
-				c.err(errInvalidStreamID)
+				c.Err(errInvalidStreamID)
 				return -1
 			}
 			a.id, a.idGiven = id, true
 			break loop
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return -1
 		}
 	}
 	if a.Limit != 0 && a.Strategy == values.TrimNone {
-		c.err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		c.Err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
 		return -1
 	}
 	if !xadd && a.Strategy == values.TrimNone {
-		c.err("ERR syntax error, XTRIM must be called with a trimming strategy")
+		c.Err("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return -1
 	}
 	switch {
@@ -328,12 +328,12 @@ loop:
 		// in the record as Redis keeps it, must neither fail nor stop it.
 		a.Limit = 0
 	case limitGiven && !a.Approx:
-		c.err("ERR syntax error, LIMIT cannot be used without the special ~ option")
+		c.Err("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		return -1
 	case limitGiven:
 	case a.Approx:
 		// At most 100 nodes' worth of entries, capped both ways as Redis does.
-		switch n := c.limits().StreamNodeMaxEntries; {
+		switch n := c.Limits().StreamNodeMaxEntries; {
 		case n <= 0:
 			a.Limit = 10000
 		case n > 10000:
@@ -360,12 +360,12 @@ func cmdXAdd(c *Ctx) {
 		return
 	}
 	if a.idGiven && a.seqGiven && a.id.IsZero() {
-		c.err("ERR The ID specified in XADD must be greater than 0-0")
+		c.Err("ERR The ID specified in XADD must be greater than 0-0")
 		return
 	}
 	key := args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindStream)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindStream)
 	if !ok {
 		return
 	}
@@ -373,22 +373,22 @@ func cmdXAdd(c *Ctx) {
 	var before int64
 	if o == nil {
 		if a.noMkStream {
-			c.null()
+			c.Null()
 			return
 		}
 		o = newStreamKey(d, key)
 	} else {
-		before = o.valueMemory()
+		before = o.ValueMemory()
 	}
 	s := streamOf(o)
 	if !existed {
 		// Accounted now: an error below leaves the new, empty stream behind,
 		// as in Redis.
-		d.valueChanged(o, 0)
-		before = o.valueMemory()
+		d.ValueChanged(o, 0)
+		before = o.ValueMemory()
 	}
 	if s.LastID == values.MaxStreamID {
-		c.err("ERR The stream has exhausted the last possible ID, unable to add more items")
+		c.Err("ERR The stream has exhausted the last possible ID, unable to add more items")
 		return
 	}
 	var id values.StreamID
@@ -409,28 +409,28 @@ func cmdXAdd(c *Ctx) {
 		id.Seq++
 	}
 	if !s.LastID.Less(id) {
-		c.err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+		c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
 		return
 	}
 	fv := args[fieldPos:]
 	if values.FieldsLen(fv) > values.StreamListpackMaxSize {
-		c.err("ERR Elements are too large to be stored")
+		c.Err("ERR Elements are too large to be stored")
 		return
 	}
-	s.Append(id, fv, c.limits().StreamNodeMaxEntries)
+	s.Append(id, fv, c.Limits().StreamNodeMaxEntries)
 	c.bulkID(id)
 	s.Trim(&a.TrimArgs)
-	d.valueChanged(o, before)
+	d.ValueChanged(o, before)
 	if existed {
-		d.signalReady(key)
+		d.SignalReady(key)
 	}
-	if c.logging() && (!a.idGiven || !a.seqGiven || a.Approx) {
+	if c.Logging() && (!a.idGiven || !a.seqGiven || a.Approx) {
 		// As Redis' xaddCommand: the ID it generated, and an approximate
 		// trim as the exact one that removes the same entries.
 		args := slices.Clone(c.Args)
 		args[idPos] = values.AppendStreamID(nil, id)
 		c.rewriteTrim(args, s, &a.TrimArgs)
-		c.logAs(args...)
+		c.LogAs(args...)
 	}
 }
 
@@ -458,8 +458,7 @@ func (c *Ctx) rewriteTrim(args [][]byte, s *values.Stream, a *values.TrimArgs) {
 // loading reports whether an append-only file is being replayed into the
 // shard that owns key (Redis' "the client is the AOF loader").
 func (c *Ctx) loading(key []byte) bool {
-	s := c.db(key).owner
-	return s != nil && s.loading
+	return c.DBFor(key).Loading()
 }
 
 // streamNow is the clock stream bookkeeping records (the ID XADD generates,
@@ -467,7 +466,7 @@ func (c *Ctx) loading(key []byte) bool {
 // replayed, where c.Now is 0 so that nothing expires and Redis' loader reads
 // the wall clock (mstime) for these.
 func (c *Ctx) streamNow(d *DB) int64 {
-	if d.owner != nil && d.owner.loading {
+	if d.Loading() {
 		return time.Now().UnixMilli()
 	}
 	return c.Now
@@ -479,42 +478,42 @@ func cmdXTrim(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindStream)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindStream)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	s := streamOf(o)
 	n := s.Trim(&a.TrimArgs)
 	if n > 0 {
-		d.valueChanged(o, before)
-		if c.logging() && a.Approx {
+		d.ValueChanged(o, before)
+		if c.Logging() && a.Approx {
 			args := slices.Clone(c.Args)
 			c.rewriteTrim(args, s, &a.TrimArgs)
-			c.logAs(args...)
+			c.LogAs(args...)
 		}
 	}
-	c.int(n)
+	c.Int(n)
 }
 
 // ---- XLEN XRANGE XREVRANGE XDEL ---------------------------------------------
 
 func cmdXLen(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindStream)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindStream)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(streamOf(o).Length)
+	c.Int(streamOf(o).Length)
 }
 
 func cmdXRange(c *Ctx)    { c.xrange(false) }
@@ -527,7 +526,7 @@ func (c *Ctx) parseRange(startArg, endArg []byte) (start, end values.StreamID, o
 		return start, end, false
 	}
 	if ex && !start.Incr() {
-		c.err("ERR invalid start ID for the interval")
+		c.Err("ERR invalid start ID for the interval")
 		return start, end, false
 	}
 	end, ex, ok = c.parseIntervalID(endArg, math.MaxUint64)
@@ -535,7 +534,7 @@ func (c *Ctx) parseRange(startArg, endArg []byte) (start, end values.StreamID, o
 		return start, end, false
 	}
 	if ex && !end.Decr() {
-		c.err("ERR invalid end ID for the interval")
+		c.Err("ERR invalid end ID for the interval")
 		return start, end, false
 	}
 	return start, end, true
@@ -554,25 +553,25 @@ func (c *Ctx) xrange(rev bool) {
 	count := int64(-1)
 	for j := 4; j < len(args); j++ {
 		if !resp.EqualFold(args[j], "count") || j+1 == len(args) {
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 		v, ok := resp.ParseInt(args[j+1])
 		if !ok {
-			c.notInteger()
+			c.NotInteger()
 			return
 		}
 		count = max(v, 0)
 		j++
 	}
 	key := args[1]
-	o, ok := c.readKind(c.db(key), key, KindStream)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindStream)
 	if !ok {
 		return
 	}
 	switch {
 	case o == nil:
-		c.raw(resp.EmptyArray)
+		c.Raw(resp.EmptyArray)
 	case count == 0:
 		c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 	default:
@@ -583,13 +582,13 @@ func (c *Ctx) xrange(rev bool) {
 func cmdXDel(c *Ctx) {
 	args := c.Args
 	key := args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindStream)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindStream)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
 	for _, a := range args[2:] {
@@ -598,7 +597,7 @@ func cmdXDel(c *Ctx) {
 		}
 	}
 	s := streamOf(o)
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	var deleted int64
 	firstEntry := false
 	for _, a := range args[2:] {
@@ -620,9 +619,9 @@ func cmdXDel(c *Ctx) {
 		} else if firstEntry {
 			s.RefreshFirstID()
 		}
-		d.valueChanged(o, before)
+		d.ValueChanged(o, before)
 	}
-	c.int(deleted)
+	c.Int(deleted)
 }
 
 // ---- XREAD XREADGROUP --------------------------------------------------------
@@ -669,7 +668,7 @@ loop:
 		switch {
 		case more > 0 && resp.EqualFold(o, "block"):
 			i++
-			dl, ok := c.parseTimeout(args[i], false)
+			dl, ok := c.ParseTimeout(args[i], false)
 			if !ok {
 				return
 			}
@@ -678,7 +677,7 @@ loop:
 			i++
 			v, ok := resp.ParseInt(args[i])
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			count = max(v, 0)
@@ -686,39 +685,39 @@ loop:
 			streamsArg = i + 1
 			n = len(args) - streamsArg
 			if n%2 != 0 {
-				c.err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				c.Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return
 			}
 			n /= 2
 			break loop
 		case more >= 2 && resp.EqualFold(o, "group"):
 			if !group {
-				c.err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+				c.Err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
 				return
 			}
 			groupName, consumerName = args[i+1], args[i+2]
 			i += 2
 		case resp.EqualFold(o, "noack"):
 			if !group {
-				c.err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+				c.Err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
 				return
 			}
 			noack = true
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
 	if streamsArg == 0 {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	if group && groupName == nil {
-		c.err("ERR Missing GROUP option for XREADGROUP")
+		c.Err("ERR Missing GROUP option for XREADGROUP")
 		return
 	}
-	if c.ready == nil && len(c.env.stores) > 1 && !xreadKeysHeld(c.Cmd, args, streamsArg, n) {
-		c.err("ERR svcdb cannot route this " + c.Cmd.FullName + ": a group or consumer named STREAMS must come right after GROUP")
+	if !c.Serving() && c.NumShards() > 1 && !xreadKeysHeld(c.Cmd, args, streamsArg, n) {
+		c.Err("ERR svcdb cannot route this " + c.Cmd.FullName + ": a group or consumer named STREAMS must come right after GROUP")
 		return
 	}
 	keys := args[streamsArg : streamsArg+n]
@@ -731,29 +730,29 @@ loop:
 		ids = make([]values.StreamID, 0, n)
 	}
 	for i, key := range keys {
-		if !c.servable(key) {
+		if !c.Servable(key) {
 			ids = append(ids, values.StreamID{})
 			continue
 		}
-		d := c.db(key)
-		o := d.lookup(key, c.Now)
+		d := c.DBFor(key)
+		o := d.Lookup(key, c.Now)
 		if o == nil {
-			d.misses.Add(1)
+			d.Miss()
 		} else {
-			d.hits.Add(1)
-			if o.kind != KindStream {
-				if c.ready == nil {
-					c.wrongType()
+			d.Hit()
+			if o.Kind != KindStream {
+				if !c.Serving() {
+					c.WrongType()
 				}
 				return // a woken client whose key changed type keeps waiting
 			}
 		}
 		if group && (o == nil || streamOf(o).Group(groupName) == nil) {
 			switch {
-			case c.ready == nil:
-				c.err("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(groupName) + "' in XREADGROUP with GROUP option")
+			case !c.Serving():
+				c.Err("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(groupName) + "' in XREADGROUP with GROUP option")
 			case o != nil:
-				c.err("NOGROUP the consumer group this client was blocked on no longer exists")
+				c.Err("NOGROUP the consumer group this client was blocked on no longer exists")
 			}
 			return
 		}
@@ -761,7 +760,7 @@ loop:
 		switch {
 		case len(a) == 1 && a[0] == '$':
 			if group {
-				c.err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				c.Err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
 				return
 			}
 			var last values.StreamID
@@ -771,7 +770,7 @@ loop:
 			ids = append(ids, last)
 		case len(a) == 1 && a[0] == '>':
 			if !group {
-				c.err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				c.Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 				return
 			}
 			ids = append(ids, values.MaxStreamID)
@@ -787,16 +786,16 @@ loop:
 	// Serve what can be served now, each stream in order.
 	served, pos := 0, 0
 	for i, key := range keys {
-		if !c.servable(key) {
+		if !c.Servable(key) {
 			continue
 		}
-		d := c.db(key)
-		o := d.lookup(key, c.Now)
+		d := c.DBFor(key)
+		o := d.Lookup(key, c.Now)
 		if o == nil {
 			continue
 		}
 		s := streamOf(o)
-		before := o.valueMemory()
+		before := o.ValueMemory()
 		gt := ids[i]
 		serve, history := false, false
 		var g *values.StreamGroup
@@ -833,9 +832,9 @@ loop:
 			start := gt
 			start.Incr()
 			if !c.RESP3 {
-				c.array(2)
+				c.Array(2)
 			}
-			c.bulk(key)
+			c.Bulk(key)
 			if history {
 				c.replyConsumerPEL(s, start, count, g, cons, gl)
 			} else if g == nil {
@@ -865,14 +864,14 @@ loop:
 		c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 		return
 	}
-	if c.ready == nil {
+	if !c.Serving() {
 		for i, a := range idArgs {
 			if len(a) == 1 && a[0] == '$' {
 				idArgs[i] = values.AppendStreamID(nil, ids[i])
 			}
 		}
 	}
-	c.block(keys, deadline, timeoutNullArray)
+	c.Block(keys, deadline, TimeoutNullArray)
 }
 
 // replyConsumerPEL is streamReplyWithRangeFromConsumerPEL: the consumer's
@@ -890,7 +889,7 @@ func (c *Ctx) replyConsumerPEL(s *values.Stream, start values.StreamID, count in
 			it.N.DeliveryCount++
 			gl.xclaim(c, g, it.Id, it.N)
 		} else {
-			c.array(2)
+			c.Array(2)
 			c.bulkID(it.Id)
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 		}
@@ -938,7 +937,7 @@ func cmdXGroup(c *Ctx) {
 	sub := args[1]
 	var (
 		d           *DB
-		o           *object
+		o           *Object
 		s           *values.Stream
 		g           *values.StreamGroup
 		mkstream    bool
@@ -954,11 +953,11 @@ func cmdXGroup(c *Ctx) {
 			case (create || setid) && i+1 < len(args) && resp.EqualFold(args[i], "entriesread"):
 				v, ok := resp.ParseInt(args[i+1])
 				if !ok {
-					c.notInteger()
+					c.NotInteger()
 					return
 				}
 				if v < 0 && v != -1 {
-					c.err("ERR value for ENTRIESREAD must be positive or -1")
+					c.Err("ERR value for ENTRIESREAD must be positive or -1")
 					return
 				}
 				entriesRead = v
@@ -968,9 +967,9 @@ func cmdXGroup(c *Ctx) {
 				return
 			}
 		}
-		d = c.db(args[2])
+		d = c.DBFor(args[2])
 		var ok bool
-		if o, ok = c.writeKind(d, args[2], KindStream); !ok {
+		if o, ok = c.WriteKind(d, args[2], KindStream); !ok {
 			return
 		}
 		if o != nil {
@@ -978,7 +977,7 @@ func cmdXGroup(c *Ctx) {
 		}
 		if !mkstream {
 			if s == nil {
-				c.err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+				c.Err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
 				return
 			}
 			g = s.Group(args[3])
@@ -990,7 +989,7 @@ func cmdXGroup(c *Ctx) {
 	}
 	switch {
 	case len(args) == 2 && resp.EqualFold(sub, "help"):
-		c.help(xgroupHelp)
+		c.Help(xgroupHelp)
 	case create && len(args) >= 5 && len(args) <= 8:
 		var id values.StreamID
 		if a := args[4]; len(a) == 1 && a[0] == '$' {
@@ -1006,14 +1005,14 @@ func cmdXGroup(c *Ctx) {
 		if s == nil {
 			o = newStreamKey(d, args[2])
 			s = streamOf(o)
-			d.valueChanged(o, 0)
+			d.ValueChanged(o, 0)
 		}
-		before := o.valueMemory()
+		before := o.ValueMemory()
 		if s.CreateGroup(args[3], id, entriesRead) != nil {
-			d.countChange()
-			c.ok()
+			d.CountChange()
+			c.OK()
 		} else {
-			c.err("BUSYGROUP Consumer Group name already exists")
+			c.Err("BUSYGROUP Consumer Group name already exists")
 		}
 		d.groupsChanged(o, before)
 	case setid && (len(args) == 5 || len(args) == 7):
@@ -1028,39 +1027,39 @@ func cmdXGroup(c *Ctx) {
 		}
 		g.LastID = id
 		g.EntriesRead = entriesRead
-		d.countChange()
-		c.ok()
+		d.CountChange()
+		c.OK()
 	case resp.EqualFold(sub, "destroy") && len(args) == 4:
 		if g == nil {
-			c.int(0)
+			c.Int(0)
 			return
 		}
-		before := o.valueMemory()
+		before := o.ValueMemory()
 		s.DestroyGroup(g)
 		d.groupsChanged(o, before)
-		d.countChange()
-		c.int(1)
-		d.signalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
+		d.CountChange()
+		c.Int(1)
+		d.SignalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
 	case resp.EqualFold(sub, "createconsumer") && len(args) == 5:
-		before := o.valueMemory()
+		before := o.ValueMemory()
 		created := s.CreateConsumer(g, args[4], c.streamNow(d)) != nil
 		d.groupsChanged(o, before)
 		if created {
-			d.countChange()
-			c.int(1)
+			d.CountChange()
+			c.Int(1)
 		} else {
-			c.int(0)
+			c.Int(0)
 		}
 	case resp.EqualFold(sub, "delconsumer") && len(args) == 5:
 		var pending int64
 		if cons := g.Consumer(args[4]); cons != nil {
 			pending = int64(cons.Pel.N)
-			before := o.valueMemory()
+			before := o.ValueMemory()
 			s.DeleteConsumer(g, cons)
 			d.groupsChanged(o, before)
-			d.countChange()
+			d.CountChange()
 		}
-		c.int(pending)
+		c.Int(pending)
 	default:
 		c.Out = resp.AppendErrSubcommandSyntax(c.Out, sub, "xgroup")
 	}
@@ -1082,11 +1081,11 @@ func cmdXSetID(c *Ctx) {
 		case more > 0 && resp.EqualFold(opt, "entriesadded"):
 			v, ok := resp.ParseInt(args[i+1])
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			if v < 0 {
-				c.err("ERR entries_added must be positive")
+				c.Err("ERR entries_added must be positive")
 				return
 			}
 			entriesAdded = v
@@ -1095,31 +1094,31 @@ func cmdXSetID(c *Ctx) {
 				return
 			}
 			if id.Less(maxDel) {
-				c.err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				c.Err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
 				return
 			}
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
 	key := args[1]
-	o, ok := c.writeKind(c.db(key), key, KindStream)
+	o, ok := c.WriteKind(c.DBFor(key), key, KindStream)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.err("ERR no such key")
+		c.Err("ERR no such key")
 		return
 	}
 	s := streamOf(o)
 	if s.Length > 0 {
 		if id.Less(s.LastValidID()) {
-			c.err("ERR The ID specified in XSETID is smaller than the target stream top item")
+			c.Err("ERR The ID specified in XSETID is smaller than the target stream top item")
 			return
 		}
 		if entriesAdded != -1 && s.Length > entriesAdded {
-			c.err("ERR The entries_added specified in XSETID is smaller than the target stream length")
+			c.Err("ERR The entries_added specified in XSETID is smaller than the target stream length")
 			return
 		}
 	}
@@ -1130,15 +1129,15 @@ func cmdXSetID(c *Ctx) {
 	if !maxDel.IsZero() {
 		s.MaxDeleted = maxDel
 	}
-	c.db(key).countChange() // as Redis 7.0's xsetidCommand: server.dirty++, WATCH not signalled
-	c.ok()
+	c.DBFor(key).CountChange() // as Redis 7.0's xsetidCommand: server.dirty++, WATCH not signalled
+	c.OK()
 }
 
 // groupOf looks key's group up for XACK, XPENDING, XCLAIM, XAUTOCLAIM:
 // (nil, nil, true) when the key or group is missing, ok false after
 // replying WRONGTYPE.
-func (c *Ctx) groupOf(d *DB, key, name []byte) (*object, *values.StreamGroup, bool) {
-	o, ok := c.readKind(d, key, KindStream)
+func (c *Ctx) groupOf(d *DB, key, name []byte) (*Object, *values.StreamGroup, bool) {
+	o, ok := c.ReadKind(d, key, KindStream)
 	if !ok || o == nil {
 		return nil, nil, ok
 	}
@@ -1147,13 +1146,13 @@ func (c *Ctx) groupOf(d *DB, key, name []byte) (*object, *values.StreamGroup, bo
 
 func cmdXAck(c *Ctx) {
 	args := c.Args
-	d := c.db(args[1])
+	d := c.DBFor(args[1])
 	o, g, ok := c.groupOf(d, args[1], args[2])
 	if !ok {
 		return
 	}
 	if g == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
 	for _, a := range args[3:] {
@@ -1162,7 +1161,7 @@ func cmdXAck(c *Ctx) {
 		}
 	}
 	s := streamOf(o)
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	var acked int64
 	for _, a := range args[3:] {
 		id, _ := values.ParseStreamID(a, 0, true, nil)
@@ -1171,16 +1170,16 @@ func cmdXAck(c *Ctx) {
 		}
 	}
 	if acked > 0 {
-		d.countChange()
+		d.CountChange()
 	}
 	d.groupsChanged(o, before)
-	c.int(acked)
+	c.Int(acked)
 }
 
 func cmdXPending(c *Ctx) {
 	args := c.Args
 	if len(args) != 3 && (len(args) < 6 || len(args) > 9) {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	var start, end values.StreamID
@@ -1191,19 +1190,19 @@ func cmdXPending(c *Ctx) {
 		if resp.EqualFold(args[3], "idle") {
 			v, ok := resp.ParseInt(args[4])
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			minIdle = v
 			if len(args) < 8 {
-				c.syntaxErr()
+				c.SyntaxErr()
 				return
 			}
 			si += 2
 		}
 		v, ok := resp.ParseInt(args[si+2])
 		if !ok {
-			c.notInteger()
+			c.NotInteger()
 			return
 		}
 		count = max(v, 0)
@@ -1214,7 +1213,7 @@ func cmdXPending(c *Ctx) {
 			consumerName = args[si+3]
 		}
 	}
-	_, g, ok := c.groupOf(c.db(args[1]), args[1], args[2])
+	_, g, ok := c.groupOf(c.DBFor(args[1]), args[1], args[2])
 	if !ok {
 		return
 	}
@@ -1223,11 +1222,11 @@ func cmdXPending(c *Ctx) {
 		return
 	}
 	if len(args) == 3 {
-		c.array(4)
-		c.int(int64(g.Pel.N))
+		c.Array(4)
+		c.Int(int64(g.Pel.N))
 		if g.Pel.N == 0 {
-			c.null()
-			c.null()
+			c.Null()
+			c.Null()
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 			return
 		}
@@ -1238,8 +1237,8 @@ func cmdXPending(c *Ctx) {
 			if cons.Pel.N == 0 {
 				continue
 			}
-			c.array(2)
-			c.bulkString(cons.Name)
+			c.Array(2)
+			c.BulkString(cons.Name)
 			c.Out = resp.AppendBulkInt(c.Out, int64(cons.Pel.N))
 			n++
 		}
@@ -1250,7 +1249,7 @@ func cmdXPending(c *Ctx) {
 	if consumerName != nil {
 		cons := g.Consumer(consumerName)
 		if cons == nil {
-			c.raw(resp.EmptyArray)
+			c.Raw(resp.EmptyArray)
 			return
 		}
 		pel = &cons.Pel
@@ -1266,11 +1265,11 @@ func cmdXPending(c *Ctx) {
 		}
 		n++
 		count--
-		c.array(4)
+		c.Array(4)
 		c.bulkID(it.Id)
-		c.bulkString(it.N.Consumer.Name)
-		c.int(max(c.Now-it.N.DeliveryTime, 0))
-		c.int(it.N.DeliveryCount)
+		c.BulkString(it.N.Consumer.Name)
+		c.Int(max(c.Now-it.N.DeliveryTime, 0))
+		c.Int(it.N.DeliveryCount)
 	}
 	c.Out = insertArrayHeader(c.Out, pos, '*', n)
 }
@@ -1292,7 +1291,7 @@ func (c *Ctx) claimer(s *values.Stream, g *values.StreamGroup, cons **values.Str
 
 func cmdXClaim(c *Ctx) {
 	args := c.Args
-	d := c.db(args[1])
+	d := c.DBFor(args[1])
 	o, g, ok := c.groupOf(d, args[1], args[2])
 	if !ok {
 		return
@@ -1303,7 +1302,7 @@ func cmdXClaim(c *Ctx) {
 	}
 	minIdle, ok := resp.ParseInt(args[4])
 	if !ok {
-		c.err("ERR Invalid min-idle-time argument for XCLAIM")
+		c.Err("ERR Invalid min-idle-time argument for XCLAIM")
 		return
 	}
 	minIdle = max(minIdle, 0)
@@ -1331,7 +1330,7 @@ func cmdXClaim(c *Ctx) {
 			j++
 			v, ok := resp.ParseInt(args[j])
 			if !ok {
-				c.err("ERR Invalid IDLE option argument for XCLAIM")
+				c.Err("ERR Invalid IDLE option argument for XCLAIM")
 				return
 			}
 			deliveryTime = now - v
@@ -1339,7 +1338,7 @@ func cmdXClaim(c *Ctx) {
 			j++
 			v, ok := resp.ParseInt(args[j])
 			if !ok {
-				c.err("ERR Invalid TIME option argument for XCLAIM")
+				c.Err("ERR Invalid TIME option argument for XCLAIM")
 				return
 			}
 			deliveryTime = v
@@ -1347,7 +1346,7 @@ func cmdXClaim(c *Ctx) {
 			j++
 			v, ok := resp.ParseInt(args[j])
 			if !ok {
-				c.err("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+				c.Err("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 				return
 			}
 			retryCount = v
@@ -1357,12 +1356,12 @@ func cmdXClaim(c *Ctx) {
 				return
 			}
 		default:
-			c.err("ERR Unrecognized XCLAIM option '" + cString(opt) + "'")
+			c.Err("ERR Unrecognized XCLAIM option '" + cString(opt) + "'")
 			return
 		}
 	}
 	s := streamOf(o)
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	defer d.groupsChanged(o, before)
 	// As Redis' xclaimCommand, a new last ID is logged by the XCLAIMs that
 	// carry it, or by XGROUP SETID when none is logged.
@@ -1427,7 +1426,7 @@ func cmdXAutoClaim(c *Ctx) {
 	args := c.Args
 	minIdle, ok := resp.ParseInt(args[4])
 	if !ok {
-		c.err("ERR Invalid min-idle-time argument for XAUTOCLAIM")
+		c.Err("ERR Invalid min-idle-time argument for XAUTOCLAIM")
 		return
 	}
 	minIdle = max(minIdle, 0)
@@ -1436,7 +1435,7 @@ func cmdXAutoClaim(c *Ctx) {
 		return
 	}
 	if ex && !start.Incr() {
-		c.err("ERR invalid start ID for the interval")
+		c.Err("ERR invalid start ID for the interval")
 		return
 	}
 	count := int64(100)
@@ -1447,7 +1446,7 @@ func cmdXAutoClaim(c *Ctx) {
 		case more > 0 && resp.EqualFold(opt, "count"):
 			v, ok := resp.ParseInt(args[j+1])
 			if !ok || v < 1 || v > math.MaxInt64/16 {
-				c.err("ERR COUNT must be > 0")
+				c.Err("ERR COUNT must be > 0")
 				return
 			}
 			count = v
@@ -1455,11 +1454,11 @@ func cmdXAutoClaim(c *Ctx) {
 		case resp.EqualFold(opt, "justid"):
 			justID = true
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
-	d := c.db(args[1])
+	d := c.DBFor(args[1])
 	o, g, ok := c.groupOf(d, args[1], args[2])
 	if !ok {
 		return
@@ -1469,18 +1468,18 @@ func cmdXAutoClaim(c *Ctx) {
 		return
 	}
 	if count > xautoclaimMaxCount {
-		c.err("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
+		c.Err("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
 		return
 	}
 	s := streamOf(o)
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	defer d.groupsChanged(o, before)
 	gl := &groupLog{d: d, key: args[1], group: args[2], now: c.streamNow(d)}
 	now := gl.now
 	attempts := count * 10
 	var cons *values.StreamConsumer
 	var deleted []values.StreamID
-	c.array(3)
+	c.Array(3)
 	cursorPos := len(c.Out)
 	n := 0
 	cur, _ := g.Pel.Seek(start)
@@ -1526,7 +1525,7 @@ func cmdXAutoClaim(c *Ctx) {
 	h = values.AppendStreamID(h, next)
 	h = append(h, '\r', '\n')
 	c.Out = insertBytes(c.Out, cursorPos, h)
-	c.array(len(deleted))
+	c.Array(len(deleted))
 	for _, id := range deleted {
 		c.bulkID(id)
 	}
@@ -1538,7 +1537,7 @@ func cmdXInfo(c *Ctx) {
 	args := c.Args
 	sub := args[1]
 	if resp.EqualFold(sub, "help") {
-		c.help(xinfoHelp)
+		c.Help(xinfoHelp)
 		return
 	}
 	if len(args) < 3 {
@@ -1546,12 +1545,12 @@ func cmdXInfo(c *Ctx) {
 		return
 	}
 	key := args[2]
-	o, ok := c.readKind(c.db(key), key, KindStream)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindStream)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.err("ERR no such key")
+		c.Err("ERR no such key")
 		return
 	}
 	s := streamOf(o)
@@ -1562,27 +1561,27 @@ func cmdXInfo(c *Ctx) {
 			c.noGroupForKey(args[3], key)
 			return
 		}
-		c.array(len(g.Consumers))
+		c.Array(len(g.Consumers))
 		for _, cons := range g.Consumers {
 			c.Out = resp.AppendMapHeader(c.Out, 3, c.RESP3)
-			c.bulkString("name")
-			c.bulkString(cons.Name)
-			c.bulkString("pending")
-			c.int(int64(cons.Pel.N))
-			c.bulkString("idle")
-			c.int(max(c.Now-cons.SeenTime, 0))
+			c.BulkString("name")
+			c.BulkString(cons.Name)
+			c.BulkString("pending")
+			c.Int(int64(cons.Pel.N))
+			c.BulkString("idle")
+			c.Int(max(c.Now-cons.SeenTime, 0))
 		}
 	case resp.EqualFold(sub, "groups") && len(args) == 3:
-		c.array(len(s.Groups))
+		c.Array(len(s.Groups))
 		for _, g := range s.Groups {
 			c.Out = resp.AppendMapHeader(c.Out, 6, c.RESP3)
-			c.bulkString("name")
-			c.bulkString(g.Name)
-			c.bulkString("consumers")
-			c.int(int64(len(g.Consumers)))
-			c.bulkString("pending")
-			c.int(int64(g.Pel.N))
-			c.bulkString("last-delivered-id")
+			c.BulkString("name")
+			c.BulkString(g.Name)
+			c.BulkString("consumers")
+			c.Int(int64(len(g.Consumers)))
+			c.BulkString("pending")
+			c.Int(int64(g.Pel.N))
+			c.BulkString("last-delivered-id")
 			c.bulkID(g.LastID)
 			c.replyGroupCounters(s, g)
 		}
@@ -1595,17 +1594,17 @@ func cmdXInfo(c *Ctx) {
 
 // replyGroupCounters replies a group's entries-read and lag fields.
 func (c *Ctx) replyGroupCounters(s *values.Stream, g *values.StreamGroup) {
-	c.bulkString("entries-read")
+	c.BulkString("entries-read")
 	if g.EntriesRead != -1 {
-		c.int(g.EntriesRead)
+		c.Int(g.EntriesRead)
 	} else {
-		c.null()
+		c.Null()
 	}
-	c.bulkString("lag")
+	c.BulkString("lag")
 	if lag, ok := s.Lag(g); ok {
-		c.int(lag)
+		c.Int(lag)
 	} else {
-		c.null()
+		c.Null()
 	}
 }
 
@@ -1622,7 +1621,7 @@ func (c *Ctx) xinfoStream(s *values.Stream) {
 		if len(opts) == 3 {
 			v, ok := resp.ParseInt(opts[2])
 			if !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			if v < 0 {
@@ -1634,76 +1633,76 @@ func (c *Ctx) xinfoStream(s *values.Stream) {
 	} else {
 		c.Out = resp.AppendMapHeader(c.Out, 10, c.RESP3)
 	}
-	c.bulkString("length")
-	c.int(s.Length)
-	c.bulkString("radix-tree-keys")
-	c.int(int64(len(s.Blocks)))
-	c.bulkString("radix-tree-nodes")
-	c.int(s.RaxNodes())
-	c.bulkString("last-generated-id")
+	c.BulkString("length")
+	c.Int(s.Length)
+	c.BulkString("radix-tree-keys")
+	c.Int(int64(len(s.Blocks)))
+	c.BulkString("radix-tree-nodes")
+	c.Int(s.RaxNodes())
+	c.BulkString("last-generated-id")
 	c.bulkID(s.LastID)
-	c.bulkString("max-deleted-entry-id")
+	c.BulkString("max-deleted-entry-id")
 	c.bulkID(s.MaxDeleted)
-	c.bulkString("entries-added")
-	c.int(s.EntriesAdded)
-	c.bulkString("recorded-first-entry-id")
+	c.BulkString("entries-added")
+	c.Int(s.EntriesAdded)
+	c.BulkString("recorded-first-entry-id")
 	c.bulkID(s.FirstID)
 	if !full {
-		c.bulkString("groups")
-		c.int(int64(len(s.Groups)))
-		c.bulkString("first-entry")
+		c.BulkString("groups")
+		c.Int(int64(len(s.Groups)))
+		c.BulkString("first-entry")
 		if c.replyRange(s, values.StreamID{}, values.MaxStreamID, 1, false, nil, nil, false, true, nil) == 0 {
-			c.null()
+			c.Null()
 		}
-		c.bulkString("last-entry")
+		c.BulkString("last-entry")
 		if c.replyRange(s, values.StreamID{}, values.MaxStreamID, 1, true, nil, nil, false, true, nil) == 0 {
-			c.null()
+			c.Null()
 		}
 		return
 	}
-	c.bulkString("entries")
+	c.BulkString("entries")
 	c.replyRange(s, values.StreamID{}, values.MaxStreamID, count, false, nil, nil, false, false, nil)
-	c.bulkString("groups")
-	c.array(len(s.Groups))
+	c.BulkString("groups")
+	c.Array(len(s.Groups))
 	for _, g := range s.Groups {
 		c.Out = resp.AppendMapHeader(c.Out, 7, c.RESP3)
-		c.bulkString("name")
-		c.bulkString(g.Name)
-		c.bulkString("last-delivered-id")
+		c.BulkString("name")
+		c.BulkString(g.Name)
+		c.BulkString("last-delivered-id")
 		c.bulkID(g.LastID)
 		c.replyGroupCounters(s, g)
-		c.bulkString("pel-count")
-		c.int(int64(g.Pel.N))
-		c.bulkString("pending")
+		c.BulkString("pel-count")
+		c.Int(int64(g.Pel.N))
+		c.BulkString("pending")
 		pos, n := len(c.Out), int64(0)
 		for cur := g.Pel.First(); cur.Valid(&g.Pel) && (count == 0 || n < count); cur = g.Pel.Next(cur) {
 			it := g.Pel.At(cur)
-			c.array(4)
+			c.Array(4)
 			c.bulkID(it.Id)
-			c.bulkString(it.N.Consumer.Name)
-			c.int(it.N.DeliveryTime)
-			c.int(it.N.DeliveryCount)
+			c.BulkString(it.N.Consumer.Name)
+			c.Int(it.N.DeliveryTime)
+			c.Int(it.N.DeliveryCount)
 			n++
 		}
 		c.Out = insertArrayHeader(c.Out, pos, '*', int(n))
-		c.bulkString("consumers")
-		c.array(len(g.Consumers))
+		c.BulkString("consumers")
+		c.Array(len(g.Consumers))
 		for _, cons := range g.Consumers {
 			c.Out = resp.AppendMapHeader(c.Out, 4, c.RESP3)
-			c.bulkString("name")
-			c.bulkString(cons.Name)
-			c.bulkString("seen-time")
-			c.int(cons.SeenTime)
-			c.bulkString("pel-count")
-			c.int(int64(cons.Pel.N))
-			c.bulkString("pending")
+			c.BulkString("name")
+			c.BulkString(cons.Name)
+			c.BulkString("seen-time")
+			c.Int(cons.SeenTime)
+			c.BulkString("pel-count")
+			c.Int(int64(cons.Pel.N))
+			c.BulkString("pending")
 			pos, n := len(c.Out), int64(0)
 			for cur := cons.Pel.First(); cur.Valid(&cons.Pel) && (count == 0 || n < count); cur = cons.Pel.Next(cur) {
 				it := cons.Pel.At(cur)
-				c.array(3)
+				c.Array(3)
 				c.bulkID(it.Id)
-				c.int(it.N.DeliveryTime)
-				c.int(it.N.DeliveryCount)
+				c.Int(it.N.DeliveryTime)
+				c.Int(it.N.DeliveryCount)
 				n++
 			}
 			c.Out = insertArrayHeader(c.Out, pos, '*', int(n))

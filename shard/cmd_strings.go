@@ -15,15 +15,15 @@ const errStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bul
 
 // getString looks key up for reading: (nil, true) when missing, (nil, false)
 // after replying WRONGTYPE.
-func (c *Ctx) getString(d *DB, key []byte) (*object, bool) {
-	o := d.lookup(key, c.Now)
+func (c *Ctx) getString(d *DB, key []byte) (*Object, bool) {
+	o := d.Lookup(key, c.Now)
 	if o == nil {
-		d.misses.Add(1)
+		d.Miss()
 		return nil, true
 	}
-	d.hits.Add(1)
-	if o.kind != KindString {
-		c.wrongType()
+	d.Hit()
+	if o.Kind != KindString {
+		c.WrongType()
 		return nil, false
 	}
 	return o, true
@@ -31,15 +31,15 @@ func (c *Ctx) getString(d *DB, key []byte) (*object, bool) {
 
 func cmdGet(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.getString(c.db(key), key)
+	o, ok := c.getString(c.DBFor(key), key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	c.bulk(o.value(&c.num))
+	c.Bulk(o.Value(&c.Scratch))
 }
 
 // setFlags are SET's options.
@@ -59,7 +59,7 @@ func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
 	seconds, absolute := opt.seconds(), opt.absolute()
 	v, ok := resp.ParseInt(arg)
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return 0, false
 	}
 	if v <= 0 || (seconds && v > math.MaxInt64/1000) {
@@ -141,7 +141,7 @@ func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, opt ex
 			i++
 			expireArg = args[i]
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return 0, optNone, nil, false, false
 		}
 	}
@@ -166,51 +166,51 @@ func cmdSet(c *Ctx) {
 // reply after a write, abort the reply when NX/XX stops it (nil: a null bulk);
 // with setGet the old value is the reply instead.
 func (c *Ctx) set(key, val []byte, flags setFlags, at int64, done, abort []byte) {
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
 	if flags&setGet != 0 {
-		if o != nil && o.kind != KindString {
-			c.wrongType()
+		if o != nil && o.Kind != KindString {
+			c.WrongType()
 			return
 		}
 		if o == nil {
-			c.null()
+			c.Null()
 		} else {
-			c.bulk(o.value(&c.num))
+			c.Bulk(o.Value(&c.Scratch))
 		}
 	}
 	if (flags&setNX != 0 && o != nil) || (flags&setXX != 0 && o == nil) {
 		if flags&setGet == 0 {
 			if abort != nil {
-				c.raw(abort)
+				c.Raw(abort)
 			} else {
-				c.null()
+				c.Null()
 			}
 		}
 		return
 	}
 	if o == nil {
-		o = d.insert(key, KindString)
-	} else if o.kind != KindString {
-		d.dropValue(o)
+		o = d.Insert(key, KindString)
+	} else if o.Kind != KindString {
+		d.DropValue(o)
 	}
-	d.setString(o, val)
+	d.SetString(o, val)
 	if flags&setExpire != 0 {
 		if at <= c.Now { // an EXAT/PXAT in the past: the key is gone at once
-			d.remove(o)
-			d.expired.Add(1)
-			c.logAs(cmdDEL, key)
+			d.Remove(o)
+			d.CountExpired()
+			c.LogAs(cmdDEL, key)
 		} else {
-			d.setExpire(o, at)
+			d.SetExpire(o, at)
 			// As Redis' setGenericCommand: SET key value PXAT <unix ms>, the
 			// options that already took effect (NX, XX, GET) dropped.
-			c.logAs(cmdSET, key, val, argPXAT, strconv.AppendInt(c.num[:0], at, 10))
+			c.LogAs(cmdSET, key, val, argPXAT, strconv.AppendInt(c.Scratch[:0], at, 10))
 		}
 	} else if flags&setKeepTTL == 0 {
-		d.setExpire(o, 0)
+		d.SetExpire(o, 0)
 	}
 	if flags&setGet == 0 {
-		c.raw(done)
+		c.Raw(done)
 	}
 }
 
@@ -233,23 +233,23 @@ func (c *Ctx) setex(seconds bool) {
 
 func cmdGetSet(c *Ctx) {
 	c.set(c.Args[1], c.Args[2], setGet, 0, nil, nil)
-	c.logAs(cmdSET, c.Args[1], c.Args[2]) // as Redis' getsetCommand
+	c.LogAs(cmdSET, c.Args[1], c.Args[2]) // as Redis' getsetCommand
 }
 
 func cmdGetDel(c *Ctx) {
 	key := c.Args[1]
-	d := c.db(key)
+	d := c.DBFor(key)
 	o, ok := c.getString(d, key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	c.bulk(o.value(&c.num))
-	d.remove(o)
-	c.logAs(cmdDEL, key) // as Redis' getdelCommand
+	c.Bulk(o.Value(&c.Scratch))
+	d.Remove(o)
+	c.LogAs(cmdDEL, key) // as Redis' getdelCommand
 }
 
 func cmdGetEx(c *Ctx) {
@@ -258,13 +258,13 @@ func cmdGetEx(c *Ctx) {
 	if !ok {
 		return
 	}
-	d := c.db(key)
+	d := c.DBFor(key)
 	o, ok := c.getString(d, key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
 	// As Redis, the expire value is checked only once the key is found.
@@ -274,41 +274,41 @@ func cmdGetEx(c *Ctx) {
 			return
 		}
 	}
-	c.bulk(o.value(&c.num))
+	c.Bulk(o.Value(&c.Scratch))
 	// Logged as Redis' getexCommand propagates it: DEL, PEXPIREAT with
 	// the absolute time, or PERSIST (only when a time to live was removed:
 	// otherwise nothing changed and nothing is logged).
 	switch {
 	case flags&setExpire != 0 && at <= c.Now:
-		d.remove(o)
-		d.expired.Add(1)
-		c.logAs(cmdDEL, key)
+		d.Remove(o)
+		d.CountExpired()
+		c.LogAs(cmdDEL, key)
 	case flags&setExpire != 0:
-		d.setExpire(o, at)
-		c.logAs(cmdPEXPIREAT, key, strconv.AppendInt(c.num[:0], at, 10))
+		d.SetExpire(o, at)
+		c.LogAs(cmdPEXPIREAT, key, strconv.AppendInt(c.Scratch[:0], at, 10))
 	case persist:
-		d.setExpire(o, 0)
-		c.logAs(cmdPERSIST, key)
+		d.SetExpire(o, 0)
+		c.LogAs(cmdPERSIST, key)
 	}
 }
 
 func cmdMGet(c *Ctx) {
 	keys := c.Args[1:]
-	c.array(len(keys))
+	c.Array(len(keys))
 	for _, key := range keys {
-		d := c.db(key)
-		o := d.lookup(key, c.Now)
-		if o == nil || o.kind != KindString {
+		d := c.DBFor(key)
+		o := d.Lookup(key, c.Now)
+		if o == nil || o.Kind != KindString {
 			if o == nil {
-				d.misses.Add(1)
+				d.Miss()
 			} else {
-				d.hits.Add(1)
+				d.Hit()
 			}
-			c.null()
+			c.Null()
 			continue
 		}
-		d.hits.Add(1)
-		c.bulk(o.value(&c.num))
+		d.Hit()
+		c.Bulk(o.Value(&c.Scratch))
 	}
 }
 
@@ -318,21 +318,21 @@ func cmdMSet(c *Ctx) {
 		return
 	}
 	c.msetAll()
-	c.ok()
+	c.OK()
 }
 
 func (c *Ctx) msetAll() {
 	for i := 1; i+1 < len(c.Args); i += 2 {
 		key := c.Args[i]
-		d := c.db(key)
-		o := d.lookup(key, c.Now)
+		d := c.DBFor(key)
+		o := d.Lookup(key, c.Now)
 		if o == nil {
-			o = d.insert(key, KindString)
-		} else if o.kind != KindString {
-			d.dropValue(o)
+			o = d.Insert(key, KindString)
+		} else if o.Kind != KindString {
+			d.DropValue(o)
 		}
-		d.setString(o, c.Args[i+1])
-		d.setExpire(o, 0)
+		d.SetString(o, c.Args[i+1])
+		d.SetExpire(o, 0)
 	}
 }
 
@@ -342,13 +342,13 @@ func cmdMSetNX(c *Ctx) {
 		return
 	}
 	for i := 1; i < len(c.Args); i += 2 {
-		if c.db(c.Args[i]).lookup(c.Args[i], c.Now) != nil {
-			c.int(0)
+		if c.DBFor(c.Args[i]).Lookup(c.Args[i], c.Now) != nil {
+			c.Int(0)
 			return
 		}
 	}
 	c.msetAll()
-	c.int(1)
+	c.Int(1)
 }
 
 func cmdIncr(c *Ctx) { c.incrBy(c.Args[1], 1) }
@@ -357,7 +357,7 @@ func cmdDecr(c *Ctx) { c.incrBy(c.Args[1], -1) }
 func cmdIncrBy(c *Ctx) {
 	n, ok := resp.ParseInt(c.Args[2])
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	c.incrBy(c.Args[1], n)
@@ -366,31 +366,31 @@ func cmdIncrBy(c *Ctx) {
 func cmdDecrBy(c *Ctx) {
 	n, ok := resp.ParseInt(c.Args[2])
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	if n == math.MinInt64 {
-		c.err("ERR decrement would overflow")
+		c.Err("ERR decrement would overflow")
 		return
 	}
 	c.incrBy(c.Args[1], -n)
 }
 
 func (c *Ctx) incrBy(key []byte, by int64) {
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
 	var cur int64
 	if o != nil {
-		if o.kind != KindString {
-			c.wrongType()
+		if o.Kind != KindString {
+			c.WrongType()
 			return
 		}
-		if o.enc == encInt {
-			cur = o.ival
+		if o.Enc == EncInt {
+			cur = o.IntVal
 		} else {
 			var ok bool
-			if cur, ok = resp.ParseInt(o.str); !ok {
-				c.notInteger()
+			if cur, ok = resp.ParseInt(o.Str); !ok {
+				c.NotInteger()
 				return
 			}
 		}
@@ -401,10 +401,10 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 	}
 	cur += by
 	if o == nil {
-		o = d.insert(key, KindString)
+		o = d.Insert(key, KindString)
 	}
-	d.setInt(o, cur)
-	c.int(cur)
+	d.SetInt(o, cur)
+	c.Int(cur)
 }
 
 // cmdIncrByFloat computes as Redis does on x86-64: in C long double (80-bit
@@ -414,16 +414,16 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 // long double does not. Not a hot path: it allocates.
 func cmdIncrByFloat(c *Ctx) {
 	key := c.Args[1]
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
 	cur := new(big.Float).SetPrec(longDoublePrec)
 	if o != nil {
-		if o.kind != KindString {
-			c.wrongType()
+		if o.Kind != KindString {
+			c.WrongType()
 			return
 		}
 		// Redis parses the stored value first, then the increment.
-		if !parseLongDouble(cur, o.value(&c.num)) {
+		if !parseLongDouble(cur, o.Value(&c.Scratch)) {
 			c.Out = append(c.Out, resp.ErrNotFloat...)
 			return
 		}
@@ -434,90 +434,90 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	if cur.IsInf() || by.IsInf() { // inf, or inf-inf = NaN
-		c.err("ERR increment would produce NaN or Infinity")
+		c.Err("ERR increment would produce NaN or Infinity")
 		return
 	}
 	cur.Add(cur, &by)
 	if longDoubleOverflows(cur) {
-		c.err("ERR increment would produce NaN or Infinity")
+		c.Err("ERR increment would produce NaN or Infinity")
 		return
 	}
 	if o == nil {
-		o = d.insert(key, KindString)
+		o = d.Insert(key, KindString)
 	}
-	if o.offHeap {
-		d.freeStr(o) // a number needs no mapping
+	if o.OffHeap {
+		d.FreeStr(o) // a number needs no mapping
 	}
-	d.materialize(o)
-	old := cap(o.str)
-	o.str = appendLongDoubleHuman(o.str[:0], cur)
-	d.accountResize(o, old)
-	d.touched(o.key) // signals WATCH and counts the change, as Redis' signalModifiedKey
-	c.bulk(o.value(&c.num))
+	d.Materialize(o)
+	old := cap(o.Str)
+	o.Str = appendLongDoubleHuman(o.Str[:0], cur)
+	d.AccountResize(o, old)
+	d.Touched(o.Key) // signals WATCH and counts the change, as Redis' signalModifiedKey
+	c.Bulk(o.Value(&c.Scratch))
 	// The result, not the increment: replaying the sum could round
 	// differently (Redis' incrbyfloatCommand).
-	c.logAs(cmdSET, key, o.str, argKEEPTTL)
+	c.LogAs(cmdSET, key, o.Str, argKEEPTTL)
 }
 
 func cmdAppend(c *Ctx) {
 	key, val := c.Args[1], c.Args[2]
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
 	if o == nil {
-		o = d.insert(key, KindString)
-		d.setString(o, val)
-		c.int(int64(len(val)))
+		o = d.Insert(key, KindString)
+		d.SetString(o, val)
+		c.Int(int64(len(val)))
 		return
 	}
-	if o.kind != KindString {
-		c.wrongType()
+	if o.Kind != KindString {
+		c.WrongType()
 		return
 	}
-	if len(o.value(&c.num))+len(val) > MaxStringLen {
-		c.err(errStringTooLong)
+	if len(o.Value(&c.Scratch))+len(val) > MaxStringLen {
+		c.Err(errStringTooLong)
 		return
 	}
-	d.materialize(o)
-	n := len(o.str)
-	d.growString(o, n+len(val))
-	copy(o.str[n:], val)
-	d.edited(o)
-	c.int(int64(len(o.str)))
+	d.Materialize(o)
+	n := len(o.Str)
+	d.GrowString(o, n+len(val))
+	copy(o.Str[n:], val)
+	d.Edited(o)
+	c.Int(int64(len(o.Str)))
 }
 
 func cmdStrlen(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.getString(c.db(key), key)
+	o, ok := c.getString(c.DBFor(key), key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(int64(len(o.value(&c.num))))
+	c.Int(int64(len(o.Value(&c.Scratch))))
 }
 
 func cmdGetRange(c *Ctx) {
 	start, ok1 := resp.ParseInt(c.Args[2])
 	end, ok2 := resp.ParseInt(c.Args[3])
 	if !ok1 || !ok2 {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.getString(c.db(key), key)
+	o, ok := c.getString(c.DBFor(key), key)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.bulk(nil)
+		c.Bulk(nil)
 		return
 	}
-	v := o.value(&c.num)
+	v := o.Value(&c.Scratch)
 	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
-		c.bulk(nil)
+		c.Bulk(nil)
 		return
 	}
 	if start < 0 {
@@ -531,53 +531,53 @@ func cmdGetRange(c *Ctx) {
 		end = n - 1
 	}
 	if start > end || n == 0 {
-		c.bulk(nil)
+		c.Bulk(nil)
 		return
 	}
-	c.bulk(v[start : end+1])
+	c.Bulk(v[start : end+1])
 }
 
 func cmdSetRange(c *Ctx) {
 	key, val := c.Args[1], c.Args[3]
 	offset, ok := resp.ParseInt(c.Args[2])
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 		return
 	}
 	if offset < 0 {
-		c.err("ERR offset is out of range")
+		c.Err("ERR offset is out of range")
 		return
 	}
-	d := c.db(key)
-	o := d.lookup(key, c.Now)
-	if o != nil && o.kind != KindString {
-		c.wrongType()
+	d := c.DBFor(key)
+	o := d.Lookup(key, c.Now)
+	if o != nil && o.Kind != KindString {
+		c.WrongType()
 		return
 	}
 	if len(val) == 0 {
 		if o == nil {
-			c.int(0)
+			c.Int(0)
 		} else {
-			c.int(int64(len(o.value(&c.num))))
+			c.Int(int64(len(o.Value(&c.Scratch))))
 		}
 		return
 	}
 	if offset > MaxStringLen-int64(len(val)) { // no overflow: offset+len(val)
-		c.err(errStringTooLong)
+		c.Err(errStringTooLong)
 		return
 	}
 	need := int(offset) + len(val)
 	if o == nil {
 		// As Redis (sdsnewlen): a new key gets exactly what it needs.
-		o = d.insert(key, KindString)
-		d.newStringBuf(o, need, need, false) // untouched pages cost nothing
-		d.accountResize(o, 0)
+		o = d.Insert(key, KindString)
+		d.NewStringBuf(o, need, need, false) // untouched pages cost nothing
+		d.AccountResize(o, 0)
 	}
-	d.materialize(o)
-	if need > len(o.str) {
-		d.growString(o, need)
+	d.Materialize(o)
+	if need > len(o.Str) {
+		d.GrowString(o, need)
 	}
-	copy(o.str[offset:], val)
-	d.edited(o)
-	c.int(int64(len(o.str)))
+	copy(o.Str[offset:], val)
+	d.Edited(o)
+	c.Int(int64(len(o.Str)))
 }

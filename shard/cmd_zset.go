@@ -14,42 +14,42 @@ import (
 )
 
 // addZSetCommands registers the zset commands' handlers.
-func addZSetCommands(add func(name string, h handler, r routeKind)) {
-	add("zadd", cmdZAdd, routeKeys)
-	add("zincrby", cmdZIncrBy, routeKeys)
-	add("zrem", cmdZRem, routeKeys)
-	add("zcard", cmdZCard, routeKeys)
-	add("zcount", cmdZCount, routeKeys)
-	add("zlexcount", cmdZLexCount, routeKeys)
-	add("zscore", cmdZScore, routeKeys)
-	add("zmscore", cmdZMScore, routeKeys)
-	add("zrank", cmdZRank, routeKeys)
-	add("zrevrank", cmdZRevRank, routeKeys)
-	add("zrange", cmdZRange, routeKeys)
-	add("zrangestore", cmdZRangeStore, routeKeys)
-	add("zrevrange", cmdZRevRange, routeKeys)
-	add("zrangebyscore", cmdZRangeByScore, routeKeys)
-	add("zrevrangebyscore", cmdZRevRangeByScore, routeKeys)
-	add("zrangebylex", cmdZRangeByLex, routeKeys)
-	add("zrevrangebylex", cmdZRevRangeByLex, routeKeys)
-	add("zpopmin", cmdZPopMin, routeKeys)
-	add("zpopmax", cmdZPopMax, routeKeys)
-	add("bzpopmin", cmdBZPopMin, routeKeys)
-	add("bzpopmax", cmdBZPopMax, routeKeys)
-	add("zmpop", cmdZMPop, routeKeySpecs)
-	add("bzmpop", cmdBZMPop, routeKeySpecs)
-	add("zremrangebyrank", cmdZRemRangeByRank, routeKeys)
-	add("zremrangebyscore", cmdZRemRangeByScore, routeKeys)
-	add("zremrangebylex", cmdZRemRangeByLex, routeKeys)
-	add("zunionstore", cmdZUnionStore, routeKeySpecs)
-	add("zinterstore", cmdZInterStore, routeKeySpecs)
-	add("zdiffstore", cmdZDiffStore, routeKeySpecs)
-	add("zunion", cmdZUnion, routeKeySpecs)
-	add("zinter", cmdZInter, routeKeySpecs)
-	add("zdiff", cmdZDiff, routeKeySpecs)
-	add("zintercard", cmdZInterCard, routeKeySpecs)
-	add("zrandmember", cmdZRandMember, routeKeys)
-	add("zscan", cmdZScan, routeKeys)
+func addZSetCommands(add func(name string, h Handler, r RouteKind)) {
+	add("zadd", cmdZAdd, RouteKeys)
+	add("zincrby", cmdZIncrBy, RouteKeys)
+	add("zrem", cmdZRem, RouteKeys)
+	add("zcard", cmdZCard, RouteKeys)
+	add("zcount", cmdZCount, RouteKeys)
+	add("zlexcount", cmdZLexCount, RouteKeys)
+	add("zscore", cmdZScore, RouteKeys)
+	add("zmscore", cmdZMScore, RouteKeys)
+	add("zrank", cmdZRank, RouteKeys)
+	add("zrevrank", cmdZRevRank, RouteKeys)
+	add("zrange", cmdZRange, RouteKeys)
+	add("zrangestore", cmdZRangeStore, RouteKeys)
+	add("zrevrange", cmdZRevRange, RouteKeys)
+	add("zrangebyscore", cmdZRangeByScore, RouteKeys)
+	add("zrevrangebyscore", cmdZRevRangeByScore, RouteKeys)
+	add("zrangebylex", cmdZRangeByLex, RouteKeys)
+	add("zrevrangebylex", cmdZRevRangeByLex, RouteKeys)
+	add("zpopmin", cmdZPopMin, RouteKeys)
+	add("zpopmax", cmdZPopMax, RouteKeys)
+	add("bzpopmin", cmdBZPopMin, RouteKeys)
+	add("bzpopmax", cmdBZPopMax, RouteKeys)
+	add("zmpop", cmdZMPop, RouteKeySpecs)
+	add("bzmpop", cmdBZMPop, RouteKeySpecs)
+	add("zremrangebyrank", cmdZRemRangeByRank, RouteKeys)
+	add("zremrangebyscore", cmdZRemRangeByScore, RouteKeys)
+	add("zremrangebylex", cmdZRemRangeByLex, RouteKeys)
+	add("zunionstore", cmdZUnionStore, RouteKeySpecs)
+	add("zinterstore", cmdZInterStore, RouteKeySpecs)
+	add("zdiffstore", cmdZDiffStore, RouteKeySpecs)
+	add("zunion", cmdZUnion, RouteKeySpecs)
+	add("zinter", cmdZInter, RouteKeySpecs)
+	add("zdiff", cmdZDiff, RouteKeySpecs)
+	add("zintercard", cmdZInterCard, RouteKeySpecs)
+	add("zrandmember", cmdZRandMember, RouteKeys)
+	add("zscan", cmdZScan, RouteKeys)
 }
 
 const (
@@ -68,17 +68,17 @@ const zOffsBuf = 128
 func (c *Ctx) zscoreReply(f float64) { c.Out = resp.AppendDouble(c.Out, f, c.RESP3) }
 
 // zsetDone accounts for a change of o's value and deletes o once it is empty.
-func (d *DB) zsetDone(o *object, before int64) {
-	d.valueChanged(o, before)
-	if zsetLen(o) == 0 {
-		d.remove(o)
+func (d *DB) zsetDone(o *Object, before int64) {
+	d.ValueChanged(o, before)
+	if ZSetLen(o) == 0 {
+		d.Remove(o)
 	}
 }
 
 // ---- ZADD, ZINCRBY, ZREM ------------------------------------------------------
 
 func cmdZAdd(c *Ctx)    { c.zadd(0) }
-func cmdZIncrBy(c *Ctx) { c.zadd(zaddIncr) }
+func cmdZIncrBy(c *Ctx) { c.zadd(ZAddIncr) }
 
 // zadd is Redis' zaddGenericCommand: ZADD, and ZINCRBY (flags zaddIncr),
 // which goes through the same option parsing.
@@ -96,20 +96,20 @@ func (c *Ctx) zadd(flags int) {
 	}
 	pairs := c.Args[i:]
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
-	nx, xx, gt, lt, incr := flags&zaddNX != 0, flags&zaddXX != 0, flags&zaddGT != 0, flags&zaddLT != 0, flags&zaddIncr != 0
+	nx, xx, gt, lt, incr := flags&ZAddNX != 0, flags&ZAddXX != 0, flags&ZAddGT != 0, flags&ZAddLT != 0, flags&ZAddIncr != 0
 	if nx && xx {
-		c.err("ERR XX and NX options at the same time are not compatible")
+		c.Err("ERR XX and NX options at the same time are not compatible")
 		return
 	}
 	if gt && nx || lt && nx || gt && lt {
-		c.err("ERR GT, LT, and/or NX options at the same time are not compatible")
+		c.Err("ERR GT, LT, and/or NX options at the same time are not compatible")
 		return
 	}
 	if incr && len(pairs) > 2 {
-		c.err("ERR INCR option supports a single increment-element pair")
+		c.Err("ERR INCR option supports a single increment-element pair")
 		return
 	}
 	// Every score is checked before anything changes.
@@ -119,41 +119,41 @@ func (c *Ctx) zadd(flags int) {
 			return
 		}
 	}
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindZSet)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindZSet)
 	if !ok {
 		return
 	}
 	var added, updated, processed int64
 	var score float64
 	if o != nil || !xx {
-		lim := c.limits()
+		lim := c.Limits()
 		var before int64
 		created := o == nil
 		if created {
-			o = d.insert(key, KindZSet)
-			newZSetValue(o, len(pairs[1]), lim)
+			o = d.Insert(key, KindZSet)
+			NewZSetValue(o, len(pairs[1]), lim)
 		} else {
-			before = o.valueMemory()
+			before = o.ValueMemory()
 		}
 		for j := 0; j < len(pairs); j += 2 {
 			s, _ := values.ParseScore(pairs[j])
-			out, ns := zsetAdd(o, s, pairs[j+1], flags, lim)
-			if out&zaddOutNaN != 0 {
+			out, ns := ZSetAdd(o, s, pairs[j+1], flags, lim)
+			if out&ZAddOutNaN != 0 {
 				// Only INCR (one pair) meets NaN, so nothing has changed.
 				if created {
 					d.zsetDone(o, before)
 				}
-				c.err(errZNaN)
+				c.Err(errZNaN)
 				return
 			}
-			if out&zaddOutAdded != 0 {
+			if out&ZAddOutAdded != 0 {
 				added++
 			}
-			if out&zaddOutUpdated != 0 {
+			if out&ZAddOutUpdated != 0 {
 				updated++
 			}
-			if out&zaddOutNop == 0 {
+			if out&ZAddOutNop == 0 {
 				processed++
 			}
 			score = ns
@@ -166,32 +166,32 @@ func (c *Ctx) zadd(flags int) {
 	case incr && processed > 0:
 		c.zscoreReply(score)
 	case incr:
-		c.null()
+		c.Null()
 	case ch:
-		c.int(added + updated)
+		c.Int(added + updated)
 	default:
-		c.int(added)
+		c.Int(added)
 	}
 }
 
-func cmdZRem(c *Ctx) { c.removeMembers(KindZSet, zsetDel, zsetLen) }
+func cmdZRem(c *Ctx) { c.RemoveMembers(KindZSet, ZSetDel, ZSetLen) }
 
 // zaddOption reads one ZADD option word: its flag, or ch for CH; neither
 // for the first score.
 func zaddOption(a []byte) (flag int, ch bool) {
 	switch {
 	case resp.EqualFold(a, "nx"):
-		return zaddNX, false
+		return ZAddNX, false
 	case resp.EqualFold(a, "xx"):
-		return zaddXX, false
+		return ZAddXX, false
 	case resp.EqualFold(a, "ch"):
 		return 0, true
 	case resp.EqualFold(a, "incr"):
-		return zaddIncr, false
+		return ZAddIncr, false
 	case resp.EqualFold(a, "gt"):
-		return zaddGT, false
+		return ZAddGT, false
 	case resp.EqualFold(a, "lt"):
-		return zaddLT, false
+		return ZAddLT, false
 	}
 	return 0, false
 }
@@ -200,50 +200,50 @@ func zaddOption(a []byte) (flag int, ch bool) {
 
 func cmdZCard(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	c.int(int64(zsetLen(o)))
+	c.Int(int64(ZSetLen(o)))
 }
 
 func cmdZScore(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	if s, found := zsetScore(o, c.Args[2]); found {
+	if s, found := ZSetScore(o, c.Args[2]); found {
 		c.zscoreReply(s)
 	} else {
-		c.null()
+		c.Null()
 	}
 }
 
 func cmdZMScore(c *Ctx) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
-	c.array(len(c.Args) - 2)
+	c.Array(len(c.Args) - 2)
 	for _, m := range c.Args[2:] {
 		if o == nil {
-			c.null()
+			c.Null()
 			continue
 		}
-		if s, found := zsetScore(o, m); found {
+		if s, found := ZSetScore(o, m); found {
 			c.zscoreReply(s)
 		} else {
-			c.null()
+			c.Null()
 		}
 	}
 }
@@ -253,23 +253,23 @@ func cmdZRevRank(c *Ctx) { c.zrank(true) }
 
 func (c *Ctx) zrank(rev bool) {
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	r, found := zsetRank(o, c.Args[2])
+	r, found := ZSetRank(o, c.Args[2])
 	if !found {
-		c.null()
+		c.Null()
 		return
 	}
 	if rev {
-		r = zsetLen(o) - 1 - r
+		r = ZSetLen(o) - 1 - r
 	}
-	c.int(int64(r))
+	c.Int(int64(r))
 }
 
 // ---- ZCOUNT, ZLEXCOUNT --------------------------------------------------------
@@ -277,62 +277,62 @@ func (c *Ctx) zrank(rev bool) {
 func cmdZCount(c *Ctx) {
 	r, ok := values.ParseScoreRange(c.Args[2], c.Args[3])
 	if !ok {
-		c.err(errZMinMaxFloat)
+		c.Err(errZMinMaxFloat)
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	if o.enc == encSkiplist {
-		s := o.coll.(*values.Skiplist)
-		c.int(int64(zslCount(s, s.FirstInRange(&r), s.LastInRange(&r))))
+	if o.Enc == EncSkiplist {
+		s := o.Coll.(*values.Skiplist)
+		c.Int(int64(zslCount(s, s.FirstInRange(&r), s.LastInRange(&r))))
 		return
 	}
 	count := 0
-	for off := zlFirstInRange(o.str, &r); off >= 0 && off < len(o.str); count++ {
-		_, sc, next := values.ZlAt(o.str, off)
+	for off := zlFirstInRange(o.Str, &r); off >= 0 && off < len(o.Str); count++ {
+		_, sc, next := values.ZlAt(o.Str, off)
 		if !r.LteMax(sc) {
 			break
 		}
 		off = next
 	}
-	c.int(int64(count))
+	c.Int(int64(count))
 }
 
 func cmdZLexCount(c *Ctx) {
 	r, ok := values.ParseLexRange(c.Args[2], c.Args[3])
 	if !ok {
-		c.err(errZMinMaxLex)
+		c.Err(errZMinMaxLex)
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	if o.enc == encSkiplist {
-		s := o.coll.(*values.Skiplist)
-		c.int(int64(zslCount(s, s.FirstInLexRange(&r), s.LastInLexRange(&r))))
+	if o.Enc == EncSkiplist {
+		s := o.Coll.(*values.Skiplist)
+		c.Int(int64(zslCount(s, s.FirstInLexRange(&r), s.LastInLexRange(&r))))
 		return
 	}
 	var buf [zOffsBuf]int
-	z := zview(o, buf[:])
+	z := ZView(o, buf[:])
 	z.SeekLex(&r, false)
 	count := 0
 	for ; z.Valid() && r.LteMax(z.Member()); z.Next() {
 		count++
 	}
-	c.int(int64(count))
+	c.Int(int64(count))
 }
 
 // zslCount is Redis' count from the ranks of the first and last members in
@@ -395,7 +395,7 @@ func cmdZRevRangeByLex(c *Ctx)   { c.zrange(1, false, zrLex, zdReverse) }
 func (c *Ctx) zlong(b []byte) (int64, bool) {
 	n, ok := resp.ParseInt(b)
 	if !ok {
-		c.notInteger()
+		c.NotInteger()
 	}
 	return n, ok
 }
@@ -439,9 +439,9 @@ func (e *zemit) add(m []byte, s float64) {
 	}
 	c := e.c
 	if e.withScores && c.RESP3 {
-		c.array(2)
+		c.Array(2)
 	}
-	c.bulk(m)
+	c.Bulk(m)
 	if e.withScores {
 		c.zscoreReply(s)
 	}
@@ -487,7 +487,7 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		case rangeType == zrAuto && resp.EqualFold(a, "byscore"):
 			rangeType = zrScore
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
@@ -498,11 +498,11 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		rangeType = zrRank
 	}
 	if limit != -1 && rangeType == zrRank {
-		c.err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		c.Err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 		return
 	}
 	if withScores && rangeType == zrLex {
-		c.err("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		c.Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
 		return
 	}
 	rev := dir == zdReverse
@@ -524,17 +524,17 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 	case zrScore:
 		var ok bool
 		if sr, ok = values.ParseScoreRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
-			c.err(errZMinMaxFloat)
+			c.Err(errZMinMaxFloat)
 			return
 		}
 	case zrLex:
 		var ok bool
 		if lr, ok = values.ParseLexRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
-			c.err(errZMinMaxLex)
+			c.Err(errZMinMaxLex)
 			return
 		}
 	}
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
@@ -548,7 +548,7 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		return
 	}
 	var buf [zOffsBuf]int
-	z := zview(o, buf[:])
+	z := ZView(o, buf[:])
 	if rangeType == zrRank {
 		llen := int64(z.Len())
 		if start < 0 {
@@ -570,9 +570,9 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		n := int(end - start + 1)
 		if !store {
 			if withScores && !c.RESP3 {
-				c.array(2 * n)
+				c.Array(2 * n)
 			} else {
-				c.array(n)
+				c.Array(n)
 			}
 		}
 		if rev {
@@ -636,21 +636,21 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 // ...). The encoding is the one zsetAdd would have reached adding them one
 // by one.
 func (c *Ctx) zstore(dst []byte, pairs []zpair) {
-	d := c.db(dst)
-	if old := d.lookup(dst, c.Now); old != nil {
-		d.remove(old)
+	d := c.DBFor(dst)
+	if old := d.Lookup(dst, c.Now); old != nil {
+		d.Remove(old)
 	}
 	if len(pairs) == 0 {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	lim := c.limits()
+	lim := c.Limits()
 	maxLen, total := 0, 0
 	for _, p := range pairs {
 		maxLen = max(maxLen, len(p.member))
 		total += len(p.member)
 	}
-	o := d.insert(dst, KindZSet)
+	o := d.Insert(dst, KindZSet)
 	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
 		slices.SortFunc(pairs, zpairCmp)
 		lp := listpack.New(total + len(pairs)*(values.ZlScoreLen+3))
@@ -659,16 +659,16 @@ func (c *Ctx) zstore(dst []byte, pairs []zpair) {
 			lp = listpack.Append(lp, p.member)
 			lp = listpack.Append(lp, values.ZlScoreBytes(&sb, p.score))
 		}
-		o.enc, o.str = encListpack, lp
+		o.Enc, o.Str = EncListpack, lp
 	} else {
 		s := values.NewSkiplist(len(pairs))
 		for i := len(pairs) - 1; i >= 0; i-- {
 			s.Add(pairs[i].member, pairs[i].score)
 		}
-		o.enc, o.coll = encSkiplist, s
+		o.Enc, o.Coll = EncSkiplist, s
 	}
-	d.valueChanged(o, 0)
-	c.int(int64(len(pairs)))
+	d.ValueChanged(o, 0)
+	c.Int(int64(len(pairs)))
 }
 
 // ---- ZREMRANGEBY* ---------------------------------------------------------------
@@ -692,26 +692,26 @@ func (c *Ctx) zremrange(rangeType int) {
 		}
 	case zrScore:
 		if sr, ok = values.ParseScoreRange(c.Args[2], c.Args[3]); !ok {
-			c.err(errZMinMaxFloat)
+			c.Err(errZMinMaxFloat)
 			return
 		}
 	case zrLex:
 		if lr, ok = values.ParseLexRange(c.Args[2], c.Args[3]); !ok {
-			c.err(errZMinMaxLex)
+			c.Err(errZMinMaxLex)
 			return
 		}
 	}
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, KindZSet)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	llen := int64(zsetLen(o))
+	llen := int64(ZSetLen(o))
 	if rangeType == zrRank {
 		if start < 0 {
 			start += llen
@@ -721,16 +721,16 @@ func (c *Ctx) zremrange(rangeType int) {
 		}
 		start = max(start, 0)
 		if start > end || start >= llen {
-			c.int(0)
+			c.Int(0)
 			return
 		}
 		end = min(end, llen-1)
 	}
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	deleted := 0
-	if o.enc == encListpack {
+	if o.Enc == EncListpack {
 		var buf [zOffsBuf]int
-		z := zview(o, buf[:])
+		z := ZView(o, buf[:])
 		var from int // first pair index
 		switch rangeType {
 		case zrRank:
@@ -747,10 +747,10 @@ func (c *Ctx) zremrange(rangeType int) {
 			}
 		}
 		if deleted > 0 {
-			o.str = listpack.Delete(o.str, z.Offs[from], 2*deleted)
+			o.Str = listpack.Delete(o.Str, z.Offs[from], 2*deleted)
 		}
 	} else {
-		s := o.coll.(*values.Skiplist)
+		s := o.Coll.(*values.Skiplist)
 		switch rangeType {
 		case zrRank:
 			n := int(end - start + 1)
@@ -764,7 +764,7 @@ func (c *Ctx) zremrange(rangeType int) {
 	if deleted > 0 {
 		d.zsetDone(o, before)
 	}
-	c.int(int64(deleted))
+	c.Int(int64(deleted))
 }
 
 // ---- pops -----------------------------------------------------------------------
@@ -774,7 +774,7 @@ func cmdZPopMax(c *Ctx) { c.zpopMinMax(true) }
 
 func (c *Ctx) zpopMinMax(fromMax bool) {
 	if len(c.Args) > 3 {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	count := int64(-1)
@@ -792,7 +792,7 @@ func (c *Ctx) zpopMinMax(fromMax bool) {
 func (c *Ctx) zpositive(b []byte) (int64, bool) {
 	n, ok := resp.ParseInt(b)
 	if !ok || n < 0 {
-		c.err(errPositiveNeeded)
+		c.Err(errPositiveNeeded)
 		return 0, false
 	}
 	return n, true
@@ -805,15 +805,15 @@ func (c *Ctx) zpositive(b []byte) (int64, bool) {
 // rather than an empty array when no key exists.
 func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, nilWhenEmpty bool) {
 	var key []byte
-	var o *object
+	var o *Object
 	var d *DB
 	for _, k := range keys {
-		d = c.db(k)
-		if o = d.lookup(k, c.Now); o == nil {
+		d = c.DBFor(k)
+		if o = d.Lookup(k, c.Now); o == nil {
 			continue
 		}
-		if o.kind != KindZSet {
-			c.wrongType()
+		if o.Kind != KindZSet {
+			c.WrongType()
 			return
 		}
 		key = k
@@ -835,48 +835,48 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 	if single {
 		count = 1
 	}
-	llen := zsetLen(o)
+	llen := ZSetLen(o)
 	n := int(min(count, int64(llen)))
 	switch {
 	case !nested && !emitKey:
-		c.array(2 * n)
+		c.Array(2 * n)
 	case nested && !emitKey:
-		c.array(n)
+		c.Array(n)
 	case !nested && emitKey:
-		c.array(2*n + 1)
-		c.bulk(key)
+		c.Array(2*n + 1)
+		c.Bulk(key)
 	default:
-		c.array(2)
-		c.bulk(key)
-		c.array(n)
+		c.Array(2)
+		c.Bulk(key)
+		c.Array(n)
 	}
 	if emitKey { // BZPOPMIN, BZPOPMAX, [B]ZMPOP: logged as Redis propagates them
 		c.logZPop(key, fromMax, single, n)
 	}
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	emit := func(m []byte, s float64) {
 		if nested {
-			c.array(2)
+			c.Array(2)
 		}
-		c.bulk(m)
+		c.Bulk(m)
 		c.zscoreReply(s)
 	}
-	if o.enc == encListpack {
+	if o.Enc == EncListpack {
 		var buf [zOffsBuf]int
-		z := zview(o, buf[:])
+		z := ZView(o, buf[:])
 		if fromMax {
 			for z.I = llen - 1; z.I >= llen-n; z.I-- {
 				emit(z.Member(), z.Score())
 			}
-			o.str = listpack.Delete(o.str, z.Offs[llen-n], 2*n)
+			o.Str = listpack.Delete(o.Str, z.Offs[llen-n], 2*n)
 		} else {
 			for z.I = 0; z.I < n; z.I++ {
 				emit(z.Member(), z.Score())
 			}
-			o.str = listpack.Delete(o.str, listpack.First, 2*n)
+			o.Str = listpack.Delete(o.Str, listpack.First, 2*n)
 		}
 	} else {
-		s := o.coll.(*values.Skiplist)
+		s := o.Coll.(*values.Skiplist)
 		for range n {
 			x := s.First()
 			if fromMax {
@@ -898,7 +898,7 @@ var (
 // key) or [B]ZMPOP (ZPOPMIN key n), as Redis' genericZpopCommand rewrites
 // them.
 func (c *Ctx) logZPop(key []byte, fromMax, single bool, n int) {
-	if !c.logging() {
+	if !c.Logging() {
 		return
 	}
 	name := cmdZPOPMIN
@@ -906,10 +906,10 @@ func (c *Ctx) logZPop(key []byte, fromMax, single bool, n int) {
 		name = cmdZPOPMAX
 	}
 	if single {
-		c.logAs(name, key)
+		c.LogAs(name, key)
 		return
 	}
-	c.logAs(name, key, strconv.AppendInt(c.num[:0], int64(n), 10))
+	c.LogAs(name, key, strconv.AppendInt(c.Scratch[:0], int64(n), 10))
 }
 
 func cmdBZPopMin(c *Ctx) { c.bzpop(false) }
@@ -917,7 +917,7 @@ func cmdBZPopMax(c *Ctx) { c.bzpop(true) }
 
 func (c *Ctx) bzpop(fromMax bool) {
 	keys := c.Args[1 : len(c.Args)-1]
-	deadline, ok := c.parseTimeout(c.Args[len(c.Args)-1], true)
+	deadline, ok := c.ParseTimeout(c.Args[len(c.Args)-1], true)
 	if !ok {
 		return
 	}
@@ -928,24 +928,24 @@ func (c *Ctx) bzpop(fromMax bool) {
 // that has members, else block on all of them.
 func (c *Ctx) blockingZpop(keys [][]byte, fromMax bool, count int64, nested bool, deadline int64) {
 	for i, key := range keys {
-		if !c.servable(key) {
+		if !c.Servable(key) {
 			continue
 		}
-		o := c.db(key).lookup(key, c.Now)
+		o := c.DBFor(key).Lookup(key, c.Now)
 		if o == nil {
 			continue
 		}
-		if o.kind != KindZSet {
-			c.wrongType()
+		if o.Kind != KindZSet {
+			c.WrongType()
 			return
 		}
-		if zsetLen(o) == 0 {
+		if ZSetLen(o) == 0 {
 			continue
 		}
 		c.zpop(keys[i:i+1], fromMax, true, count, nested, nested)
 		return
 	}
-	c.block(keys, deadline, timeoutNullArray)
+	c.Block(keys, deadline, TimeoutNullArray)
 }
 
 func cmdZMPop(c *Ctx)  { c.zmpop(1, false) }
@@ -956,11 +956,11 @@ func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
 	const errNumkeys = "ERR numkeys should be greater than 0"
 	numkeys, ok := resp.ParseInt(c.Args[numkeysIdx])
 	if !ok || numkeys < 1 {
-		c.err(errNumkeys)
+		c.Err(errNumkeys)
 		return
 	}
 	if numkeys >= int64(len(c.Args)-numkeysIdx-1) {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	whereIdx := numkeysIdx + int(numkeys) + 1
@@ -970,7 +970,7 @@ func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
 	case resp.EqualFold(w, "max"):
 		fromMax = true
 	default:
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	count := int64(-1)
@@ -979,13 +979,13 @@ func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
 			j++
 			n, ok := resp.ParseInt(c.Args[j])
 			if !ok || n < 1 {
-				c.err("ERR count should be greater than 0")
+				c.Err("ERR count should be greater than 0")
 				return
 			}
 			count = n
 			continue
 		}
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	if count == -1 {
@@ -996,7 +996,7 @@ func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
 		c.zpop(keys, fromMax, true, count, true, true)
 		return
 	}
-	deadline, ok := c.parseTimeout(c.Args[1], true)
+	deadline, ok := c.ParseTimeout(c.Args[1], true)
 	if !ok {
 		return
 	}
@@ -1028,7 +1028,7 @@ func cmdZInterCard(c *Ctx)  { c.zsetop(nil, 1, zopInter, true) }
 // zsrc is one input of a set operation: a sorted set, a plain set (every
 // member scoring 1, as in Redis) or a missing key (o == nil).
 type zsrc struct {
-	o      *object
+	o      *Object
 	weight float64
 }
 
@@ -1036,20 +1036,20 @@ func (s *zsrc) len() int {
 	switch {
 	case s.o == nil:
 		return 0
-	case s.o.kind == KindSet:
-		return setLen(s.o)
+	case s.o.Kind == KindSet:
+		return SetLen(s.o)
 	}
-	return zsetLen(s.o)
+	return ZSetLen(s.o)
 }
 
 func (s *zsrc) find(m []byte) (float64, bool) {
 	switch {
 	case s.o == nil:
 		return 0, false
-	case s.o.kind == KindSet:
-		return 1, setHas(s.o, m)
+	case s.o.Kind == KindSet:
+		return 1, SetHas(s.o, m)
 	}
-	return zsetScore(s.o, m)
+	return ZSetScore(s.o, m)
 }
 
 // each calls fn with every member and its score until fn returns false.
@@ -1058,17 +1058,17 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 	if s.o == nil {
 		return
 	}
-	if s.o.kind == KindSet {
+	if s.o.Kind == KindSet {
 		var buf [20]byte
-		for i := range setLen(s.o) {
-			if !fn(setAt(s.o, i).bytes(&buf), 1) {
+		for i := range SetLen(s.o) {
+			if !fn(SetAt(s.o, i).Bytes(&buf), 1) {
 				return
 			}
 		}
 		return
 	}
-	if s.o.enc == encListpack {
-		lp := s.o.str
+	if s.o.Enc == EncListpack {
+		lp := s.o.Str
 		for off := listpack.First; off < len(lp); {
 			m, sc, next := values.ZlAt(lp, off)
 			if !fn(m, sc) {
@@ -1078,7 +1078,7 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 		}
 		return
 	}
-	sl := s.o.coll.(*values.Skiplist)
+	sl := s.o.Coll.(*values.Skiplist)
 	for x := sl.First(); x != 0; x = sl.Next(x) {
 		if !fn(values.MemberBytes(sl.Member(x)), sl.Score(x)) {
 			return
@@ -1119,7 +1119,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 		return
 	}
 	if setnum > int64(len(c.Args)-(numkeysIdx+1)) {
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	n := int(setnum)
@@ -1130,14 +1130,14 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 	}
 	j := numkeysIdx + 1
 	for _, key := range c.Args[j : j+n] {
-		d := c.db(key)
-		o := d.lookup(key, c.Now)
+		d := c.DBFor(key)
+		o := d.Lookup(key, c.Now)
 		if o == nil {
-			d.misses.Add(1)
+			d.Miss()
 		} else {
-			d.hits.Add(1)
-			if o.kind != KindZSet && o.kind != KindSet {
-				c.wrongType()
+			d.Hit()
+			if o.Kind != KindZSet && o.Kind != KindSet {
+				c.WrongType()
 				return
 			}
 		}
@@ -1155,7 +1155,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 			for i := range n {
 				w, ok := values.ParseScore(c.Args[j])
 				if !ok {
-					c.err("ERR weight value is not a float")
+					c.Err("ERR weight value is not a float")
 					return
 				}
 				src[i].weight = w
@@ -1170,7 +1170,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 			case resp.EqualFold(v, "max"):
 				agg = zaggMax
 			default:
-				c.syntaxErr()
+				c.SyntaxErr()
 				return
 			}
 			j += 2
@@ -1180,13 +1180,13 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 		case cardOnly && remaining >= 2 && resp.EqualFold(a, "limit"):
 			l, ok := resp.ParseInt(c.Args[j+1])
 			if !ok || l < 0 {
-				c.err("ERR LIMIT can't be negative")
+				c.Err("ERR LIMIT can't be negative")
 				return
 			}
 			limit = l
 			j += 2
 		default:
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 	}
@@ -1278,7 +1278,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 	}
 done:
 	if cardOnly {
-		c.int(card)
+		c.Int(card)
 		return
 	}
 	for i := range res {
@@ -1290,15 +1290,15 @@ done:
 	}
 	slices.SortFunc(res, zpairCmp)
 	if withScores && !c.RESP3 {
-		c.array(2 * len(res))
+		c.Array(2 * len(res))
 	} else {
-		c.array(len(res))
+		c.Array(len(res))
 	}
 	for _, p := range res {
 		if withScores && c.RESP3 {
-			c.array(2)
+			c.Array(2)
 		}
-		c.bulk(p.member)
+		c.Bulk(p.member)
 		if withScores {
 			c.zscoreReply(p.score)
 		}
@@ -1315,29 +1315,29 @@ func cmdZRandMember(c *Ctx) {
 			return
 		}
 		if len(c.Args) > 4 || len(c.Args) == 4 && !resp.EqualFold(c.Args[3], "withscores") {
-			c.syntaxErr()
+			c.SyntaxErr()
 			return
 		}
 		withScores := len(c.Args) == 4
 		if withScores && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
-			c.err("ERR value is out of range")
+			c.Err("ERR value is out of range")
 			return
 		}
 		c.zrandmemberCount(key, l, withScores)
 		return
 	}
-	o, ok := c.readKind(c.db(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
 	var buf [zOffsBuf]int
-	z := zview(o, buf[:])
+	z := ZView(o, buf[:])
 	z.SeekRank(rand.IntN(z.Len()))
-	c.bulk(z.Member())
+	c.Bulk(z.Member())
 }
 
 // zrandmemberCount is Redis' zrandmemberWithCountCommand: a negative count
@@ -1349,14 +1349,14 @@ func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
 		return
 	}
 	var buf [zOffsBuf]int
-	z := zview(o, buf[:])
+	z := ZView(o, buf[:])
 	size := z.Len()
 	emit := func(r int) {
 		z.SeekRank(r)
 		if withScores && c.RESP3 {
-			c.array(2)
+			c.Array(2)
 		}
-		c.bulk(z.Member())
+		c.Bulk(z.Member())
 		if withScores {
 			c.zscoreReply(z.Score())
 		}
@@ -1397,19 +1397,19 @@ func cmdZScan(c *Ctx) {
 		return
 	}
 	var num [32]byte
-	if o.enc == encListpack {
+	if o.Enc == EncListpack {
 		// A listpack is returned whole, with cursor 0, as Redis does.
 		c.Out = resp.AppendBulkString(c.Out, "0")
 		start, n := len(c.Out), 0
-		lp := o.str
+		lp := o.Str
 		for off := listpack.First; off < len(lp); {
 			m, sc, next := values.ZlAt(lp, off)
 			off = next
 			if pattern != nil && !glob.Match(pattern, m, false) {
 				continue
 			}
-			c.bulk(m)
-			c.bulk(values.AppendListpackScore(num[:0], sc))
+			c.Bulk(m)
+			c.Bulk(values.AppendListpackScore(num[:0], sc))
 			n += 2
 		}
 		c.spliceHeader(start, '*', n)
@@ -1417,7 +1417,7 @@ func cmdZScan(c *Ctx) {
 	}
 	// The cursor is a slot index: a member keeps its slot while it lives,
 	// so one present for the whole scan is returned exactly once.
-	s := o.coll.(*values.Skiplist)
+	s := o.Coll.(*values.Skiplist)
 	from, end := max(cursor, 1), uint64(s.Slots())
 	p, visited := from, int64(0)
 	for ; p < end && visited < count && p-from < uint64(10*count); p++ {
@@ -1440,8 +1440,8 @@ func cmdZScan(c *Ctx) {
 		if pattern != nil && !glob.Match(pattern, m, false) {
 			continue
 		}
-		c.bulk(m)
-		c.bulk(values.AppendD2String(num[:0], s.Score(x)))
+		c.Bulk(m)
+		c.Bulk(values.AppendD2String(num[:0], s.Score(x)))
 		n += 2
 	}
 	c.spliceHeader(start, '*', n)

@@ -16,7 +16,7 @@ import (
 type Kind = values.Kind
 
 const (
-	kindNone   = values.KindNone // an empty slot
+	KindNone   = values.KindNone // an empty slot
 	KindString = values.KindString
 	KindList   = values.KindList
 	KindSet    = values.KindSet
@@ -32,17 +32,17 @@ const (
 // Where a value lives depends on its encoding (see value.go): strings in str
 // or ival, compact collections (listpack, intset) in str as one flat buffer,
 // full collections behind coll.
-type object struct {
-	key      string            // shares its bytes with the index map's key
-	str      []byte            // encRaw: the string; encListpack/encIntset: the flat encoding
-	coll     values.Collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
-	ival     int64             // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
-	expireAt int64             // unix milliseconds; 0 = no expiry
+type Object struct {
+	Key      string            // shares its bytes with the index map's key
+	Str      []byte            // encRaw: the string; encListpack/encIntset: the flat encoding
+	Coll     values.Collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
+	IntVal   int64             // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
+	ExpireAt int64             // unix milliseconds; 0 = no expiry
 	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
-	access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
-	kind     Kind
-	enc      encoding
-	offHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
+	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
+	Kind     Kind
+	Enc      encoding
+	OffHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
 }
 
 // encoding is how a string value is held. encInt keeps an integer inside the
@@ -52,23 +52,23 @@ type encoding uint8
 
 const (
 	encRaw       encoding = iota // o.str holds the bytes
-	encInt                       // o.ival holds the value; o.str is nil
-	encListpack                  // o.str is a listpack (package listpack)
-	encIntset                    // o.str is an intset (sorted integers)
-	encHashtable                 // o.coll is a hash table (hash or set)
-	encSkiplist                  // o.coll is a sorted set's skiplist and map
-	encQuicklist                 // o.coll is a list of listpacks
-	encStream                    // o.coll is a stream
-	encRawEdited                 // o.str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
+	EncInt                       // o.ival holds the value; o.str is nil
+	EncListpack                  // o.str is a listpack (package listpack)
+	EncIntset                    // o.str is an intset (sorted integers)
+	EncHashtable                 // o.coll is a hash table (hash or set)
+	EncSkiplist                  // o.coll is a sorted set's skiplist and map
+	EncQuicklist                 // o.coll is a list of listpacks
+	EncStream                    // o.coll is a stream
+	EncRawEdited                 // o.str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
 )
 
 // value returns a string object's bytes; for encInt they are formatted into
 // buf. The result is valid until buf or the object changes.
-func (o *object) value(buf *[20]byte) []byte {
-	if o.enc == encInt {
-		return strconv.AppendInt(buf[:0], o.ival, 10)
+func (o *Object) Value(buf *[20]byte) []byte {
+	if o.Enc == EncInt {
+		return strconv.AppendInt(buf[:0], o.IntVal, 10)
 	}
-	return o.str
+	return o.Str
 }
 
 const chunkBits = 10
@@ -85,7 +85,7 @@ const chunkSize = 1 << chunkBits
 //   - volatile[o.volIdx] == position of o  ⇔  o.expireAt != 0
 type DB struct {
 	index    map[string]uint32
-	chunks   []*[chunkSize]object
+	chunks   []*[chunkSize]Object
 	used     uint32               // slot positions handed out so far
 	free     []uint32             // emptied positions, reused before growing
 	volatile []uint32             // positions of keys with an expiry
@@ -95,7 +95,7 @@ type DB struct {
 	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (blocking.go); nil when none
 	watched  map[string][]*Watch  // WATCHed keys (watch.go); nil when none
 	snap     *dbSnap              // a running snapshot's pending keys (snapshot.go); nil when none
-	big      map[*object]struct{} // strings held off the Go heap (bigstr.go); nil when none
+	big      map[*Object]struct{} // strings held off the Go heap (bigstr.go); nil when none
 
 	// Published for readers outside the shard (INFO keyspace, metrics).
 	keys    atomic.Int64
@@ -121,29 +121,64 @@ func newDB() *DB {
 	return &DB{index: make(map[string]uint32), evict: detachedEvictor}
 }
 
-func (d *DB) slot(pos uint32) *object {
+// Len is the number of keys in d's index (expired keys not yet removed
+// included, as DBSIZE counts them).
+func (d *DB) Len() int { return len(d.index) }
+
+// Slots is the number of slot positions handed out so far: Slot(pos) is
+// valid for pos < Slots() (SCAN walks them; empty slots have KindNone).
+func (d *DB) Slots() uint32 { return d.used }
+
+// EachKey calls fn with every key in d's index and its object, in the
+// index's (random) order; fn must not insert or remove keys.
+func (d *DB) EachKey(fn func(key string, o *Object)) {
+	for k, pos := range d.index {
+		fn(k, d.Slot(pos))
+	}
+}
+
+// Hit and Miss count a read that found its key, or did not
+// (keyspace_hits, keyspace_misses).
+func (d *DB) Hit()  { d.hits.Add(1) }
+func (d *DB) Miss() { d.misses.Add(1) }
+
+// CountExpired counts a key removed because its time to live passed
+// (expired_keys).
+func (d *DB) CountExpired() { d.expired.Add(1) }
+
+// Memory is the approximate bytes held by d's keys and values; AddMemory
+// changes it by delta (for a handler that accounts a change itself).
+func (d *DB) Memory() int64         { return d.memory.Load() }
+func (d *DB) AddMemory(delta int64) { d.memory.Add(delta) }
+
+// Loading reports whether an append-only file is being replayed into d's
+// store (never for a DB built alone).
+func (d *DB) Loading() bool { return d.owner != nil && d.owner.loading }
+
+// Slot returns the object at slot position pos.
+func (d *DB) Slot(pos uint32) *Object {
 	return &d.chunks[pos>>chunkBits][pos&(chunkSize-1)]
 }
 
 // find returns the object for key without looking at its expiry.
-func (d *DB) find(key []byte) (*object, uint32) {
+func (d *DB) find(key []byte) (*Object, uint32) {
 	pos, ok := d.index[string(key)]
 	if !ok {
 		return nil, 0
 	}
-	return d.slot(pos), pos
+	return d.Slot(pos), pos
 }
 
 // lookup returns the live object for key, deleting it first if it has expired
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
-func (d *DB) lookup(key []byte, now int64) *object {
+func (d *DB) Lookup(key []byte, now int64) *Object {
 	o, _ := d.find(key)
-	if o == nil || o.expireAt != 0 && o.expireAt <= now {
-		return d.peek(key, now) // nil, after deleting an expired key
+	if o == nil || o.ExpireAt != 0 && o.ExpireAt <= now {
+		return d.Peek(key, now) // nil, after deleting an expired key
 	}
 	if w := d.evict.stamp.Load(); w&stampLFU == 0 {
-		o.access = w // the LRU clock, inline: the common case (evict.go)
+		o.Access = w // the LRU clock, inline: the common case (evict.go)
 	} else {
 		d.touch(o)
 	}
@@ -152,12 +187,12 @@ func (d *DB) lookup(key []byte, now int64) *object {
 
 // peek is lookup without recording the access: Redis' LOOKUP_NOTOUCH, for
 // commands that inspect a key (OBJECT, TYPE, TTL, EXISTS, MEMORY USAGE).
-func (d *DB) peek(key []byte, now int64) *object {
+func (d *DB) Peek(key []byte, now int64) *Object {
 	o, pos := d.find(key)
 	if o == nil {
 		return nil
 	}
-	if o.expireAt != 0 && o.expireAt <= now {
+	if o.ExpireAt != 0 && o.ExpireAt <= now {
 		d.dropKey(o, pos)
 		d.expired.Add(1)
 		return nil
@@ -167,7 +202,7 @@ func (d *DB) peek(key []byte, now int64) *object {
 
 // insert adds key with an empty value of kind and returns it.
 // REQUIRES: key is not present.
-func (d *DB) insert(key []byte, kind Kind) *object {
+func (d *DB) Insert(key []byte, kind Kind) *Object {
 	var pos uint32
 	if n := len(d.free); n > 0 {
 		pos = d.free[n-1]
@@ -175,7 +210,7 @@ func (d *DB) insert(key []byte, kind Kind) *object {
 	} else {
 		pos = d.used
 		if pos>>chunkBits >= uint32(len(d.chunks)) {
-			d.chunks = append(d.chunks, new([chunkSize]object))
+			d.chunks = append(d.chunks, new([chunkSize]Object))
 		}
 		d.used++
 	}
@@ -184,8 +219,8 @@ func (d *DB) insert(key []byte, kind Kind) *object {
 	}
 	k := string(key)
 	d.index[k] = pos
-	o := d.slot(pos)
-	*o = object{key: k, kind: kind, volIdx: -1, access: d.evict.newAccess()}
+	o := d.Slot(pos)
+	*o = Object{Key: k, Kind: kind, volIdx: -1, Access: d.evict.newAccess()}
 	d.keys.Store(int64(len(d.index)))
 	d.memory.Add(int64(len(k) + objectOverhead))
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
@@ -196,30 +231,30 @@ func (d *DB) insert(key []byte, kind Kind) *object {
 }
 
 // remove deletes o from the database.
-func (d *DB) remove(o *object) {
-	d.removeAt(o, d.index[o.key])
+func (d *DB) Remove(o *Object) {
+	d.removeAt(o, d.index[o.Key])
 }
 
-func (d *DB) removeAt(o *object, pos uint32) {
-	d.countChange()
+func (d *DB) removeAt(o *Object, pos uint32) {
+	d.CountChange()
 	d.detach(o, pos)
 }
 
 // detach deletes o at slot pos without counting a change: removeAt for
 // commands, dropKey for expiry and eviction. WATCHes on the key still see
 // it go.
-func (d *DB) detach(o *object, pos uint32) {
+func (d *DB) detach(o *Object, pos uint32) {
 	if d.snap != nil {
 		d.snapSave(pos) // written as it was before it goes
 	}
-	d.touchedWatches(o.key)
-	if o.expireAt != 0 {
+	d.touchedWatches(o.Key)
+	if o.ExpireAt != 0 {
 		d.unindexExpire(o)
 	}
-	delete(d.index, o.key)
-	d.memory.Add(-(int64(len(o.key)+objectOverhead) + o.valueMemory()))
+	delete(d.index, o.Key)
+	d.memory.Add(-(int64(len(o.Key)+objectOverhead) + o.ValueMemory()))
 	d.unmapStr(o)
-	*o = object{volIdx: -1}
+	*o = Object{volIdx: -1}
 	d.free = append(d.free, pos)
 	d.keys.Store(int64(len(d.index)))
 	if len(d.index) == 0 {
@@ -239,7 +274,7 @@ func (d *DB) reset() {
 }
 
 // flush deletes every key and returns how many there were.
-func (d *DB) flush() int {
+func (d *DB) Flush() int {
 	n := len(d.index)
 	if d.snap != nil {
 		d.snapFlush()
@@ -250,7 +285,7 @@ func (d *DB) flush() int {
 	}
 	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
 		if _, ok := d.index[key]; ok {
-			d.touched(key)
+			d.Touched(key)
 		}
 	}
 	d.freeAllOffHeap()
@@ -261,38 +296,38 @@ func (d *DB) flush() int {
 }
 
 // setExpire gives o an expiry (unix ms, > 0), or removes it when at == 0.
-func (d *DB) setExpire(o *object, at int64) {
+func (d *DB) SetExpire(o *Object, at int64) {
 	if at == 0 {
-		if o.expireAt != 0 {
+		if o.ExpireAt != 0 {
 			d.clearExpire(o)
 		}
 		return
 	}
-	d.touched(o.key)
-	if o.expireAt == 0 {
+	d.Touched(o.Key)
+	if o.ExpireAt == 0 {
 		o.volIdx = int32(len(d.volatile))
-		d.volatile = append(d.volatile, d.index[o.key])
+		d.volatile = append(d.volatile, d.index[o.Key])
 		d.expires.Store(int64(len(d.volatile)))
 	}
-	o.expireAt = at
+	o.ExpireAt = at
 }
 
-func (d *DB) clearExpire(o *object) {
-	d.touched(o.key)
+func (d *DB) clearExpire(o *Object) {
+	d.Touched(o.Key)
 	d.unindexExpire(o)
 }
 
 // unindexExpire removes o's expiry and its place in volatile.
-func (d *DB) unindexExpire(o *object) {
+func (d *DB) unindexExpire(o *Object) {
 	i := o.volIdx
 	last := len(d.volatile) - 1
 	if int(i) != last {
 		moved := d.volatile[last]
 		d.volatile[i] = moved
-		d.slot(moved).volIdx = i
+		d.Slot(moved).volIdx = i
 	}
 	d.volatile = d.volatile[:last]
-	o.expireAt = 0
+	o.ExpireAt = 0
 	o.volIdx = -1
 	d.expires.Store(int64(len(d.volatile)))
 }
@@ -302,25 +337,25 @@ func (d *DB) unindexExpire(o *object) {
 //
 // A value of bigbuf.Threshold bytes or more goes off the Go heap
 // (bigstr.go), copied in preemptible steps.
-func (d *DB) setString(o *object, val []byte) {
-	old := cap(o.str)
+func (d *DB) SetString(o *Object, val []byte) {
+	old := cap(o.Str)
 	switch {
-	case cap(o.str) >= len(val) && cap(o.str) <= 2*len(val)+16:
-		o.str = o.str[:len(val)]
-		copyPreemptible(o.str, val)
+	case cap(o.Str) >= len(val) && cap(o.Str) <= 2*len(val)+16:
+		o.Str = o.Str[:len(val)]
+		copyPreemptible(o.Str, val)
 	case len(val) >= bigbuf.Threshold:
 		d.unmapStr(o)
-		o.str = nil
-		d.newStringBuf(o, len(val), len(val), true)
-		copyPreemptible(o.str, val)
+		o.Str = nil
+		d.NewStringBuf(o, len(val), len(val), true)
+		copyPreemptible(o.Str, val)
 	default:
 		d.unmapStr(o)
-		o.str = append(make([]byte, 0, len(val)), val...)
+		o.Str = append(make([]byte, 0, len(val)), val...)
 	}
-	o.kind = KindString
-	o.enc = encRaw
-	d.accountResize(o, old)
-	d.touched(o.key)
+	o.Kind = KindString
+	o.Enc = encRaw
+	d.AccountResize(o, old)
+	d.Touched(o.Key)
 }
 
 // stringMaxPrealloc is Redis' SDS_MAX_PREALLOC: below it a growing string's
@@ -365,28 +400,28 @@ func stringCapFor(need int) int {
 //
 // From bigbuf.Threshold on the string lives off the Go heap and grows with
 // mremap by Redis' steps (bigCapFor; bigstr.go).
-func (d *DB) growString(o *object, need int) {
-	if need <= cap(o.str) {
-		n := len(o.str)
-		o.str = o.str[:need]
+func (d *DB) GrowString(o *Object, need int) {
+	if need <= cap(o.Str) {
+		n := len(o.Str)
+		o.Str = o.Str[:need]
 		// A reused buffer may hold a previous value's bytes.
-		if o.offHeap {
-			bigbuf.Zero(o.str[n:])
+		if o.OffHeap {
+			bigbuf.Zero(o.Str[n:])
 		} else {
-			clear(o.str[n:])
+			clear(o.Str[n:])
 		}
 		return
 	}
-	old := cap(o.str)
+	old := cap(o.Str)
 	if need >= bigbuf.Threshold && d.growOffHeap(o, need) {
-		d.accountResize(o, old)
+		d.AccountResize(o, old)
 		return
 	}
 	buf := make([]byte, need, stringCapFor(need))
-	copyPreemptible(buf, o.str)
+	copyPreemptible(buf, o.Str)
 	d.unmapStr(o) // when an mremap failed
-	o.str = buf
-	d.accountResize(o, old)
+	o.Str = buf
+	d.AccountResize(o, old)
 }
 
 // copyPreemptible is copy(dst, src) in 256 KiB steps. One copy of a large
@@ -404,49 +439,49 @@ func copyPreemptible(dst, src []byte) {
 
 // setInt stores n as o's value with the integer encoding, releasing any byte
 // buffer.
-func (d *DB) setInt(o *object, n int64) {
-	d.freeStr(o)
-	o.kind, o.enc, o.ival = KindString, encInt, n
-	d.touched(o.key)
+func (d *DB) SetInt(o *Object, n int64) {
+	d.FreeStr(o)
+	o.Kind, o.Enc, o.IntVal = KindString, EncInt, n
+	d.Touched(o.Key)
 }
 
 // materialize turns an integer-encoded value into bytes before a command
 // edits them in place (APPEND, SETRANGE).
-func (d *DB) materialize(o *object) {
-	if o.enc != encInt {
+func (d *DB) Materialize(o *Object) {
+	if o.Enc != EncInt {
 		return
 	}
-	o.str = strconv.AppendInt(make([]byte, 0, 24), o.ival, 10)
-	o.enc = encRaw
-	d.memory.Add(int64(cap(o.str)))
+	o.Str = strconv.AppendInt(make([]byte, 0, 24), o.IntVal, 10)
+	o.Enc = encRaw
+	d.memory.Add(int64(cap(o.Str)))
 }
 
 // dropValue empties o's value before it is given a value of another kind.
-func (d *DB) dropValue(o *object) {
-	d.memory.Add(-o.valueMemory())
+func (d *DB) DropValue(o *Object) {
+	d.memory.Add(-o.ValueMemory())
 	d.unmapStr(o)
-	o.str, o.coll = nil, nil
-	o.kind, o.enc = kindNone, encRaw
+	o.Str, o.Coll = nil, nil
+	o.Kind, o.Enc = KindNone, encRaw
 }
 
 // accountResize records that o.str's capacity changed from old. Overwrites
 // in place (the common case) change nothing and skip the atomic add.
-func (d *DB) accountResize(o *object, old int) {
-	if delta := cap(o.str) - old; delta != 0 {
+func (d *DB) AccountResize(o *Object, old int) {
+	if delta := cap(o.Str) - old; delta != 0 {
 		d.memory.Add(int64(delta))
 	}
 }
 
 // randomLive returns a random live key's object, or nil if the database is
 // empty. Expired keys found on the way are deleted.
-func (d *DB) randomLive(now int64) *object {
+func (d *DB) RandomLive(now int64) *Object {
 	for tries := 0; len(d.index) > 0 && tries < 100; tries++ {
 		o := d.randomSlot()
 		if o == nil {
 			continue
 		}
-		if o.expireAt != 0 && o.expireAt <= now {
-			d.dropKey(o, d.index[o.key])
+		if o.ExpireAt != 0 && o.ExpireAt <= now {
+			d.dropKey(o, d.index[o.Key])
 			d.expired.Add(1)
 			continue
 		}
@@ -455,8 +490,8 @@ func (d *DB) randomLive(now int64) *object {
 	// Sparse slots: fall back to the map's random iteration start.
 	for k, pos := range d.index {
 		_ = k
-		o := d.slot(pos)
-		if o.expireAt != 0 && o.expireAt <= now {
+		o := d.Slot(pos)
+		if o.ExpireAt != 0 && o.ExpireAt <= now {
 			continue
 		}
 		return o
@@ -464,12 +499,12 @@ func (d *DB) randomLive(now int64) *object {
 	return nil
 }
 
-func (d *DB) randomSlot() *object {
+func (d *DB) randomSlot() *Object {
 	if d.used == 0 {
 		return nil
 	}
-	o := d.slot(uint32(rand.IntN(int(d.used))))
-	if o.kind == kindNone {
+	o := d.Slot(uint32(rand.IntN(int(d.used))))
+	if o.Kind == KindNone {
 		return nil
 	}
 	return o
@@ -490,12 +525,12 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 				break
 			}
 			pos := d.volatile[rand.IntN(len(d.volatile))]
-			o := d.slot(pos)
-			if o.expireAt <= now {
+			o := d.Slot(pos)
+			if o.ExpireAt <= now {
 				d.dropKey(o, pos)
 				expired++
 			} else {
-				ttlSum += o.expireAt - now
+				ttlSum += o.ExpireAt - now
 				ttlSamples++
 			}
 		}

@@ -14,25 +14,25 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 	}
 	live, volatile := 0, 0
 	for pos := uint32(0); pos < d.used; pos++ {
-		o := d.slot(pos)
-		if o.kind == kindNone {
+		o := d.Slot(pos)
+		if o.Kind == KindNone {
 			continue
 		}
 		live++
-		if got, ok := d.index[o.key]; !ok || got != pos {
-			t.Fatalf("slot %d holds %q but the index says %d (%v)", pos, o.key, got, ok)
+		if got, ok := d.index[o.Key]; !ok || got != pos {
+			t.Fatalf("slot %d holds %q but the index says %d (%v)", pos, o.Key, got, ok)
 		}
-		m, ok := model[o.key]
-		if !ok || string(o.str) != m.val || o.expireAt != m.expireAt {
-			t.Fatalf("slot %d: %q=%q exp %d; model %+v (present %v)", pos, o.key, o.str, o.expireAt, m, ok)
+		m, ok := model[o.Key]
+		if !ok || string(o.Str) != m.val || o.ExpireAt != m.expireAt {
+			t.Fatalf("slot %d: %q=%q exp %d; model %+v (present %v)", pos, o.Key, o.Str, o.ExpireAt, m, ok)
 		}
-		if o.expireAt != 0 {
+		if o.ExpireAt != 0 {
 			volatile++
 			if o.volIdx < 0 || int(o.volIdx) >= len(d.volatile) || d.volatile[o.volIdx] != pos {
-				t.Fatalf("key %q: volIdx %d does not point back at slot %d", o.key, o.volIdx, pos)
+				t.Fatalf("key %q: volIdx %d does not point back at slot %d", o.Key, o.volIdx, pos)
 			}
 		} else if o.volIdx != -1 {
-			t.Fatalf("key %q has no expiry but volIdx %d", o.key, o.volIdx)
+			t.Fatalf("key %q has no expiry but volIdx %d", o.Key, o.volIdx)
 		}
 	}
 	if live != len(model) {
@@ -65,23 +65,23 @@ func TestDBModel(t *testing.T) {
 				switch op := r.IntN(10); {
 				case op < 4: // SET
 					val := fmt.Sprintf("v%d-%s", step, string(make([]byte, r.IntN(40))))
-					o := d.lookup([]byte(key), now)
+					o := d.Lookup([]byte(key), now)
 					if o == nil {
 						if m, ok := model[key]; ok && m.expireAt != 0 && m.expireAt <= now {
 							delete(model, key) // lazily expired by lookup
 						}
-						o = d.insert([]byte(key), KindString)
+						o = d.Insert([]byte(key), KindString)
 					}
-					d.setString(o, []byte(val))
-					d.setExpire(o, 0)
+					d.SetString(o, []byte(val))
+					d.SetExpire(o, 0)
 					model[key] = modelEntry{val: val}
 				case op < 6: // DEL
-					if o := d.lookup([]byte(key), now); o != nil {
-						d.remove(o)
+					if o := d.Lookup([]byte(key), now); o != nil {
+						d.Remove(o)
 					}
 					delete(model, key)
 				case op < 8: // EXPIRE / PERSIST
-					o := d.lookup([]byte(key), now)
+					o := d.Lookup([]byte(key), now)
 					if o == nil {
 						delete(model, key)
 						break
@@ -90,7 +90,7 @@ func TestDBModel(t *testing.T) {
 					if r.IntN(3) > 0 {
 						at = now + int64(r.IntN(100)) + 1
 					}
-					d.setExpire(o, at)
+					d.SetExpire(o, at)
 					m := model[key]
 					m.expireAt = at
 					model[key] = m
@@ -106,7 +106,7 @@ func TestDBModel(t *testing.T) {
 					}
 				default: // FLUSHDB now and then
 					if r.IntN(50) == 0 {
-						d.flush()
+						d.Flush()
 						clear(model)
 					}
 				}
@@ -120,16 +120,16 @@ func TestDBModel(t *testing.T) {
 func TestDBMemoryAccounting(t *testing.T) {
 	d := newDB()
 	for i := range 100 {
-		o := d.insert(fmt.Appendf(nil, "key%d", i), KindString)
-		d.setString(o, make([]byte, i*10))
+		o := d.Insert(fmt.Appendf(nil, "key%d", i), KindString)
+		d.SetString(o, make([]byte, i*10))
 	}
 	if d.memory.Load() <= 0 {
 		t.Fatal("no memory accounted")
 	}
 	for i := range 100 {
 		o, _ := d.find(fmt.Appendf(nil, "key%d", i))
-		d.setString(o, make([]byte, 5)) // shrinking reallocates
-		d.remove(o)
+		d.SetString(o, make([]byte, 5)) // shrinking reallocates
+		d.Remove(o)
 	}
 	if m := d.memory.Load(); m != 0 {
 		t.Fatalf("memory %d after deleting every key; want 0", m)

@@ -193,12 +193,12 @@ func (e *evictor) newAccess() uint32 {
 
 // touch records an access to o, as Redis' lookupKey: the LRU clock, or the
 // decayed and incremented LFU counter (updateLFU).
-func (d *DB) touch(o *object) {
+func (d *DB) touch(o *Object) {
 	w := d.evict.stamp.Load()
 	if w&stampLFU != 0 {
-		w = d.evict.lfuTouched(o.access)
+		w = d.evict.lfuTouched(o.Access)
 	}
-	o.access = w
+	o.Access = w
 }
 
 // lfuTouched is Redis' updateLFU on an access word (apart from touch so that
@@ -327,7 +327,7 @@ type poolEntry struct {
 }
 
 // victim returns the next key of s to evict by policy, or nil when s has none.
-func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *object, uint32) {
+func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *Object, uint32) {
 	allKeys := policy&policyAllKeys != 0
 	if policy == AllKeysRandom || policy == VolatileRandom {
 		for range NumDatabases {
@@ -364,7 +364,7 @@ func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *object
 			d, key := s.dbs[ent.db], ent.key
 			*ent = poolEntry{}
 			if pos, ok := d.index[key]; ok {
-				if o := d.slot(pos); allKeys || o.expireAt != 0 {
+				if o := d.Slot(pos); allKeys || o.ExpireAt != 0 {
 					return d, o, pos
 				}
 			}
@@ -378,17 +378,17 @@ func (p *evictionPool) populate(d *DB, db int32, policy Policy, e *evictor) {
 	var sample [maxmemorySamples]uint32
 	n := d.sample(policy&policyAllKeys != 0, sample[:])
 	for _, pos := range sample[:n] {
-		o := d.slot(pos)
+		o := d.Slot(pos)
 		var idle uint64
 		switch {
 		case policy&policyLRU != 0:
-			idle = e.idleMillis(o.access)
+			idle = e.idleMillis(o.Access)
 		case policy&policyLFU != 0:
-			idle = 255 - uint64(e.lfuDecr(o.access))
+			idle = 255 - uint64(e.lfuDecr(o.Access))
 		default: // volatile-ttl: the sooner it expires, the better
-			idle = math.MaxUint64 - uint64(o.expireAt)
+			idle = math.MaxUint64 - uint64(o.ExpireAt)
 		}
-		p.insert(idle, o.key, db)
+		p.insert(idle, o.Key, db)
 	}
 }
 
@@ -432,7 +432,7 @@ func (d *DB) sample(allKeys bool, dst []uint32) int {
 	n := 0
 	for tries := 0; n < len(dst) && tries < 4*len(dst); tries++ {
 		pos := uint32(rand.IntN(int(d.used)))
-		if d.slot(pos).kind != kindNone {
+		if d.Slot(pos).Kind != KindNone {
 			dst[n] = pos
 			n++
 		}
@@ -449,12 +449,12 @@ func (d *DB) sample(allKeys bool, dst []uint32) int {
 }
 
 // randomCandidate returns a random key of d for the random policies.
-func (d *DB) randomCandidate(allKeys bool) (*object, uint32) {
+func (d *DB) randomCandidate(allKeys bool) (*Object, uint32) {
 	var one [1]uint32
 	if d.sample(allKeys, one[:]) == 0 {
 		return nil, 0
 	}
-	return d.slot(one[0]), one[0]
+	return d.Slot(one[0]), one[0]
 }
 
 // ---- commands --------------------------------------------------------------------
@@ -464,9 +464,9 @@ func (d *DB) randomCandidate(allKeys bool) (*object, uint32) {
 func cmdTouch(c *Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
-		if c.db(key).lookup(key, c.Now) != nil {
+		if c.DBFor(key).Lookup(key, c.Now) != nil {
 			n++
 		}
 	}
-	c.int(n)
+	c.Int(n)
 }

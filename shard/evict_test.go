@@ -32,11 +32,11 @@ func newBareRuntime(t testing.TB, shards int) (*Runtime, *command.Table) {
 // TestObjectSize pins the slot size the memory accounting and the docs
 // assume: the access word took the object from 80 to 88 bytes.
 func TestObjectSize(t *testing.T) {
-	if got := unsafe.Sizeof(object{}); got != 88 {
+	if got := unsafe.Sizeof(Object{}); got != 88 {
 		t.Fatalf("object is %d bytes; objectOverhead and docs/persistence.md assume 88", got)
 	}
-	if objectOverhead < int(unsafe.Sizeof(object{}))+40 {
-		t.Fatalf("objectOverhead %d does not cover the object (%d) and its map entry", objectOverhead, unsafe.Sizeof(object{}))
+	if objectOverhead < int(unsafe.Sizeof(Object{}))+40 {
+		t.Fatalf("objectOverhead %d does not cover the object (%d) and its map entry", objectOverhead, unsafe.Sizeof(Object{}))
 	}
 }
 

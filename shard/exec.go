@@ -51,10 +51,10 @@ type Ctx struct {
 	// inTxn: the command runs inside EXEC (HoldAll holds every shard).
 	inTxn bool
 
-	env    *Env     // the keyspace (Bind)
-	single *Store   // the store of the shard held, when the command runs on exactly one
-	ready  []byte   // serving a woken blocked client: the key that got data (block.go)
-	num    [20]byte // scratch for formatting integer-encoded values
+	env     *Env     // the keyspace (Bind)
+	single  *Store   // the store of the shard held, when the command runs on exactly one
+	ready   []byte   // serving a woken blocked client: the key that got data (block.go)
+	Scratch [20]byte // scratch for formatting integer-encoded values
 }
 
 // keyRoute is Route's finding for one command: the shard it runs on, or the
@@ -90,7 +90,7 @@ func (c *Ctx) Bind(e *Env) { c.env = e }
 
 // db returns the database that owns key in the selected database number.
 // REQUIRES: the caller holds the token of the shard that owns key.
-func (c *Ctx) db(key []byte) *DB {
+func (c *Ctx) DBFor(key []byte) *DB {
 	if c.single != nil {
 		return c.single.dbs[c.DB]
 	}
@@ -135,23 +135,23 @@ func (c *Ctx) Effective() *command.Command {
 	return cmd
 }
 
-type handler func(c *Ctx)
+type Handler func(c *Ctx)
 
 // routeKind says which shards a command needs.
-type routeKind uint8
+type RouteKind uint8
 
 const (
-	routeNone     routeKind = iota // not executed by shards
-	routeKeys                      // the shards of its keys (legacy key positions)
+	routeNone     RouteKind = iota // not executed by shards
+	RouteKeys                      // the shards of its keys (legacy key positions)
 	routeAll                       // every shard (keyspace-wide commands)
 	routeScan                      // one shard, chosen by the SCAN cursor
-	routeSubKey                    // a container whose subcommands take one key at args[2], HELP included (OBJECT, XGROUP, XINFO)
+	RouteSubKey                    // a container whose subcommands take one key at args[2], HELP included (OBJECT, XGROUP, XINFO)
 	routeKeyedSub                  // a container whose subcommands with a key (args[2]) run in its shard; the others are the server's (MEMORY)
-	routeKeySpecs                  // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
+	RouteKeySpecs                  // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
 )
 
 type route struct {
-	kind routeKind
+	kind RouteKind
 	// parks: a blocking command routed by its keys; it always runs through
 	// ExecMulti, since only the producer's own synchronous call can park its
 	// client (blocking.go).
@@ -197,8 +197,8 @@ func (e *Env) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard int, 
 func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
 	rr := e.routes[cmd.ID]
 	switch rr.kind {
-	case routeKeys, routeKeySpecs:
-		if rr.kind == routeKeySpecs || cmd.Flags&command.FlagMovableKeys != 0 {
+	case RouteKeys, RouteKeySpecs:
+		if rr.kind == RouteKeySpecs || cmd.Flags&command.FlagMovableKeys != 0 {
 			var buf [16]int
 			var flags [16]command.KeyFlag
 			keys, _, ok := cmd.KeysWithFlags(args, buf[:0], flags[:0])
@@ -265,7 +265,7 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 			return e.shardOf(args[2]), OneShard
 		}
 		return 0, NotShard
-	case routeSubKey:
+	case RouteSubKey:
 		if len(args) > 2 {
 			return e.shardOf(args[2]), OneShard
 		}
@@ -295,67 +295,67 @@ func (e *Env) recordKey(r *keyRoute, args [][]byte, k, first int, known bool) {
 // handlers maps command names (as in the command table) to their handler and
 // route. The Runtime resolves them to command IDs once, at construction.
 func handlerTable() map[string]struct {
-	h handler
-	r routeKind
+	h Handler
+	r RouteKind
 } {
 	type entry = struct {
-		h handler
-		r routeKind
+		h Handler
+		r RouteKind
 	}
 	t := map[string]entry{}
-	add := func(name string, h handler, r routeKind) {
+	add := func(name string, h Handler, r RouteKind) {
 		if _, dup := t[name]; dup {
 			panic("shard: two handlers for " + name)
 		}
 		t[name] = entry{h, r}
 	}
 	// strings
-	add("get", cmdGet, routeKeys)
-	add("set", cmdSet, routeKeys)
-	add("setnx", cmdSetNX, routeKeys)
-	add("setex", cmdSetEX, routeKeys)
-	add("psetex", cmdPSetEX, routeKeys)
-	add("getset", cmdGetSet, routeKeys)
-	add("getdel", cmdGetDel, routeKeys)
-	add("getex", cmdGetEx, routeKeys)
-	add("mget", cmdMGet, routeKeys)
-	add("mset", cmdMSet, routeKeys)
-	add("msetnx", cmdMSetNX, routeKeys)
-	add("incr", cmdIncr, routeKeys)
-	add("decr", cmdDecr, routeKeys)
-	add("incrby", cmdIncrBy, routeKeys)
-	add("decrby", cmdDecrBy, routeKeys)
-	add("incrbyfloat", cmdIncrByFloat, routeKeys)
-	add("append", cmdAppend, routeKeys)
-	add("strlen", cmdStrlen, routeKeys)
-	add("getrange", cmdGetRange, routeKeys)
-	add("substr", cmdGetRange, routeKeys)
-	add("setrange", cmdSetRange, routeKeys)
+	add("get", cmdGet, RouteKeys)
+	add("set", cmdSet, RouteKeys)
+	add("setnx", cmdSetNX, RouteKeys)
+	add("setex", cmdSetEX, RouteKeys)
+	add("psetex", cmdPSetEX, RouteKeys)
+	add("getset", cmdGetSet, RouteKeys)
+	add("getdel", cmdGetDel, RouteKeys)
+	add("getex", cmdGetEx, RouteKeys)
+	add("mget", cmdMGet, RouteKeys)
+	add("mset", cmdMSet, RouteKeys)
+	add("msetnx", cmdMSetNX, RouteKeys)
+	add("incr", cmdIncr, RouteKeys)
+	add("decr", cmdDecr, RouteKeys)
+	add("incrby", cmdIncrBy, RouteKeys)
+	add("decrby", cmdDecrBy, RouteKeys)
+	add("incrbyfloat", cmdIncrByFloat, RouteKeys)
+	add("append", cmdAppend, RouteKeys)
+	add("strlen", cmdStrlen, RouteKeys)
+	add("getrange", cmdGetRange, RouteKeys)
+	add("substr", cmdGetRange, RouteKeys)
+	add("setrange", cmdSetRange, RouteKeys)
 	// generic
-	add("del", cmdDel, routeKeys)
-	add("unlink", cmdDel, routeKeys)
-	add("exists", cmdExists, routeKeys)
-	add("touch", cmdTouch, routeKeys) // evict.go
-	add("type", cmdType, routeKeys)
-	add("rename", cmdRename, routeKeys)
-	add("renamenx", cmdRenameNX, routeKeys)
-	add("copy", cmdCopy, routeKeys)
-	add("expire", cmdExpire, routeKeys)
-	add("pexpire", cmdPExpire, routeKeys)
-	add("expireat", cmdExpireAt, routeKeys)
-	add("pexpireat", cmdPExpireAt, routeKeys)
-	add("ttl", cmdTTL, routeKeys)
-	add("pttl", cmdPTTL, routeKeys)
-	add("expiretime", cmdExpireTime, routeKeys)
-	add("pexpiretime", cmdPExpireTime, routeKeys)
-	add("persist", cmdPersist, routeKeys)
+	add("del", cmdDel, RouteKeys)
+	add("unlink", cmdDel, RouteKeys)
+	add("exists", cmdExists, RouteKeys)
+	add("touch", cmdTouch, RouteKeys) // evict.go
+	add("type", cmdType, RouteKeys)
+	add("rename", cmdRename, RouteKeys)
+	add("renamenx", cmdRenameNX, RouteKeys)
+	add("copy", cmdCopy, RouteKeys)
+	add("expire", cmdExpire, RouteKeys)
+	add("pexpire", cmdPExpire, RouteKeys)
+	add("expireat", cmdExpireAt, RouteKeys)
+	add("pexpireat", cmdPExpireAt, RouteKeys)
+	add("ttl", cmdTTL, RouteKeys)
+	add("pttl", cmdPTTL, RouteKeys)
+	add("expiretime", cmdExpireTime, RouteKeys)
+	add("pexpiretime", cmdPExpireTime, RouteKeys)
+	add("persist", cmdPersist, RouteKeys)
 	add("keys", cmdKeys, routeAll)
 	add("scan", cmdScan, routeScan)
 	add("randomkey", cmdRandomKey, routeAll)
 	add("dbsize", cmdDBSize, routeAll)
 	add("flushdb", cmdFlushDB, routeAll)
 	add("flushall", cmdFlushAll, routeAll)
-	add("object", cmdObject, routeSubKey)
+	add("object", cmdObject, RouteSubKey)
 	add("memory", cmdMemory, routeKeyedSub)
 	// data types (one file per type registers its commands)
 	addHashCommands(add)
@@ -368,38 +368,65 @@ func handlerTable() map[string]struct {
 }
 
 func (env *Env) register() error {
-	env.handlers = make([]handler, env.table.Len())
+	env.handlers = make([]Handler, env.table.Len())
 	env.routes = make([]route, env.table.Len())
 	for name, e := range handlerTable() {
 		cmd := env.table.Lookup([]byte(name))
 		if cmd == nil {
 			return fmt.Errorf("shard: handler for %q has no command table entry", name)
 		}
-		if e.r == routeKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
+		if e.r == RouteKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
 			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
 		}
 		env.handlers[cmd.ID] = e.h
 		env.routes[cmd.ID] = route{kind: e.r,
-			parks: cmd.Flags&command.FlagBlocking != 0 && (e.r == routeKeys || e.r == routeKeySpecs)}
+			parks: cmd.Flags&command.FlagBlocking != 0 && (e.r == RouteKeys || e.r == RouteKeySpecs)}
 	}
 	return nil
 }
 
 // ---- reply helpers ---------------------------------------------------------
 
-func (c *Ctx) ok()                 { c.Out = append(c.Out, resp.OK...) }
-func (c *Ctx) raw(b []byte)        { c.Out = append(c.Out, b...) }
-func (c *Ctx) int(n int64)         { c.Out = resp.AppendInt(c.Out, n) }
-func (c *Ctx) bulk(b []byte)       { c.Out = resp.AppendBulk(c.Out, b) }
-func (c *Ctx) null()               { c.Out = resp.AppendNull(c.Out, c.RESP3) }
-func (c *Ctx) array(n int)         { c.Out = resp.AppendArrayHeader(c.Out, n) }
-func (c *Ctx) err(msg string)      { c.Out = resp.AppendError(c.Out, msg) }
-func (c *Ctx) simple(s string)     { c.Out = resp.AppendSimpleString(c.Out, s) }
-func (c *Ctx) wrongType()          { c.Out = append(c.Out, resp.ErrWrongType...) }
-func (c *Ctx) syntaxErr()          { c.Out = append(c.Out, resp.ErrSyntax...) }
-func (c *Ctx) notInteger()         { c.Out = append(c.Out, resp.ErrNotInteger...) }
-func (c *Ctx) bulkString(s string) { c.Out = resp.AppendBulkString(c.Out, s) }
-func (c *Ctx) help(lines []string) { c.Out = resp.AppendHelp(c.Out, lines) }
+func (c *Ctx) OK()                 { c.Out = append(c.Out, resp.OK...) }
+func (c *Ctx) Raw(b []byte)        { c.Out = append(c.Out, b...) }
+func (c *Ctx) Int(n int64)         { c.Out = resp.AppendInt(c.Out, n) }
+func (c *Ctx) Bulk(b []byte)       { c.Out = resp.AppendBulk(c.Out, b) }
+func (c *Ctx) Null()               { c.Out = resp.AppendNull(c.Out, c.RESP3) }
+func (c *Ctx) Array(n int)         { c.Out = resp.AppendArrayHeader(c.Out, n) }
+func (c *Ctx) Err(msg string)      { c.Out = resp.AppendError(c.Out, msg) }
+func (c *Ctx) Simple(s string)     { c.Out = resp.AppendSimpleString(c.Out, s) }
+func (c *Ctx) WrongType()          { c.Out = append(c.Out, resp.ErrWrongType...) }
+func (c *Ctx) SyntaxErr()          { c.Out = append(c.Out, resp.ErrSyntax...) }
+func (c *Ctx) NotInteger()         { c.Out = append(c.Out, resp.ErrNotInteger...) }
+func (c *Ctx) BulkString(s string) { c.Out = resp.AppendBulkString(c.Out, s) }
+func (c *Ctx) Help(lines []string) { c.Out = resp.AppendHelp(c.Out, lines) }
+
+// EachDB calls fn with the selected database of every shard the command holds.
+func (c *Ctx) EachDB(fn func(d *DB)) {
+	if c.single != nil {
+		fn(c.single.dbs[c.DB])
+		return
+	}
+	for _, st := range c.env.stores {
+		fn(st.dbs[c.DB])
+	}
+}
+
+// StoresHeld is the stores of the shards the command holds.
+func (c *Ctx) StoresHeld() []*Store {
+	if c.single != nil {
+		return []*Store{c.single}
+	}
+	return c.env.stores
+}
+
+// NumShards is the number of shards (of stores) in c's keyspace.
+func (c *Ctx) NumShards() int { return len(c.env.stores) }
+
+// StoreAt is shard i's store, for a command the runtime routed to shard i
+// (SCAN, by its cursor).
+// REQUIRES: the caller holds shard i.
+func (c *Ctx) StoreAt(i int) *Store { return c.env.stores[i] }
 
 // ---- what the runtime's execute uses -----------------------------------------
 

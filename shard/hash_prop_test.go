@@ -355,25 +355,25 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 		for n, d := range s.store.dbs {
 			var sum int64
 			for k, pos := range d.index {
-				o := d.slot(pos)
-				sum += int64(len(k)+objectOverhead) + o.valueMemory()
-				if ht, ok := o.coll.(*values.HTable); ok {
+				o := d.Slot(pos)
+				sum += int64(len(k)+objectOverhead) + o.ValueMemory()
+				if ht, ok := o.Coll.(*values.HTable); ok {
 					if err := ht.Verify(); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}
 				}
-				if o.enc == encListpack && o.kind == KindHash && hashLen(o) == 0 ||
-					(o.kind == KindHash || o.kind == KindSet) && o.enc != encListpack && o.enc != encIntset && o.enc != encHashtable {
+				if o.Enc == EncListpack && o.Kind == KindHash && HashLen(o) == 0 ||
+					(o.Kind == KindHash || o.Kind == KindSet) && o.Enc != EncListpack && o.Enc != EncIntset && o.Enc != EncHashtable {
 					release()
-					t.Fatalf("shard %d db %d key %q: empty or badly encoded (enc %d)", i, n, k, o.enc)
+					t.Fatalf("shard %d db %d key %q: empty or badly encoded (enc %d)", i, n, k, o.Enc)
 				}
-				if o.kind == KindSet && setLen(o) == 0 {
+				if o.Kind == KindSet && SetLen(o) == 0 {
 					release()
 					t.Fatalf("shard %d db %d key %q: an empty set was kept", i, n, k)
 				}
-				if o.enc == encIntset {
-					if err := values.VerifyIntset(o.str); err != nil {
+				if o.Enc == EncIntset {
+					if err := values.VerifyIntset(o.Str); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}

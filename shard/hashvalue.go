@@ -23,24 +23,24 @@ import (
 // newHashValue gives o (a fresh KindHash object) an empty value sized for the
 // field/value pairs about to be written: a listpack with room for all of
 // them, or a hash table when one of them is too long for a listpack.
-func newHashValue(o *object, pairs [][]byte, lim *EncodingLimits) {
+func NewHashValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
 	size := 0
 	for _, a := range pairs {
 		if int64(len(a)) > lim.HashMaxListpackValue {
-			o.enc = encHashtable
-			o.coll = values.NewHTable(true, len(pairs)/2)
+			o.Enc = EncHashtable
+			o.Coll = values.NewHTable(true, len(pairs)/2)
 			return
 		}
 		size += listpack.EntrySize(a)
 	}
-	o.enc = encListpack
-	o.str = listpack.New(size)
+	o.Enc = EncListpack
+	o.Str = listpack.New(size)
 }
 
 // hashTryConversion converts a listpack hash when any of args is longer than
 // hash-max-listpack-value (Redis' hashTypeTryConversion).
-func hashTryConversion(o *object, args [][]byte, lim *EncodingLimits) {
-	if o.enc != encListpack {
+func HashTryConversion(o *Object, args [][]byte, lim *EncodingLimits) {
+	if o.Enc != EncListpack {
 		return
 	}
 	for _, a := range args {
@@ -52,8 +52,8 @@ func hashTryConversion(o *object, args [][]byte, lim *EncodingLimits) {
 }
 
 // hashConvert turns a listpack hash into a hash table, keeping field order.
-func hashConvert(o *object) {
-	lp := o.str
+func hashConvert(o *Object) {
+	lp := o.Str
 	t := values.NewHTable(true, listpack.Len(lp)/2)
 	for off := listpack.First; off < len(lp); {
 		f, next := listpack.Next(lp, off)
@@ -61,28 +61,28 @@ func hashConvert(o *object) {
 		t.Insert(f, v)
 		off = next2
 	}
-	o.str, o.coll, o.enc = nil, t, encHashtable
+	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
 }
 
-func hashLen(o *object) int {
-	if o.enc == encListpack {
-		return listpack.Len(o.str) / 2
+func HashLen(o *Object) int {
+	if o.Enc == EncListpack {
+		return listpack.Len(o.Str) / 2
 	}
-	return o.coll.(*values.HTable).Len()
+	return o.Coll.(*values.HTable).Len()
 }
 
 // hashGet returns field's value. The result is valid until o changes.
-func hashGet(o *object, field []byte) ([]byte, bool) {
-	if o.enc == encListpack {
-		off := listpack.Find(o.str, field, 2)
+func HashGet(o *Object, field []byte) ([]byte, bool) {
+	if o.Enc == EncListpack {
+		off := listpack.Find(o.Str, field, 2)
 		if off < 0 {
 			return nil, false
 		}
-		_, next := listpack.Next(o.str, off)
-		v, _ := listpack.Next(o.str, next)
+		_, next := listpack.Next(o.Str, off)
+		v, _ := listpack.Next(o.Str, next)
 		return v, true
 	}
-	t := o.coll.(*values.HTable)
+	t := o.Coll.(*values.HTable)
 	if i, ok := t.Find(field); ok {
 		return t.Value(i), true
 	}
@@ -92,26 +92,26 @@ func hashGet(o *object, field []byte) ([]byte, bool) {
 // hashSet sets field to val and reports whether field is new. Like Redis'
 // hashTypeSet it converts a listpack first when field or val is too long for
 // one, and after adding when the hash has too many fields.
-func hashSet(o *object, field, val []byte, lim *EncodingLimits) bool {
-	if o.enc == encListpack {
+func HashSet(o *Object, field, val []byte, lim *EncodingLimits) bool {
+	if o.Enc == EncListpack {
 		if int64(len(field)) > lim.HashMaxListpackValue || int64(len(val)) > lim.HashMaxListpackValue {
 			hashConvert(o)
 		} else {
-			lp := o.str
+			lp := o.Str
 			if off := listpack.Find(lp, field, 2); off >= 0 {
 				_, next := listpack.Next(lp, off)
-				o.str, _ = listpack.Replace(lp, next, val)
+				o.Str, _ = listpack.Replace(lp, next, val)
 				return false
 			}
 			lp = listpack.Append(lp, field)
-			o.str = listpack.Append(lp, val)
-			if int64(listpack.Len(o.str)/2) > lim.HashMaxListpackEntries {
+			o.Str = listpack.Append(lp, val)
+			if int64(listpack.Len(o.Str)/2) > lim.HashMaxListpackEntries {
 				hashConvert(o)
 			}
 			return true
 		}
 	}
-	t := o.coll.(*values.HTable)
+	t := o.Coll.(*values.HTable)
 	if i, ok := t.Find(field); ok {
 		t.SetValue(i, val)
 		return false
@@ -121,19 +121,19 @@ func hashSet(o *object, field, val []byte, lim *EncodingLimits) bool {
 }
 
 // hashDelete removes field and reports whether it was there.
-func hashDelete(o *object, field []byte) bool {
-	if o.enc == encListpack {
-		off := listpack.Find(o.str, field, 2)
+func HashDelete(o *Object, field []byte) bool {
+	if o.Enc == EncListpack {
+		off := listpack.Find(o.Str, field, 2)
 		if off < 0 {
 			return false
 		}
-		o.str = listpack.Delete(o.str, off, 2)
-		if cap(o.str) > 2*len(o.str)+64 {
-			o.str = listpack.Clone(o.str) // give back what many deletions freed
+		o.Str = listpack.Delete(o.Str, off, 2)
+		if cap(o.Str) > 2*len(o.Str)+64 {
+			o.Str = listpack.Clone(o.Str) // give back what many deletions freed
 		}
 		return true
 	}
-	t := o.coll.(*values.HTable)
+	t := o.Coll.(*values.HTable)
 	i, ok := t.Find(field)
 	if ok {
 		t.RemoveAt(i)
@@ -144,20 +144,20 @@ func hashDelete(o *object, field []byte) bool {
 // hashIter walks a hash's fields and values in storage order. The slices it
 // returns are valid until the hash changes and must not be written to.
 type hashIter struct {
-	o   *object
+	o   *Object
 	pos int // listpack: byte offset; hash table: position
 }
 
-func newHashIter(o *object) hashIter {
-	if o.enc == encListpack {
+func NewHashIter(o *Object) hashIter {
+	if o.Enc == EncListpack {
 		return hashIter{o: o, pos: listpack.First}
 	}
 	return hashIter{o: o}
 }
 
-func (it *hashIter) next() (field, val []byte, ok bool) {
-	if it.o.enc == encListpack {
-		lp := it.o.str
+func (it *hashIter) Next() (field, val []byte, ok bool) {
+	if it.o.Enc == EncListpack {
+		lp := it.o.Str
 		if it.pos >= len(lp) {
 			return nil, nil, false
 		}
@@ -165,7 +165,7 @@ func (it *hashIter) next() (field, val []byte, ok bool) {
 		val, it.pos = listpack.Next(lp, next)
 		return field, val, true
 	}
-	t := it.o.coll.(*values.HTable)
+	t := it.o.Coll.(*values.HTable)
 	if it.pos >= t.Len() {
 		return nil, nil, false
 	}
@@ -176,7 +176,7 @@ func (it *hashIter) next() (field, val []byte, ok bool) {
 
 // hashPairOffsets returns the byte offsets of a listpack hash's fields, so
 // that random pairs can be picked in O(1) each.
-func hashPairOffsets(lp []byte) []int {
+func HashPairOffsets(lp []byte) []int {
 	offs := make([]int, 0, listpack.Len(lp)/2)
 	for off := listpack.First; off < len(lp); {
 		offs = append(offs, off)
@@ -187,12 +187,12 @@ func hashPairOffsets(lp []byte) []int {
 
 // hashPair returns the pair at position i (a field offset for a listpack, as
 // hashPairOffsets gives; a position for a hash table).
-func hashPair(o *object, offs []int, i int) (field, val []byte) {
-	if o.enc == encListpack {
-		f, next := listpack.Next(o.str, offs[i])
-		v, _ := listpack.Next(o.str, next)
+func HashPair(o *Object, offs []int, i int) (field, val []byte) {
+	if o.Enc == EncListpack {
+		f, next := listpack.Next(o.Str, offs[i])
+		v, _ := listpack.Next(o.Str, next)
 		return f, v
 	}
-	t := o.coll.(*values.HTable)
+	t := o.Coll.(*values.HTable)
 	return t.Key(i), t.Value(i)
 }

@@ -124,8 +124,8 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 		d := s.store.dbs[0]
 		var mem int64
 		for k, pos := range d.index {
-			o := d.slot(pos)
-			mem += int64(len(k)+objectOverhead) + o.valueMemory()
+			o := d.Slot(pos)
+			mem += int64(len(k)+objectOverhead) + o.ValueMemory()
 		}
 		if got := d.memory.Load(); got != mem {
 			t.Fatalf("shard %d: memory counter %d; a recount gives %d", s.id, got, mem)
@@ -139,15 +139,15 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 		case o == nil && len(want) > 0:
 			t.Fatalf("%s: missing; want %q", k, want)
 		case o != nil && len(want) == 0:
-			t.Fatalf("%s: present (%d elements); want it deleted", k, listLen(o))
+			t.Fatalf("%s: present (%d elements); want it deleted", k, ListLen(o))
 		case o != nil:
-			if o.kind != KindList {
-				t.Fatalf("%s: kind %v", k, o.kind)
+			if o.Kind != KindList {
+				t.Fatalf("%s: kind %v", k, o.Kind)
 			}
-			switch o.enc {
-			case encQuicklist:
-				checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
-			case encListpack:
+			switch o.Enc {
+			case EncQuicklist:
+				checkQuicklist(t, k, o.Coll.(*values.Quicklist), want)
+			case EncListpack:
 				var got []string
 				for _, e := range listElements(o) {
 					got = append(got, string(e))
@@ -156,7 +156,7 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 					t.Fatalf("%s: listpack holds %s; want %s", k, squeeze(fmt.Sprintf("%q", got)), squeeze(fmt.Sprintf("%q", want)))
 				}
 			default:
-				t.Fatalf("%s: encoding %d", k, o.enc)
+				t.Fatalf("%s: encoding %d", k, o.Enc)
 			}
 		}
 	}

@@ -23,62 +23,62 @@ import (
 // ---- the list as handlers see it ------------------------------------------------
 
 // listLen is the number of elements of list o.
-func listLen(o *object) int {
-	if o.enc == encQuicklist {
-		return o.coll.(*values.Quicklist).Len()
+func ListLen(o *Object) int {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).Len()
 	}
-	return listpack.Len(o.str)
+	return listpack.Len(o.Str)
 }
 
 // listToQuicklist converts o from a listpack to a quicklist, filling nodes
 // up to the node limit, each sized to what it holds plus some slack at both
 // ends.
-func listToQuicklist(o *object, fill int64) *values.Quicklist {
-	q := values.QuicklistFromListpack(o.str, fill)
-	o.str, o.coll, o.enc = nil, q, encQuicklist
+func listToQuicklist(o *Object, fill int64) *values.Quicklist {
+	q := values.QuicklistFromListpack(o.Str, fill)
+	o.Str, o.Coll, o.Enc = nil, q, EncQuicklist
 	return q
 }
 
 // listPush adds v at the front or back of o, converting o to a quicklist
 // when its listpack is full.
-func listPush(o *object, v []byte, front bool, fill int64) {
-	if o.enc == encQuicklist {
-		o.coll.(*values.Quicklist).Push(v, front, fill)
+func ListPush(o *Object, v []byte, front bool, fill int64) {
+	if o.Enc == EncQuicklist {
+		o.Coll.(*values.Quicklist).Push(v, front, fill)
 		return
 	}
-	if !values.ListpackFits(o.str, values.NodeEntrySize(len(v)), fill) {
+	if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
 		listToQuicklist(o, fill).Push(v, front, fill)
 		return
 	}
-	if front && len(o.str) > listpack.First {
-		o.str = listpack.Insert(o.str, listpack.First, v)
+	if front && len(o.Str) > listpack.First {
+		o.Str = listpack.Insert(o.Str, listpack.First, v)
 	} else {
-		o.str = listpack.Append(o.str, v)
+		o.Str = listpack.Append(o.Str, v)
 	}
 }
 
 // listEnd returns o's first (front) or last element. The bytes are valid
 // until o changes. REQUIRES: o is not empty.
-func listEnd(o *object, front bool) []byte {
-	if o.enc == encQuicklist {
-		return o.coll.(*values.Quicklist).End(front)
+func ListEnd(o *Object, front bool) []byte {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).End(front)
 	}
 	off := listpack.First
 	if !front {
-		off = values.ListpackLastOffset(o.str)
+		off = values.ListpackLastOffset(o.Str)
 	}
-	v, _ := listpack.Next(o.str, off)
+	v, _ := listpack.Next(o.Str, off)
 	return v
 }
 
 // listDelEnds removes the first k (front) or last k elements of o.
 // REQUIRES: k <= listLen(o).
-func listDelEnds(o *object, k int, front bool) {
+func ListDelEnds(o *Object, k int, front bool) {
 	if k == 0 {
 		return
 	}
-	if o.enc == encQuicklist {
-		q := o.coll.(*values.Quicklist)
+	if o.Enc == EncQuicklist {
+		q := o.Coll.(*values.Quicklist)
 		if front {
 			q.DelFront(k)
 		} else {
@@ -87,62 +87,62 @@ func listDelEnds(o *object, k int, front bool) {
 		return
 	}
 	if front {
-		o.str = listpack.Delete(o.str, listpack.First, k)
+		o.Str = listpack.Delete(o.Str, listpack.First, k)
 		return
 	}
-	n := listpack.Len(o.str)
-	o.str = listpack.Delete(o.str, values.ListpackSkip(o.str, listpack.First, n-k), k)
+	n := listpack.Len(o.Str)
+	o.Str = listpack.Delete(o.Str, values.ListpackSkip(o.Str, listpack.First, n-k), k)
 }
 
 // listIterAt returns an iterator whose first element is element start
 // (0 <= start < listLen(o)).
-func listIterAt(o *object, start int, back bool) values.ListIter {
-	if o.enc == encQuicklist {
-		return o.coll.(*values.Quicklist).IterAt(start, back)
+func ListIterAt(o *Object, start int, back bool) values.ListIter {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).IterAt(start, back)
 	}
-	return values.ListpackIterAt(o.str, start, back)
+	return values.ListpackIterAt(o.Str, start, back)
 }
 
 // listIndex returns element i (0 <= i < listLen(o)).
-func listIndex(o *object, i int) []byte {
-	if o.enc == encQuicklist {
-		return o.coll.(*values.Quicklist).Index(i)
+func ListIndex(o *Object, i int) []byte {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).Index(i)
 	}
-	v, _ := listpack.Next(o.str, listpack.Offset(o.str, i))
+	v, _ := listpack.Next(o.Str, listpack.Offset(o.Str, i))
 	return v
 }
 
 // listSet replaces element i (0 <= i < listLen(o)) with v.
-func listSet(o *object, i int, v []byte, fill int64) {
-	if o.enc != encQuicklist {
-		off := listpack.Offset(o.str, i)
-		_, next := listpack.Next(o.str, off)
-		size := len(o.str) - listpack.First - (next - off)
-		if listpack.Len(o.str) == 1 || values.NodeFits(size, listpack.Len(o.str)-1, values.NodeEntrySize(len(v)), fill) {
-			o.str, _ = listpack.Replace(o.str, off, v)
+func ListSet(o *Object, i int, v []byte, fill int64) {
+	if o.Enc != EncQuicklist {
+		off := listpack.Offset(o.Str, i)
+		_, next := listpack.Next(o.Str, off)
+		size := len(o.Str) - listpack.First - (next - off)
+		if listpack.Len(o.Str) == 1 || values.NodeFits(size, listpack.Len(o.Str)-1, values.NodeEntrySize(len(v)), fill) {
+			o.Str, _ = listpack.Replace(o.Str, off, v)
 			return
 		}
 		listToQuicklist(o, fill)
 	}
-	o.coll.(*values.Quicklist).Set(i, v, fill)
+	o.Coll.(*values.Quicklist).Set(i, v, fill)
 }
 
 // listInsert adds v before (after false) or after the first element equal to
 // pivot, and reports whether pivot was found.
-func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
-	if o.enc == encQuicklist {
-		return o.coll.(*values.Quicklist).InsertPivot(pivot, v, after, fill)
+func ListInsert(o *Object, pivot, v []byte, after bool, fill int64) bool {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).InsertPivot(pivot, v, after, fill)
 	}
-	for off := listpack.First; off < len(o.str); {
-		e, next := listpack.Next(o.str, off)
+	for off := listpack.First; off < len(o.Str); {
+		e, next := listpack.Next(o.Str, off)
 		if string(e) != string(pivot) {
 			off = next
 			continue
 		}
-		if !values.ListpackFits(o.str, values.NodeEntrySize(len(v)), fill) {
+		if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
 			i := 0
 			for p := listpack.First; p < off; i++ {
-				_, p = listpack.Next(o.str, p)
+				_, p = listpack.Next(o.Str, p)
 			}
 			if after {
 				i++
@@ -153,7 +153,7 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 		if after {
 			off = next
 		}
-		o.str = listpack.Insert(o.str, off, v)
+		o.Str = listpack.Insert(o.Str, off, v)
 		return true
 	}
 	return false
@@ -162,7 +162,7 @@ func listInsert(o *object, pivot, v []byte, after bool, fill int64) bool {
 // listRemove removes elements equal to v: the first limit of them from the
 // front, or from the back when fromBack, or all of them when limit is 0. It
 // returns how many it removed.
-func listRemove(o *object, v []byte, limit int, fromBack bool) int {
+func ListRemove(o *Object, v []byte, limit int, fromBack bool) int {
 	skip := 0
 	if fromBack && limit > 0 {
 		// Removing the last limit matches is skipping all but them.
@@ -174,11 +174,11 @@ func listRemove(o *object, v []byte, limit int, fromBack bool) int {
 		}
 	}
 	r := values.NewEqualRemover(v, limit, skip)
-	if o.enc == encQuicklist {
-		o.coll.(*values.Quicklist).RemoveWhere(&r)
+	if o.Enc == EncQuicklist {
+		o.Coll.(*values.Quicklist).RemoveWhere(&r)
 		return r.Removed()
 	}
-	lp := o.str
+	lp := o.Str
 	w := listpack.First
 	for rd := listpack.First; rd < len(lp); {
 		e, next := listpack.Next(lp, rd)
@@ -191,16 +191,16 @@ func listRemove(o *object, v []byte, limit int, fromBack bool) int {
 		rd = next
 	}
 	if removed := r.Removed(); removed > 0 {
-		o.str = lp[:w]
-		values.ListpackSetLen(o.str, listpack.Len(lp)-removed)
+		o.Str = lp[:w]
+		values.ListpackSetLen(o.Str, listpack.Len(lp)-removed)
 	}
 	return r.Removed()
 }
 
 // listCount is how many elements of o equal v.
-func listCount(o *object, v []byte) int {
-	n := listLen(o)
-	it := listIterAt(o, 0, false)
+func listCount(o *Object, v []byte) int {
+	n := ListLen(o)
+	it := ListIterAt(o, 0, false)
 	c := 0
 	for range n {
 		if string(it.Next()) == string(v) {
@@ -211,13 +211,13 @@ func listCount(o *object, v []byte) int {
 }
 
 // listElements returns copies of o's elements in order (tests and tools).
-func listElements(o *object) [][]byte {
-	n := listLen(o)
+func listElements(o *Object) [][]byte {
+	n := ListLen(o)
 	out := make([][]byte, 0, n)
 	if n == 0 {
 		return out
 	}
-	it := listIterAt(o, 0, false)
+	it := ListIterAt(o, 0, false)
 	for range n {
 		out = append(out, slices.Clone(it.Next()))
 	}

@@ -43,55 +43,55 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 		(e.Kind == KindList || e.Kind == KindSet || e.Kind == KindHash || e.Kind == KindZSet) {
 		return false, nil
 	}
-	var v object // the value, built before the key exists
+	var v Object // the value, built before the key exists
 	switch e.Kind {
 	case KindString:
-		o := d.insert(e.Key, KindString)
+		o := d.Insert(e.Key, KindString)
 		if n, ok := resp.ParseInt(e.Str); ok {
-			d.setInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
+			d.SetInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
 		} else {
-			d.setString(o, e.Str)
+			d.SetString(o, e.Str)
 		}
-		d.setExpire(o, e.ExpireAt)
+		d.SetExpire(o, e.ExpireAt)
 		return true, nil
 	case KindList:
-		v.kind = KindList
+		v.Kind = KindList
 		loadList(&v, e.Elems, lim)
 	case KindSet:
-		v.kind = KindSet
+		v.Kind = KindSet
 		loadSet(&v, e.Elems, lim)
 	case KindZSet:
-		v.kind = KindZSet
+		v.Kind = KindZSet
 		loadZSet(&v, e.ZSet, lim)
 	case KindHash:
-		v.kind = KindHash
+		v.Kind = KindHash
 		loadHash(&v, e.Pairs, lim)
 	case KindStream:
 		s, err := loadStream(e.Stream, lim)
 		if err != nil {
 			return false, fmt.Errorf("rdb: stream '%s' in DB %d: %w", e.Key, e.DB, err)
 		}
-		v.kind, v.enc, v.coll = KindStream, encStream, s
+		v.Kind, v.Enc, v.Coll = KindStream, EncStream, s
 	default:
 		return false, fmt.Errorf("rdb: key '%s' in DB %d has unknown kind %d", e.Key, e.DB, e.Kind)
 	}
-	o := d.insert(e.Key, v.kind)
-	o.str, o.coll, o.enc = v.str, v.coll, v.enc
-	d.valueChanged(o, 0)
-	d.setExpire(o, e.ExpireAt)
+	o := d.Insert(e.Key, v.Kind)
+	o.Str, o.Coll, o.Enc = v.Str, v.Coll, v.Enc
+	d.ValueChanged(o, 0)
+	d.SetExpire(o, e.ExpireAt)
 	return true, nil
 }
 
 // loadList pushes elems at the tail, as RPUSH would, so the list takes the
 // layout RPUSH gives it under list-max-listpack-size.
-func loadList(v *object, elems [][]byte, lim *EncodingLimits) {
+func loadList(v *Object, elems [][]byte, lim *EncodingLimits) {
 	size := 0
 	for _, el := range elems[:min(len(elems), values.ListpackMaxEntries)] {
 		size += listpack.EntrySize(el)
 	}
-	v.enc, v.str = encListpack, listpack.New(size)
+	v.Enc, v.Str = EncListpack, listpack.New(size)
 	for _, el := range elems {
-		listPush(v, el, false, lim.ListMaxListpackSize)
+		ListPush(v, el, false, lim.ListMaxListpackSize)
 	}
 }
 
@@ -99,14 +99,14 @@ func loadList(v *object, elems [][]byte, lim *EncodingLimits) {
 // there are more members than set-max-intset-entries, else an intset that
 // converts at the first member that is not an integer.
 // REQUIRES: members is not empty.
-func loadSet(v *object, members [][]byte, lim *EncodingLimits) {
+func loadSet(v *Object, members [][]byte, lim *EncodingLimits) {
 	if int64(len(members)) > lim.SetMaxIntsetEntries {
-		v.enc, v.coll = encHashtable, values.NewHTable(false, len(members))
+		v.Enc, v.Coll = EncHashtable, values.NewHTable(false, len(members))
 	} else {
-		newSetValue(v, members[0], len(members))
+		NewSetValue(v, members[0], len(members))
 	}
 	for _, m := range members {
-		setAdd(v, m, lim)
+		SetAdd(v, m, lim)
 	}
 }
 
@@ -114,7 +114,7 @@ func loadSet(v *object, members [][]byte, lim *EncodingLimits) {
 // listpack when it has at most zset-max-listpack-entries members and none
 // longer than zset-max-listpack-value, else a skiplist. It sorts members in
 // place.
-func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
+func loadZSet(v *Object, members []rdb.ZMember, lim *EncodingLimits) {
 	maxLen := 0
 	for i := range members {
 		maxLen = max(maxLen, len(members[i].Member))
@@ -126,7 +126,7 @@ func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
 				sl.Add(members[i].Member, members[i].Score)
 			}
 		}
-		v.enc, v.coll = encSkiplist, sl
+		v.Enc, v.Coll = EncSkiplist, sl
 		return
 	}
 	slices.SortFunc(members, func(a, b rdb.ZMember) int {
@@ -145,27 +145,27 @@ func loadZSet(v *object, members []rdb.ZMember, lim *EncodingLimits) {
 		lp = listpack.Append(lp, members[i].Member)
 		lp = listpack.Append(lp, values.ZlScoreBytes(&sb, members[i].Score))
 	}
-	v.enc, v.str = encListpack, lp
+	v.Enc, v.Str = EncListpack, lp
 }
 
 // loadHash is rdbLoadObject's RDB_TYPE_HASH: a hash table from the start
 // when there are more fields than hash-max-listpack-entries or one field or
 // value is longer than hash-max-listpack-value, else a listpack of the
 // pairs in file order. Package rdb guarantees no field repeats.
-func loadHash(v *object, pairs [][]byte, lim *EncodingLimits) {
+func loadHash(v *Object, pairs [][]byte, lim *EncodingLimits) {
 	n := len(pairs) / 2
 	if int64(n) > lim.HashMaxListpackEntries {
-		v.enc, v.coll = encHashtable, values.NewHTable(true, n)
+		v.Enc, v.Coll = EncHashtable, values.NewHTable(true, n)
 	} else {
-		newHashValue(v, pairs, lim)
+		NewHashValue(v, pairs, lim)
 	}
-	if v.enc == encListpack {
+	if v.Enc == EncListpack {
 		for _, x := range pairs {
-			v.str = listpack.Append(v.str, x)
+			v.Str = listpack.Append(v.Str, x)
 		}
 		return
 	}
-	t := v.coll.(*values.HTable)
+	t := v.Coll.(*values.HTable)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if _, dup := t.Find(pairs[i]); !dup {
 			t.Insert(pairs[i], pairs[i+1])

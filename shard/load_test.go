@@ -434,8 +434,8 @@ func fillStrings(rt *Runtime, n int) {
 	for i := range n {
 		key = strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10)
 		d := rt.shards[rt.ShardOf(key)].store.dbs[0]
-		o := d.insert(key, KindString)
-		d.setString(o, val)
+		o := d.Insert(key, KindString)
+		d.SetString(o, val)
 	}
 	for _, s := range rt.shards {
 		rt.release(s)
@@ -533,7 +533,7 @@ func TestSnapshotStepAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, func() {
 		out = out[:0]
 		for _, pos := range d.index {
-			out = ss.appendEntry(out, d.slot(pos))
+			out = ss.appendEntry(out, d.Slot(pos))
 		}
 	})
 	if allocs > 0 {

@@ -27,32 +27,32 @@ import (
 // newSetValue gives o (a fresh KindSet object) an empty value that can hold
 // first (Redis' setTypeCreate): an intset when first is an integer, else a
 // hash table.
-func newSetValue(o *object, first []byte, hint int) {
+func NewSetValue(o *Object, first []byte, hint int) {
 	if v, ok := resp.ParseInt(first); ok {
-		o.enc = encIntset
-		o.str = values.NewIntset(values.IntsetWidthFor(v), hint)
+		o.Enc = EncIntset
+		o.Str = values.NewIntset(values.IntsetWidthFor(v), hint)
 		return
 	}
-	o.enc = encHashtable
-	o.coll = values.NewHTable(false, hint)
+	o.Enc = EncHashtable
+	o.Coll = values.NewHTable(false, hint)
 }
 
 // setConvert turns an intset into a hash table.
-func setConvert(o *object) {
-	is := o.str
+func setConvert(o *Object) {
+	is := o.Str
 	n := values.IntsetLen(is)
 	t := values.NewHTable(false, n)
 	var buf [20]byte
 	for i := range n {
 		t.Insert(strconv.AppendInt(buf[:0], values.IntsetGet(is, i), 10), nil)
 	}
-	o.str, o.coll, o.enc = nil, t, encHashtable
+	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
 }
 
 // setShrinkToIntset turns a hash-table set back into an intset when every
 // member is an integer and there are at most set-max-intset-entries of them.
-func setShrinkToIntset(o *object, lim *EncodingLimits) {
-	t := o.coll.(*values.HTable)
+func SetShrinkToIntset(o *Object, lim *EncodingLimits) {
+	t := o.Coll.(*values.HTable)
 	if int64(t.Len()) > lim.SetMaxIntsetEntries {
 		return
 	}
@@ -70,31 +70,31 @@ func setShrinkToIntset(o *object, lim *EncodingLimits) {
 	for i, v := range vals {
 		values.IntsetWrite(is[values.IntsetHeader+i*w:], w, v)
 	}
-	o.str, o.coll, o.enc = is, nil, encIntset
+	o.Str, o.Coll, o.Enc = is, nil, EncIntset
 }
 
-func setLen(o *object) int {
-	if o.enc == encIntset {
-		return values.IntsetLen(o.str)
+func SetLen(o *Object) int {
+	if o.Enc == EncIntset {
+		return values.IntsetLen(o.Str)
 	}
-	return o.coll.(*values.HTable).Len()
+	return o.Coll.(*values.HTable).Len()
 }
 
 // setAdd adds m and reports whether it was new (Redis' setTypeAdd).
-func setAdd(o *object, m []byte, lim *EncodingLimits) bool {
-	if o.enc == encIntset {
+func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
+	if o.Enc == EncIntset {
 		v, ok := resp.ParseInt(m)
 		if ok {
 			var added bool
-			o.str, added = values.IntsetAdd(o.str, v)
-			if added && int64(values.IntsetLen(o.str)) > lim.SetMaxIntsetEntries {
+			o.Str, added = values.IntsetAdd(o.Str, v)
+			if added && int64(values.IntsetLen(o.Str)) > lim.SetMaxIntsetEntries {
 				setConvert(o)
 			}
 			return added
 		}
 		setConvert(o)
 	}
-	t := o.coll.(*values.HTable)
+	t := o.Coll.(*values.HTable)
 	if _, found := t.Find(m); found {
 		return false
 	}
@@ -104,31 +104,31 @@ func setAdd(o *object, m []byte, lim *EncodingLimits) bool {
 
 // setAddInt adds v (an integer member) without formatting it when the set is
 // an intset.
-func setAddInt(o *object, v int64, lim *EncodingLimits) bool {
-	if o.enc == encIntset {
+func SetAddInt(o *Object, v int64, lim *EncodingLimits) bool {
+	if o.Enc == EncIntset {
 		var added bool
-		o.str, added = values.IntsetAdd(o.str, v)
-		if added && int64(values.IntsetLen(o.str)) > lim.SetMaxIntsetEntries {
+		o.Str, added = values.IntsetAdd(o.Str, v)
+		if added && int64(values.IntsetLen(o.Str)) > lim.SetMaxIntsetEntries {
 			setConvert(o)
 		}
 		return added
 	}
 	var buf [20]byte
-	return setAdd(o, strconv.AppendInt(buf[:0], v, 10), lim)
+	return SetAdd(o, strconv.AppendInt(buf[:0], v, 10), lim)
 }
 
 // setRemove removes m and reports whether it was there.
-func setRemove(o *object, m []byte) bool {
-	if o.enc == encIntset {
+func SetRemove(o *Object, m []byte) bool {
+	if o.Enc == EncIntset {
 		v, ok := resp.ParseInt(m)
 		if !ok {
 			return false
 		}
 		var removed bool
-		o.str, removed = values.IntsetRemove(o.str, v)
+		o.Str, removed = values.IntsetRemove(o.Str, v)
 		return removed
 	}
-	t := o.coll.(*values.HTable)
+	t := o.Coll.(*values.HTable)
 	i, found := t.Find(m)
 	if found {
 		t.RemoveAt(i)
@@ -136,68 +136,68 @@ func setRemove(o *object, m []byte) bool {
 	return found
 }
 
-func setHas(o *object, m []byte) bool {
-	if o.enc == encIntset {
+func SetHas(o *Object, m []byte) bool {
+	if o.Enc == EncIntset {
 		v, ok := resp.ParseInt(m)
 		if !ok {
 			return false
 		}
-		_, found := values.IntsetSearch(o.str, v)
+		_, found := values.IntsetSearch(o.Str, v)
 		return found
 	}
-	_, found := o.coll.(*values.HTable).Find(m)
+	_, found := o.Coll.(*values.HTable).Find(m)
 	return found
 }
 
 // setHasInt reports whether the integer member v is in o.
-func setHasInt(o *object, v int64, buf *[20]byte) bool {
-	if o.enc == encIntset {
-		_, found := values.IntsetSearch(o.str, v)
+func SetHasInt(o *Object, v int64, buf *[20]byte) bool {
+	if o.Enc == EncIntset {
+		_, found := values.IntsetSearch(o.Str, v)
 		return found
 	}
-	_, found := o.coll.(*values.HTable).Find(strconv.AppendInt(buf[:0], v, 10))
+	_, found := o.Coll.(*values.HTable).Find(strconv.AppendInt(buf[:0], v, 10))
 	return found
 }
 
 // setMember is one member read from a set: an integer (isInt, from an
 // intset) or bytes.
-type setMember struct {
-	b     []byte
-	v     int64
-	isInt bool
+type SetMember struct {
+	Str   []byte
+	Int   int64
+	IsInt bool
 }
 
 // setAt returns the member at position i (intset order is ascending, a hash
 // table's is its dense storage order).
-func setAt(o *object, i int) setMember {
-	if o.enc == encIntset {
-		return setMember{v: values.IntsetGet(o.str, i), isInt: true}
+func SetAt(o *Object, i int) SetMember {
+	if o.Enc == EncIntset {
+		return SetMember{Int: values.IntsetGet(o.Str, i), IsInt: true}
 	}
-	return setMember{b: o.coll.(*values.HTable).Key(i)}
+	return SetMember{Str: o.Coll.(*values.HTable).Key(i)}
 }
 
 // bytes returns the member's bytes, formatting an integer into buf.
-func (m setMember) bytes(buf *[20]byte) []byte {
-	if m.isInt {
-		return strconv.AppendInt(buf[:0], m.v, 10)
+func (m SetMember) Bytes(buf *[20]byte) []byte {
+	if m.IsInt {
+		return strconv.AppendInt(buf[:0], m.Int, 10)
 	}
-	return m.b
+	return m.Str
 }
 
 // setMemberReply appends m as a bulk string.
-func (c *Ctx) setMemberReply(m setMember) {
-	if m.isInt {
-		c.Out = resp.AppendBulkInt(c.Out, m.v)
+func (c *Ctx) SetMemberReply(m SetMember) {
+	if m.IsInt {
+		c.Out = resp.AppendBulkInt(c.Out, m.Int)
 	} else {
-		c.bulk(m.b)
+		c.Bulk(m.Str)
 	}
 }
 
 // setRemoveAt removes the member at position i.
-func setRemoveAt(o *object, i int) {
-	if o.enc == encIntset {
-		o.str, _ = values.IntsetRemove(o.str, values.IntsetGet(o.str, i))
+func SetRemoveAt(o *Object, i int) {
+	if o.Enc == EncIntset {
+		o.Str, _ = values.IntsetRemove(o.Str, values.IntsetGet(o.Str, i))
 		return
 	}
-	o.coll.(*values.HTable).RemoveAt(i)
+	o.Coll.(*values.HTable).RemoveAt(i)
 }

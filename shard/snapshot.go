@@ -205,7 +205,7 @@ func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
 			b := bits.TrailingZeros64(w)
 			w &= w - 1
 			ds.pending[ds.cursor] = w
-			out = ds.ss.appendEntry(out, d.slot(uint32(ds.cursor<<6+b)))
+			out = ds.ss.appendEntry(out, d.Slot(uint32(ds.cursor<<6+b)))
 			if n++; n >= snapshotStepKeys || len(out) >= snapshotStepBytes {
 				return out, false
 			}
@@ -228,7 +228,7 @@ func (d *DB) snapSave(pos uint32) {
 		return
 	}
 	ds.pending[w] &^= bit
-	ds.early = ds.ss.appendEntry(ds.early, d.slot(pos))
+	ds.early = ds.ss.appendEntry(ds.early, d.Slot(pos))
 	ds.ss.Early++
 }
 
@@ -247,7 +247,7 @@ func (d *DB) snapFlush() {
 	ds := d.snap
 	for w := ds.cursor; w < len(ds.pending); w++ {
 		for x := ds.pending[w]; x != 0; x &= x - 1 {
-			ds.early = ds.ss.appendEntry(ds.early, d.slot(uint32(w<<6+bits.TrailingZeros64(x))))
+			ds.early = ds.ss.appendEntry(ds.early, d.Slot(uint32(w<<6+bits.TrailingZeros64(x))))
 			ds.ss.Early++
 		}
 		ds.pending[w] = 0
@@ -265,7 +265,7 @@ func (c *Ctx) SnapBeforeCommand() {
 	var buf [16]int
 	var keys []int
 	switch {
-	case r.kind == routeSubKey || r.kind == routeKeyedSub:
+	case r.kind == RouteSubKey || r.kind == routeKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
 			if sub := c.Effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
@@ -274,7 +274,7 @@ func (c *Ctx) SnapBeforeCommand() {
 		}
 	case cmd.Flags&command.FlagWrite == 0:
 		return
-	case cmd.Flags&command.FlagMovableKeys != 0 || r.kind == routeKeySpecs:
+	case cmd.Flags&command.FlagMovableKeys != 0 || r.kind == RouteKeySpecs:
 		var flags [16]command.KeyFlag
 		keys, _, _ = cmd.KeysWithFlags(c.Args, buf[:0], flags[:0])
 	default:
@@ -305,47 +305,47 @@ func (c *Ctx) SnapBeforeCommand() {
 // AppendInt), lists head to tail, sets, hashes, sorted sets with binary
 // scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already
 // expired is written too, with its time; loaders skip it.
-func (ss *SnapshotPart) appendEntry(dst []byte, o *object) []byte {
+func (ss *SnapshotPart) appendEntry(dst []byte, o *Object) []byte {
 	ss.Keys++
-	key := values.KeyBytes(o.key)
-	switch o.kind {
+	key := values.KeyBytes(o.Key)
+	switch o.Kind {
 	case KindString:
-		dst = rdb.AppendKey(dst, rdb.TypeString, key, o.expireAt)
-		if o.enc == encInt {
-			return rdb.AppendInt(dst, o.ival)
+		dst = rdb.AppendKey(dst, rdb.TypeString, key, o.ExpireAt)
+		if o.Enc == EncInt {
+			return rdb.AppendInt(dst, o.IntVal)
 		}
-		return ss.lzf.AppendString(dst, o.str)
+		return ss.lzf.AppendString(dst, o.Str)
 	case KindList:
-		dst = rdb.AppendKey(dst, rdb.TypeList, key, o.expireAt)
-		n := listLen(o)
+		dst = rdb.AppendKey(dst, rdb.TypeList, key, o.ExpireAt)
+		n := ListLen(o)
 		dst = rdb.AppendLen(dst, uint64(n))
 		if n > 0 {
-			it := listIterAt(o, 0, false)
+			it := ListIterAt(o, 0, false)
 			for range n {
 				dst = ss.lzf.AppendString(dst, it.Next())
 			}
 		}
 		return dst
 	case KindSet:
-		dst = rdb.AppendKey(dst, rdb.TypeSet, key, o.expireAt)
-		n := setLen(o)
+		dst = rdb.AppendKey(dst, rdb.TypeSet, key, o.ExpireAt)
+		n := SetLen(o)
 		dst = rdb.AppendLen(dst, uint64(n))
-		if o.enc == encIntset {
+		if o.Enc == EncIntset {
 			for i := range n {
-				dst = rdb.AppendInt(dst, values.IntsetGet(o.str, i))
+				dst = rdb.AppendInt(dst, values.IntsetGet(o.Str, i))
 			}
 			return dst
 		}
-		t := o.coll.(*values.HTable)
+		t := o.Coll.(*values.HTable)
 		for i := range t.Len() {
 			dst = ss.lzf.AppendString(dst, t.Key(i))
 		}
 		return dst
 	case KindZSet:
-		dst = rdb.AppendKey(dst, rdb.TypeZSet2, key, o.expireAt)
-		dst = rdb.AppendLen(dst, uint64(zsetLen(o)))
-		if o.enc == encListpack {
-			lp := o.str
+		dst = rdb.AppendKey(dst, rdb.TypeZSet2, key, o.ExpireAt)
+		dst = rdb.AppendLen(dst, uint64(ZSetLen(o)))
+		if o.Enc == EncListpack {
+			lp := o.Str
 			for off := listpack.First; off < len(lp); {
 				m, score, next := values.ZlAt(lp, off)
 				dst = ss.lzf.AppendString(dst, m)
@@ -354,18 +354,18 @@ func (ss *SnapshotPart) appendEntry(dst []byte, o *object) []byte {
 			}
 			return dst
 		}
-		sl := o.coll.(*values.Skiplist)
+		sl := o.Coll.(*values.Skiplist)
 		for x := sl.First(); x != 0; x = sl.Next(x) {
 			dst = ss.lzf.AppendString(dst, values.MemberBytes(sl.Member(x)))
 			dst = rdb.AppendBinaryDouble(dst, sl.Score(x))
 		}
 		return dst
 	case KindHash:
-		dst = rdb.AppendKey(dst, rdb.TypeHash, key, o.expireAt)
-		dst = rdb.AppendLen(dst, uint64(hashLen(o)))
-		it := newHashIter(o)
+		dst = rdb.AppendKey(dst, rdb.TypeHash, key, o.ExpireAt)
+		dst = rdb.AppendLen(dst, uint64(HashLen(o)))
+		it := NewHashIter(o)
 		for {
-			f, v, ok := it.next()
+			f, v, ok := it.Next()
 			if !ok {
 				return dst
 			}
@@ -373,8 +373,8 @@ func (ss *SnapshotPart) appendEntry(dst []byte, o *object) []byte {
 			dst = ss.lzf.AppendString(dst, v)
 		}
 	case KindStream:
-		dst = rdb.AppendKey(dst, rdb.TypeStreamListpacks2, key, o.expireAt)
-		return rdb.AppendStream(dst, ss.neutralStream(o.coll.(*values.Stream)))
+		dst = rdb.AppendKey(dst, rdb.TypeStreamListpacks2, key, o.ExpireAt)
+		return rdb.AppendStream(dst, ss.neutralStream(o.Coll.(*values.Stream)))
 	}
 	ss.Keys-- // an empty slot: nothing written (never reached while the invariant holds)
 	return dst

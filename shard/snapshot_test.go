@@ -100,8 +100,8 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 	for _, s := range rt.shards {
 		for n, d := range s.store.dbs {
 			for k, pos := range d.index {
-				o := d.slot(pos)
-				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.kind.String(), expireAt: o.expireAt, val: valueText(run, n, o.kind.String(), k)}
+				o := d.Slot(pos)
+				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.Kind.String(), expireAt: o.ExpireAt, val: valueText(run, n, o.Kind.String(), k)}
 			}
 		}
 	}
@@ -145,19 +145,19 @@ func checkLoadedStructures(t *testing.T, rt *Runtime) {
 	for _, s := range rt.shards {
 		for n, d := range s.store.dbs {
 			for k, pos := range d.index {
-				o := d.slot(pos)
+				o := d.Slot(pos)
 				switch {
-				case o.enc == encQuicklist:
-					want := make([]string, 0, listLen(o))
+				case o.Enc == EncQuicklist:
+					want := make([]string, 0, ListLen(o))
 					for _, e := range listElements(o) {
 						want = append(want, string(e))
 					}
-					checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
-				case o.enc == encStream:
-					if err := checkStream(o.coll.(*values.Stream)); err != nil {
+					checkQuicklist(t, k, o.Coll.(*values.Quicklist), want)
+				case o.Enc == EncStream:
+					if err := checkStream(o.Coll.(*values.Stream)); err != nil {
 						t.Fatalf("db %d key %q: %v", n, k, err)
 					}
-				case o.kind == KindList && listLen(o) == 0:
+				case o.Kind == KindList && ListLen(o) == 0:
 					t.Fatalf("db %d key %q: empty list kept", n, k)
 				}
 			}

@@ -64,7 +64,7 @@ type Store struct {
 type Env struct {
 	stores   []*Store
 	table    *command.Table
-	handlers []handler // by command ID; nil for commands not executed by shards
+	handlers []Handler // by command ID; nil for commands not executed by shards
 	routes   []route   // by command ID
 	limits   encodingLimits
 	prop     atomic.Pointer[LogFeed] // the append-only log's feed (aoflog.go); nil when off
@@ -125,7 +125,7 @@ func (e *Env) shardOf(key []byte) int { return ShardOf(key, len(e.stores)) }
 // done the cursor moves to the next shard's position 0, and after the last
 // shard it is 0 again. Slot positions never move while a key lives, so a key
 // present for the whole iteration is returned (at least once), as in Redis.
-const scanShardBits = 8
+const ScanShardBits = 8
 
 // ParseScanCursor reads a SCAN cursor of a keyspace of n shards.
 func ParseScanCursor(b []byte, n int) (shard int, pos uint64, err error) {
@@ -133,12 +133,16 @@ func ParseScanCursor(b []byte, n int) (shard int, pos uint64, err error) {
 	if !ok {
 		return 0, 0, strconv.ErrSyntax
 	}
-	shard = int(v & (1<<scanShardBits - 1))
+	shard = int(v & (1<<ScanShardBits - 1))
 	if shard >= n {
 		return 0, 0, strconv.ErrRange
 	}
-	return shard, v >> scanShardBits, nil
+	return shard, v >> ScanShardBits, nil
 }
+
+// DBs is the store's databases, by number.
+// REQUIRES: the caller holds the store's shard.
+func (st *Store) DBs() *[NumDatabases]*DB { return &st.dbs }
 
 // Dirty is the store's change counter as last published; anyone may read it.
 func (st *Store) Dirty() int64 { return st.dirtyPub.Load() }

@@ -358,7 +358,7 @@ func checkStream(s *values.Stream) error {
 }
 
 // inspectKey runs fn on key's object holding its shard (nil when missing).
-func inspectKey(rt *Runtime, key string, fn func(d *DB, o *object)) {
+func inspectKey(rt *Runtime, key string, fn func(d *DB, o *Object)) {
 	sh := rt.shards[rt.ShardOf([]byte(key))]
 	rt.acquire(sh)
 	defer rt.release(sh)
@@ -1000,7 +1000,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			m = nil
 		}
 		var err error
-		inspectKey(rt, key, func(d *DB, o *object) {
+		inspectKey(rt, key, func(d *DB, o *Object) {
 			if (o == nil) != (m == nil) {
 				err = fmt.Errorf("key exists: %v, model: %v", o != nil, m != nil)
 				return
@@ -1014,7 +1014,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			if err = checkStream(streamOf(o)); err != nil {
 				return
 			}
-			if want := int64(len(key)+objectOverhead) + o.valueMemory(); d.memory.Load() != want {
+			if want := int64(len(key)+objectOverhead) + o.ValueMemory(); d.memory.Load() != want {
 				err = fmt.Errorf("database memory %d, key accounts for %d", d.memory.Load(), want)
 			}
 		})
@@ -1060,14 +1060,14 @@ func TestStreamCopyIsDeep(t *testing.T) {
 		t.Fatalf("XLEN original: %s", got)
 	}
 	for _, k := range []string{"{s}a", "{s}b"} {
-		inspectKey(rt, k, func(d *DB, o *object) {
+		inspectKey(rt, k, func(d *DB, o *Object) {
 			if err := checkStream(streamOf(o)); err != nil {
 				t.Fatalf("%s: %v", k, err)
 			}
 		})
 	}
 	p.do("DEL", "{s}a", "{s}b")
-	inspectKey(rt, "{s}a", func(d *DB, o *object) {
+	inspectKey(rt, "{s}a", func(d *DB, o *Object) {
 		if d.memory.Load() != 0 {
 			t.Fatalf("memory left after DEL: %d", d.memory.Load())
 		}

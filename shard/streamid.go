@@ -21,7 +21,7 @@ const errInvalidStreamID = "ERR Invalid stream ID specified as stream command ar
 func (c *Ctx) parseID(b []byte, missingSeq uint64, strict bool) (values.StreamID, bool) {
 	id, ok := values.ParseStreamID(b, missingSeq, strict, nil)
 	if !ok {
-		c.err(errInvalidStreamID)
+		c.Err(errInvalidStreamID)
 	}
 	return id, ok
 }

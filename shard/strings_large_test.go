@@ -8,7 +8,7 @@ import (
 
 // stringObject returns key's object in db 0 (after the commands that built it
 // have completed) and the shard's memory figure.
-func stringObject(t testing.TB, rt *Runtime, key string) (*object, int64) {
+func stringObject(t testing.TB, rt *Runtime, key string) (*Object, int64) {
 	t.Helper()
 	d := rt.shards[rt.ShardOf([]byte(key))].store.dbs[0]
 	o, _ := d.find([]byte(key))
@@ -45,8 +45,8 @@ func TestAppendGrowthPolicy(t *testing.T) {
 	p := newProducer(rt, table)
 	p.do("SET", "s", "ab")
 	o, _ := stringObject(t, rt, "s")
-	if cap(o.str) != 2 {
-		t.Fatalf("SET: cap %d; want 2", cap(o.str))
+	if cap(o.Str) != 2 {
+		t.Fatalf("SET: cap %d; want 2", cap(o.Str))
 	}
 	chunk := string(bytes.Repeat([]byte("x"), 300<<10))
 	want, wantCap := "ab", 2
@@ -63,8 +63,8 @@ func TestAppendGrowthPolicy(t *testing.T) {
 			wantCap = stringCapFor(len(want))
 		}
 		o, mem := stringObject(t, rt, "s")
-		if cap(o.str) != wantCap || string(o.str) != want {
-			t.Fatalf("after APPEND %d (len %d): cap %d; want %d (content ok: %v)", i, len(want), cap(o.str), wantCap, string(o.str) == want)
+		if cap(o.Str) != wantCap || string(o.Str) != want {
+			t.Fatalf("after APPEND %d (len %d): cap %d; want %d (content ok: %v)", i, len(want), cap(o.Str), wantCap, string(o.Str) == want)
 		}
 		if wantMem := int64(len("s")+objectOverhead) + int64(wantCap); mem != wantMem {
 			t.Fatalf("after APPEND %d: memory %d; want %d (capacity counted)", i, mem, wantMem)
@@ -115,8 +115,8 @@ func TestSetRangeAppendGetRangeAcrossGrowth(t *testing.T) {
 		}
 	}
 	setrange(5, "hello") // a new key: exactly 10 bytes
-	if o, _ := stringObject(t, rt, "k"); cap(o.str) != 10 {
-		t.Fatalf("SETRANGE on a new key: cap %d; want 10", cap(o.str))
+	if o, _ := stringObject(t, rt, "k"); cap(o.Str) != 10 {
+		t.Fatalf("SETRANGE on a new key: cap %d; want 10", cap(o.Str))
 	}
 	check("new key")
 	for i := range 20 {

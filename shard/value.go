@@ -7,10 +7,10 @@ import (
 )
 
 // valueMemory is the bytes o's value holds beyond the object itself.
-func (o *object) valueMemory() int64 {
-	n := int64(cap(o.str))
-	if o.coll != nil {
-		n += o.coll.Memory()
+func (o *Object) ValueMemory() int64 {
+	n := int64(cap(o.Str))
+	if o.Coll != nil {
+		n += o.Coll.Memory()
 	}
 	return n
 }
@@ -22,79 +22,79 @@ func (o *object) valueMemory() int64 {
 //	before := o.valueMemory()
 //	... change o ...
 //	d.valueChanged(o, before)
-func (d *DB) valueChanged(o *object, before int64) {
-	d.touched(o.key)
-	if delta := o.valueMemory() - before; delta != 0 {
+func (d *DB) ValueChanged(o *Object, before int64) {
+	d.Touched(o.Key)
+	if delta := o.ValueMemory() - before; delta != 0 {
 		d.memory.Add(delta)
 	}
 }
 
 // copyValue gives dst (a fresh object of src's kind) a deep copy of src's
 // collection value.
-func (d *DB) copyValue(dst, src *object) {
-	dst.enc = src.enc
-	if src.str != nil {
-		dst.str = append(make([]byte, 0, len(src.str)), src.str...)
+func (d *DB) CopyValue(dst, src *Object) {
+	dst.Enc = src.Enc
+	if src.Str != nil {
+		dst.Str = append(make([]byte, 0, len(src.Str)), src.Str...)
 	}
-	if src.coll != nil {
-		dst.coll = src.coll.Clone()
+	if src.Coll != nil {
+		dst.Coll = src.Coll.Clone()
 	}
-	d.valueChanged(dst, 0)
+	d.ValueChanged(dst, 0)
 }
 
 // encodingName is what OBJECT ENCODING reports, from what the value really
 // is. Strings follow Redis: "int" for integers held as numbers, "embstr" for
 // strings up to 44 bytes (Redis' embedded-string limit), "raw" above.
-func (o *object) encodingName() string {
-	switch o.enc {
-	case encInt:
+func (o *Object) encodingName() string {
+	switch o.Enc {
+	case EncInt:
 		return "int"
 	case encRaw:
-		if _, ok := resp.ParseInt(o.str); ok {
+		if _, ok := resp.ParseInt(o.Str); ok {
 			return "int" // Redis' tryObjectEncoding would have made it one
 		}
-		if len(o.str) <= 44 {
+		if len(o.Str) <= 44 {
 			return "embstr"
 		}
 		return "raw"
-	case encRawEdited:
+	case EncRawEdited:
 		return "raw"
-	case encListpack:
-		if o.kind == KindList {
+	case EncListpack:
+		if o.Kind == KindList {
 			return "quicklist" // Redis 7.0 lists are always quicklists; ours has one node
 		}
 		return "listpack"
-	case encIntset:
+	case EncIntset:
 		return "intset"
-	case encHashtable:
+	case EncHashtable:
 		return "hashtable"
-	case encSkiplist:
+	case EncSkiplist:
 		return "skiplist"
-	case encQuicklist:
+	case EncQuicklist:
 		return "quicklist"
-	case encStream:
+	case EncStream:
 		return "stream"
 	}
 	return "unknown"
 }
 
 // edited records that a string was changed in place (APPEND, SETRANGE).
-func (d *DB) edited(o *object) {
-	o.enc = encRawEdited
-	d.touched(o.key)
+func (d *DB) Edited(o *Object) {
+	o.Enc = EncRawEdited
+	d.Touched(o.Key)
 }
 
 // readKind looks key up for a read command: (nil, true) when missing, (nil,
 // false) after replying WRONGTYPE. It counts keyspace hits and misses.
-func (c *Ctx) readKind(d *DB, key []byte, kind Kind) (*object, bool) {
-	o := d.lookup(key, c.Now)
+func (c *Ctx) ReadKind(d *DB, key []byte, kind Kind) (*Object, bool) {
+	o := d.Lookup(key, c.Now)
 	if o == nil {
 		d.misses.Add(1)
 		return nil, true
 	}
 	d.hits.Add(1)
-	if o.kind != kind {
-		c.wrongType()
+	if o.Kind != kind {
+		c.WrongType()
 		return nil, false
 	}
 	return o, true
@@ -103,13 +103,13 @@ func (c *Ctx) readKind(d *DB, key []byte, kind Kind) (*object, bool) {
 // writeKind looks key up for a write command: (nil, true) when missing, (nil,
 // false) after replying WRONGTYPE. Writes do not count as hits or misses, as
 // in Redis (lookupKeyWrite).
-func (c *Ctx) writeKind(d *DB, key []byte, kind Kind) (*object, bool) {
-	o := d.lookup(key, c.Now)
+func (c *Ctx) WriteKind(d *DB, key []byte, kind Kind) (*Object, bool) {
+	o := d.Lookup(key, c.Now)
 	if o == nil {
 		return nil, true
 	}
-	if o.kind != kind {
-		c.wrongType()
+	if o.Kind != kind {
+		c.WrongType()
 		return nil, false
 	}
 	return o, true
@@ -119,18 +119,18 @@ func (c *Ctx) writeKind(d *DB, key []byte, kind Kind) (*object, bool) {
 // the key's kind value, stopping once it is empty, and the reply is how many
 // it removed. As in Redis, a no-op leaves WATCH alone and an emptied key is
 // deleted.
-func (c *Ctx) removeMembers(kind Kind, del func(*object, []byte) bool, size func(*object) int) {
+func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func(*Object) int) {
 	key := c.Args[1]
-	d := c.db(key)
-	o, ok := c.writeKind(d, key, kind)
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, kind)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.int(0)
+		c.Int(0)
 		return
 	}
-	before := o.valueMemory()
+	before := o.ValueMemory()
 	var removed int64
 	for _, m := range c.Args[2:] {
 		if del(o, m) {
@@ -141,12 +141,12 @@ func (c *Ctx) removeMembers(kind Kind, del func(*object, []byte) bool, size func
 		}
 	}
 	if removed > 0 {
-		d.valueChanged(o, before)
+		d.ValueChanged(o, before)
 		if size(o) == 0 {
-			d.remove(o)
+			d.Remove(o)
 		}
 	}
-	c.int(removed)
+	c.Int(removed)
 }
 
 // ---- encoding thresholds ------------------------------------------------------
@@ -181,7 +181,7 @@ type encodingLimits struct {
 }
 
 // limits returns the current thresholds.
-func (c *Ctx) limits() *EncodingLimits {
+func (c *Ctx) Limits() *EncodingLimits {
 	if l := c.env.limits.p.Load(); l != nil {
 		return l
 	}
@@ -193,7 +193,7 @@ func (c *Ctx) limits() *EncodingLimits {
 func cmdObject(c *Ctx) {
 	sub := c.Args[1]
 	if resp.EqualFold(sub, "help") {
-		c.help(objectHelp)
+		c.Help(objectHelp)
 		return
 	}
 	if len(c.Args) != 3 {
@@ -201,39 +201,39 @@ func cmdObject(c *Ctx) {
 		return
 	}
 	key := c.Args[2]
-	d := c.db(key)
-	o := d.peek(key, c.Now) // Redis' LOOKUP_NOTOUCH: OBJECT is not an access
+	d := c.DBFor(key)
+	o := d.Peek(key, c.Now) // Redis' LOOKUP_NOTOUCH: OBJECT is not an access
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
 	switch {
 	case resp.EqualFold(sub, "encoding"):
-		c.bulkString(o.encodingName())
+		c.BulkString(o.encodingName())
 	case resp.EqualFold(sub, "refcount"):
 		// Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT) and reports
 		// them so; svcdb holds them inline, which is the same observable fact.
-		n, isInt := o.ival, o.enc == encInt
-		if o.enc == encRaw {
-			n, isInt = resp.ParseInt(o.str)
+		n, isInt := o.IntVal, o.Enc == EncInt
+		if o.Enc == encRaw {
+			n, isInt = resp.ParseInt(o.Str)
 		}
 		if isInt && n >= 0 && n < 10000 {
-			c.int(2147483647)
+			c.Int(2147483647)
 		} else {
-			c.int(1)
+			c.Int(1)
 		}
 	case resp.EqualFold(sub, "idletime"):
 		if d.evict.loadPolicy()&policyLFU != 0 {
-			c.err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			c.Err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
-		c.int(int64(d.evict.idleMillis(o.access) / 1000))
+		c.Int(int64(d.evict.idleMillis(o.Access) / 1000))
 	case resp.EqualFold(sub, "freq"):
 		if d.evict.loadPolicy()&policyLFU == 0 {
-			c.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			c.Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
-		c.int(int64(d.evict.lfuDecr(o.access)))
+		c.Int(int64(d.evict.lfuDecr(o.Access)))
 	default:
 		c.Out = resp.AppendErrSubcommandSyntax(c.Out, sub, "object")
 	}
@@ -267,20 +267,20 @@ func cmdMemory(c *Ctx) {
 	for i := 3; i < len(c.Args); i++ {
 		if resp.EqualFold(c.Args[i], "samples") && i+1 < len(c.Args) {
 			if _, ok := resp.ParseInt(c.Args[i+1]); !ok {
-				c.notInteger()
+				c.NotInteger()
 				return
 			}
 			i++
 			continue
 		}
-		c.syntaxErr()
+		c.SyntaxErr()
 		return
 	}
 	key := c.Args[2]
-	o := c.db(key).peek(key, c.Now) // not an access, as in Redis
+	o := c.DBFor(key).Peek(key, c.Now) // not an access, as in Redis
 	if o == nil {
-		c.null()
+		c.Null()
 		return
 	}
-	c.int(int64(len(o.key)+objectOverhead) + o.valueMemory())
+	c.Int(int64(len(o.Key)+objectOverhead) + o.ValueMemory())
 }

@@ -31,8 +31,8 @@ func (w *Watch) Watching() bool { return len(w.keys) > 0 }
 
 // touched marks the Watches on key dirty. Called by every primitive that
 // changes a key; one nil check when nothing is watched.
-func (d *DB) touched(key string) {
-	d.countChange()
+func (d *DB) Touched(key string) {
+	d.CountChange()
 	d.touchedWatches(key)
 }
 
@@ -40,7 +40,7 @@ func (d *DB) touched(key string) {
 // the save rules read it, and Runtime.run logs a command that moved it.
 // Consumer-group bookkeeping calls it alone: Redis counts it without
 // signalling WATCH.
-func (d *DB) countChange() {
+func (d *DB) CountChange() {
 	if s := d.owner; s != nil {
 		s.dirty++
 		s.dirtyPub.Store(s.dirty)
@@ -126,7 +126,7 @@ func (e *Env) WatchFailed(w *Watch, now int64) bool {
 	}
 	for _, wk := range w.keys {
 		d := e.stores[e.shardOf([]byte(wk.key))].dbs[wk.db]
-		if o, _ := d.find([]byte(wk.key)); o != nil && o.expireAt != 0 && o.expireAt <= now {
+		if o, _ := d.find([]byte(wk.key)); o != nil && o.ExpireAt != 0 && o.ExpireAt <= now {
 			return true
 		}
 	}

@@ -1010,21 +1010,21 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 		for n, d := range s.store.dbs {
 			var sum int64
 			for k, pos := range d.index {
-				o := d.slot(pos)
-				sum += int64(len(k)+objectOverhead) + o.valueMemory()
-				if o.kind != KindZSet {
+				o := d.Slot(pos)
+				sum += int64(len(k)+objectOverhead) + o.ValueMemory()
+				if o.Kind != KindZSet {
 					continue
 				}
 				var err error
 				switch {
-				case o.enc == encSkiplist:
-					err = o.coll.(*values.Skiplist).Verify()
-				case o.enc != encListpack:
-					err = fmt.Errorf("encoding %d", o.enc)
-				case values.ZlLen(o.str) == 0:
+				case o.Enc == EncSkiplist:
+					err = o.Coll.(*values.Skiplist).Verify()
+				case o.Enc != EncListpack:
+					err = fmt.Errorf("encoding %d", o.Enc)
+				case values.ZlLen(o.Str) == 0:
 					err = fmt.Errorf("empty listpack kept")
 				default:
-					err = zlCheck(o.str)
+					err = zlCheck(o.Str)
 				}
 				if err != nil {
 					rt.release(s)

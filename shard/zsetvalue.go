@@ -26,19 +26,19 @@ import (
 
 // ---- one sorted set, either encoding ------------------------------------------
 
-func zsetLen(o *object) int {
-	if o.enc == encListpack {
-		return values.ZlLen(o.str)
+func ZSetLen(o *Object) int {
+	if o.Enc == EncListpack {
+		return values.ZlLen(o.Str)
 	}
-	return o.coll.(*values.Skiplist).Len()
+	return o.Coll.(*values.Skiplist).Len()
 }
 
-func zsetScore(o *object, member []byte) (float64, bool) {
-	if o.enc == encListpack {
-		off, s := values.ZlFind(o.str, member)
+func ZSetScore(o *Object, member []byte) (float64, bool) {
+	if o.Enc == EncListpack {
+		off, s := values.ZlFind(o.Str, member)
 		return s, off >= 0
 	}
-	s := o.coll.(*values.Skiplist)
+	s := o.Coll.(*values.Skiplist)
 	x, ok := s.Find(member)
 	if !ok {
 		return 0, false
@@ -47,9 +47,9 @@ func zsetScore(o *object, member []byte) (float64, bool) {
 }
 
 // zsetRank is member's 0-based rank from the lowest score.
-func zsetRank(o *object, member []byte) (int, bool) {
-	if o.enc == encListpack {
-		lp := o.str
+func ZSetRank(o *Object, member []byte) (int, bool) {
+	if o.Enc == EncListpack {
+		lp := o.Str
 		r := 0
 		for off := listpack.First; off < len(lp); r++ {
 			m, _, next := values.ZlAt(lp, off)
@@ -60,7 +60,7 @@ func zsetRank(o *object, member []byte) (int, bool) {
 		}
 		return 0, false
 	}
-	s := o.coll.(*values.Skiplist)
+	s := o.Coll.(*values.Skiplist)
 	x, ok := s.Find(member)
 	if !ok {
 		return 0, false
@@ -71,128 +71,128 @@ func zsetRank(o *object, member []byte) (int, bool) {
 // newZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
 // or a skiplist when even one member of firstLen bytes would not fit one
 // (Redis' zaddGenericCommand on a new key).
-func newZSetValue(o *object, firstLen int, lim *EncodingLimits) {
+func NewZSetValue(o *Object, firstLen int, lim *EncodingLimits) {
 	if lim.ZSetMaxListpackEntries == 0 || int64(firstLen) > lim.ZSetMaxListpackValue {
-		o.enc = encSkiplist
-		o.coll = values.NewSkiplist(0)
+		o.Enc = EncSkiplist
+		o.Coll = values.NewSkiplist(0)
 		return
 	}
-	o.enc = encListpack
-	o.str = listpack.New(firstLen + 16)
+	o.Enc = EncListpack
+	o.Str = listpack.New(firstLen + 16)
 }
 
 // zsetConvert turns a listpack into a skiplist.
-func zsetConvert(o *object) {
-	lp := o.str
+func zsetConvert(o *Object) {
+	lp := o.Str
 	s := values.NewSkiplist(values.ZlLen(lp))
 	for off := listpack.First; off < len(lp); {
 		m, sc, next := values.ZlAt(lp, off)
 		s.AddString(string(m), sc)
 		off = next
 	}
-	o.str, o.coll, o.enc = nil, s, encSkiplist
+	o.Str, o.Coll, o.Enc = nil, s, EncSkiplist
 }
 
 // zadd input flags and results (Redis' ZADD_IN_* and ZADD_OUT_*).
 const (
-	zaddNX = 1 << iota
-	zaddXX
-	zaddGT
-	zaddLT
-	zaddIncr
+	ZAddNX = 1 << iota
+	ZAddXX
+	ZAddGT
+	ZAddLT
+	ZAddIncr
 )
 
 const (
-	zaddOutNaN = 1 << iota
-	zaddOutAdded
-	zaddOutUpdated
-	zaddOutNop
+	ZAddOutNaN = 1 << iota
+	ZAddOutAdded
+	ZAddOutUpdated
+	ZAddOutNop
 )
 
 // zsetAdd adds member or updates its score, as Redis' zsetAdd; it returns
 // the zaddOut* flags and the member's score afterwards.
-func zsetAdd(o *object, score float64, member []byte, flags int, lim *EncodingLimits) (out int, newScore float64) {
+func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLimits) (out int, newScore float64) {
 	if math.IsNaN(score) {
-		return zaddOutNaN, 0
+		return ZAddOutNaN, 0
 	}
-	if o.enc == encListpack {
-		off, cur := values.ZlFind(o.str, member)
+	if o.Enc == EncListpack {
+		off, cur := values.ZlFind(o.Str, member)
 		if off >= 0 {
-			if flags&zaddNX != 0 {
-				return zaddOutNop, cur
+			if flags&ZAddNX != 0 {
+				return ZAddOutNop, cur
 			}
-			if flags&zaddIncr != 0 {
+			if flags&ZAddIncr != 0 {
 				score += cur
 				if math.IsNaN(score) {
-					return zaddOutNaN, 0
+					return ZAddOutNaN, 0
 				}
 			}
-			if flags&zaddLT != 0 && score >= cur || flags&zaddGT != 0 && score <= cur {
-				return zaddOutNop, cur
+			if flags&ZAddLT != 0 && score >= cur || flags&ZAddGT != 0 && score <= cur {
+				return ZAddOutNop, cur
 			}
 			if score != cur {
-				o.str = values.ZlDelete(o.str, off)
-				o.str = values.ZlInsert(o.str, member, score)
-				return zaddOutUpdated, score
+				o.Str = values.ZlDelete(o.Str, off)
+				o.Str = values.ZlInsert(o.Str, member, score)
+				return ZAddOutUpdated, score
 			}
 			return 0, score
 		}
-		if flags&zaddXX != 0 {
-			return zaddOutNop, 0
+		if flags&ZAddXX != 0 {
+			return ZAddOutNop, 0
 		}
-		if int64(values.ZlLen(o.str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
+		if int64(values.ZlLen(o.Str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
 			zsetConvert(o)
 		} else {
-			o.str = values.ZlInsert(o.str, member, score)
-			return zaddOutAdded, score // Redis replies the score given, even -0
+			o.Str = values.ZlInsert(o.Str, member, score)
+			return ZAddOutAdded, score // Redis replies the score given, even -0
 		}
 	}
-	s := o.coll.(*values.Skiplist)
+	s := o.Coll.(*values.Skiplist)
 	if x, ok := s.Find(member); ok {
-		if flags&zaddNX != 0 {
-			return zaddOutNop, s.Score(x)
+		if flags&ZAddNX != 0 {
+			return ZAddOutNop, s.Score(x)
 		}
 		cur := s.Score(x)
-		if flags&zaddIncr != 0 {
+		if flags&ZAddIncr != 0 {
 			score += cur
 			if math.IsNaN(score) {
-				return zaddOutNaN, 0
+				return ZAddOutNaN, 0
 			}
 		}
-		if flags&zaddLT != 0 && score >= cur || flags&zaddGT != 0 && score <= cur {
-			return zaddOutNop, cur
+		if flags&ZAddLT != 0 && score >= cur || flags&ZAddGT != 0 && score <= cur {
+			return ZAddOutNop, cur
 		}
 		if score != cur {
 			s.SetScore(x, score)
-			return zaddOutUpdated, score
+			return ZAddOutUpdated, score
 		}
 		return 0, score
 	}
-	if flags&zaddXX != 0 {
-		return zaddOutNop, 0
+	if flags&ZAddXX != 0 {
+		return ZAddOutNop, 0
 	}
 	s.Add(member, score)
-	return zaddOutAdded, score
+	return ZAddOutAdded, score
 }
 
 // zsetDel removes member and reports whether it was there.
-func zsetDel(o *object, member []byte) bool {
-	if o.enc == encListpack {
-		off, _ := values.ZlFind(o.str, member)
+func ZSetDel(o *Object, member []byte) bool {
+	if o.Enc == EncListpack {
+		off, _ := values.ZlFind(o.Str, member)
 		if off < 0 {
 			return false
 		}
-		o.str = values.ZlDelete(o.str, off)
+		o.Str = values.ZlDelete(o.Str, off)
 		return true
 	}
-	return o.coll.(*values.Skiplist).Remove(member)
+	return o.Coll.(*values.Skiplist).Remove(member)
 }
 
 // zview returns a cursor (not yet placed) over o. buf provides the storage
 // for a listpack's offsets so small sets need no allocation.
-func zview(o *object, buf []int) values.ZCursor {
-	if o.enc == encListpack {
-		return values.ZCursor{Lp: o.str, Offs: values.ZlOffsets(o.str, buf[:0]), I: -1}
+func ZView(o *Object, buf []int) values.ZCursor {
+	if o.Enc == EncListpack {
+		return values.ZCursor{Lp: o.Str, Offs: values.ZlOffsets(o.Str, buf[:0]), I: -1}
 	}
-	return values.ZCursor{Sl: o.coll.(*values.Skiplist)}
+	return values.ZCursor{Sl: o.Coll.(*values.Skiplist)}
 }
