@@ -77,9 +77,9 @@ func TestOffHeapBitmaps(t *testing.T) {
 	p.do("FLUSHALL")
 	checkOffHeap(t, rt, base, -1, "FLUSHALL")
 	for _, s := range rt.shards {
-		for _, d := range s.store.dbs {
-			if d.offHeap.Load() != 0 || d.big != nil || d.memory.Load() != 0 {
-				t.Fatalf("after FLUSHALL: off-heap %d, big set %v, used_memory %d", d.offHeap.Load(), d.big, d.memory.Load())
+		for _, d := range s.store.DBs() {
+			if d.OffHeapBytes() != 0 || d.OffHeapStrings() != nil || d.Memory() != 0 {
+				t.Fatalf("after FLUSHALL: off-heap %d, big set %v, used_memory %d", d.OffHeapBytes(), d.OffHeapStrings(), d.Memory())
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
@@ -99,7 +100,7 @@ func pairsValue(ps []zmPair, withScores bool) resp.Value {
 	return zvArr(e...)
 }
 
-var zpropLimits = EncodingLimits{
+var zpropLimits = keyspace.EncodingLimits{
 	HashMaxListpackEntries: 512,
 	HashMaxListpackValue:   64,
 	SetMaxIntsetEntries:    512,
@@ -1007,19 +1008,19 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 	t.Helper()
 	for i, s := range rt.shards {
 		rt.acquire(s)
-		for n, d := range s.store.dbs {
+		for n, d := range s.store.DBs() {
 			var sum int64
-			for k, pos := range d.index {
+			for k, pos := range d.Index() {
 				o := d.Slot(pos)
-				sum += int64(len(k)+objectOverhead) + o.ValueMemory()
-				if o.Kind != KindZSet {
+				sum += int64(len(k)+keyspace.ObjectOverhead) + o.ValueMemory()
+				if o.Kind != keyspace.KindZSet {
 					continue
 				}
 				var err error
 				switch {
-				case o.Enc == EncSkiplist:
+				case o.Enc == keyspace.EncSkiplist:
 					err = o.Coll.(*values.Skiplist).Verify()
-				case o.Enc != EncListpack:
+				case o.Enc != keyspace.EncListpack:
 					err = fmt.Errorf("encoding %d", o.Enc)
 				case values.ZlLen(o.Str) == 0:
 					err = fmt.Errorf("empty listpack kept")
@@ -1031,7 +1032,7 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 					t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 				}
 			}
-			if got := d.memory.Load(); got != sum {
+			if got := d.Memory(); got != sum {
 				rt.release(s)
 				t.Fatalf("shard %d db %d: memory counter %d, recount %d", i, n, got, sum)
 			}

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"math/rand/v2"
@@ -41,17 +41,17 @@ type Object struct {
 	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
 	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	Kind     Kind
-	Enc      encoding
+	Enc      Encoding
 	OffHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
 }
 
 // encoding is how a string value is held. encInt keeps an integer inside the
 // object, so INCR touches no second allocation and parses nothing: on a
 // keyspace larger than the cache that saves a memory stall per command.
-type encoding uint8
+type Encoding uint8
 
 const (
-	encRaw       encoding = iota // o.str holds the bytes
+	EncRaw       Encoding = iota // o.str holds the bytes
 	EncInt                       // o.ival holds the value; o.str is nil
 	EncListpack                  // o.str is a listpack (package listpack)
 	EncIntset                    // o.str is an intset (sorted integers)
@@ -115,7 +115,7 @@ type DB struct {
 // average load (about 40) and the allocator's rounding of the key and value
 // buffers to size classes (about 24). Calibrated against the Go heap
 // (TestMemoryAccountingMatchesHeap): within about 10% for small keys.
-const objectOverhead = 152
+const ObjectOverhead = 152
 
 func newDB() *DB {
 	return &DB{index: make(map[string]uint32), evict: detachedEvictor}
@@ -155,13 +155,28 @@ func (d *DB) AddMemory(delta int64) { d.memory.Add(delta) }
 // store (never for a DB built alone).
 func (d *DB) Loading() bool { return d.owner != nil && d.owner.loading }
 
+// ---- inspection: read-only views for tests and diagnostics ----------------
+// REQUIRES (each): the caller holds the store's shard.
+
+// Index is d's key index (key -> slot position); callers must not change it.
+func (d *DB) Index() map[string]uint32 { return d.index }
+
+// OffHeapStrings is the set of d's strings held off the Go heap (nil when
+// none; bigstr.go); callers must not change it. OffHeapBytes is their size.
+func (d *DB) OffHeapStrings() map[*Object]struct{} { return d.big }
+func (d *DB) OffHeapBytes() int64                  { return d.offHeap.Load() }
+
+// Snapshotting reports whether a running snapshot still has keys of d to
+// write (snapshot.go).
+func (d *DB) Snapshotting() bool { return d.snap != nil }
+
 // Slot returns the object at slot position pos.
 func (d *DB) Slot(pos uint32) *Object {
 	return &d.chunks[pos>>chunkBits][pos&(chunkSize-1)]
 }
 
 // find returns the object for key without looking at its expiry.
-func (d *DB) find(key []byte) (*Object, uint32) {
+func (d *DB) Find(key []byte) (*Object, uint32) {
 	pos, ok := d.index[string(key)]
 	if !ok {
 		return nil, 0
@@ -173,7 +188,7 @@ func (d *DB) find(key []byte) (*Object, uint32) {
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
 func (d *DB) Lookup(key []byte, now int64) *Object {
-	o, _ := d.find(key)
+	o, _ := d.Find(key)
 	if o == nil || o.ExpireAt != 0 && o.ExpireAt <= now {
 		return d.Peek(key, now) // nil, after deleting an expired key
 	}
@@ -188,7 +203,7 @@ func (d *DB) Lookup(key []byte, now int64) *Object {
 // peek is lookup without recording the access: Redis' LOOKUP_NOTOUCH, for
 // commands that inspect a key (OBJECT, TYPE, TTL, EXISTS, MEMORY USAGE).
 func (d *DB) Peek(key []byte, now int64) *Object {
-	o, pos := d.find(key)
+	o, pos := d.Find(key)
 	if o == nil {
 		return nil
 	}
@@ -222,7 +237,7 @@ func (d *DB) Insert(key []byte, kind Kind) *Object {
 	o := d.Slot(pos)
 	*o = Object{Key: k, Kind: kind, volIdx: -1, Access: d.evict.newAccess()}
 	d.keys.Store(int64(len(d.index)))
-	d.memory.Add(int64(len(k) + objectOverhead))
+	d.memory.Add(int64(len(k) + ObjectOverhead))
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
 		d.markReady(k)
 	}
@@ -252,7 +267,7 @@ func (d *DB) detach(o *Object, pos uint32) {
 		d.unindexExpire(o)
 	}
 	delete(d.index, o.Key)
-	d.memory.Add(-(int64(len(o.Key)+objectOverhead) + o.ValueMemory()))
+	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
 	d.unmapStr(o)
 	*o = Object{volIdx: -1}
 	d.free = append(d.free, pos)
@@ -353,7 +368,7 @@ func (d *DB) SetString(o *Object, val []byte) {
 		o.Str = append(make([]byte, 0, len(val)), val...)
 	}
 	o.Kind = KindString
-	o.Enc = encRaw
+	o.Enc = EncRaw
 	d.AccountResize(o, old)
 	d.Touched(o.Key)
 }
@@ -376,7 +391,7 @@ const stringMaxPrealloc = 1 << 20
 // both faster and left less garbage (RSS) than need/8: 1.17 s and 624 MB
 // against 1.90 s and 878 MB (docs/performance.md). The spare room, at most
 // a third of the capacity, is counted in used_memory like the rest.
-func stringCapFor(need int) int {
+func StringCapFor(need int) int {
 	if need < stringMaxPrealloc {
 		return 2 * need
 	}
@@ -417,7 +432,7 @@ func (d *DB) GrowString(o *Object, need int) {
 		d.AccountResize(o, old)
 		return
 	}
-	buf := make([]byte, need, stringCapFor(need))
+	buf := make([]byte, need, StringCapFor(need))
 	copyPreemptible(buf, o.Str)
 	d.unmapStr(o) // when an mremap failed
 	o.Str = buf
@@ -452,7 +467,7 @@ func (d *DB) Materialize(o *Object) {
 		return
 	}
 	o.Str = strconv.AppendInt(make([]byte, 0, 24), o.IntVal, 10)
-	o.Enc = encRaw
+	o.Enc = EncRaw
 	d.memory.Add(int64(cap(o.Str)))
 }
 
@@ -461,7 +476,7 @@ func (d *DB) DropValue(o *Object) {
 	d.memory.Add(-o.ValueMemory())
 	d.unmapStr(o)
 	o.Str, o.Coll = nil, nil
-	o.Kind, o.Enc = KindNone, encRaw
+	o.Kind, o.Enc = KindNone, EncRaw
 }
 
 // accountResize records that o.str's capacity changed from old. Overwrites

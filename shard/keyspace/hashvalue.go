@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"github.com/svcdb/svcdb/shard/listpack"

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"math"
@@ -323,18 +323,18 @@ func (c *Ctx) parseRandomCount(arg []byte) (int64, bool) {
 // builds a reply of any size (and is killed by the OOM killer); svcdb
 // replies an error instead once the reply passes proto-max-bulk-len. A
 // variable so that a test can lower it.
-var maxRandomReply = MaxStringLen
+var MaxRandomReply = MaxStringLen
 
-const errRandomReplyTooLarge = "ERR reply too large: the count asks for more than proto-max-bulk-len bytes"
+const ErrRandomReplyTooLarge = "ERR reply too large: the count asks for more than proto-max-bulk-len bytes"
 
 // randomReplyTooLarge reports whether the reply begun at start has grown
 // past maxRandomReply, after replacing it with an error.
 func (c *Ctx) randomReplyTooLarge(start int) bool {
-	if len(c.Out)-start <= maxRandomReply {
+	if len(c.Out)-start <= MaxRandomReply {
 		return false
 	}
 	c.Out = c.Out[:start]
-	c.Err(errRandomReplyTooLarge)
+	c.Err(ErrRandomReplyTooLarge)
 	return true
 }
 

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"math/rand/v2"
@@ -174,7 +174,7 @@ func cmdSMembers(c *Ctx) {
 // spopMoveStrategyMul is Redis' SPOP_MOVE_STRATEGY_MUL: when fewer than
 // count/5 members would remain, SPOP builds a new set of the survivors
 // instead of removing count members one by one.
-const spopMoveStrategyMul = 5
+const SPopMoveStrategyMul = 5
 
 func cmdSPop(c *Ctx) {
 	if len(c.Args) == 3 {
@@ -240,7 +240,7 @@ func (c *Ctx) spopCount() {
 		c.logSRem(key, SetAt(o, i))
 		SetRemoveAt(o, i)
 	}
-	if remaining := size - count; remaining*spopMoveStrategyMul <= count && o.Enc == EncHashtable {
+	if remaining := size - count; remaining*SPopMoveStrategyMul <= count && o.Enc == EncHashtable {
 		// Redis moves the few survivors into a new set, whose encoding
 		// follows from them (setTypeCreate, setTypeAdd): all integers and
 		// few enough make it an intset again. Removing from the table and

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"slices"
@@ -211,7 +211,7 @@ func listCount(o *Object, v []byte) int {
 }
 
 // listElements returns copies of o's elements in order (tests and tools).
-func listElements(o *Object) [][]byte {
+func ListElements(o *Object) [][]byte {
 	n := ListLen(o)
 	out := make([][]byte, 0, n)
 	if n == 0 {

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"strconv"
@@ -58,7 +58,7 @@ func (c *Ctx) LogAs(args ...[]byte) {
 	if !c.Logging() {
 		return
 	}
-	c.rewrite = appendCommand(c.rewrite, args)
+	c.rewrite = AppendCommand(c.rewrite, args)
 	c.rewriteN++
 }
 
@@ -84,7 +84,7 @@ func (p *LogFeed) Record(c *Ctx) {
 func appendRecord(dst []byte, c *Ctx, wrap bool) []byte {
 	switch {
 	case c.rewriteN == 0:
-		return appendCommand(dst, c.Args)
+		return AppendCommand(dst, c.Args)
 	case c.rewriteN == 1 || !wrap:
 		return append(dst, c.rewrite...)
 	}
@@ -157,11 +157,11 @@ func appendSelect(dst []byte, last *int, db int) []byte {
 	}
 	*last = db
 	var num [20]byte
-	return appendCommand(dst, [][]byte{[]byte("SELECT"), strconv.AppendInt(num[:0], int64(db), 10)})
+	return AppendCommand(dst, [][]byte{[]byte("SELECT"), strconv.AppendInt(num[:0], int64(db), 10)})
 }
 
 // appendCommand encodes args as a RESP multibulk, the AOF's record format.
-func appendCommand(dst []byte, args [][]byte) []byte {
+func AppendCommand(dst []byte, args [][]byte) []byte {
 	dst = resp.AppendArrayHeader(dst, len(args))
 	for _, a := range args {
 		dst = resp.AppendBulk(dst, a)

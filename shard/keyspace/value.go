@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"sync/atomic"
@@ -49,7 +49,7 @@ func (o *Object) encodingName() string {
 	switch o.Enc {
 	case EncInt:
 		return "int"
-	case encRaw:
+	case EncRaw:
 		if _, ok := resp.ParseInt(o.Str); ok {
 			return "int" // Redis' tryObjectEncoding would have made it one
 		}
@@ -214,7 +214,7 @@ func cmdObject(c *Ctx) {
 		// Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT) and reports
 		// them so; svcdb holds them inline, which is the same observable fact.
 		n, isInt := o.IntVal, o.Enc == EncInt
-		if o.Enc == encRaw {
+		if o.Enc == EncRaw {
 			n, isInt = resp.ParseInt(o.Str)
 		}
 		if isInt && n >= 0 && n < 10000 {
@@ -282,5 +282,5 @@ func cmdMemory(c *Ctx) {
 		c.Null()
 		return
 	}
-	c.Int(int64(len(o.Key)+objectOverhead) + o.ValueMemory())
+	c.Int(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory())
 }

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"fmt"
@@ -61,6 +61,10 @@ var policyNames = []struct {
 	{AllKeysRandom, "allkeys-random"}, {NoEviction, "noeviction"},
 }
 
+// AllKeys reports whether p evicts among every key (allkeys-*), not only
+// among keys with a time to live.
+func (p Policy) AllKeys() bool { return p&policyAllKeys != 0 }
+
 func (p Policy) String() string {
 	for _, n := range policyNames {
 		if n.p == p {
@@ -86,7 +90,7 @@ const (
 	lruBits            = 24
 	lruClockMax        = 1<<lruBits - 1 // LRU_CLOCK_MAX
 	lruClockResolution = 1000           // ms per LRU clock tick (LRU_CLOCK_RESOLUTION)
-	lfuInitVal         = 5              // LFU_INIT_VAL: a new key's counter
+	LFUInitVal         = 5              // LFU_INIT_VAL: a new key's counter
 	lfuLogFactor       = 10             // lfu-log-factor
 	lfuDecayTime       = 1              // lfu-decay-time, minutes per counter decrement
 	maxmemorySamples   = 5              // maxmemory-samples
@@ -186,7 +190,7 @@ func (e *evictor) lruClock() uint32 { return e.stamp.Load() & lruClockMax }
 func (e *evictor) newAccess() uint32 {
 	w := e.stamp.Load()
 	if w&stampLFU != 0 {
-		return e.minutes.Load()<<8 | lfuInitVal
+		return e.minutes.Load()<<8 | LFUInitVal
 	}
 	return w
 }
@@ -241,7 +245,7 @@ func lfuLogIncr(counter uint32) uint32 {
 	if counter == 255 {
 		return 255
 	}
-	base := float64(counter) - lfuInitVal
+	base := float64(counter) - LFUInitVal
 	if base < 0 {
 		base = 0
 	}

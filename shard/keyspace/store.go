@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"strconv"
@@ -97,10 +97,10 @@ func NewEnv(n int, table *command.Table) (*Env, []*Store, error) {
 // empty (Redis Cluster's hash tag rule), so keys sharing a tag live on one
 // shard.
 func ShardOf(key []byte, n int) int {
-	return int(xxhash.Sum64(hashTag(key)) % uint64(n))
+	return int(xxhash.Sum64(HashTag(key)) % uint64(n))
 }
 
-func hashTag(key []byte) []byte {
+func HashTag(key []byte) []byte {
 	for i, c := range key {
 		if c == '{' {
 			for j := i + 1; j < len(key); j++ {

@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"math"
@@ -205,7 +205,7 @@ func (st *Store) serveKey(rk readyKey, run func(c *Ctx)) {
 	list := d.blocked[rk.key]
 	key := []byte(rk.key)
 	c := &st.serveCtx
-	o, _ := d.find(key)
+	o, _ := d.Find(key)
 	for i := 0; i < len(list); {
 		w := list[i]
 		if o == nil || o.Kind != w.kind {
@@ -231,7 +231,7 @@ func (st *Store) serveKey(rk readyKey, run func(c *Ctx)) {
 		}
 		*c = Ctx{DB: w.db, RESP3: w.resp3, Now: time.Now().UnixMilli(), Cmd: w.cmd, Args: w.args, env: st.env, ready: key}
 		run(c)             // counted on the shard; execute does not serve ready keys while c.ready is set
-		o, _ = d.find(key) // the command may have emptied (deleted) the key
+		o, _ = d.Find(key) // the command may have emptied (deleted) the key
 		if len(c.Out) == 0 {
 			w.state.Store(waitWaiting)
 			if w.kind == KindStream {

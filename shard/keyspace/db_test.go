@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 // checkDB verifies DB's written invariants (see the DB doc) against a model.
 func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 	t.Helper()
-	if len(d.index) != len(model) || d.keys.Load() != int64(len(model)) {
-		t.Fatalf("index has %d keys, counter %d; model has %d", len(d.index), d.keys.Load(), len(model))
+	if len(d.Index()) != len(model) || d.keys.Load() != int64(len(model)) {
+		t.Fatalf("index has %d keys, counter %d; model has %d", len(d.Index()), d.keys.Load(), len(model))
 	}
 	live, volatile := 0, 0
 	for pos := uint32(0); pos < d.used; pos++ {
@@ -19,7 +19,7 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 			continue
 		}
 		live++
-		if got, ok := d.index[o.Key]; !ok || got != pos {
+		if got, ok := d.Index()[o.Key]; !ok || got != pos {
 			t.Fatalf("slot %d holds %q but the index says %d (%v)", pos, o.Key, got, ok)
 		}
 		m, ok := model[o.Key]
@@ -99,7 +99,7 @@ func TestDBModel(t *testing.T) {
 					d.expireCycle(now, 1<<62)
 					for k, m := range model {
 						if m.expireAt != 0 && m.expireAt <= now {
-							if _, still := d.index[k]; !still {
+							if _, still := d.Index()[k]; !still {
 								delete(model, k)
 							}
 						}
@@ -123,15 +123,15 @@ func TestDBMemoryAccounting(t *testing.T) {
 		o := d.Insert(fmt.Appendf(nil, "key%d", i), KindString)
 		d.SetString(o, make([]byte, i*10))
 	}
-	if d.memory.Load() <= 0 {
+	if d.Memory() <= 0 {
 		t.Fatal("no memory accounted")
 	}
 	for i := range 100 {
-		o, _ := d.find(fmt.Appendf(nil, "key%d", i))
+		o, _ := d.Find(fmt.Appendf(nil, "key%d", i))
 		d.SetString(o, make([]byte, 5)) // shrinking reallocates
 		d.Remove(o)
 	}
-	if m := d.memory.Load(); m != 0 {
+	if m := d.Memory(); m != 0 {
 		t.Fatalf("memory %d after deleting every key; want 0", m)
 	}
 }

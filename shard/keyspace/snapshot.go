@@ -1,4 +1,4 @@
-package shard
+package keyspace
 
 import (
 	"math/bits"
@@ -47,8 +47,8 @@ import (
 // hands its buffer back, and the bytes past which it stops early. Tests
 // shrink them to interleave steps with commands as finely as possible.
 var (
-	snapshotStepKeys  = 256
-	snapshotStepBytes = 64 << 10
+	SnapshotStepKeys  = 256
+	SnapshotStepBytes = 64 << 10
 )
 
 // NewSnapshotPart starts shard id's part of a snapshot: its steps answer on
@@ -205,8 +205,8 @@ func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
 			b := bits.TrailingZeros64(w)
 			w &= w - 1
 			ds.pending[ds.cursor] = w
-			out = ds.ss.appendEntry(out, d.Slot(uint32(ds.cursor<<6+b)))
-			if n++; n >= snapshotStepKeys || len(out) >= snapshotStepBytes {
+			out = ds.ss.AppendEntry(out, d.Slot(uint32(ds.cursor<<6+b)))
+			if n++; n >= SnapshotStepKeys || len(out) >= SnapshotStepBytes {
 				return out, false
 			}
 		}
@@ -228,7 +228,7 @@ func (d *DB) snapSave(pos uint32) {
 		return
 	}
 	ds.pending[w] &^= bit
-	ds.early = ds.ss.appendEntry(ds.early, d.Slot(pos))
+	ds.early = ds.ss.AppendEntry(ds.early, d.Slot(pos))
 	ds.ss.Early++
 }
 
@@ -247,7 +247,7 @@ func (d *DB) snapFlush() {
 	ds := d.snap
 	for w := ds.cursor; w < len(ds.pending); w++ {
 		for x := ds.pending[w]; x != 0; x &= x - 1 {
-			ds.early = ds.ss.appendEntry(ds.early, d.Slot(uint32(w<<6+bits.TrailingZeros64(x))))
+			ds.early = ds.ss.AppendEntry(ds.early, d.Slot(uint32(w<<6+bits.TrailingZeros64(x))))
 			ds.ss.Early++
 		}
 		ds.pending[w] = 0
@@ -305,7 +305,7 @@ func (c *Ctx) SnapBeforeCommand() {
 // AppendInt), lists head to tail, sets, hashes, sorted sets with binary
 // scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already
 // expired is written too, with its time; loaders skip it.
-func (ss *SnapshotPart) appendEntry(dst []byte, o *Object) []byte {
+func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
 	ss.Keys++
 	key := values.KeyBytes(o.Key)
 	switch o.Kind {
