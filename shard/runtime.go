@@ -10,6 +10,7 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/latency"
+	"github.com/svcdb/svcdb/shard/commands"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
@@ -94,7 +95,7 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 		expireEvery: cfg.ActiveExpireEvery,
 		stop:        make(chan struct{}),
 	}
-	env, stores, err := keyspace.NewEnv(cfg.Shards, table)
+	env, stores, err := keyspace.NewEnv(cfg.Shards, table, commands.Handlers())
 	if err != nil {
 		return nil, err
 	}

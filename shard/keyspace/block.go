@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
@@ -34,10 +35,10 @@ import (
 
 // timeoutReply is what a blocked client gets when its timeout passes (and what
 // a blocking command replies at once when it cannot block, inside MULTI).
-type timeoutReply uint8
+type TimeoutReply uint8
 
 const (
-	TimeoutNullArray timeoutReply = iota // *-1 (BLPOP, BZPOPMIN, BLMPOP, XREAD, ...)
+	TimeoutNullArray TimeoutReply = iota // *-1 (BLPOP, BZPOPMIN, BLMPOP, XREAD, ...)
 	TimeoutNullBulk                      // $-1 (BLMOVE, BRPOPLPUSH)
 )
 
@@ -49,7 +50,7 @@ func (c *Ctx) ParseTimeout(arg []byte, seconds bool) (deadline int64, ok bool) {
 	var ms int64
 	if seconds {
 		f, err := strconv.ParseFloat(string(arg), 64)
-		if err != nil && !isRangeErr(err) || len(arg) == 0 || math.IsNaN(f) || isCSpace(arg[0]) {
+		if err != nil && !isRangeErr(err) || len(arg) == 0 || math.IsNaN(f) || values.IsCSpace(arg[0]) {
 			c.Err("ERR timeout is not a float or out of range")
 			return 0, false
 		}
@@ -102,7 +103,7 @@ func (c *Ctx) Servable(key []byte) bool {
 // (unix ms, 0 = never) passes, when it is sent reply. Where a client cannot
 // block (inside MULTI) it gets reply at once; while the runtime serves a woken
 // client, block does nothing (the client keeps waiting).
-func (c *Ctx) Block(keys [][]byte, deadline int64, reply timeoutReply) {
+func (c *Ctx) Block(keys [][]byte, deadline int64, reply TimeoutReply) {
 	if c.ready != nil {
 		return
 	}
@@ -113,9 +114,9 @@ func (c *Ctx) Block(keys [][]byte, deadline int64, reply timeoutReply) {
 	c.park(keys, deadline, reply)
 }
 
-func (c *Ctx) timeoutReply(r timeoutReply) { c.Out = appendTimeoutReply(c.Out, r, c.RESP3) }
+func (c *Ctx) timeoutReply(r TimeoutReply) { c.Out = appendTimeoutReply(c.Out, r, c.RESP3) }
 
-func appendTimeoutReply(dst []byte, r timeoutReply, resp3 bool) []byte {
+func appendTimeoutReply(dst []byte, r TimeoutReply, resp3 bool) []byte {
 	if r == TimeoutNullBulk {
 		return resp.AppendNull(dst, resp3)
 	}

@@ -60,7 +60,7 @@ type Waiter struct {
 	args     [][]byte // owned copies of the command's arguments
 	local    [][]byte // keys that must live on the serving shard (BLMOVE's destination)
 	deadline int64    // unix ms; 0 = never
-	timeout  timeoutReply
+	timeout  TimeoutReply
 	kind     Kind // the type of key the command pops from (list, zset, stream)
 	timer    *time.Timer
 	logEnd   int64 // the append-only log's end after the serving command's change (aoflog.go)
@@ -119,7 +119,7 @@ type readyKey struct {
 
 // park registers a waiter for the running command (see Ctx.block).
 // REQUIRES: the caller holds the shards of all keys (ExecMulti).
-func (c *Ctx) park(keys [][]byte, deadline int64, reply timeoutReply) {
+func (c *Ctx) park(keys [][]byte, deadline int64, reply TimeoutReply) {
 	if c.RetryDeadline != 0 && (deadline == 0 || c.RetryDeadline < deadline) {
 		deadline = c.RetryDeadline
 	}

@@ -373,6 +373,9 @@ func (d *DB) SetString(o *Object, val []byte) {
 	d.Touched(o.Key)
 }
 
+// MaxStringLen is the largest string value (Redis' proto-max-bulk-len default).
+const MaxStringLen = 512 << 20
+
 // stringMaxPrealloc is Redis' SDS_MAX_PREALLOC: below it a growing string's
 // capacity doubles, at and above it the spare room stops doubling.
 const stringMaxPrealloc = 1 << 20

@@ -462,15 +462,3 @@ func (d *DB) randomCandidate(allKeys bool) (*Object, uint32) {
 }
 
 // ---- commands --------------------------------------------------------------------
-
-// cmdTouch counts the keys that exist, as EXISTS, and records an access to
-// each (EXISTS does not: Redis looks its keys up with LOOKUP_NOTOUCH).
-func cmdTouch(c *Ctx) {
-	var n int64
-	for _, key := range c.Args[1:] {
-		if c.DBFor(key).Lookup(key, c.Now) != nil {
-			n++
-		}
-	}
-	c.Int(n)
-}

@@ -141,12 +141,12 @@ type Handler func(c *Ctx)
 type RouteKind uint8
 
 const (
-	routeNone     RouteKind = iota // not executed by shards
+	RouteNone     RouteKind = iota // not executed by shards
 	RouteKeys                      // the shards of its keys (legacy key positions)
-	routeAll                       // every shard (keyspace-wide commands)
-	routeScan                      // one shard, chosen by the SCAN cursor
+	RouteAll                       // every shard (keyspace-wide commands)
+	RouteScan                      // one shard, chosen by the SCAN cursor
 	RouteSubKey                    // a container whose subcommands take one key at args[2], HELP included (OBJECT, XGROUP, XINFO)
-	routeKeyedSub                  // a container whose subcommands with a key (args[2]) run in its shard; the others are the server's (MEMORY)
+	RouteKeyedSub                  // a container whose subcommands with a key (args[2]) run in its shard; the others are the server's (MEMORY)
 	RouteKeySpecs                  // the shards of its keys as its Redis 7 key specs find them (numkeys: LMPOP, ZUNIONSTORE, SINTERCARD, ...)
 )
 
@@ -252,7 +252,7 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 			e.recordKey(r, args, k, first, k < i)
 		}
 		return 0, Coordinated
-	case routeAll:
+	case RouteAll:
 		if r != nil {
 			r.set.All(len(e.stores))
 		}
@@ -260,7 +260,7 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 			return 0, OneShard
 		}
 		return 0, Coordinated
-	case routeKeyedSub:
+	case RouteKeyedSub:
 		if len(args) > 2 {
 			return e.shardOf(args[2]), OneShard
 		}
@@ -270,7 +270,7 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 			return e.shardOf(args[2]), OneShard
 		}
 		return 0, OneShard
-	case routeScan:
+	case RouteScan:
 		shard, _, err := ParseScanCursor(args[1], len(e.stores))
 		if err != nil {
 			return 0, OneShard // the handler replies with the error
@@ -292,95 +292,40 @@ func (e *Env) recordKey(r *keyRoute, args [][]byte, k, first int, known bool) {
 	r.set.Add(sh)
 }
 
-// handlers maps command names (as in the command table) to their handler and
-// route. The Runtime resolves them to command IDs once, at construction.
-func handlerTable() map[string]struct {
-	h Handler
-	r RouteKind
-} {
-	type entry = struct {
-		h Handler
-		r RouteKind
-	}
-	t := map[string]entry{}
-	add := func(name string, h Handler, r RouteKind) {
-		if _, dup := t[name]; dup {
-			panic("shard: two handlers for " + name)
-		}
-		t[name] = entry{h, r}
-	}
-	// strings
-	add("get", cmdGet, RouteKeys)
-	add("set", cmdSet, RouteKeys)
-	add("setnx", cmdSetNX, RouteKeys)
-	add("setex", cmdSetEX, RouteKeys)
-	add("psetex", cmdPSetEX, RouteKeys)
-	add("getset", cmdGetSet, RouteKeys)
-	add("getdel", cmdGetDel, RouteKeys)
-	add("getex", cmdGetEx, RouteKeys)
-	add("mget", cmdMGet, RouteKeys)
-	add("mset", cmdMSet, RouteKeys)
-	add("msetnx", cmdMSetNX, RouteKeys)
-	add("incr", cmdIncr, RouteKeys)
-	add("decr", cmdDecr, RouteKeys)
-	add("incrby", cmdIncrBy, RouteKeys)
-	add("decrby", cmdDecrBy, RouteKeys)
-	add("incrbyfloat", cmdIncrByFloat, RouteKeys)
-	add("append", cmdAppend, RouteKeys)
-	add("strlen", cmdStrlen, RouteKeys)
-	add("getrange", cmdGetRange, RouteKeys)
-	add("substr", cmdGetRange, RouteKeys)
-	add("setrange", cmdSetRange, RouteKeys)
-	// generic
-	add("del", cmdDel, RouteKeys)
-	add("unlink", cmdDel, RouteKeys)
-	add("exists", cmdExists, RouteKeys)
-	add("touch", cmdTouch, RouteKeys) // evict.go
-	add("type", cmdType, RouteKeys)
-	add("rename", cmdRename, RouteKeys)
-	add("renamenx", cmdRenameNX, RouteKeys)
-	add("copy", cmdCopy, RouteKeys)
-	add("expire", cmdExpire, RouteKeys)
-	add("pexpire", cmdPExpire, RouteKeys)
-	add("expireat", cmdExpireAt, RouteKeys)
-	add("pexpireat", cmdPExpireAt, RouteKeys)
-	add("ttl", cmdTTL, RouteKeys)
-	add("pttl", cmdPTTL, RouteKeys)
-	add("expiretime", cmdExpireTime, RouteKeys)
-	add("pexpiretime", cmdPExpireTime, RouteKeys)
-	add("persist", cmdPersist, RouteKeys)
-	add("keys", cmdKeys, routeAll)
-	add("scan", cmdScan, routeScan)
-	add("randomkey", cmdRandomKey, routeAll)
-	add("dbsize", cmdDBSize, routeAll)
-	add("flushdb", cmdFlushDB, routeAll)
-	add("flushall", cmdFlushAll, routeAll)
-	add("object", cmdObject, RouteSubKey)
-	add("memory", cmdMemory, routeKeyedSub)
-	// data types (one file per type registers its commands)
-	addHashCommands(add)
-	addListCommands(add)
-	addSetCommands(add)
-	addZSetCommands(add)
-	addStreamCommands(add)
-	addBitmapCommands(add)
-	return t
+// Handlers is the command handlers by command name (as in the command
+// table), each with how it routes. The commands packages fill it
+// (shard/commands.Handlers); NewEnv resolves it to command IDs once.
+type Handlers map[string]HandlerSpec
+
+// HandlerSpec is one command's handler and route.
+type HandlerSpec struct {
+	Handle Handler
+	Route  RouteKind
 }
 
-func (env *Env) register() error {
+// Add registers h, routed by r, for the command name; two handlers for one
+// name is a programming error.
+func (hs Handlers) Add(name string, h Handler, r RouteKind) {
+	if _, dup := hs[name]; dup {
+		panic("keyspace: two handlers for " + name)
+	}
+	hs[name] = HandlerSpec{h, r}
+}
+
+func (env *Env) register(hs Handlers) error {
 	env.handlers = make([]Handler, env.table.Len())
 	env.routes = make([]route, env.table.Len())
-	for name, e := range handlerTable() {
+	for name, e := range hs {
 		cmd := env.table.Lookup([]byte(name))
 		if cmd == nil {
-			return fmt.Errorf("shard: handler for %q has no command table entry", name)
+			return fmt.Errorf("keyspace: handler for %q has no command table entry", name)
 		}
-		if e.r == RouteKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
-			return fmt.Errorf("shard: %q is routed by keys but the table gives it no key positions", name)
+		if e.Route == RouteKeys && cmd.FirstKey <= 0 && cmd.Flags&command.FlagMovableKeys == 0 {
+			return fmt.Errorf("keyspace: %q is routed by keys but the table gives it no key positions", name)
 		}
-		env.handlers[cmd.ID] = e.h
-		env.routes[cmd.ID] = route{kind: e.r,
-			parks: cmd.Flags&command.FlagBlocking != 0 && (e.r == RouteKeys || e.r == RouteKeySpecs)}
+		env.handlers[cmd.ID] = e.Handle
+		env.routes[cmd.ID] = route{kind: e.Route,
+			parks: cmd.Flags&command.FlagBlocking != 0 && (e.Route == RouteKeys || e.Route == RouteKeySpecs)}
 	}
 	return nil
 }
@@ -487,7 +432,7 @@ func (e *Env) Handle(c *Ctx) { e.handlers[c.Cmd.ID](c) }
 // top-level command (see Runtime.MayRouteLocal).
 func (e *Env) MayRouteLocal(cmd *command.Command) bool {
 	switch e.routes[cmd.ID].kind {
-	case routeNone, routeKeyedSub:
+	case RouteNone, RouteKeyedSub:
 		return true
 	}
 	return false

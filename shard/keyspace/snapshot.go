@@ -265,7 +265,7 @@ func (c *Ctx) SnapBeforeCommand() {
 	var buf [16]int
 	var keys []int
 	switch {
-	case r.kind == RouteSubKey || r.kind == routeKeyedSub:
+	case r.kind == RouteSubKey || r.kind == RouteKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
 			if sub := c.Effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {

@@ -72,10 +72,11 @@ type Env struct {
 	evict    evictor                 // maxmemory, eviction policy and access clock (evict.go)
 }
 
-// NewEnv builds the stores of a keyspace of n shards for table's commands.
+// NewEnv builds the stores of a keyspace of n shards for table's commands,
+// executed by handlers (from the commands packages: shard/commands).
 // The caller keeps the stores as the token rule says (see Store): Env
 // offers no way back to them.
-func NewEnv(n int, table *command.Table) (*Env, []*Store, error) {
+func NewEnv(n int, table *command.Table, handlers Handlers) (*Env, []*Store, error) {
 	e := &Env{table: table}
 	for i := range n {
 		st := &Store{id: i, env: e}
@@ -86,7 +87,7 @@ func NewEnv(n int, table *command.Table) (*Env, []*Store, error) {
 		e.stores = append(e.stores, st)
 	}
 	e.evict.attach(e.stores)
-	if err := e.register(); err != nil {
+	if err := e.register(handlers); err != nil {
 		return nil, nil, err
 	}
 	return e, e.stores, nil

@@ -97,7 +97,7 @@ func parseULL(s []byte) (uint64, bool) {
 		return uint64(v), true
 	}
 	i := 0
-	for i < len(s) && isCSpace(s[i]) {
+	for i < len(s) && IsCSpace(s[i]) {
 		i++
 	}
 	if i == len(s) {

@@ -1,4 +1,4 @@
-package keyspace
+package streams
 
 import (
 	"math"
@@ -8,36 +8,37 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addStreamCommands registers the stream commands' handlers.
-func addStreamCommands(add func(name string, h Handler, r RouteKind)) {
-	add("xadd", cmdXAdd, RouteKeys)
-	add("xlen", cmdXLen, RouteKeys)
-	add("xrange", cmdXRange, RouteKeys)
-	add("xrevrange", cmdXRevRange, RouteKeys)
-	add("xdel", cmdXDel, RouteKeys)
-	add("xtrim", cmdXTrim, RouteKeys)
-	add("xread", cmdXRead, RouteKeySpecs)
-	add("xreadgroup", cmdXReadGroup, RouteKeySpecs)
-	add("xgroup", cmdXGroup, RouteSubKey)
-	add("xack", cmdXAck, RouteKeys)
-	add("xpending", cmdXPending, RouteKeys)
-	add("xinfo", cmdXInfo, RouteSubKey)
-	add("xsetid", cmdXSetID, RouteKeys)
-	add("xclaim", cmdXClaim, RouteKeys)
-	add("xautoclaim", cmdXAutoClaim, RouteKeys)
+func Register(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
+	add("xadd", cmdXAdd, keyspace.RouteKeys)
+	add("xlen", cmdXLen, keyspace.RouteKeys)
+	add("xrange", cmdXRange, keyspace.RouteKeys)
+	add("xrevrange", cmdXRevRange, keyspace.RouteKeys)
+	add("xdel", cmdXDel, keyspace.RouteKeys)
+	add("xtrim", cmdXTrim, keyspace.RouteKeys)
+	add("xread", cmdXRead, keyspace.RouteKeySpecs)
+	add("xreadgroup", cmdXReadGroup, keyspace.RouteKeySpecs)
+	add("xgroup", cmdXGroup, keyspace.RouteSubKey)
+	add("xack", cmdXAck, keyspace.RouteKeys)
+	add("xpending", cmdXPending, keyspace.RouteKeys)
+	add("xinfo", cmdXInfo, keyspace.RouteSubKey)
+	add("xsetid", cmdXSetID, keyspace.RouteKeys)
+	add("xclaim", cmdXClaim, keyspace.RouteKeys)
+	add("xautoclaim", cmdXAutoClaim, keyspace.RouteKeys)
 }
 
-func streamOf(o *Object) *values.Stream { return o.Coll.(*values.Stream) }
+func streamOf(o *keyspace.Object) *values.Stream { return o.Coll.(*values.Stream) }
 
 // groupsChanged accounts for a change of o's memory made by consumer-group
 // bookkeeping (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP): the memory
 // part of valueChanged only, since Redis does not count these as modifying
 // the key (WATCH stays clean), as it does XADD and an XDEL or XTRIM that
 // deletes.
-func (d *DB) groupsChanged(o *Object, before int64) {
+func groupsChanged(d *keyspace.DB, o *keyspace.Object, before int64) {
 	if delta := o.ValueMemory() - before; delta != 0 {
 		d.AddMemory(delta)
 	}
@@ -45,9 +46,9 @@ func (d *DB) groupsChanged(o *Object, before int64) {
 
 // newStreamKey creates key holding an empty stream (accounted by the caller
 // with d.valueChanged(o, 0)).
-func newStreamKey(d *DB, key []byte) *Object {
-	o := d.Insert(key, KindStream)
-	o.Enc = EncStream
+func newStreamKey(d *keyspace.DB, key []byte) *keyspace.Object {
+	o := d.Insert(key, keyspace.KindStream)
+	o.Enc = keyspace.EncStream
 	o.Coll = values.NewStream()
 	return o
 }
@@ -73,9 +74,9 @@ func insertBytes(dst []byte, pos int, b []byte) []byte {
 }
 
 // replyEntry replies [id, [field, value, ...]] for entry e of block b.
-func (c *Ctx) replyEntry(b *values.StreamBlock, e *values.StreamEntry) {
+func replyEntry(c *keyspace.Ctx, b *values.StreamBlock, e *values.StreamEntry) {
 	c.Array(2)
-	c.bulkID(e.Id)
+	bulkID(c, e.Id)
 	c.Array(int(e.Nf) * 2)
 	for it := b.Fields(e); ; {
 		f, v, ok := it.Next()
@@ -94,7 +95,7 @@ func (c *Ctx) replyEntry(b *values.StreamBlock, e *values.StreamEntry) {
 //
 // For XREADGROUP, gl says where to log each new pending entry (an XCLAIM, as
 // Redis' streamReplyWithRange propagates it); nil otherwise.
-func (c *Ctx) replyRange(s *values.Stream, start, end values.StreamID, count int64, rev bool, g *values.StreamGroup, cons *values.StreamConsumer, noack, raw bool, gl *groupLog) int64 {
+func replyRange(c *keyspace.Ctx, s *values.Stream, start, end values.StreamID, count int64, rev bool, g *values.StreamGroup, cons *values.StreamConsumer, noack, raw bool, gl *groupLog) int64 {
 	pos := len(c.Out)
 	var n int64
 	p := s.SeekGE(start)
@@ -111,7 +112,7 @@ func (c *Ctx) replyRange(s *values.Stream, start, end values.StreamID, count int
 			if g != nil {
 				s.Delivered(g, e.Id)
 			}
-			c.replyEntry(b, e)
+			replyEntry(c, b, e)
 			if g != nil && !noack {
 				s.AddNACK(g, cons, e.Id, gl.now)
 				gl.xclaim(c, g, e.Id, g.Pel.Get(e.Id))
@@ -134,20 +135,20 @@ func (c *Ctx) replyRange(s *values.Stream, start, end values.StreamID, count int
 }
 
 // replyEntryByID replies the live entry id raw and reports whether it exists.
-func (c *Ctx) replyEntryByID(s *values.Stream, id values.StreamID) bool {
+func replyEntryByID(c *keyspace.Ctx, s *values.Stream, id values.StreamID) bool {
 	p, ok := s.Find(id)
 	if ok {
-		c.replyEntry(s.Blocks[p.B], s.Ent(p))
+		replyEntry(c, s.Blocks[p.B], s.Ent(p))
 	}
 	return ok
 }
 
 // errNoGroup replies Redis' -NOGROUP for a missing key or group.
-func (c *Ctx) errNoGroup(key, group []byte) {
+func errNoGroup(c *keyspace.Ctx, key, group []byte) {
 	c.Err("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'")
 }
 
-func (c *Ctx) noGroupForKey(group, key []byte) {
+func noGroupForKey(c *keyspace.Ctx, group, key []byte) {
 	c.Err("NOGROUP No such consumer group '" + cString(group) + "' for key name '" + cString(key) + "'")
 }
 
@@ -183,7 +184,7 @@ var (
 // key (WATCH stays clean, as in Redis) but count as changes of the dataset
 // (Redis' server.dirty), so that the log records them.
 type groupLog struct {
-	d          *DB
+	d          *keyspace.DB
 	key, group []byte
 	now        int64
 }
@@ -195,7 +196,7 @@ func (gl *groupLog) changed() { gl.d.CountChange() }
 // <delivery time> RETRYCOUNT <count> FORCE JUSTID LASTID <group's last ID>,
 // which replays to the same NACK whatever the state (and, for an entry no
 // longer in the stream, drops it as the command did).
-func (gl *groupLog) xclaim(c *Ctx, g *values.StreamGroup, id values.StreamID, n *values.StreamNACK) {
+func (gl *groupLog) xclaim(c *keyspace.Ctx, g *values.StreamGroup, id values.StreamID, n *values.StreamNACK) {
 	gl.changed()
 	if !c.Logging() {
 		return
@@ -211,7 +212,7 @@ func (gl *groupLog) xclaim(c *Ctx, g *values.StreamGroup, id values.StreamID, n 
 
 // setID records g's last ID and entries-read counter as Redis'
 // streamPropagateGroupID: XGROUP SETID key group <last ID> ENTRIESREAD <n>.
-func (gl *groupLog) setID(c *Ctx, g *values.StreamGroup) {
+func (gl *groupLog) setID(c *keyspace.Ctx, g *values.StreamGroup) {
 	gl.changed()
 	if !c.Logging() {
 		return
@@ -224,7 +225,7 @@ func (gl *groupLog) setID(c *Ctx, g *values.StreamGroup) {
 
 // createConsumer records the creation of consumer as Redis'
 // streamPropagateConsumerCreation: XGROUP CREATECONSUMER key group consumer.
-func (gl *groupLog) createConsumer(c *Ctx, consumer []byte) {
+func (gl *groupLog) createConsumer(c *keyspace.Ctx, consumer []byte) {
 	gl.changed()
 	c.LogAs(cmdXGROUP, argCREATECONSUMER, gl.key, gl.group, consumer)
 }
@@ -242,7 +243,7 @@ type xaddArgs struct {
 
 // parseAddTrim is streamParseAddOrTrimArgsOrReply: it returns the index of
 // XADD's ID argument (len(args) when there is none), or -1 after replying.
-func (c *Ctx) parseAddTrim(a *xaddArgs, xadd bool) int {
+func parseAddTrim(c *keyspace.Ctx, a *xaddArgs, xadd bool) int {
 	args := c.Args
 	limitGiven := false
 	i := 2
@@ -276,7 +277,7 @@ loop:
 				a.MaxLen = v
 				a.Strategy = values.TrimMaxLen
 			} else {
-				id, ok := c.parseID(args[i+1], 0, true)
+				id, ok := parseID(c, args[i+1], 0, true)
 				if !ok {
 					return -1
 				}
@@ -322,7 +323,7 @@ loop:
 		return -1
 	}
 	switch {
-	case c.loading(args[1]):
+	case loading(c, args[1]):
 		// From the append-only file: trimming is exact there (the log
 		// records "~" as "=" with the resulting threshold), so LIMIT, kept
 		// in the record as Redis keeps it, must neither fail nor stop it.
@@ -347,9 +348,9 @@ loop:
 	return i
 }
 
-func cmdXAdd(c *Ctx) {
+func cmdXAdd(c *keyspace.Ctx) {
 	var a xaddArgs
-	idPos := c.parseAddTrim(&a, true)
+	idPos := parseAddTrim(c, &a, true)
 	if idPos < 0 {
 		return
 	}
@@ -365,7 +366,7 @@ func cmdXAdd(c *Ctx) {
 	}
 	key := args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindStream)
+	o, ok := c.WriteKind(d, key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -394,7 +395,7 @@ func cmdXAdd(c *Ctx) {
 	var id values.StreamID
 	switch {
 	case !a.idGiven:
-		if ms := uint64(c.streamNow(d)); ms > s.LastID.Ms {
+		if ms := uint64(streamNow(c, d)); ms > s.LastID.Ms {
 			id = values.StreamID{Ms: ms, Seq: 0}
 		} else {
 			id = s.LastID
@@ -418,7 +419,7 @@ func cmdXAdd(c *Ctx) {
 		return
 	}
 	s.Append(id, fv, c.Limits().StreamNodeMaxEntries)
-	c.bulkID(id)
+	bulkID(c, id)
 	s.Trim(&a.TrimArgs)
 	d.ValueChanged(o, before)
 	if existed {
@@ -429,7 +430,7 @@ func cmdXAdd(c *Ctx) {
 		// trim as the exact one that removes the same entries.
 		args := slices.Clone(c.Args)
 		args[idPos] = values.AppendStreamID(nil, id)
-		c.rewriteTrim(args, s, &a.TrimArgs)
+		rewriteTrim(c, args, s, &a.TrimArgs)
 		c.LogAs(args...)
 	}
 }
@@ -439,7 +440,7 @@ func cmdXAdd(c *Ctx) {
 // as it is now, as Redis' streamRewriteApproxSpecifier and
 // streamRewriteTrimArgument do: MAXLEN = the stream's length, MINID = its
 // first entry's ID (a deleted one included; the largest ID when empty).
-func (c *Ctx) rewriteTrim(args [][]byte, s *values.Stream, a *values.TrimArgs) {
+func rewriteTrim(c *keyspace.Ctx, args [][]byte, s *values.Stream, a *values.TrimArgs) {
 	if !a.Approx {
 		return
 	}
@@ -457,7 +458,7 @@ func (c *Ctx) rewriteTrim(args [][]byte, s *values.Stream, a *values.TrimArgs) {
 
 // loading reports whether an append-only file is being replayed into the
 // shard that owns key (Redis' "the client is the AOF loader").
-func (c *Ctx) loading(key []byte) bool {
+func loading(c *keyspace.Ctx, key []byte) bool {
 	return c.DBFor(key).Loading()
 }
 
@@ -465,21 +466,21 @@ func (c *Ctx) loading(key []byte) bool {
 // delivery and seen times): c.Now, except while an append-only file is
 // replayed, where c.Now is 0 so that nothing expires and Redis' loader reads
 // the wall clock (mstime) for these.
-func (c *Ctx) streamNow(d *DB) int64 {
+func streamNow(c *keyspace.Ctx, d *keyspace.DB) int64 {
 	if d.Loading() {
 		return time.Now().UnixMilli()
 	}
 	return c.Now
 }
 
-func cmdXTrim(c *Ctx) {
+func cmdXTrim(c *keyspace.Ctx) {
 	var a xaddArgs
-	if c.parseAddTrim(&a, false) < 0 {
+	if parseAddTrim(c, &a, false) < 0 {
 		return
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindStream)
+	o, ok := c.WriteKind(d, key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -494,7 +495,7 @@ func cmdXTrim(c *Ctx) {
 		d.ValueChanged(o, before)
 		if c.Logging() && a.Approx {
 			args := slices.Clone(c.Args)
-			c.rewriteTrim(args, s, &a.TrimArgs)
+			rewriteTrim(c, args, s, &a.TrimArgs)
 			c.LogAs(args...)
 		}
 	}
@@ -503,9 +504,9 @@ func cmdXTrim(c *Ctx) {
 
 // ---- XLEN XRANGE XREVRANGE XDEL ---------------------------------------------
 
-func cmdXLen(c *Ctx) {
+func cmdXLen(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindStream)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -516,12 +517,12 @@ func cmdXLen(c *Ctx) {
 	c.Int(streamOf(o).Length)
 }
 
-func cmdXRange(c *Ctx)    { c.xrange(false) }
-func cmdXRevRange(c *Ctx) { c.xrange(true) }
+func cmdXRange(c *keyspace.Ctx)    { xrange(c, false) }
+func cmdXRevRange(c *keyspace.Ctx) { xrange(c, true) }
 
 // parseRange parses an interval's start and end as XRANGE and XPENDING do.
-func (c *Ctx) parseRange(startArg, endArg []byte) (start, end values.StreamID, ok bool) {
-	start, ex, ok := c.parseIntervalID(startArg, 0)
+func parseRange(c *keyspace.Ctx, startArg, endArg []byte) (start, end values.StreamID, ok bool) {
+	start, ex, ok := parseIntervalID(c, startArg, 0)
 	if !ok {
 		return start, end, false
 	}
@@ -529,7 +530,7 @@ func (c *Ctx) parseRange(startArg, endArg []byte) (start, end values.StreamID, o
 		c.Err("ERR invalid start ID for the interval")
 		return start, end, false
 	}
-	end, ex, ok = c.parseIntervalID(endArg, math.MaxUint64)
+	end, ex, ok = parseIntervalID(c, endArg, math.MaxUint64)
 	if !ok {
 		return start, end, false
 	}
@@ -540,13 +541,13 @@ func (c *Ctx) parseRange(startArg, endArg []byte) (start, end values.StreamID, o
 	return start, end, true
 }
 
-func (c *Ctx) xrange(rev bool) {
+func xrange(c *keyspace.Ctx, rev bool) {
 	args := c.Args
 	startArg, endArg := args[2], args[3]
 	if rev {
 		startArg, endArg = endArg, startArg
 	}
-	start, end, ok := c.parseRange(startArg, endArg)
+	start, end, ok := parseRange(c, startArg, endArg)
 	if !ok {
 		return
 	}
@@ -565,7 +566,7 @@ func (c *Ctx) xrange(rev bool) {
 		j++
 	}
 	key := args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindStream)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -575,15 +576,15 @@ func (c *Ctx) xrange(rev bool) {
 	case count == 0:
 		c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 	default:
-		c.replyRange(streamOf(o), start, end, max(count, 0), rev, nil, nil, false, false, nil)
+		replyRange(c, streamOf(o), start, end, max(count, 0), rev, nil, nil, false, false, nil)
 	}
 }
 
-func cmdXDel(c *Ctx) {
+func cmdXDel(c *keyspace.Ctx) {
 	args := c.Args
 	key := args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindStream)
+	o, ok := c.WriteKind(d, key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -592,7 +593,7 @@ func cmdXDel(c *Ctx) {
 		return
 	}
 	for _, a := range args[2:] {
-		if _, ok := c.parseID(a, 0, true); !ok {
+		if _, ok := parseID(c, a, 0, true); !ok {
 			return
 		}
 	}
@@ -626,8 +627,8 @@ func cmdXDel(c *Ctx) {
 
 // ---- XREAD XREADGROUP --------------------------------------------------------
 
-func cmdXRead(c *Ctx)      { c.xread(false) }
-func cmdXReadGroup(c *Ctx) { c.xread(true) }
+func cmdXRead(c *keyspace.Ctx)      { xread(c, false) }
+func cmdXReadGroup(c *keyspace.Ctx) { xread(c, true) }
 
 // xreadKeysHeld reports whether the keys the handler found, args[first:
 // first+n], are the ones the key specs give, so the shards held (ExecMulti
@@ -654,7 +655,7 @@ func xreadKeysHeld(cmd *command.Command, args [][]byte, first, n int) bool {
 // blocks, every "$" ID is rewritten in c.Args to that stream's last ID (the
 // runtime parks a copy of c.Args), so the runs that follow when a key gets
 // data read what came after the moment the command first blocked.
-func (c *Ctx) xread(group bool) {
+func xread(c *keyspace.Ctx, group bool) {
 	args := c.Args
 	blocking := false
 	var deadline, count int64
@@ -740,7 +741,7 @@ loop:
 			d.Miss()
 		} else {
 			d.Hit()
-			if o.Kind != KindStream {
+			if o.Kind != keyspace.KindStream {
 				if !c.Serving() {
 					c.WrongType()
 				}
@@ -775,7 +776,7 @@ loop:
 			}
 			ids = append(ids, values.MaxStreamID)
 		default:
-			id, ok := c.parseID(a, 0, true)
+			id, ok := parseID(c, a, 0, true)
 			if !ok {
 				return
 			}
@@ -814,7 +815,7 @@ loop:
 		if serve {
 			var gl *groupLog
 			if group { // Redis 7.0 creates the consumer only when it serves it
-				gl = &groupLog{d: d, key: key, group: groupName, now: c.streamNow(d)}
+				gl = &groupLog{d: d, key: key, group: groupName, now: streamNow(c, d)}
 				if cons = g.Consumer(consumerName); cons == nil {
 					cons = s.CreateConsumer(g, consumerName, gl.now)
 					// XCLAIM creates it when replayed; otherwise (NOACK as
@@ -836,12 +837,12 @@ loop:
 			}
 			c.Bulk(key)
 			if history {
-				c.replyConsumerPEL(s, start, count, g, cons, gl)
+				replyConsumerPEL(c, s, start, count, g, cons, gl)
 			} else if g == nil {
-				c.replyRange(s, start, values.MaxStreamID, count, false, nil, nil, false, false, nil)
+				replyRange(c, s, start, values.MaxStreamID, count, false, nil, nil, false, false, nil)
 			} else {
 				last := g.LastID
-				c.replyRange(s, start, values.MaxStreamID, count, false, g, cons, noack, false, gl)
+				replyRange(c, s, start, values.MaxStreamID, count, false, g, cons, noack, false, gl)
 				if g.LastID != last {
 					// Redis logs the group's new last ID for NOACK only; svcdb
 					// logs it always, since the XCLAIMs above do not carry
@@ -850,7 +851,7 @@ loop:
 				}
 			}
 		}
-		d.groupsChanged(o, before)
+		groupsChanged(d, o, before)
 	}
 	if served > 0 {
 		typ := byte('*')
@@ -871,7 +872,7 @@ loop:
 			}
 		}
 	}
-	c.Block(keys, deadline, TimeoutNullArray)
+	c.Block(keys, deadline, keyspace.TimeoutNullArray)
 }
 
 // replyConsumerPEL is streamReplyWithRangeFromConsumerPEL: the consumer's
@@ -880,17 +881,17 @@ loop:
 //
 // Unlike Redis, svcdb logs each entry delivered again (an XCLAIM with its
 // new delivery time and count), so that a restart keeps them.
-func (c *Ctx) replyConsumerPEL(s *values.Stream, start values.StreamID, count int64, g *values.StreamGroup, cons *values.StreamConsumer, gl *groupLog) {
+func replyConsumerPEL(c *keyspace.Ctx, s *values.Stream, start values.StreamID, count int64, g *values.StreamGroup, cons *values.StreamConsumer, gl *groupLog) {
 	pos, n := len(c.Out), int64(0)
 	for cur, _ := cons.Pel.Seek(start); cur.Valid(&cons.Pel) && (count == 0 || n < count); cur = cons.Pel.Next(cur) {
 		it := cons.Pel.At(cur)
-		if c.replyEntryByID(s, it.Id) {
+		if replyEntryByID(c, s, it.Id) {
 			it.N.DeliveryTime = gl.now
 			it.N.DeliveryCount++
 			gl.xclaim(c, g, it.Id, it.N)
 		} else {
 			c.Array(2)
-			c.bulkID(it.Id)
+			bulkID(c, it.Id)
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 		}
 		n++
@@ -932,12 +933,12 @@ var xinfoHelp = []string{
 	"    Prints this help.",
 }
 
-func cmdXGroup(c *Ctx) {
+func cmdXGroup(c *keyspace.Ctx) {
 	args := c.Args
 	sub := args[1]
 	var (
-		d           *DB
-		o           *Object
+		d           *keyspace.DB
+		o           *keyspace.Object
 		s           *values.Stream
 		g           *values.StreamGroup
 		mkstream    bool
@@ -969,7 +970,7 @@ func cmdXGroup(c *Ctx) {
 		}
 		d = c.DBFor(args[2])
 		var ok bool
-		if o, ok = c.WriteKind(d, args[2], KindStream); !ok {
+		if o, ok = c.WriteKind(d, args[2], keyspace.KindStream); !ok {
 			return
 		}
 		if o != nil {
@@ -982,7 +983,7 @@ func cmdXGroup(c *Ctx) {
 			}
 			g = s.Group(args[3])
 			if g == nil && (setid || resp.EqualFold(sub, "createconsumer") || resp.EqualFold(sub, "delconsumer")) {
-				c.noGroupForKey(args[3], args[2])
+				noGroupForKey(c, args[3], args[2])
 				return
 			}
 		}
@@ -998,7 +999,7 @@ func cmdXGroup(c *Ctx) {
 			}
 		} else {
 			var ok bool
-			if id, ok = c.parseID(a, 0, true); !ok {
+			if id, ok = parseID(c, a, 0, true); !ok {
 				return
 			}
 		}
@@ -1014,14 +1015,14 @@ func cmdXGroup(c *Ctx) {
 		} else {
 			c.Err("BUSYGROUP Consumer Group name already exists")
 		}
-		d.groupsChanged(o, before)
+		groupsChanged(d, o, before)
 	case setid && (len(args) == 5 || len(args) == 7):
 		var id values.StreamID
 		if a := args[4]; len(a) == 1 && a[0] == '$' {
 			id = s.LastID
 		} else {
 			var ok bool
-			if id, ok = c.parseID(a, 0, false); !ok {
+			if id, ok = parseID(c, a, 0, false); !ok {
 				return
 			}
 		}
@@ -1036,14 +1037,14 @@ func cmdXGroup(c *Ctx) {
 		}
 		before := o.ValueMemory()
 		s.DestroyGroup(g)
-		d.groupsChanged(o, before)
+		groupsChanged(d, o, before)
 		d.CountChange()
 		c.Int(1)
 		d.SignalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
 	case resp.EqualFold(sub, "createconsumer") && len(args) == 5:
 		before := o.ValueMemory()
-		created := s.CreateConsumer(g, args[4], c.streamNow(d)) != nil
-		d.groupsChanged(o, before)
+		created := s.CreateConsumer(g, args[4], streamNow(c, d)) != nil
+		groupsChanged(d, o, before)
 		if created {
 			d.CountChange()
 			c.Int(1)
@@ -1056,7 +1057,7 @@ func cmdXGroup(c *Ctx) {
 			pending = int64(cons.Pel.N)
 			before := o.ValueMemory()
 			s.DeleteConsumer(g, cons)
-			d.groupsChanged(o, before)
+			groupsChanged(d, o, before)
 			d.CountChange()
 		}
 		c.Int(pending)
@@ -1067,9 +1068,9 @@ func cmdXGroup(c *Ctx) {
 
 // ---- XSETID XACK XPENDING ----------------------------------------------------
 
-func cmdXSetID(c *Ctx) {
+func cmdXSetID(c *keyspace.Ctx) {
 	args := c.Args
-	id, ok := c.parseID(args[2], 0, true)
+	id, ok := parseID(c, args[2], 0, true)
 	if !ok {
 		return
 	}
@@ -1090,7 +1091,7 @@ func cmdXSetID(c *Ctx) {
 			}
 			entriesAdded = v
 		case more > 0 && resp.EqualFold(opt, "maxdeletedid"):
-			if maxDel, ok = c.parseID(args[i+1], 0, true); !ok {
+			if maxDel, ok = parseID(c, args[i+1], 0, true); !ok {
 				return
 			}
 			if id.Less(maxDel) {
@@ -1103,7 +1104,7 @@ func cmdXSetID(c *Ctx) {
 		}
 	}
 	key := args[1]
-	o, ok := c.WriteKind(c.DBFor(key), key, KindStream)
+	o, ok := c.WriteKind(c.DBFor(key), key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -1136,18 +1137,18 @@ func cmdXSetID(c *Ctx) {
 // groupOf looks key's group up for XACK, XPENDING, XCLAIM, XAUTOCLAIM:
 // (nil, nil, true) when the key or group is missing, ok false after
 // replying WRONGTYPE.
-func (c *Ctx) groupOf(d *DB, key, name []byte) (*Object, *values.StreamGroup, bool) {
-	o, ok := c.ReadKind(d, key, KindStream)
+func groupOf(c *keyspace.Ctx, d *keyspace.DB, key, name []byte) (*keyspace.Object, *values.StreamGroup, bool) {
+	o, ok := c.ReadKind(d, key, keyspace.KindStream)
 	if !ok || o == nil {
 		return nil, nil, ok
 	}
 	return o, streamOf(o).Group(name), true
 }
 
-func cmdXAck(c *Ctx) {
+func cmdXAck(c *keyspace.Ctx) {
 	args := c.Args
 	d := c.DBFor(args[1])
-	o, g, ok := c.groupOf(d, args[1], args[2])
+	o, g, ok := groupOf(c, d, args[1], args[2])
 	if !ok {
 		return
 	}
@@ -1156,7 +1157,7 @@ func cmdXAck(c *Ctx) {
 		return
 	}
 	for _, a := range args[3:] {
-		if _, ok := c.parseID(a, 0, true); !ok {
+		if _, ok := parseID(c, a, 0, true); !ok {
 			return
 		}
 	}
@@ -1172,11 +1173,11 @@ func cmdXAck(c *Ctx) {
 	if acked > 0 {
 		d.CountChange()
 	}
-	d.groupsChanged(o, before)
+	groupsChanged(d, o, before)
 	c.Int(acked)
 }
 
-func cmdXPending(c *Ctx) {
+func cmdXPending(c *keyspace.Ctx) {
 	args := c.Args
 	if len(args) != 3 && (len(args) < 6 || len(args) > 9) {
 		c.SyntaxErr()
@@ -1206,19 +1207,19 @@ func cmdXPending(c *Ctx) {
 			return
 		}
 		count = max(v, 0)
-		if start, end, ok = c.parseRange(args[si], args[si+1]); !ok {
+		if start, end, ok = parseRange(c, args[si], args[si+1]); !ok {
 			return
 		}
 		if si+3 < len(args) {
 			consumerName = args[si+3]
 		}
 	}
-	_, g, ok := c.groupOf(c.DBFor(args[1]), args[1], args[2])
+	_, g, ok := groupOf(c, c.DBFor(args[1]), args[1], args[2])
 	if !ok {
 		return
 	}
 	if g == nil {
-		c.errNoGroup(args[1], args[2])
+		errNoGroup(c, args[1], args[2])
 		return
 	}
 	if len(args) == 3 {
@@ -1230,8 +1231,8 @@ func cmdXPending(c *Ctx) {
 			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
 			return
 		}
-		c.bulkID(g.Pel.At(g.Pel.First()).Id)
-		c.bulkID(g.Pel.At(g.Pel.Last()).Id)
+		bulkID(c, g.Pel.At(g.Pel.First()).Id)
+		bulkID(c, g.Pel.At(g.Pel.Last()).Id)
 		pos, n := len(c.Out), 0
 		for _, cons := range g.Consumers {
 			if cons.Pel.N == 0 {
@@ -1266,7 +1267,7 @@ func cmdXPending(c *Ctx) {
 		n++
 		count--
 		c.Array(4)
-		c.bulkID(it.Id)
+		bulkID(c, it.Id)
 		c.BulkString(it.N.Consumer.Name)
 		c.Int(max(c.Now-it.N.DeliveryTime, 0))
 		c.Int(it.N.DeliveryCount)
@@ -1278,7 +1279,7 @@ func cmdXPending(c *Ctx) {
 
 // claimer returns the claiming consumer, created and marked seen on first use
 // (Redis 7.0 creates it only once something is claimed).
-func (c *Ctx) claimer(s *values.Stream, g *values.StreamGroup, cons **values.StreamConsumer, now int64) *values.StreamConsumer {
+func claimer(c *keyspace.Ctx, s *values.Stream, g *values.StreamGroup, cons **values.StreamConsumer, now int64) *values.StreamConsumer {
 	if *cons == nil {
 		name := c.Args[3]
 		if *cons = g.Consumer(name); *cons == nil {
@@ -1289,15 +1290,15 @@ func (c *Ctx) claimer(s *values.Stream, g *values.StreamGroup, cons **values.Str
 	return *cons
 }
 
-func cmdXClaim(c *Ctx) {
+func cmdXClaim(c *keyspace.Ctx) {
 	args := c.Args
 	d := c.DBFor(args[1])
-	o, g, ok := c.groupOf(d, args[1], args[2])
+	o, g, ok := groupOf(c, d, args[1], args[2])
 	if !ok {
 		return
 	}
 	if g == nil {
-		c.errNoGroup(args[1], args[2])
+		errNoGroup(c, args[1], args[2])
 		return
 	}
 	minIdle, ok := resp.ParseInt(args[4])
@@ -1313,7 +1314,7 @@ func cmdXClaim(c *Ctx) {
 		}
 	}
 	idArgs := args[5:j]
-	gl := &groupLog{d: d, key: args[1], group: args[2], now: c.streamNow(d)}
+	gl := &groupLog{d: d, key: args[1], group: args[2], now: streamNow(c, d)}
 	now := gl.now
 	retryCount, deliveryTime := int64(-1), int64(-1)
 	force, justID := false, false
@@ -1352,7 +1353,7 @@ func cmdXClaim(c *Ctx) {
 			retryCount = v
 		case more > 0 && resp.EqualFold(opt, "lastid"):
 			j++
-			if lastID, ok = c.parseID(args[j], 0, true); !ok {
+			if lastID, ok = parseID(c, args[j], 0, true); !ok {
 				return
 			}
 		default:
@@ -1362,7 +1363,7 @@ func cmdXClaim(c *Ctx) {
 	}
 	s := streamOf(o)
 	before := o.ValueMemory()
-	defer d.groupsChanged(o, before)
+	defer groupsChanged(d, o, before)
 	// As Redis' xclaimCommand, a new last ID is logged by the XCLAIMs that
 	// carry it, or by XGROUP SETID when none is logged.
 	logLastID := false
@@ -1394,7 +1395,7 @@ func cmdXClaim(c *Ctx) {
 		if nack == nil || nack.Consumer != nil && minIdle != 0 && now-nack.DeliveryTime < minIdle {
 			continue
 		}
-		cl := c.claimer(s, g, &cons, now)
+		cl := claimer(c, s, g, &cons, now)
 		nack.DeliveryTime = deliveryTime
 		if retryCount >= 0 {
 			nack.DeliveryCount = retryCount
@@ -1405,9 +1406,9 @@ func cmdXClaim(c *Ctx) {
 		gl.xclaim(c, g, id, nack)
 		logLastID = false
 		if justID {
-			c.bulkID(id)
+			bulkID(c, id)
 		} else {
-			c.replyEntryByID(s, id)
+			replyEntryByID(c, s, id)
 		}
 		n++
 	}
@@ -1422,7 +1423,7 @@ func cmdXClaim(c *Ctx) {
 // nothing by COUNT but answers as Redis there.
 const xautoclaimMaxCount = (64 << 30) / 16
 
-func cmdXAutoClaim(c *Ctx) {
+func cmdXAutoClaim(c *keyspace.Ctx) {
 	args := c.Args
 	minIdle, ok := resp.ParseInt(args[4])
 	if !ok {
@@ -1430,7 +1431,7 @@ func cmdXAutoClaim(c *Ctx) {
 		return
 	}
 	minIdle = max(minIdle, 0)
-	start, ex, ok := c.parseIntervalID(args[5], 0)
+	start, ex, ok := parseIntervalID(c, args[5], 0)
 	if !ok {
 		return
 	}
@@ -1459,12 +1460,12 @@ func cmdXAutoClaim(c *Ctx) {
 		}
 	}
 	d := c.DBFor(args[1])
-	o, g, ok := c.groupOf(d, args[1], args[2])
+	o, g, ok := groupOf(c, d, args[1], args[2])
 	if !ok {
 		return
 	}
 	if g == nil {
-		c.errNoGroup(args[1], args[2])
+		errNoGroup(c, args[1], args[2])
 		return
 	}
 	if count > xautoclaimMaxCount {
@@ -1473,8 +1474,8 @@ func cmdXAutoClaim(c *Ctx) {
 	}
 	s := streamOf(o)
 	before := o.ValueMemory()
-	defer d.groupsChanged(o, before)
-	gl := &groupLog{d: d, key: args[1], group: args[2], now: c.streamNow(d)}
+	defer groupsChanged(d, o, before)
+	gl := &groupLog{d: d, key: args[1], group: args[2], now: streamNow(c, d)}
 	now := gl.now
 	attempts := count * 10
 	var cons *values.StreamConsumer
@@ -1502,12 +1503,12 @@ func cmdXAutoClaim(c *Ctx) {
 		if !justID {
 			nack.DeliveryCount++
 		}
-		s.ClaimFor(nack, id, c.claimer(s, g, &cons, now))
+		s.ClaimFor(nack, id, claimer(c, s, g, &cons, now))
 		gl.xclaim(c, g, id, nack)
 		if justID {
-			c.bulkID(id)
+			bulkID(c, id)
 		} else {
-			c.replyEntryByID(s, id)
+			replyEntryByID(c, s, id)
 		}
 		n++
 		count--
@@ -1527,13 +1528,13 @@ func cmdXAutoClaim(c *Ctx) {
 	c.Out = insertBytes(c.Out, cursorPos, h)
 	c.Array(len(deleted))
 	for _, id := range deleted {
-		c.bulkID(id)
+		bulkID(c, id)
 	}
 }
 
 // ---- XINFO -------------------------------------------------------------------
 
-func cmdXInfo(c *Ctx) {
+func cmdXInfo(c *keyspace.Ctx) {
 	args := c.Args
 	sub := args[1]
 	if resp.EqualFold(sub, "help") {
@@ -1545,7 +1546,7 @@ func cmdXInfo(c *Ctx) {
 		return
 	}
 	key := args[2]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindStream)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindStream)
 	if !ok {
 		return
 	}
@@ -1558,7 +1559,7 @@ func cmdXInfo(c *Ctx) {
 	case resp.EqualFold(sub, "consumers") && len(args) == 4:
 		g := s.Group(args[3])
 		if g == nil {
-			c.noGroupForKey(args[3], key)
+			noGroupForKey(c, args[3], key)
 			return
 		}
 		c.Array(len(g.Consumers))
@@ -1582,18 +1583,18 @@ func cmdXInfo(c *Ctx) {
 			c.BulkString("pending")
 			c.Int(int64(g.Pel.N))
 			c.BulkString("last-delivered-id")
-			c.bulkID(g.LastID)
-			c.replyGroupCounters(s, g)
+			bulkID(c, g.LastID)
+			replyGroupCounters(c, s, g)
 		}
 	case resp.EqualFold(sub, "stream"):
-		c.xinfoStream(s)
+		xinfoStream(c, s)
 	default:
 		c.Out = resp.AppendErrSubcommandSyntax(c.Out, sub, "xinfo")
 	}
 }
 
 // replyGroupCounters replies a group's entries-read and lag fields.
-func (c *Ctx) replyGroupCounters(s *values.Stream, g *values.StreamGroup) {
+func replyGroupCounters(c *keyspace.Ctx, s *values.Stream, g *values.StreamGroup) {
 	c.BulkString("entries-read")
 	if g.EntriesRead != -1 {
 		c.Int(g.EntriesRead)
@@ -1608,7 +1609,7 @@ func (c *Ctx) replyGroupCounters(s *values.Stream, g *values.StreamGroup) {
 	}
 }
 
-func (c *Ctx) xinfoStream(s *values.Stream) {
+func xinfoStream(c *keyspace.Ctx, s *values.Stream) {
 	opts := c.Args[3:]
 	full := len(opts) > 0
 	count := int64(10)
@@ -1640,28 +1641,28 @@ func (c *Ctx) xinfoStream(s *values.Stream) {
 	c.BulkString("radix-tree-nodes")
 	c.Int(s.RaxNodes())
 	c.BulkString("last-generated-id")
-	c.bulkID(s.LastID)
+	bulkID(c, s.LastID)
 	c.BulkString("max-deleted-entry-id")
-	c.bulkID(s.MaxDeleted)
+	bulkID(c, s.MaxDeleted)
 	c.BulkString("entries-added")
 	c.Int(s.EntriesAdded)
 	c.BulkString("recorded-first-entry-id")
-	c.bulkID(s.FirstID)
+	bulkID(c, s.FirstID)
 	if !full {
 		c.BulkString("groups")
 		c.Int(int64(len(s.Groups)))
 		c.BulkString("first-entry")
-		if c.replyRange(s, values.StreamID{}, values.MaxStreamID, 1, false, nil, nil, false, true, nil) == 0 {
+		if replyRange(c, s, values.StreamID{}, values.MaxStreamID, 1, false, nil, nil, false, true, nil) == 0 {
 			c.Null()
 		}
 		c.BulkString("last-entry")
-		if c.replyRange(s, values.StreamID{}, values.MaxStreamID, 1, true, nil, nil, false, true, nil) == 0 {
+		if replyRange(c, s, values.StreamID{}, values.MaxStreamID, 1, true, nil, nil, false, true, nil) == 0 {
 			c.Null()
 		}
 		return
 	}
 	c.BulkString("entries")
-	c.replyRange(s, values.StreamID{}, values.MaxStreamID, count, false, nil, nil, false, false, nil)
+	replyRange(c, s, values.StreamID{}, values.MaxStreamID, count, false, nil, nil, false, false, nil)
 	c.BulkString("groups")
 	c.Array(len(s.Groups))
 	for _, g := range s.Groups {
@@ -1669,8 +1670,8 @@ func (c *Ctx) xinfoStream(s *values.Stream) {
 		c.BulkString("name")
 		c.BulkString(g.Name)
 		c.BulkString("last-delivered-id")
-		c.bulkID(g.LastID)
-		c.replyGroupCounters(s, g)
+		bulkID(c, g.LastID)
+		replyGroupCounters(c, s, g)
 		c.BulkString("pel-count")
 		c.Int(int64(g.Pel.N))
 		c.BulkString("pending")
@@ -1678,7 +1679,7 @@ func (c *Ctx) xinfoStream(s *values.Stream) {
 		for cur := g.Pel.First(); cur.Valid(&g.Pel) && (count == 0 || n < count); cur = g.Pel.Next(cur) {
 			it := g.Pel.At(cur)
 			c.Array(4)
-			c.bulkID(it.Id)
+			bulkID(c, it.Id)
 			c.BulkString(it.N.Consumer.Name)
 			c.Int(it.N.DeliveryTime)
 			c.Int(it.N.DeliveryCount)
@@ -1700,7 +1701,7 @@ func (c *Ctx) xinfoStream(s *values.Stream) {
 			for cur := cons.Pel.First(); cur.Valid(&cons.Pel) && (count == 0 || n < count); cur = cons.Pel.Next(cur) {
 				it := cons.Pel.At(cur)
 				c.Array(3)
-				c.bulkID(it.Id)
+				bulkID(c, it.Id)
 				c.Int(it.N.DeliveryTime)
 				c.Int(it.N.DeliveryCount)
 				n++

@@ -1,4 +1,4 @@
-package keyspace
+package commands
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/bigbuf"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Bitmaps on strings: SETBIT GETBIT BITCOUNT BITPOS BITOP, as Redis 7.0's
@@ -14,14 +15,14 @@ import (
 // at the edges of a range are looked at alone.
 
 // addBitmapCommands registers the bitmap commands' handlers.
-func addBitmapCommands(add func(name string, h Handler, r RouteKind)) {
-	add("setbit", cmdSetBit, RouteKeys)
-	add("getbit", cmdGetBit, RouteKeys)
-	add("bitcount", cmdBitCount, RouteKeys)
-	add("bitpos", cmdBitPos, RouteKeys)
-	add("bitop", cmdBitOp, RouteKeys)
-	add("bitfield", cmdBitField, RouteKeys) // cmd_bitfield.go
-	add("bitfield_ro", cmdBitFieldRO, RouteKeys)
+func addBitmapCommands(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
+	add("setbit", cmdSetBit, keyspace.RouteKeys)
+	add("getbit", cmdGetBit, keyspace.RouteKeys)
+	add("bitcount", cmdBitCount, keyspace.RouteKeys)
+	add("bitpos", cmdBitPos, keyspace.RouteKeys)
+	add("bitop", cmdBitOp, keyspace.RouteKeys)
+	add("bitfield", cmdBitField, keyspace.RouteKeys) // bitfield.go
+	add("bitfield_ro", cmdBitFieldRO, keyspace.RouteKeys)
 }
 
 const (
@@ -44,7 +45,7 @@ func parseBitOffset(arg []byte, hash bool, width int64) (int64, bool) {
 	if usehash {
 		off *= width // as Redis: wraps for absurd n, then fails the checks below
 	}
-	if off < 0 || off>>3 >= MaxStringLen {
+	if off < 0 || off>>3 >= keyspace.MaxStringLen {
 		return 0, false
 	}
 	return off, true
@@ -55,16 +56,16 @@ func parseBitOffset(arg []byte, hash bool, width int64) (int64, bool) {
 // encoding (dbUnshareStringValue). grown reports that the key was created
 // or lengthened: a change even if no bit moves. It replies WRONGTYPE and
 // returns nil for another kind.
-func (c *Ctx) bitStringForWrite(d *DB, key []byte, maxbit int64) (o *Object, grown bool) {
+func bitStringForWrite(c *keyspace.Ctx, d *keyspace.DB, key []byte, maxbit int64) (o *keyspace.Object, grown bool) {
 	need := int(maxbit>>3) + 1
 	o = d.Lookup(key, c.Now)
-	if o != nil && o.Kind != KindString {
+	if o != nil && o.Kind != keyspace.KindString {
 		c.WrongType()
 		return nil, false
 	}
 	if o == nil {
 		// As Redis (sdsnewlen): a new key gets exactly what it needs.
-		o = d.Insert(key, KindString)
+		o = d.Insert(key, keyspace.KindString)
 		d.NewStringBuf(o, need, need, false)
 		d.AccountResize(o, 0)
 		grown = true
@@ -74,11 +75,11 @@ func (c *Ctx) bitStringForWrite(d *DB, key []byte, maxbit int64) (o *Object, gro
 		d.GrowString(o, need)
 		grown = true
 	}
-	o.Enc = EncRawEdited
+	o.Enc = keyspace.EncRawEdited
 	return o, grown
 }
 
-func cmdSetBit(c *Ctx) {
+func cmdSetBit(c *keyspace.Ctx) {
 	off, ok := parseBitOffset(c.Args[2], false, 0)
 	if !ok {
 		c.Err(errBitOffset)
@@ -91,7 +92,7 @@ func cmdSetBit(c *Ctx) {
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, grown := c.bitStringForWrite(d, key, off)
+	o, grown := bitStringForWrite(c, d, key, off)
 	if o == nil {
 		return
 	}
@@ -106,14 +107,14 @@ func cmdSetBit(c *Ctx) {
 	c.Int(int64(old))
 }
 
-func cmdGetBit(c *Ctx) {
+func cmdGetBit(c *keyspace.Ctx) {
 	off, ok := parseBitOffset(c.Args[2], false, 0)
 	if !ok {
 		c.Err(errBitOffset)
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.getString(c.DBFor(key), key)
+	o, ok := getString(c, c.DBFor(key), key)
 	if !ok {
 		return
 	}
@@ -167,11 +168,11 @@ func parseBitUnit(a []byte) (isBit, ok bool) {
 	return false, false
 }
 
-func cmdBitCount(c *Ctx) {
+func cmdBitCount(c *keyspace.Ctx) {
 	key := c.Args[1]
 	// Redis 7.0 looks the key up before it reads the arguments: a missing
 	// key answers 0 whatever follows.
-	o, ok := c.getString(c.DBFor(key), key)
+	o, ok := getString(c, c.DBFor(key), key)
 	if !ok {
 		return
 	}
@@ -218,7 +219,7 @@ func cmdBitCount(c *Ctx) {
 	c.Int(countBits(p, sb, eb))
 }
 
-func cmdBitPos(c *Ctx) {
+func cmdBitPos(c *keyspace.Ctx) {
 	bit, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.NotInteger()
@@ -229,7 +230,7 @@ func cmdBitPos(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.getString(c.DBFor(key), key)
+	o, ok := getString(c, c.DBFor(key), key)
 	if !ok {
 		return
 	}
@@ -387,7 +388,7 @@ const (
 // cmdBitOp is BITOP op destkey key [key ...]. The keys may live on several
 // shards: the command is routed by its key specs, so it holds every shard
 // its keys hash to and reaches each key's store through c.db.
-func cmdBitOp(c *Ctx) {
+func cmdBitOp(c *keyspace.Ctx) {
 	var op int
 	switch name := c.Args[1]; {
 	case resp.EqualFold(name, "and"):
@@ -411,7 +412,7 @@ func cmdBitOp(c *Ctx) {
 	nums := make([][20]byte, len(keys)) // integer-encoded sources' digits
 	maxlen := 0
 	for j, k := range keys {
-		o, ok := c.getString(c.DBFor(k), k)
+		o, ok := getString(c, c.DBFor(k), k)
 		if !ok {
 			return
 		}
@@ -460,7 +461,7 @@ func cmdBitOp(c *Ctx) {
 	if old := d.Lookup(dst, c.Now); old != nil {
 		d.Remove(old)
 	}
-	o := d.Insert(dst, KindString)
+	o := d.Insert(dst, keyspace.KindString)
 	if offHeap {
 		d.AdoptOffHeap(o, res)
 	} else {

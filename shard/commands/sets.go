@@ -1,4 +1,4 @@
-package keyspace
+package commands
 
 import (
 	"math/rand/v2"
@@ -7,48 +7,49 @@ import (
 
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addSetCommands registers the set commands' handlers.
-func addSetCommands(add func(name string, h Handler, r RouteKind)) {
-	add("sadd", cmdSAdd, RouteKeys)
-	add("srem", cmdSRem, RouteKeys)
-	add("smove", cmdSMove, RouteKeys)
-	add("sismember", cmdSIsMember, RouteKeys)
-	add("smismember", cmdSMIsMember, RouteKeys)
-	add("scard", cmdSCard, RouteKeys)
-	add("smembers", cmdSMembers, RouteKeys)
-	add("spop", cmdSPop, RouteKeys)
-	add("srandmember", cmdSRandMember, RouteKeys)
-	add("sinter", cmdSInter, RouteKeys)
-	add("sintercard", cmdSInterCard, RouteKeySpecs)
-	add("sinterstore", cmdSInterStore, RouteKeys)
-	add("sunion", cmdSUnion, RouteKeys)
-	add("sunionstore", cmdSUnionStore, RouteKeys)
-	add("sdiff", cmdSDiff, RouteKeys)
-	add("sdiffstore", cmdSDiffStore, RouteKeys)
-	add("sscan", cmdSScan, RouteKeys)
+func addSetCommands(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
+	add("sadd", cmdSAdd, keyspace.RouteKeys)
+	add("srem", cmdSRem, keyspace.RouteKeys)
+	add("smove", cmdSMove, keyspace.RouteKeys)
+	add("sismember", cmdSIsMember, keyspace.RouteKeys)
+	add("smismember", cmdSMIsMember, keyspace.RouteKeys)
+	add("scard", cmdSCard, keyspace.RouteKeys)
+	add("smembers", cmdSMembers, keyspace.RouteKeys)
+	add("spop", cmdSPop, keyspace.RouteKeys)
+	add("srandmember", cmdSRandMember, keyspace.RouteKeys)
+	add("sinter", cmdSInter, keyspace.RouteKeys)
+	add("sintercard", cmdSInterCard, keyspace.RouteKeySpecs)
+	add("sinterstore", cmdSInterStore, keyspace.RouteKeys)
+	add("sunion", cmdSUnion, keyspace.RouteKeys)
+	add("sunionstore", cmdSUnionStore, keyspace.RouteKeys)
+	add("sdiff", cmdSDiff, keyspace.RouteKeys)
+	add("sdiffstore", cmdSDiffStore, keyspace.RouteKeys)
+	add("sscan", cmdSScan, keyspace.RouteKeys)
 }
 
-func cmdSAdd(c *Ctx) {
+func cmdSAdd(c *keyspace.Ctx) {
 	key, members := c.Args[1], c.Args[2:]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindSet)
+	o, ok := c.WriteKind(d, key, keyspace.KindSet)
 	if !ok {
 		return
 	}
 	lim := c.Limits()
 	var before int64
 	if o == nil {
-		o = d.Insert(key, KindSet)
-		NewSetValue(o, members[0], int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
+		o = d.Insert(key, keyspace.KindSet)
+		keyspace.NewSetValue(o, members[0], int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
 	} else {
 		before = o.ValueMemory()
 	}
 	var added int64
 	for _, m := range members {
-		if SetAdd(o, m, lim) {
+		if keyspace.SetAdd(o, m, lim) {
 			added++
 		}
 	}
@@ -58,12 +59,12 @@ func cmdSAdd(c *Ctx) {
 	c.Int(added)
 }
 
-func cmdSRem(c *Ctx) { c.RemoveMembers(KindSet, SetRemove, SetLen) }
+func cmdSRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindSet, keyspace.SetRemove, keyspace.SetLen) }
 
 // cmdSMove follows Redis' smoveCommand: a missing source is 0 before the
 // destination's type is looked at, and moving to the same set is a
 // membership test.
-func cmdSMove(c *Ctx) {
+func cmdSMove(c *keyspace.Ctx) {
 	src, dst, member := c.Args[1], c.Args[2], c.Args[3]
 	sd, dd := c.DBFor(src), c.DBFor(dst)
 	so, do := sd.Lookup(src, c.Now), dd.Lookup(dst, c.Now)
@@ -71,70 +72,70 @@ func cmdSMove(c *Ctx) {
 		c.Int(0)
 		return
 	}
-	if so.Kind != KindSet || (do != nil && do.Kind != KindSet) {
+	if so.Kind != keyspace.KindSet || (do != nil && do.Kind != keyspace.KindSet) {
 		c.WrongType()
 		return
 	}
 	if so == do {
-		c.isMemberReply(so, member)
+		isMemberReply(c, so, member)
 		return
 	}
 	before := so.ValueMemory()
-	if !SetRemove(so, member) {
+	if !keyspace.SetRemove(so, member) {
 		c.Int(0)
 		return
 	}
 	sd.ValueChanged(so, before)
-	if SetLen(so) == 0 {
+	if keyspace.SetLen(so) == 0 {
 		sd.Remove(so)
 	}
 	before = 0
 	if do == nil {
-		do = dd.Insert(dst, KindSet)
-		NewSetValue(do, member, 1)
+		do = dd.Insert(dst, keyspace.KindSet)
+		keyspace.NewSetValue(do, member, 1)
 	} else {
 		before = do.ValueMemory()
 	}
-	if SetAdd(do, member, c.Limits()) { // Redis signals the destination only if it changed
+	if keyspace.SetAdd(do, member, c.Limits()) { // Redis signals the destination only if it changed
 		dd.ValueChanged(do, before)
 	}
 	c.Int(1)
 }
 
-func cmdSIsMember(c *Ctx) {
+func cmdSIsMember(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindSet)
 	if !ok {
 		return
 	}
-	c.isMemberReply(o, c.Args[2])
+	isMemberReply(c, o, c.Args[2])
 }
 
-func cmdSMIsMember(c *Ctx) {
+func cmdSMIsMember(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindSet)
 	if !ok {
 		return
 	}
 	members := c.Args[2:]
 	c.Array(len(members))
 	for _, m := range members {
-		c.isMemberReply(o, m)
+		isMemberReply(c, o, m)
 	}
 }
 
 // isMemberReply appends 1 when set o (nil for a missing key) has m, else 0.
-func (c *Ctx) isMemberReply(o *Object, m []byte) {
-	if o != nil && SetHas(o, m) {
+func isMemberReply(c *keyspace.Ctx, o *keyspace.Object, m []byte) {
+	if o != nil && keyspace.SetHas(o, m) {
 		c.Int(1)
 	} else {
 		c.Int(0)
 	}
 }
 
-func cmdSCard(c *Ctx) {
+func cmdSCard(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindSet)
 	if !ok {
 		return
 	}
@@ -142,33 +143,33 @@ func cmdSCard(c *Ctx) {
 		c.Int(0)
 		return
 	}
-	c.Int(int64(SetLen(o)))
+	c.Int(int64(keyspace.SetLen(o)))
 }
 
 // setHeader appends a set reply's header: a set in RESP3, an array in RESP2.
-func (c *Ctx) setHeader(n int) { c.Out = resp.AppendSetHeader(c.Out, n, c.RESP3) }
+func setHeader(c *keyspace.Ctx, n int) { c.Out = resp.AppendSetHeader(c.Out, n, c.RESP3) }
 
 // replySet appends all of o's members as a set reply.
-func (c *Ctx) replySet(o *Object) {
-	n := SetLen(o)
-	c.setHeader(n)
+func replySet(c *keyspace.Ctx, o *keyspace.Object) {
+	n := keyspace.SetLen(o)
+	setHeader(c, n)
 	for i := range n {
-		c.SetMemberReply(SetAt(o, i))
+		c.SetMemberReply(keyspace.SetAt(o, i))
 	}
 }
 
 // cmdSMembers is SINTER of one key, as in Redis 7.0.
-func cmdSMembers(c *Ctx) {
+func cmdSMembers(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindSet)
 	if !ok {
 		return
 	}
 	if o == nil {
-		c.setHeader(0)
+		setHeader(c, 0)
 		return
 	}
-	c.replySet(o)
+	replySet(c, o)
 }
 
 // spopMoveStrategyMul is Redis' SPOP_MOVE_STRATEGY_MUL: when fewer than
@@ -176,9 +177,9 @@ func cmdSMembers(c *Ctx) {
 // instead of removing count members one by one.
 const SPopMoveStrategyMul = 5
 
-func cmdSPop(c *Ctx) {
+func cmdSPop(c *keyspace.Ctx) {
 	if len(c.Args) == 3 {
-		c.spopCount()
+		spopCount(c)
 		return
 	}
 	if len(c.Args) > 3 {
@@ -187,7 +188,7 @@ func cmdSPop(c *Ctx) {
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindSet)
+	o, ok := c.WriteKind(d, key, keyspace.KindSet)
 	if !ok {
 		return
 	}
@@ -196,18 +197,18 @@ func cmdSPop(c *Ctx) {
 		return
 	}
 	before := o.ValueMemory()
-	i := rand.IntN(SetLen(o))
-	c.SetMemberReply(SetAt(o, i))
-	c.logSRem(key, SetAt(o, i))
-	SetRemoveAt(o, i)
+	i := rand.IntN(keyspace.SetLen(o))
+	c.SetMemberReply(keyspace.SetAt(o, i))
+	logSRem(c, key, keyspace.SetAt(o, i))
+	keyspace.SetRemoveAt(o, i)
 	d.ValueChanged(o, before)
-	if SetLen(o) == 0 {
+	if keyspace.SetLen(o) == 0 {
 		d.Remove(o)
 	}
 }
 
 // spopCount is Redis' spopWithCountCommand.
-func (c *Ctx) spopCount() {
+func spopCount(c *keyspace.Ctx) {
 	// Redis' getPositiveLongFromObjectOrReply: one message for both.
 	l, ok := resp.ParseInt(c.Args[2])
 	if !ok || l < 0 {
@@ -216,37 +217,37 @@ func (c *Ctx) spopCount() {
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindSet)
+	o, ok := c.WriteKind(d, key, keyspace.KindSet)
 	if !ok {
 		return
 	}
 	if o == nil || l == 0 {
-		c.setHeader(0)
+		setHeader(c, 0)
 		return
 	}
-	size := SetLen(o)
+	size := keyspace.SetLen(o)
 	if l >= int64(size) {
-		c.replySet(o)
+		replySet(c, o)
 		d.Remove(o)
 		c.LogAs(cmdDEL, key) // as Redis: the whole set went
 		return
 	}
 	count := int(l)
 	before := o.ValueMemory()
-	c.setHeader(count)
+	setHeader(c, count)
 	for range count {
-		i := rand.IntN(SetLen(o))
-		c.SetMemberReply(SetAt(o, i))
-		c.logSRem(key, SetAt(o, i))
-		SetRemoveAt(o, i)
+		i := rand.IntN(keyspace.SetLen(o))
+		c.SetMemberReply(keyspace.SetAt(o, i))
+		logSRem(c, key, keyspace.SetAt(o, i))
+		keyspace.SetRemoveAt(o, i)
 	}
-	if remaining := size - count; remaining*SPopMoveStrategyMul <= count && o.Enc == EncHashtable {
+	if remaining := size - count; remaining*SPopMoveStrategyMul <= count && o.Enc == keyspace.EncHashtable {
 		// Redis moves the few survivors into a new set, whose encoding
 		// follows from them (setTypeCreate, setTypeAdd): all integers and
 		// few enough make it an intset again. Removing from the table and
 		// converting gives the same result and keeps a running SSCAN's
 		// guarantee (a new table would move the survivors around).
-		SetShrinkToIntset(o, c.Limits())
+		keyspace.SetShrinkToIntset(o, c.Limits())
 	}
 	d.ValueChanged(o, before)
 }
@@ -256,16 +257,16 @@ var cmdSREM = []byte("SREM")
 // logSRem records the removal of a member SPOP chose at random as Redis
 // 7.0 propagates it: one SREM key member per member (several are wrapped in
 // MULTI/EXEC by the log).
-func (c *Ctx) logSRem(key []byte, m SetMember) {
+func logSRem(c *keyspace.Ctx, key []byte, m keyspace.SetMember) {
 	if c.Logging() {
 		var buf [20]byte
 		c.LogAs(cmdSREM, key, m.Bytes(&buf))
 	}
 }
 
-func cmdSRandMember(c *Ctx) {
+func cmdSRandMember(c *keyspace.Ctx) {
 	if len(c.Args) == 3 {
-		c.srandmemberCount()
+		srandmemberCount(c)
 		return
 	}
 	if len(c.Args) > 3 {
@@ -273,7 +274,7 @@ func cmdSRandMember(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindSet)
 	if !ok {
 		return
 	}
@@ -281,29 +282,29 @@ func cmdSRandMember(c *Ctx) {
 		c.Null()
 		return
 	}
-	c.SetMemberReply(SetAt(o, rand.IntN(SetLen(o))))
+	c.SetMemberReply(keyspace.SetAt(o, rand.IntN(keyspace.SetLen(o))))
 }
 
 // srandmemberCount is Redis' srandmemberWithCountCommand: a negative count
 // allows repeats, a positive one returns distinct members (all of them when
 // the set has no more than count). Always an array, also in RESP3.
-func (c *Ctx) srandmemberCount() {
-	l, ok := c.parseRandomCount(c.Args[2])
+func srandmemberCount(c *keyspace.Ctx) {
+	l, ok := c.ParseRandomCount(c.Args[2])
 	if !ok {
 		return
 	}
 	key := c.Args[1]
-	o, count, unique := c.randomCountTarget(key, KindSet, l)
+	o, count, unique := c.RandomCountTarget(key, keyspace.KindSet, l)
 	if o == nil {
 		return
 	}
-	size := SetLen(o)
+	size := keyspace.SetLen(o)
 	if !unique || count == 1 {
 		start := len(c.Out)
 		c.Out = resp.AppendArrayHeader(c.Out, int(count))
 		for ; count > 0; count-- {
-			c.SetMemberReply(SetAt(o, rand.IntN(size)))
-			if c.randomReplyTooLarge(start) {
+			c.SetMemberReply(keyspace.SetAt(o, rand.IntN(size)))
+			if c.RandomReplyTooLarge(start) {
 				return
 			}
 		}
@@ -312,12 +313,12 @@ func (c *Ctx) srandmemberCount() {
 	if count >= uint64(size) {
 		c.Array(size)
 		for i := range size {
-			c.SetMemberReply(SetAt(o, i))
+			c.SetMemberReply(keyspace.SetAt(o, i))
 		}
 		return
 	}
 	c.Array(int(count))
-	sampleDistinct(size, int(count), func(i int) { c.SetMemberReply(SetAt(o, i)) })
+	keyspace.SampleDistinct(size, int(count), func(i int) { c.SetMemberReply(keyspace.SetAt(o, i)) })
 }
 
 // ---- multi-key set operations ---------------------------------------------------
@@ -325,10 +326,10 @@ func (c *Ctx) srandmemberCount() {
 // lookupSets looks up keys as sets for SINTER/SUNION/SDIFF and their STORE
 // and CARD forms: a missing key is nil (an empty set). After a WRONGTYPE
 // reply it returns ok false, as Redis does at the first such key.
-func (c *Ctx) lookupSets(keys [][]byte) (sets []*Object, ok bool) {
-	sets = make([]*Object, len(keys))
+func lookupSets(c *keyspace.Ctx, keys [][]byte) (sets []*keyspace.Object, ok bool) {
+	sets = make([]*keyspace.Object, len(keys))
 	for i, key := range keys {
-		o, ok := c.ReadKind(c.DBFor(key), key, KindSet)
+		o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindSet)
 		if !ok {
 			return nil, false
 		}
@@ -339,48 +340,48 @@ func (c *Ctx) lookupSets(keys [][]byte) (sets []*Object, ok bool) {
 
 // newResultSet returns an empty set value to collect a result in, as Redis'
 // createIntsetObject: an intset that converts as members are added.
-func newResultSet() *Object {
-	return &Object{Kind: KindSet, Enc: EncIntset, Str: values.NewIntset(2, 0)}
+func newResultSet() *keyspace.Object {
+	return &keyspace.Object{Kind: keyspace.KindSet, Enc: keyspace.EncIntset, Str: values.NewIntset(2, 0)}
 }
 
 // addMember adds m (read from another set) to the result set r.
-func addMember(r *Object, m SetMember, lim *EncodingLimits) bool {
+func addMember(r *keyspace.Object, m keyspace.SetMember, lim *keyspace.EncodingLimits) bool {
 	if m.IsInt {
-		return SetAddInt(r, m.Int, lim)
+		return keyspace.SetAddInt(r, m.Int, lim)
 	}
-	return SetAdd(r, m.Str, lim)
+	return keyspace.SetAdd(r, m.Str, lim)
 }
 
 // hasMember reports whether m (read from another set) is in o.
-func hasMember(o *Object, m SetMember, buf *[20]byte) bool {
+func hasMember(o *keyspace.Object, m keyspace.SetMember, buf *[20]byte) bool {
 	if m.IsInt {
-		return SetHasInt(o, m.Int, buf)
+		return keyspace.SetHasInt(o, m.Int, buf)
 	}
-	return SetHas(o, m.Str)
+	return keyspace.SetHas(o, m.Str)
 }
 
 // storeSet makes the set r (nil or empty: nothing) the value of dst,
 // replacing whatever dst held, and replies with its size (Redis' setKey or
 // dbDelete at the end of the STORE commands).
-func (c *Ctx) storeSet(dst []byte, r *Object) {
+func storeSet(c *keyspace.Ctx, dst []byte, r *keyspace.Object) {
 	d := c.DBFor(dst)
 	if old := d.Lookup(dst, c.Now); old != nil {
 		d.Remove(old)
 	}
-	if r == nil || SetLen(r) == 0 {
+	if r == nil || keyspace.SetLen(r) == 0 {
 		c.Int(0)
 		return
 	}
-	o := d.Insert(dst, KindSet)
+	o := d.Insert(dst, keyspace.KindSet)
 	o.Str, o.Coll, o.Enc = r.Str, r.Coll, r.Enc
 	d.ValueChanged(o, 0)
-	c.Int(int64(SetLen(o)))
+	c.Int(int64(keyspace.SetLen(o)))
 }
 
-func cmdSInter(c *Ctx)      { c.sinter(c.Args[1:], nil, false, 0) }
-func cmdSInterStore(c *Ctx) { c.sinter(c.Args[2:], c.Args[1], false, 0) }
+func cmdSInter(c *keyspace.Ctx)      { sinter(c, c.Args[1:], nil, false, 0) }
+func cmdSInterStore(c *keyspace.Ctx) { sinter(c, c.Args[2:], c.Args[1], false, 0) }
 
-func cmdSInterCard(c *Ctx) {
+func cmdSInterCard(c *keyspace.Ctx) {
 	numkeys, ok := resp.ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
 		c.Err("ERR numkeys should be greater than 0")
@@ -405,32 +406,32 @@ func cmdSInterCard(c *Ctx) {
 			return
 		}
 	}
-	c.sinter(c.Args[2:2+numkeys], nil, true, limit)
+	sinter(c, c.Args[2:2+numkeys], nil, true, limit)
 }
 
 // sinter is Redis' sinterGenericCommand: SINTER (reply the members),
 // SINTERSTORE (dst != nil) and SINTERCARD (cardOnly, stopping at limit when
 // it is not 0). It walks the smallest set and keeps the members every other
 // set has.
-func (c *Ctx) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
-	sets, ok := c.lookupSets(keys)
+func sinter(c *keyspace.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int64) {
+	sets, ok := lookupSets(c, keys)
 	if !ok {
 		return
 	}
 	if slices.Contains(sets, nil) {
 		switch {
 		case dst != nil:
-			c.storeSet(dst, nil)
+			storeSet(c, dst, nil)
 		case cardOnly:
 			c.Int(0)
 		default:
-			c.setHeader(0)
+			setHeader(c, 0)
 		}
 		return
 	}
-	slices.SortStableFunc(sets, func(a, b *Object) int { return SetLen(a) - SetLen(b) })
-	var res *Object
-	var lim *EncodingLimits
+	slices.SortStableFunc(sets, func(a, b *keyspace.Object) int { return keyspace.SetLen(a) - keyspace.SetLen(b) })
+	var res *keyspace.Object
+	var lim *keyspace.EncodingLimits
 	start := len(c.Out)
 	if dst != nil {
 		res, lim = newResultSet(), c.Limits()
@@ -438,8 +439,8 @@ func (c *Ctx) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 	var card int64
 	var buf [20]byte
 	first := sets[0]
-	for i, n := 0, SetLen(first); i < n; i++ {
-		m := SetAt(first, i)
+	for i, n := 0, keyspace.SetLen(first); i < n; i++ {
+		m := keyspace.SetAt(first, i)
 		all := true
 		for _, o := range sets[1:] {
 			if o != first && !hasMember(o, m, &buf) {
@@ -467,28 +468,28 @@ func (c *Ctx) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 	case cardOnly:
 		c.Int(card)
 	case dst != nil:
-		c.storeSet(dst, res)
+		storeSet(c, dst, res)
 	default:
 		prefix := byte('*')
 		if c.RESP3 {
 			prefix = '~'
 		}
-		c.spliceHeader(start, prefix, int(card))
+		c.SpliceHeader(start, prefix, int(card))
 	}
 }
 
-func cmdSUnion(c *Ctx)      { c.sunionDiff(c.Args[1:], nil, false) }
-func cmdSUnionStore(c *Ctx) { c.sunionDiff(c.Args[2:], c.Args[1], false) }
-func cmdSDiff(c *Ctx)       { c.sunionDiff(c.Args[1:], nil, true) }
-func cmdSDiffStore(c *Ctx)  { c.sunionDiff(c.Args[2:], c.Args[1], true) }
+func cmdSUnion(c *keyspace.Ctx)      { sunionDiff(c, c.Args[1:], nil, false) }
+func cmdSUnionStore(c *keyspace.Ctx) { sunionDiff(c, c.Args[2:], c.Args[1], false) }
+func cmdSDiff(c *keyspace.Ctx)       { sunionDiff(c, c.Args[1:], nil, true) }
+func cmdSDiffStore(c *keyspace.Ctx)  { sunionDiff(c, c.Args[2:], c.Args[1], true) }
 
 // sunionDiff is Redis' sunionDiffGenericCommand. The result is collected in
 // a set built as Redis builds it (an intset converting as it goes), so a
 // stored result has Redis' encoding; that is also why SDIFF picks between
 // Redis' two algorithms the same way (the second adds the whole first set
 // before removing, which can convert the result where the first would not).
-func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
-	sets, ok := c.lookupSets(keys)
+func sunionDiff(c *keyspace.Ctx, keys [][]byte, dst []byte, diff bool) {
+	sets, ok := lookupSets(c, keys)
 	if !ok {
 		return
 	}
@@ -507,16 +508,16 @@ func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
 			if o == nil {
 				continue
 			}
-			for i, n := 0, SetLen(o); i < n; i++ {
-				addMember(res, SetAt(o, i), lim)
+			for i, n := 0, keyspace.SetLen(o); i < n; i++ {
+				addMember(res, keyspace.SetAt(o, i), lim)
 			}
 		}
 	case sets[0] == nil || sameSet:
 		// The difference is empty.
 	case diffAlgorithm(sets) == 1:
 		first := sets[0]
-		for i, n := 0, SetLen(first); i < n; i++ {
-			m := SetAt(first, i)
+		for i, n := 0, keyspace.SetLen(first); i < n; i++ {
+			m := keyspace.SetAt(first, i)
 			found := false
 			for _, o := range sets[1:] {
 				if o != nil && hasMember(o, m, &buf) {
@@ -533,36 +534,36 @@ func (c *Ctx) sunionDiff(keys [][]byte, dst []byte, diff bool) {
 			if o == nil {
 				continue
 			}
-			for i, n := 0, SetLen(o); i < n; i++ {
-				m := SetAt(o, i)
+			for i, n := 0, keyspace.SetLen(o); i < n; i++ {
+				m := keyspace.SetAt(o, i)
 				if j == 0 {
 					addMember(res, m, lim)
 				} else {
-					SetRemove(res, m.Bytes(&buf))
+					keyspace.SetRemove(res, m.Bytes(&buf))
 				}
 			}
-			if SetLen(res) == 0 {
+			if keyspace.SetLen(res) == 0 {
 				break
 			}
 		}
 	}
 	if dst != nil {
-		c.storeSet(dst, res)
+		storeSet(c, dst, res)
 		return
 	}
-	c.replySet(res)
+	replySet(c, res)
 }
 
 // diffAlgorithm is the choice Redis' SDIFF makes: 1 walks the first set and
 // probes the others, 2 copies the first set and removes the others' members.
-func diffAlgorithm(sets []*Object) int {
+func diffAlgorithm(sets []*keyspace.Object) int {
 	var one, two int64
 	for _, o := range sets {
 		if o == nil {
 			continue
 		}
-		one += int64(SetLen(sets[0]))
-		two += int64(SetLen(o))
+		one += int64(keyspace.SetLen(sets[0]))
+		two += int64(keyspace.SetLen(o))
 	}
 	if one/2 <= two {
 		return 1
@@ -570,15 +571,15 @@ func diffAlgorithm(sets []*Object) int {
 	return 2
 }
 
-func cmdSScan(c *Ctx) {
-	o, cursor, pattern, count, ok := c.collScanStart(KindSet)
+func cmdSScan(c *keyspace.Ctx) {
+	o, cursor, pattern, count, ok := c.CollScanStart(keyspace.KindSet)
 	if !ok {
 		return
 	}
 	// An intset is returned whole, with cursor 0, as Redis does.
-	hi, lo, next := SetLen(o)-1, 0, uint64(0)
-	if o.Enc == EncHashtable {
-		hi, lo, next = scanPositions(SetLen(o), cursor, count)
+	hi, lo, next := keyspace.SetLen(o)-1, 0, uint64(0)
+	if o.Enc == keyspace.EncHashtable {
+		hi, lo, next = keyspace.ScanPositions(keyspace.SetLen(o), cursor, count)
 	}
 	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 	start, n := len(c.Out), 0
@@ -586,34 +587,15 @@ func cmdSScan(c *Ctx) {
 	for i := hi; i >= lo; i-- {
 		// An intset is walked from position 0 up, so it comes out ascending.
 		pos := i
-		if o.Enc == EncIntset {
+		if o.Enc == keyspace.EncIntset {
 			pos = hi - i
 		}
-		m := SetAt(o, pos)
+		m := keyspace.SetAt(o, pos)
 		if pattern != nil && !glob.Match(pattern, m.Bytes(&buf), false) {
 			continue
 		}
 		c.SetMemberReply(m)
 		n++
 	}
-	c.spliceHeader(start, '*', n)
-}
-
-// randomCountTarget starts SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a
-// count as Redis does: it reads key as kind and replies for a missing key or
-// a count of 0 (an empty array) or the wrong type; o is nil when it replied.
-// A negative count l allows repeats (unique false) of -l elements.
-func (c *Ctx) randomCountTarget(key []byte, kind Kind, l int64) (o *Object, count uint64, unique bool) {
-	o, ok := c.ReadKind(c.DBFor(key), key, kind)
-	if !ok {
-		return nil, 0, false
-	}
-	if o == nil || l == 0 {
-		c.Out = append(c.Out, resp.EmptyArray...)
-		return nil, 0, false
-	}
-	if l < 0 {
-		return o, uint64(-l), false
-	}
-	return o, uint64(l), true
+	c.SpliceHeader(start, '*', n)
 }

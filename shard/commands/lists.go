@@ -1,4 +1,4 @@
-package keyspace
+package commands
 
 import (
 	"math"
@@ -6,58 +6,59 @@ import (
 	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/listpack"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addListCommands registers the list commands' handlers.
-func addListCommands(add func(name string, h Handler, r RouteKind)) {
-	add("lpush", cmdLPush, RouteKeys)
-	add("rpush", cmdRPush, RouteKeys)
-	add("lpushx", cmdLPushX, RouteKeys)
-	add("rpushx", cmdRPushX, RouteKeys)
-	add("lpop", cmdLPop, RouteKeys)
-	add("rpop", cmdRPop, RouteKeys)
-	add("llen", cmdLLen, RouteKeys)
-	add("lrange", cmdLRange, RouteKeys)
-	add("lindex", cmdLIndex, RouteKeys)
-	add("lset", cmdLSet, RouteKeys)
-	add("linsert", cmdLInsert, RouteKeys)
-	add("lrem", cmdLRem, RouteKeys)
-	add("ltrim", cmdLTrim, RouteKeys)
-	add("lpos", cmdLPos, RouteKeys)
-	add("lmove", cmdLMove, RouteKeys)
-	add("rpoplpush", cmdRPopLPush, RouteKeys)
-	add("lmpop", cmdLMPop, RouteKeySpecs)
-	add("blpop", cmdBLPop, RouteKeys)
-	add("brpop", cmdBRPop, RouteKeys)
-	add("blmove", cmdBLMove, RouteKeys)
-	add("brpoplpush", cmdBRPopLPush, RouteKeys)
-	add("blmpop", cmdBLMPop, RouteKeySpecs)
+func addListCommands(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
+	add("lpush", cmdLPush, keyspace.RouteKeys)
+	add("rpush", cmdRPush, keyspace.RouteKeys)
+	add("lpushx", cmdLPushX, keyspace.RouteKeys)
+	add("rpushx", cmdRPushX, keyspace.RouteKeys)
+	add("lpop", cmdLPop, keyspace.RouteKeys)
+	add("rpop", cmdRPop, keyspace.RouteKeys)
+	add("llen", cmdLLen, keyspace.RouteKeys)
+	add("lrange", cmdLRange, keyspace.RouteKeys)
+	add("lindex", cmdLIndex, keyspace.RouteKeys)
+	add("lset", cmdLSet, keyspace.RouteKeys)
+	add("linsert", cmdLInsert, keyspace.RouteKeys)
+	add("lrem", cmdLRem, keyspace.RouteKeys)
+	add("ltrim", cmdLTrim, keyspace.RouteKeys)
+	add("lpos", cmdLPos, keyspace.RouteKeys)
+	add("lmove", cmdLMove, keyspace.RouteKeys)
+	add("rpoplpush", cmdRPopLPush, keyspace.RouteKeys)
+	add("lmpop", cmdLMPop, keyspace.RouteKeySpecs)
+	add("blpop", cmdBLPop, keyspace.RouteKeys)
+	add("brpop", cmdBRPop, keyspace.RouteKeys)
+	add("blmove", cmdBLMove, keyspace.RouteKeys)
+	add("brpoplpush", cmdBRPopLPush, keyspace.RouteKeys)
+	add("blmpop", cmdBLMPop, keyspace.RouteKeySpecs)
 }
 
 // fill is list-max-listpack-size.
-func (c *Ctx) fill() int64 { return c.Limits().ListMaxListpackSize }
+func fill(c *keyspace.Ctx) int64 { return c.Limits().ListMaxListpackSize }
 
 // newList adds key as an empty list in its listpack encoding.
-func newList(d *DB, key []byte) *Object {
-	o := d.Insert(key, KindList)
-	o.Enc = EncListpack
+func newList(d *keyspace.DB, key []byte) *keyspace.Object {
+	o := d.Insert(key, keyspace.KindList)
+	o.Enc = keyspace.EncListpack
 	return o
 }
 
 // listDone accounts for o's change and deletes it when it became empty, as
 // Redis deletes empty lists.
-func listDone(d *DB, o *Object, before int64) {
+func listDone(d *keyspace.DB, o *keyspace.Object, before int64) {
 	d.ValueChanged(o, before)
-	if ListLen(o) == 0 {
+	if keyspace.ListLen(o) == 0 {
 		d.Remove(o)
 	}
 }
 
 // listWhere reads LEFT or RIGHT (front true for LEFT), replying a syntax
 // error otherwise, as Redis' getListPositionFromObjectOrReply.
-func (c *Ctx) listWhere(a []byte) (front, ok bool) {
+func listWhere(c *keyspace.Ctx, a []byte) (front, ok bool) {
 	switch {
 	case resp.EqualFold(a, "left"):
 		return true, true
@@ -69,7 +70,7 @@ func (c *Ctx) listWhere(a []byte) (front, ok bool) {
 }
 
 // parseLong reads an integer argument, replying Redis' generic error.
-func (c *Ctx) parseLong(a []byte) (int64, bool) {
+func parseLong(c *keyspace.Ctx, a []byte) (int64, bool) {
 	n, ok := resp.ParseInt(a)
 	if !ok {
 		c.NotInteger()
@@ -79,15 +80,15 @@ func (c *Ctx) parseLong(a []byte) (int64, bool) {
 
 // ---- push and pop -------------------------------------------------------------
 
-func cmdLPush(c *Ctx)  { c.listPushCmd(true, false) }
-func cmdRPush(c *Ctx)  { c.listPushCmd(false, false) }
-func cmdLPushX(c *Ctx) { c.listPushCmd(true, true) }
-func cmdRPushX(c *Ctx) { c.listPushCmd(false, true) }
+func cmdLPush(c *keyspace.Ctx)  { listPushCmd(c, true, false) }
+func cmdRPush(c *keyspace.Ctx)  { listPushCmd(c, false, false) }
+func cmdLPushX(c *keyspace.Ctx) { listPushCmd(c, true, true) }
+func cmdRPushX(c *keyspace.Ctx) { listPushCmd(c, false, true) }
 
-func (c *Ctx) listPushCmd(front, xx bool) {
+func listPushCmd(c *keyspace.Ctx, front, xx bool) {
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindList)
+	o, ok := c.WriteKind(d, key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -101,18 +102,18 @@ func (c *Ctx) listPushCmd(front, xx bool) {
 	} else {
 		before = o.ValueMemory()
 	}
-	fill := c.fill()
+	fill := fill(c)
 	for _, v := range c.Args[2:] {
-		ListPush(o, v, front, fill)
+		keyspace.ListPush(o, v, front, fill)
 	}
 	d.ValueChanged(o, before)
-	c.Int(int64(ListLen(o)))
+	c.Int(int64(keyspace.ListLen(o)))
 }
 
-func cmdLPop(c *Ctx) { c.listPopCmd(true) }
-func cmdRPop(c *Ctx) { c.listPopCmd(false) }
+func cmdLPop(c *keyspace.Ctx) { listPopCmd(c, true) }
+func cmdRPop(c *keyspace.Ctx) { listPopCmd(c, false) }
 
-func (c *Ctx) listPopCmd(front bool) {
+func listPopCmd(c *keyspace.Ctx, front bool) {
 	if len(c.Args) > 3 {
 		c.Out = resp.AppendErrWrongArity(c.Out, c.Args[0])
 		return
@@ -128,7 +129,7 @@ func (c *Ctx) listPopCmd(front bool) {
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindList)
+	o, ok := c.WriteKind(d, key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -142,7 +143,7 @@ func (c *Ctx) listPopCmd(front bool) {
 	}
 	if !hasCount {
 		before := o.ValueMemory()
-		c.replyPop(o, front)
+		replyPop(c, o, front)
 		listDone(d, o, before)
 		return
 	}
@@ -150,17 +151,17 @@ func (c *Ctx) listPopCmd(front bool) {
 		c.Raw(resp.EmptyArray)
 		return
 	}
-	c.listPopRange(d, o, front, count)
+	listPopRange(c, d, o, front, count)
 }
 
 // replyPop pops o's first (front) or last element and replies it.
-func (c *Ctx) replyPop(o *Object, front bool) {
-	if o.Enc == EncQuicklist {
+func replyPop(c *keyspace.Ctx, o *keyspace.Object, front bool) {
+	if o.Enc == keyspace.EncQuicklist {
 		c.Bulk(o.Coll.(*values.Quicklist).Pop(front)) // the bytes stay put until the next change
 		return
 	}
 	if front {
-		c.Bulk(ListEnd(o, true)) // reply first: deleting moves the listpack's bytes
+		c.Bulk(keyspace.ListEnd(o, true)) // reply first: deleting moves the listpack's bytes
 		o.Str = listpack.Delete(o.Str, listpack.First, 1)
 		return
 	}
@@ -172,8 +173,8 @@ func (c *Ctx) replyPop(o *Object, front bool) {
 
 // listPopRange pops up to count elements from one end of o and replies them
 // as an array, in the order they were popped.
-func (c *Ctx) listPopRange(d *DB, o *Object, front bool, count int64) {
-	n := ListLen(o)
+func listPopRange(c *keyspace.Ctx, d *keyspace.DB, o *keyspace.Object, front bool, count int64) {
+	n := keyspace.ListLen(o)
 	k := int(min(count, int64(n)))
 	before := o.ValueMemory()
 	c.Array(k)
@@ -181,19 +182,19 @@ func (c *Ctx) listPopRange(d *DB, o *Object, front bool, count int64) {
 	if !front {
 		start = n - 1
 	}
-	it := ListIterAt(o, start, !front)
+	it := keyspace.ListIterAt(o, start, !front)
 	for range k {
 		c.Bulk(it.Next())
 	}
-	ListDelEnds(o, k, front)
+	keyspace.ListDelEnds(o, k, front)
 	listDone(d, o, before)
 }
 
 // ---- reads --------------------------------------------------------------------
 
-func cmdLLen(c *Ctx) {
+func cmdLLen(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -201,12 +202,12 @@ func cmdLLen(c *Ctx) {
 		c.Raw(resp.Zero)
 		return
 	}
-	c.Int(int64(ListLen(o)))
+	c.Int(int64(keyspace.ListLen(o)))
 }
 
-func cmdLIndex(c *Ctx) {
+func cmdLIndex(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -214,11 +215,11 @@ func cmdLIndex(c *Ctx) {
 		c.Null()
 		return
 	}
-	i, ok := c.parseLong(c.Args[2])
+	i, ok := parseLong(c, c.Args[2])
 	if !ok {
 		return
 	}
-	n := int64(ListLen(o))
+	n := int64(keyspace.ListLen(o))
 	if i < 0 {
 		i += n
 	}
@@ -226,7 +227,7 @@ func cmdLIndex(c *Ctx) {
 		c.Null()
 		return
 	}
-	c.Bulk(ListIndex(o, int(i)))
+	c.Bulk(keyspace.ListIndex(o, int(i)))
 }
 
 // listRange clamps start and end (inclusive, negative from the end) to a
@@ -251,17 +252,17 @@ func listRange(start, end, n int64) (s, e int64, empty bool) {
 	return start, end, false
 }
 
-func cmdLRange(c *Ctx) {
-	start, ok := c.parseLong(c.Args[2])
+func cmdLRange(c *keyspace.Ctx) {
+	start, ok := parseLong(c, c.Args[2])
 	if !ok {
 		return
 	}
-	end, ok := c.parseLong(c.Args[3])
+	end, ok := parseLong(c, c.Args[3])
 	if !ok {
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -269,20 +270,20 @@ func cmdLRange(c *Ctx) {
 		c.Raw(resp.EmptyArray)
 		return
 	}
-	s, e, empty := listRange(start, end, int64(ListLen(o)))
+	s, e, empty := listRange(start, end, int64(keyspace.ListLen(o)))
 	if empty {
 		c.Raw(resp.EmptyArray)
 		return
 	}
 	k := int(e - s + 1)
 	c.Array(k)
-	it := ListIterAt(o, int(s), false)
+	it := keyspace.ListIterAt(o, int(s), false)
 	for range k {
 		c.Bulk(it.Next())
 	}
 }
 
-func cmdLPos(c *Ctx) {
+func cmdLPos(c *keyspace.Ctx) {
 	elem := c.Args[2]
 	rank, count, maxlen := int64(1), int64(-1), int64(0)
 	for j := 3; j < len(c.Args); j++ {
@@ -291,7 +292,7 @@ func cmdLPos(c *Ctx) {
 		switch a := c.Args[j]; {
 		case resp.EqualFold(a, "rank") && more:
 			j++
-			if rank, ok = c.parseLong(c.Args[j]); !ok {
+			if rank, ok = parseLong(c, c.Args[j]); !ok {
 				return
 			}
 			if rank == 0 {
@@ -325,7 +326,7 @@ func cmdLPos(c *Ctx) {
 		rank = -rank
 	}
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindList)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -337,7 +338,7 @@ func cmdLPos(c *Ctx) {
 		}
 		return
 	}
-	n := int64(ListLen(o))
+	n := int64(keyspace.ListLen(o))
 	scan := n
 	if maxlen > 0 && maxlen < n {
 		scan = maxlen
@@ -346,7 +347,7 @@ func cmdLPos(c *Ctx) {
 	if back {
 		start = n - 1
 	}
-	it := ListIterAt(o, int(start), back)
+	it := keyspace.ListIterAt(o, int(start), back)
 	var matches, found int64
 	mark := len(c.Out)
 	for i := int64(0); i < scan; i++ {
@@ -381,10 +382,10 @@ func cmdLPos(c *Ctx) {
 
 // ---- writes in place ------------------------------------------------------------
 
-func cmdLSet(c *Ctx) {
+func cmdLSet(c *keyspace.Ctx) {
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindList)
+	o, ok := c.WriteKind(d, key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -392,11 +393,11 @@ func cmdLSet(c *Ctx) {
 		c.Err("ERR no such key")
 		return
 	}
-	i, ok := c.parseLong(c.Args[2])
+	i, ok := parseLong(c, c.Args[2])
 	if !ok {
 		return
 	}
-	n := int64(ListLen(o))
+	n := int64(keyspace.ListLen(o))
 	if i < 0 {
 		i += n
 	}
@@ -405,12 +406,12 @@ func cmdLSet(c *Ctx) {
 		return
 	}
 	before := o.ValueMemory()
-	ListSet(o, int(i), c.Args[3], c.fill())
+	keyspace.ListSet(o, int(i), c.Args[3], fill(c))
 	d.ValueChanged(o, before)
 	c.OK()
 }
 
-func cmdLInsert(c *Ctx) {
+func cmdLInsert(c *keyspace.Ctx) {
 	var after bool
 	switch w := c.Args[2]; {
 	case resp.EqualFold(w, "after"):
@@ -422,7 +423,7 @@ func cmdLInsert(c *Ctx) {
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindList)
+	o, ok := c.WriteKind(d, key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -431,22 +432,22 @@ func cmdLInsert(c *Ctx) {
 		return
 	}
 	before := o.ValueMemory()
-	if !ListInsert(o, c.Args[3], c.Args[4], after, c.fill()) {
+	if !keyspace.ListInsert(o, c.Args[3], c.Args[4], after, fill(c)) {
 		c.Int(-1)
 		return
 	}
 	d.ValueChanged(o, before)
-	c.Int(int64(ListLen(o)))
+	c.Int(int64(keyspace.ListLen(o)))
 }
 
-func cmdLRem(c *Ctx) {
-	count, ok := c.parseLong(c.Args[2])
+func cmdLRem(c *keyspace.Ctx) {
+	count, ok := parseLong(c, c.Args[2])
 	if !ok {
 		return
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindList)
+	o, ok := c.WriteKind(d, key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -458,28 +459,28 @@ func cmdLRem(c *Ctx) {
 	var removed int
 	switch {
 	case count == math.MinInt64: // Redis negates it and gets itself: no limit
-		removed = ListRemove(o, c.Args[3], 0, true)
+		removed = keyspace.ListRemove(o, c.Args[3], 0, true)
 	case count < 0:
-		removed = ListRemove(o, c.Args[3], int(-count), true)
+		removed = keyspace.ListRemove(o, c.Args[3], int(-count), true)
 	default:
-		removed = ListRemove(o, c.Args[3], int(count), false)
+		removed = keyspace.ListRemove(o, c.Args[3], int(count), false)
 	}
 	listDone(d, o, before)
 	c.Int(int64(removed))
 }
 
-func cmdLTrim(c *Ctx) {
-	start, ok := c.parseLong(c.Args[2])
+func cmdLTrim(c *keyspace.Ctx) {
+	start, ok := parseLong(c, c.Args[2])
 	if !ok {
 		return
 	}
-	end, ok := c.parseLong(c.Args[3])
+	end, ok := parseLong(c, c.Args[3])
 	if !ok {
 		return
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindList)
+	o, ok := c.WriteKind(d, key, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -487,41 +488,41 @@ func cmdLTrim(c *Ctx) {
 		c.OK()
 		return
 	}
-	n := int64(ListLen(o))
+	n := int64(keyspace.ListLen(o))
 	ltrim, rtrim := n, int64(0)
 	if s, e, empty := listRange(start, end, n); !empty {
 		ltrim, rtrim = s, n-e-1
 	}
 	before := o.ValueMemory()
-	ListDelEnds(o, int(ltrim), true)
-	ListDelEnds(o, int(rtrim), false)
+	keyspace.ListDelEnds(o, int(ltrim), true)
+	keyspace.ListDelEnds(o, int(rtrim), false)
 	listDone(d, o, before)
 	c.OK()
 }
 
 // ---- moves ----------------------------------------------------------------------
 
-func cmdLMove(c *Ctx) {
-	from, ok := c.listWhere(c.Args[3])
+func cmdLMove(c *keyspace.Ctx) {
+	from, ok := listWhere(c, c.Args[3])
 	if !ok {
 		return
 	}
-	to, ok := c.listWhere(c.Args[4])
+	to, ok := listWhere(c, c.Args[4])
 	if !ok {
 		return
 	}
-	c.lmove(from, to)
+	lmove(c, from, to)
 }
 
-func cmdRPopLPush(c *Ctx) { c.lmove(false, true) }
+func cmdRPopLPush(c *keyspace.Ctx) { lmove(c, false, true) }
 
 // lmove pops from args[1]'s front (from) or back and pushes the element at
 // args[2]'s front (to) or back, replying with it, as Redis'
 // lmoveGenericCommand.
-func (c *Ctx) lmove(from, to bool) {
+func lmove(c *keyspace.Ctx, from, to bool) {
 	src, dst := c.Args[1], c.Args[2]
 	sd := c.DBFor(src)
-	so, ok := c.WriteKind(sd, src, KindList)
+	so, ok := c.WriteKind(sd, src, keyspace.KindList)
 	if !ok {
 		return
 	}
@@ -530,18 +531,18 @@ func (c *Ctx) lmove(from, to bool) {
 		return
 	}
 	dd := c.DBFor(dst)
-	do, ok := c.WriteKind(dd, dst, KindList)
+	do, ok := c.WriteKind(dd, dst, keyspace.KindList)
 	if !ok {
 		return
 	}
-	fill := c.fill()
+	fill := fill(c)
 	// The element is copied out: popping may move the bytes it lives in.
 	var buf [64]byte
-	v := append(buf[:0], ListEnd(so, from)...)
+	v := append(buf[:0], keyspace.ListEnd(so, from)...)
 	before := so.ValueMemory()
-	ListDelEnds(so, 1, from)
+	keyspace.ListDelEnds(so, 1, from)
 	if so == do {
-		ListPush(so, v, to, fill)
+		keyspace.ListPush(so, v, to, fill)
 		sd.ValueChanged(so, before)
 		c.Bulk(v)
 		return
@@ -553,27 +554,27 @@ func (c *Ctx) lmove(from, to bool) {
 	} else {
 		before = do.ValueMemory()
 	}
-	ListPush(do, v, to, fill)
+	keyspace.ListPush(do, v, to, fill)
 	dd.ValueChanged(do, before)
 	c.Bulk(v)
 }
 
-func cmdLMPop(c *Ctx) {
-	keys, front, count, ok := c.parseMPop(1)
+func cmdLMPop(c *keyspace.Ctx) {
+	keys, front, count, ok := parseMPop(c, 1)
 	if !ok {
 		return
 	}
 	for _, key := range keys {
 		d := c.DBFor(key)
-		o, ok := c.WriteKind(d, key, KindList)
+		o, ok := c.WriteKind(d, key, keyspace.KindList)
 		if !ok {
 			return
 		}
 		if o != nil {
 			c.Array(2)
 			c.Bulk(key)
-			c.logPop(key, front, min(count, int64(ListLen(o))))
-			c.listPopRange(d, o, front, count)
+			logPop(c, key, front, min(count, int64(keyspace.ListLen(o))))
+			listPopRange(c, d, o, front, count)
 			return
 		}
 	}
@@ -598,7 +599,7 @@ var (
 
 // logPop records a pop from a served blocking command or an [B]LMPOP as
 // Redis propagates it: LPOP or RPOP key, with the number popped when n >= 0.
-func (c *Ctx) logPop(key []byte, front bool, n int64) {
+func logPop(c *keyspace.Ctx, key []byte, front bool, n int64) {
 	if !c.Logging() {
 		return
 	}
@@ -615,7 +616,7 @@ func (c *Ctx) logPop(key []byte, front bool, n int64) {
 
 // parseMPop parses [B]LMPOP's arguments from numkeys (at args[numIdx]) on,
 // as Redis' lmpopGenericCommand.
-func (c *Ctx) parseMPop(numIdx int) (keys [][]byte, front bool, count int64, ok bool) {
+func parseMPop(c *keyspace.Ctx, numIdx int) (keys [][]byte, front bool, count int64, ok bool) {
 	numkeys, ok := resp.ParseInt(c.Args[numIdx])
 	if !ok || numkeys < 1 {
 		c.Err("ERR numkeys should be greater than 0")
@@ -626,7 +627,7 @@ func (c *Ctx) parseMPop(numIdx int) (keys [][]byte, front bool, count int64, ok 
 		return nil, false, 0, false
 	}
 	whereIdx := numIdx + int(numkeys) + 1
-	if front, ok = c.listWhere(c.Args[whereIdx]); !ok {
+	if front, ok = listWhere(c, c.Args[whereIdx]); !ok {
 		return nil, false, 0, false
 	}
 	count = -1
@@ -654,9 +655,9 @@ func (c *Ctx) parseMPop(numIdx int) (keys [][]byte, front bool, count int64, ok 
 // nothing to pop. ok is false when the handler must stop: after replying
 // WRONGTYPE, or, while a woken client is served, silently (Redis serves a
 // woken client only from a list, and leaves it waiting otherwise).
-func (c *Ctx) blockingListLookup(d *DB, key []byte) (o *Object, ok bool) {
+func blockingListLookup(c *keyspace.Ctx, d *keyspace.DB, key []byte) (o *keyspace.Object, ok bool) {
 	o = d.Lookup(key, c.Now)
-	if o != nil && o.Kind != KindList {
+	if o != nil && o.Kind != keyspace.KindList {
 		if !c.Serving() {
 			c.WrongType()
 		}
@@ -665,10 +666,10 @@ func (c *Ctx) blockingListLookup(d *DB, key []byte) (o *Object, ok bool) {
 	return o, true
 }
 
-func cmdBLPop(c *Ctx) { c.blockingPop(true) }
-func cmdBRPop(c *Ctx) { c.blockingPop(false) }
+func cmdBLPop(c *keyspace.Ctx) { blockingPop(c, true) }
+func cmdBRPop(c *keyspace.Ctx) { blockingPop(c, false) }
 
-func (c *Ctx) blockingPop(front bool) {
+func blockingPop(c *keyspace.Ctx, front bool) {
 	deadline, ok := c.ParseTimeout(c.Args[len(c.Args)-1], true)
 	if !ok {
 		return
@@ -679,7 +680,7 @@ func (c *Ctx) blockingPop(front bool) {
 			continue
 		}
 		d := c.DBFor(key)
-		o, ok := c.blockingListLookup(d, key)
+		o, ok := blockingListLookup(c, d, key)
 		if !ok {
 			return
 		}
@@ -689,41 +690,41 @@ func (c *Ctx) blockingPop(front bool) {
 		before := o.ValueMemory()
 		c.Array(2)
 		c.Bulk(key)
-		c.replyPop(o, front)
+		replyPop(c, o, front)
 		listDone(d, o, before)
-		c.logPop(key, front, -1)
+		logPop(c, key, front, -1)
 		return
 	}
-	c.Block(keys, deadline, TimeoutNullArray)
+	c.Block(keys, deadline, keyspace.TimeoutNullArray)
 }
 
-func cmdBLMove(c *Ctx) {
-	from, ok := c.listWhere(c.Args[3])
+func cmdBLMove(c *keyspace.Ctx) {
+	from, ok := listWhere(c, c.Args[3])
 	if !ok {
 		return
 	}
-	to, ok := c.listWhere(c.Args[4])
+	to, ok := listWhere(c, c.Args[4])
 	if !ok {
 		return
 	}
-	c.blmove(c.Args[5], from, to)
+	blmove(c, c.Args[5], from, to)
 }
 
-func cmdBRPopLPush(c *Ctx) { c.blmove(c.Args[3], false, true) }
+func cmdBRPopLPush(c *keyspace.Ctx) { blmove(c, c.Args[3], false, true) }
 
-func (c *Ctx) blmove(timeout []byte, from, to bool) {
+func blmove(c *keyspace.Ctx, timeout []byte, from, to bool) {
 	deadline, ok := c.ParseTimeout(timeout, true)
 	if !ok {
 		return
 	}
 	src := c.Args[1]
 	if c.Servable(src) {
-		o, ok := c.blockingListLookup(c.DBFor(src), src)
+		o, ok := blockingListLookup(c, c.DBFor(src), src)
 		if !ok {
 			return
 		}
 		if o != nil {
-			c.lmove(from, to)
+			lmove(c, from, to)
 			// As Redis: the non-blocking form, the directions as given, or
 			// as serveClientBlockedOnList writes them for a woken client.
 			switch {
@@ -737,11 +738,11 @@ func (c *Ctx) blmove(timeout []byte, from, to bool) {
 			return
 		}
 	}
-	c.Block(c.Args[1:2], deadline, TimeoutNullBulk)
+	c.Block(c.Args[1:2], deadline, keyspace.TimeoutNullBulk)
 }
 
-func cmdBLMPop(c *Ctx) {
-	keys, front, count, ok := c.parseMPop(2)
+func cmdBLMPop(c *keyspace.Ctx) {
+	keys, front, count, ok := parseMPop(c, 2)
 	if !ok {
 		return
 	}
@@ -754,17 +755,17 @@ func cmdBLMPop(c *Ctx) {
 			continue
 		}
 		d := c.DBFor(key)
-		o, ok := c.blockingListLookup(d, key)
+		o, ok := blockingListLookup(c, d, key)
 		if !ok {
 			return
 		}
 		if o != nil {
 			c.Array(2)
 			c.Bulk(key)
-			c.logPop(key, front, min(count, int64(ListLen(o))))
-			c.listPopRange(d, o, front, count)
+			logPop(c, key, front, min(count, int64(keyspace.ListLen(o))))
+			listPopRange(c, d, o, front, count)
 			return
 		}
 	}
-	c.Block(keys, deadline, TimeoutNullArray)
+	c.Block(keys, deadline, keyspace.TimeoutNullArray)
 }

@@ -1,9 +1,10 @@
-package keyspace
+package commands
 
 import (
 	"math/big"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/values"
 )
 
 // longDoublePrec is the mantissa width of x86-64's C long double (80-bit
@@ -31,7 +32,7 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars {
 		return false
 	}
-	if isCSpace(b[0]) {
+	if values.IsCSpace(b[0]) {
 		return false
 	}
 	s := b
@@ -161,8 +162,4 @@ func appendLongDoubleHuman(dst []byte, f *big.Float) []byte {
 		dst = append(dst[:start], '0')
 	}
 	return dst
-}
-
-func isCSpace(ch byte) bool {
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
 }

@@ -1,4 +1,4 @@
-package keyspace
+package zsets
 
 import (
 	"bytes"
@@ -9,47 +9,48 @@ import (
 
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/listpack"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
 // addZSetCommands registers the zset commands' handlers.
-func addZSetCommands(add func(name string, h Handler, r RouteKind)) {
-	add("zadd", cmdZAdd, RouteKeys)
-	add("zincrby", cmdZIncrBy, RouteKeys)
-	add("zrem", cmdZRem, RouteKeys)
-	add("zcard", cmdZCard, RouteKeys)
-	add("zcount", cmdZCount, RouteKeys)
-	add("zlexcount", cmdZLexCount, RouteKeys)
-	add("zscore", cmdZScore, RouteKeys)
-	add("zmscore", cmdZMScore, RouteKeys)
-	add("zrank", cmdZRank, RouteKeys)
-	add("zrevrank", cmdZRevRank, RouteKeys)
-	add("zrange", cmdZRange, RouteKeys)
-	add("zrangestore", cmdZRangeStore, RouteKeys)
-	add("zrevrange", cmdZRevRange, RouteKeys)
-	add("zrangebyscore", cmdZRangeByScore, RouteKeys)
-	add("zrevrangebyscore", cmdZRevRangeByScore, RouteKeys)
-	add("zrangebylex", cmdZRangeByLex, RouteKeys)
-	add("zrevrangebylex", cmdZRevRangeByLex, RouteKeys)
-	add("zpopmin", cmdZPopMin, RouteKeys)
-	add("zpopmax", cmdZPopMax, RouteKeys)
-	add("bzpopmin", cmdBZPopMin, RouteKeys)
-	add("bzpopmax", cmdBZPopMax, RouteKeys)
-	add("zmpop", cmdZMPop, RouteKeySpecs)
-	add("bzmpop", cmdBZMPop, RouteKeySpecs)
-	add("zremrangebyrank", cmdZRemRangeByRank, RouteKeys)
-	add("zremrangebyscore", cmdZRemRangeByScore, RouteKeys)
-	add("zremrangebylex", cmdZRemRangeByLex, RouteKeys)
-	add("zunionstore", cmdZUnionStore, RouteKeySpecs)
-	add("zinterstore", cmdZInterStore, RouteKeySpecs)
-	add("zdiffstore", cmdZDiffStore, RouteKeySpecs)
-	add("zunion", cmdZUnion, RouteKeySpecs)
-	add("zinter", cmdZInter, RouteKeySpecs)
-	add("zdiff", cmdZDiff, RouteKeySpecs)
-	add("zintercard", cmdZInterCard, RouteKeySpecs)
-	add("zrandmember", cmdZRandMember, RouteKeys)
-	add("zscan", cmdZScan, RouteKeys)
+func Register(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
+	add("zadd", cmdZAdd, keyspace.RouteKeys)
+	add("zincrby", cmdZIncrBy, keyspace.RouteKeys)
+	add("zrem", cmdZRem, keyspace.RouteKeys)
+	add("zcard", cmdZCard, keyspace.RouteKeys)
+	add("zcount", cmdZCount, keyspace.RouteKeys)
+	add("zlexcount", cmdZLexCount, keyspace.RouteKeys)
+	add("zscore", cmdZScore, keyspace.RouteKeys)
+	add("zmscore", cmdZMScore, keyspace.RouteKeys)
+	add("zrank", cmdZRank, keyspace.RouteKeys)
+	add("zrevrank", cmdZRevRank, keyspace.RouteKeys)
+	add("zrange", cmdZRange, keyspace.RouteKeys)
+	add("zrangestore", cmdZRangeStore, keyspace.RouteKeys)
+	add("zrevrange", cmdZRevRange, keyspace.RouteKeys)
+	add("zrangebyscore", cmdZRangeByScore, keyspace.RouteKeys)
+	add("zrevrangebyscore", cmdZRevRangeByScore, keyspace.RouteKeys)
+	add("zrangebylex", cmdZRangeByLex, keyspace.RouteKeys)
+	add("zrevrangebylex", cmdZRevRangeByLex, keyspace.RouteKeys)
+	add("zpopmin", cmdZPopMin, keyspace.RouteKeys)
+	add("zpopmax", cmdZPopMax, keyspace.RouteKeys)
+	add("bzpopmin", cmdBZPopMin, keyspace.RouteKeys)
+	add("bzpopmax", cmdBZPopMax, keyspace.RouteKeys)
+	add("zmpop", cmdZMPop, keyspace.RouteKeySpecs)
+	add("bzmpop", cmdBZMPop, keyspace.RouteKeySpecs)
+	add("zremrangebyrank", cmdZRemRangeByRank, keyspace.RouteKeys)
+	add("zremrangebyscore", cmdZRemRangeByScore, keyspace.RouteKeys)
+	add("zremrangebylex", cmdZRemRangeByLex, keyspace.RouteKeys)
+	add("zunionstore", cmdZUnionStore, keyspace.RouteKeySpecs)
+	add("zinterstore", cmdZInterStore, keyspace.RouteKeySpecs)
+	add("zdiffstore", cmdZDiffStore, keyspace.RouteKeySpecs)
+	add("zunion", cmdZUnion, keyspace.RouteKeySpecs)
+	add("zinter", cmdZInter, keyspace.RouteKeySpecs)
+	add("zdiff", cmdZDiff, keyspace.RouteKeySpecs)
+	add("zintercard", cmdZInterCard, keyspace.RouteKeySpecs)
+	add("zrandmember", cmdZRandMember, keyspace.RouteKeys)
+	add("zscan", cmdZScan, keyspace.RouteKeys)
 }
 
 const (
@@ -65,24 +66,24 @@ const zOffsBuf = 128
 
 // zscoreReply appends a score reply: a RESP3 double or, in RESP2, a bulk string
 // formatted %.17g (Redis 7.0's addReplyDouble).
-func (c *Ctx) zscoreReply(f float64) { c.Out = resp.AppendDouble(c.Out, f, c.RESP3) }
+func zscoreReply(c *keyspace.Ctx, f float64) { c.Out = resp.AppendDouble(c.Out, f, c.RESP3) }
 
 // zsetDone accounts for a change of o's value and deletes o once it is empty.
-func (d *DB) zsetDone(o *Object, before int64) {
+func zsetDone(d *keyspace.DB, o *keyspace.Object, before int64) {
 	d.ValueChanged(o, before)
-	if ZSetLen(o) == 0 {
+	if keyspace.ZSetLen(o) == 0 {
 		d.Remove(o)
 	}
 }
 
 // ---- ZADD, ZINCRBY, ZREM ------------------------------------------------------
 
-func cmdZAdd(c *Ctx)    { c.zadd(0) }
-func cmdZIncrBy(c *Ctx) { c.zadd(ZAddIncr) }
+func cmdZAdd(c *keyspace.Ctx)    { zadd(c, 0) }
+func cmdZIncrBy(c *keyspace.Ctx) { zadd(c, keyspace.ZAddIncr) }
 
 // zadd is Redis' zaddGenericCommand: ZADD, and ZINCRBY (flags zaddIncr),
 // which goes through the same option parsing.
-func (c *Ctx) zadd(flags int) {
+func zadd(c *keyspace.Ctx, flags int) {
 	key := c.Args[1]
 	ch := false
 	i := 2
@@ -99,7 +100,7 @@ func (c *Ctx) zadd(flags int) {
 		c.SyntaxErr()
 		return
 	}
-	nx, xx, gt, lt, incr := flags&ZAddNX != 0, flags&ZAddXX != 0, flags&ZAddGT != 0, flags&ZAddLT != 0, flags&ZAddIncr != 0
+	nx, xx, gt, lt, incr := flags&keyspace.ZAddNX != 0, flags&keyspace.ZAddXX != 0, flags&keyspace.ZAddGT != 0, flags&keyspace.ZAddLT != 0, flags&keyspace.ZAddIncr != 0
 	if nx && xx {
 		c.Err("ERR XX and NX options at the same time are not compatible")
 		return
@@ -120,7 +121,7 @@ func (c *Ctx) zadd(flags int) {
 		}
 	}
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindZSet)
+	o, ok := c.WriteKind(d, key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -131,40 +132,40 @@ func (c *Ctx) zadd(flags int) {
 		var before int64
 		created := o == nil
 		if created {
-			o = d.Insert(key, KindZSet)
-			NewZSetValue(o, len(pairs[1]), lim)
+			o = d.Insert(key, keyspace.KindZSet)
+			keyspace.NewZSetValue(o, len(pairs[1]), lim)
 		} else {
 			before = o.ValueMemory()
 		}
 		for j := 0; j < len(pairs); j += 2 {
 			s, _ := values.ParseScore(pairs[j])
-			out, ns := ZSetAdd(o, s, pairs[j+1], flags, lim)
-			if out&ZAddOutNaN != 0 {
+			out, ns := keyspace.ZSetAdd(o, s, pairs[j+1], flags, lim)
+			if out&keyspace.ZAddOutNaN != 0 {
 				// Only INCR (one pair) meets NaN, so nothing has changed.
 				if created {
-					d.zsetDone(o, before)
+					zsetDone(d, o, before)
 				}
 				c.Err(errZNaN)
 				return
 			}
-			if out&ZAddOutAdded != 0 {
+			if out&keyspace.ZAddOutAdded != 0 {
 				added++
 			}
-			if out&ZAddOutUpdated != 0 {
+			if out&keyspace.ZAddOutUpdated != 0 {
 				updated++
 			}
-			if out&ZAddOutNop == 0 {
+			if out&keyspace.ZAddOutNop == 0 {
 				processed++
 			}
 			score = ns
 		}
 		if added+updated > 0 || created {
-			d.zsetDone(o, before)
+			zsetDone(d, o, before)
 		}
 	}
 	switch {
 	case incr && processed > 0:
-		c.zscoreReply(score)
+		zscoreReply(c, score)
 	case incr:
 		c.Null()
 	case ch:
@@ -174,33 +175,33 @@ func (c *Ctx) zadd(flags int) {
 	}
 }
 
-func cmdZRem(c *Ctx) { c.RemoveMembers(KindZSet, ZSetDel, ZSetLen) }
+func cmdZRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindZSet, keyspace.ZSetDel, keyspace.ZSetLen) }
 
 // zaddOption reads one ZADD option word: its flag, or ch for CH; neither
 // for the first score.
 func zaddOption(a []byte) (flag int, ch bool) {
 	switch {
 	case resp.EqualFold(a, "nx"):
-		return ZAddNX, false
+		return keyspace.ZAddNX, false
 	case resp.EqualFold(a, "xx"):
-		return ZAddXX, false
+		return keyspace.ZAddXX, false
 	case resp.EqualFold(a, "ch"):
 		return 0, true
 	case resp.EqualFold(a, "incr"):
-		return ZAddIncr, false
+		return keyspace.ZAddIncr, false
 	case resp.EqualFold(a, "gt"):
-		return ZAddGT, false
+		return keyspace.ZAddGT, false
 	case resp.EqualFold(a, "lt"):
-		return ZAddLT, false
+		return keyspace.ZAddLT, false
 	}
 	return 0, false
 }
 
 // ---- reads of single members -------------------------------------------------
 
-func cmdZCard(c *Ctx) {
+func cmdZCard(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -208,12 +209,12 @@ func cmdZCard(c *Ctx) {
 		c.Int(0)
 		return
 	}
-	c.Int(int64(ZSetLen(o)))
+	c.Int(int64(keyspace.ZSetLen(o)))
 }
 
-func cmdZScore(c *Ctx) {
+func cmdZScore(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -221,16 +222,16 @@ func cmdZScore(c *Ctx) {
 		c.Null()
 		return
 	}
-	if s, found := ZSetScore(o, c.Args[2]); found {
-		c.zscoreReply(s)
+	if s, found := keyspace.ZSetScore(o, c.Args[2]); found {
+		zscoreReply(c, s)
 	} else {
 		c.Null()
 	}
 }
 
-func cmdZMScore(c *Ctx) {
+func cmdZMScore(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -240,20 +241,20 @@ func cmdZMScore(c *Ctx) {
 			c.Null()
 			continue
 		}
-		if s, found := ZSetScore(o, m); found {
-			c.zscoreReply(s)
+		if s, found := keyspace.ZSetScore(o, m); found {
+			zscoreReply(c, s)
 		} else {
 			c.Null()
 		}
 	}
 }
 
-func cmdZRank(c *Ctx)    { c.zrank(false) }
-func cmdZRevRank(c *Ctx) { c.zrank(true) }
+func cmdZRank(c *keyspace.Ctx)    { zrank(c, false) }
+func cmdZRevRank(c *keyspace.Ctx) { zrank(c, true) }
 
-func (c *Ctx) zrank(rev bool) {
+func zrank(c *keyspace.Ctx, rev bool) {
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -261,27 +262,27 @@ func (c *Ctx) zrank(rev bool) {
 		c.Null()
 		return
 	}
-	r, found := ZSetRank(o, c.Args[2])
+	r, found := keyspace.ZSetRank(o, c.Args[2])
 	if !found {
 		c.Null()
 		return
 	}
 	if rev {
-		r = ZSetLen(o) - 1 - r
+		r = keyspace.ZSetLen(o) - 1 - r
 	}
 	c.Int(int64(r))
 }
 
 // ---- ZCOUNT, ZLEXCOUNT --------------------------------------------------------
 
-func cmdZCount(c *Ctx) {
+func cmdZCount(c *keyspace.Ctx) {
 	r, ok := values.ParseScoreRange(c.Args[2], c.Args[3])
 	if !ok {
 		c.Err(errZMinMaxFloat)
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -289,7 +290,7 @@ func cmdZCount(c *Ctx) {
 		c.Int(0)
 		return
 	}
-	if o.Enc == EncSkiplist {
+	if o.Enc == keyspace.EncSkiplist {
 		s := o.Coll.(*values.Skiplist)
 		c.Int(int64(zslCount(s, s.FirstInRange(&r), s.LastInRange(&r))))
 		return
@@ -305,14 +306,14 @@ func cmdZCount(c *Ctx) {
 	c.Int(int64(count))
 }
 
-func cmdZLexCount(c *Ctx) {
+func cmdZLexCount(c *keyspace.Ctx) {
 	r, ok := values.ParseLexRange(c.Args[2], c.Args[3])
 	if !ok {
 		c.Err(errZMinMaxLex)
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -320,13 +321,13 @@ func cmdZLexCount(c *Ctx) {
 		c.Int(0)
 		return
 	}
-	if o.Enc == EncSkiplist {
+	if o.Enc == keyspace.EncSkiplist {
 		s := o.Coll.(*values.Skiplist)
 		c.Int(int64(zslCount(s, s.FirstInLexRange(&r), s.LastInLexRange(&r))))
 		return
 	}
 	var buf [zOffsBuf]int
-	z := ZView(o, buf[:])
+	z := keyspace.ZView(o, buf[:])
 	z.SeekLex(&r, false)
 	count := 0
 	for ; z.Valid() && r.LteMax(z.Member()); z.Next() {
@@ -383,16 +384,16 @@ const (
 	zdReverse
 )
 
-func cmdZRange(c *Ctx)           { c.zrange(1, false, zrAuto, zdAuto) }
-func cmdZRangeStore(c *Ctx)      { c.zrange(2, true, zrAuto, zdAuto) }
-func cmdZRevRange(c *Ctx)        { c.zrange(1, false, zrRank, zdReverse) }
-func cmdZRangeByScore(c *Ctx)    { c.zrange(1, false, zrScore, zdForward) }
-func cmdZRevRangeByScore(c *Ctx) { c.zrange(1, false, zrScore, zdReverse) }
-func cmdZRangeByLex(c *Ctx)      { c.zrange(1, false, zrLex, zdForward) }
-func cmdZRevRangeByLex(c *Ctx)   { c.zrange(1, false, zrLex, zdReverse) }
+func cmdZRange(c *keyspace.Ctx)           { zrange(c, 1, false, zrAuto, zdAuto) }
+func cmdZRangeStore(c *keyspace.Ctx)      { zrange(c, 2, true, zrAuto, zdAuto) }
+func cmdZRevRange(c *keyspace.Ctx)        { zrange(c, 1, false, zrRank, zdReverse) }
+func cmdZRangeByScore(c *keyspace.Ctx)    { zrange(c, 1, false, zrScore, zdForward) }
+func cmdZRevRangeByScore(c *keyspace.Ctx) { zrange(c, 1, false, zrScore, zdReverse) }
+func cmdZRangeByLex(c *keyspace.Ctx)      { zrange(c, 1, false, zrLex, zdForward) }
+func cmdZRevRangeByLex(c *keyspace.Ctx)   { zrange(c, 1, false, zrLex, zdReverse) }
 
 // zlong reads an integer argument, replying Redis' generic error.
-func (c *Ctx) zlong(b []byte) (int64, bool) {
+func zlong(c *keyspace.Ctx, b []byte) (int64, bool) {
 	n, ok := resp.ParseInt(b)
 	if !ok {
 		c.NotInteger()
@@ -420,7 +421,7 @@ func zpairCmp(a, b zpair) int {
 // collects copies of them for ZRANGESTORE (copies: the source may be the
 // destination, and a reference would let the caller's scratch escape).
 type zemit struct {
-	c          *Ctx
+	c          *keyspace.Ctx
 	withScores bool
 	store      bool
 	n          int
@@ -443,7 +444,7 @@ func (e *zemit) add(m []byte, s float64) {
 	}
 	c.Bulk(m)
 	if e.withScores {
-		c.zscoreReply(s)
+		zscoreReply(c, s)
 	}
 }
 
@@ -461,7 +462,7 @@ func (e *zemit) pairs() []zpair {
 // zrange is Redis' zrangeGenericCommand: ZRANGE, ZRANGESTORE and the older
 // ZREVRANGE, Z[REV]RANGEBYSCORE and Z[REV]RANGEBYLEX, which fix the range
 // type and direction. argStart is the source key's position.
-func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
+func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 	key := c.Args[argStart]
 	minIdx, maxIdx := argStart+1, argStart+2
 	withScores := false
@@ -473,10 +474,10 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 			withScores = true
 		case resp.EqualFold(a, "limit") && left >= 2:
 			var ok bool
-			if offset, ok = c.zlong(c.Args[j+1]); !ok {
+			if offset, ok = zlong(c, c.Args[j+1]); !ok {
 				return
 			}
-			if limit, ok = c.zlong(c.Args[j+2]); !ok {
+			if limit, ok = zlong(c, c.Args[j+2]); !ok {
 				return
 			}
 			j += 2
@@ -515,10 +516,10 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 	switch rangeType {
 	case zrRank:
 		var ok bool
-		if start, ok = c.zlong(c.Args[minIdx]); !ok {
+		if start, ok = zlong(c, c.Args[minIdx]); !ok {
 			return
 		}
-		if end, ok = c.zlong(c.Args[maxIdx]); !ok {
+		if end, ok = zlong(c, c.Args[maxIdx]); !ok {
 			return
 		}
 	case zrScore:
@@ -534,21 +535,21 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 			return
 		}
 	}
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
 	e := zemit{c: c, withScores: withScores, store: store}
 	if o == nil {
 		if store {
-			c.zstore(c.Args[1], nil)
+			zstore(c, c.Args[1], nil)
 		} else {
 			c.Out = append(c.Out, resp.EmptyArray...)
 		}
 		return
 	}
 	var buf [zOffsBuf]int
-	z := ZView(o, buf[:])
+	z := keyspace.ZView(o, buf[:])
 	if rangeType == zrRank {
 		llen := int64(z.Len())
 		if start < 0 {
@@ -560,7 +561,7 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		start = max(start, 0)
 		if start > end || start >= llen {
 			if store {
-				c.zstore(c.Args[1], nil)
+				zstore(c, c.Args[1], nil)
 			} else {
 				c.Out = append(c.Out, resp.EmptyArray...)
 			}
@@ -585,7 +586,7 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 			z.Move(rev)
 		}
 		if store {
-			c.zstore(c.Args[1], e.pairs())
+			zstore(c, c.Args[1], e.pairs())
 		}
 		return
 	}
@@ -620,14 +621,14 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 		}
 	}
 	if store {
-		c.zstore(c.Args[1], e.pairs())
+		zstore(c, c.Args[1], e.pairs())
 		return
 	}
 	n := e.n
 	if withScores && !c.RESP3 {
 		n *= 2
 	}
-	c.spliceHeader(startOut, '*', n)
+	c.SpliceHeader(startOut, '*', n)
 }
 
 // zstore writes pairs (distinct members) as the sorted set dst, replacing
@@ -635,7 +636,7 @@ func (c *Ctx) zrange(argStart int, store bool, rangeType, dir int) {
 // count (Redis' setKey / dbDelete at the end of ZRANGESTORE, ZUNIONSTORE,
 // ...). The encoding is the one zsetAdd would have reached adding them one
 // by one.
-func (c *Ctx) zstore(dst []byte, pairs []zpair) {
+func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
 	d := c.DBFor(dst)
 	if old := d.Lookup(dst, c.Now); old != nil {
 		d.Remove(old)
@@ -650,7 +651,7 @@ func (c *Ctx) zstore(dst []byte, pairs []zpair) {
 		maxLen = max(maxLen, len(p.member))
 		total += len(p.member)
 	}
-	o := d.Insert(dst, KindZSet)
+	o := d.Insert(dst, keyspace.KindZSet)
 	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
 		slices.SortFunc(pairs, zpairCmp)
 		lp := listpack.New(total + len(pairs)*(values.ZlScoreLen+3))
@@ -659,13 +660,13 @@ func (c *Ctx) zstore(dst []byte, pairs []zpair) {
 			lp = listpack.Append(lp, p.member)
 			lp = listpack.Append(lp, values.ZlScoreBytes(&sb, p.score))
 		}
-		o.Enc, o.Str = EncListpack, lp
+		o.Enc, o.Str = keyspace.EncListpack, lp
 	} else {
 		s := values.NewSkiplist(len(pairs))
 		for i := len(pairs) - 1; i >= 0; i-- {
 			s.Add(pairs[i].member, pairs[i].score)
 		}
-		o.Enc, o.Coll = EncSkiplist, s
+		o.Enc, o.Coll = keyspace.EncSkiplist, s
 	}
 	d.ValueChanged(o, 0)
 	c.Int(int64(len(pairs)))
@@ -673,21 +674,21 @@ func (c *Ctx) zstore(dst []byte, pairs []zpair) {
 
 // ---- ZREMRANGEBY* ---------------------------------------------------------------
 
-func cmdZRemRangeByRank(c *Ctx)  { c.zremrange(zrRank) }
-func cmdZRemRangeByScore(c *Ctx) { c.zremrange(zrScore) }
-func cmdZRemRangeByLex(c *Ctx)   { c.zremrange(zrLex) }
+func cmdZRemRangeByRank(c *keyspace.Ctx)  { zremrange(c, zrRank) }
+func cmdZRemRangeByScore(c *keyspace.Ctx) { zremrange(c, zrScore) }
+func cmdZRemRangeByLex(c *keyspace.Ctx)   { zremrange(c, zrLex) }
 
-func (c *Ctx) zremrange(rangeType int) {
+func zremrange(c *keyspace.Ctx, rangeType int) {
 	var start, end int64
 	var sr values.ScoreRange
 	var lr values.LexRange
 	var ok bool
 	switch rangeType {
 	case zrRank:
-		if start, ok = c.zlong(c.Args[2]); !ok {
+		if start, ok = zlong(c, c.Args[2]); !ok {
 			return
 		}
-		if end, ok = c.zlong(c.Args[3]); !ok {
+		if end, ok = zlong(c, c.Args[3]); !ok {
 			return
 		}
 	case zrScore:
@@ -703,7 +704,7 @@ func (c *Ctx) zremrange(rangeType int) {
 	}
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.WriteKind(d, key, KindZSet)
+	o, ok := c.WriteKind(d, key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -711,7 +712,7 @@ func (c *Ctx) zremrange(rangeType int) {
 		c.Int(0)
 		return
 	}
-	llen := int64(ZSetLen(o))
+	llen := int64(keyspace.ZSetLen(o))
 	if rangeType == zrRank {
 		if start < 0 {
 			start += llen
@@ -728,9 +729,9 @@ func (c *Ctx) zremrange(rangeType int) {
 	}
 	before := o.ValueMemory()
 	deleted := 0
-	if o.Enc == EncListpack {
+	if o.Enc == keyspace.EncListpack {
 		var buf [zOffsBuf]int
-		z := ZView(o, buf[:])
+		z := keyspace.ZView(o, buf[:])
 		var from int // first pair index
 		switch rangeType {
 		case zrRank:
@@ -762,17 +763,17 @@ func (c *Ctx) zremrange(rangeType int) {
 		}
 	}
 	if deleted > 0 {
-		d.zsetDone(o, before)
+		zsetDone(d, o, before)
 	}
 	c.Int(int64(deleted))
 }
 
 // ---- pops -----------------------------------------------------------------------
 
-func cmdZPopMin(c *Ctx) { c.zpopMinMax(false) }
-func cmdZPopMax(c *Ctx) { c.zpopMinMax(true) }
+func cmdZPopMin(c *keyspace.Ctx) { zpopMinMax(c, false) }
+func cmdZPopMax(c *keyspace.Ctx) { zpopMinMax(c, true) }
 
-func (c *Ctx) zpopMinMax(fromMax bool) {
+func zpopMinMax(c *keyspace.Ctx, fromMax bool) {
 	if len(c.Args) > 3 {
 		c.SyntaxErr()
 		return
@@ -780,16 +781,16 @@ func (c *Ctx) zpopMinMax(fromMax bool) {
 	count := int64(-1)
 	if len(c.Args) == 3 {
 		var ok bool
-		if count, ok = c.zpositive(c.Args[2]); !ok {
+		if count, ok = zpositive(c, c.Args[2]); !ok {
 			return
 		}
 	}
-	c.zpop(c.Args[1:2], fromMax, false, count, c.RESP3 && count != -1, false)
+	zpop(c, c.Args[1:2], fromMax, false, count, c.RESP3 && count != -1, false)
 }
 
 // zpositive is Redis' getPositiveLongFromObjectOrReply without a message:
 // a malformed number gets the same error as a negative one.
-func (c *Ctx) zpositive(b []byte) (int64, bool) {
+func zpositive(c *keyspace.Ctx, b []byte) (int64, bool) {
 	n, ok := resp.ParseInt(b)
 	if !ok || n < 0 {
 		c.Err(errPositiveNeeded)
@@ -803,16 +804,16 @@ func (c *Ctx) zpositive(b []byte) (int64, bool) {
 // first existing key of keys. emitKey names the key in the reply; nested
 // makes the pairs [member, score] arrays; nilWhenEmpty replies a null
 // rather than an empty array when no key exists.
-func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, nilWhenEmpty bool) {
+func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, nested, nilWhenEmpty bool) {
 	var key []byte
-	var o *Object
-	var d *DB
+	var o *keyspace.Object
+	var d *keyspace.DB
 	for _, k := range keys {
 		d = c.DBFor(k)
 		if o = d.Lookup(k, c.Now); o == nil {
 			continue
 		}
-		if o.Kind != KindZSet {
+		if o.Kind != keyspace.KindZSet {
 			c.WrongType()
 			return
 		}
@@ -835,7 +836,7 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 	if single {
 		count = 1
 	}
-	llen := ZSetLen(o)
+	llen := keyspace.ZSetLen(o)
 	n := int(min(count, int64(llen)))
 	switch {
 	case !nested && !emitKey:
@@ -851,7 +852,7 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 		c.Array(n)
 	}
 	if emitKey { // BZPOPMIN, BZPOPMAX, [B]ZMPOP: logged as Redis propagates them
-		c.logZPop(key, fromMax, single, n)
+		logZPop(c, key, fromMax, single, n)
 	}
 	before := o.ValueMemory()
 	emit := func(m []byte, s float64) {
@@ -859,11 +860,11 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 			c.Array(2)
 		}
 		c.Bulk(m)
-		c.zscoreReply(s)
+		zscoreReply(c, s)
 	}
-	if o.Enc == EncListpack {
+	if o.Enc == keyspace.EncListpack {
 		var buf [zOffsBuf]int
-		z := ZView(o, buf[:])
+		z := keyspace.ZView(o, buf[:])
 		if fromMax {
 			for z.I = llen - 1; z.I >= llen-n; z.I-- {
 				emit(z.Member(), z.Score())
@@ -886,7 +887,7 @@ func (c *Ctx) zpop(keys [][]byte, fromMax, emitKey bool, count int64, nested, ni
 			s.RemoveNode(x)
 		}
 	}
-	d.zsetDone(o, before)
+	zsetDone(d, o, before)
 }
 
 var (
@@ -897,7 +898,7 @@ var (
 // logZPop records a pop of n members by BZPOPMIN/BZPOPMAX (single: ZPOPMIN
 // key) or [B]ZMPOP (ZPOPMIN key n), as Redis' genericZpopCommand rewrites
 // them.
-func (c *Ctx) logZPop(key []byte, fromMax, single bool, n int) {
+func logZPop(c *keyspace.Ctx, key []byte, fromMax, single bool, n int) {
 	if !c.Logging() {
 		return
 	}
@@ -912,21 +913,21 @@ func (c *Ctx) logZPop(key []byte, fromMax, single bool, n int) {
 	c.LogAs(name, key, strconv.AppendInt(c.Scratch[:0], int64(n), 10))
 }
 
-func cmdBZPopMin(c *Ctx) { c.bzpop(false) }
-func cmdBZPopMax(c *Ctx) { c.bzpop(true) }
+func cmdBZPopMin(c *keyspace.Ctx) { bzpop(c, false) }
+func cmdBZPopMax(c *keyspace.Ctx) { bzpop(c, true) }
 
-func (c *Ctx) bzpop(fromMax bool) {
+func bzpop(c *keyspace.Ctx, fromMax bool) {
 	keys := c.Args[1 : len(c.Args)-1]
 	deadline, ok := c.ParseTimeout(c.Args[len(c.Args)-1], true)
 	if !ok {
 		return
 	}
-	c.blockingZpop(keys, fromMax, -1, false, deadline)
+	blockingZpop(c, keys, fromMax, -1, false, deadline)
 }
 
 // blockingZpop is Redis' blockingGenericZpopCommand: pop from the first key
 // that has members, else block on all of them.
-func (c *Ctx) blockingZpop(keys [][]byte, fromMax bool, count int64, nested bool, deadline int64) {
+func blockingZpop(c *keyspace.Ctx, keys [][]byte, fromMax bool, count int64, nested bool, deadline int64) {
 	for i, key := range keys {
 		if !c.Servable(key) {
 			continue
@@ -935,24 +936,24 @@ func (c *Ctx) blockingZpop(keys [][]byte, fromMax bool, count int64, nested bool
 		if o == nil {
 			continue
 		}
-		if o.Kind != KindZSet {
+		if o.Kind != keyspace.KindZSet {
 			c.WrongType()
 			return
 		}
-		if ZSetLen(o) == 0 {
+		if keyspace.ZSetLen(o) == 0 {
 			continue
 		}
-		c.zpop(keys[i:i+1], fromMax, true, count, nested, nested)
+		zpop(c, keys[i:i+1], fromMax, true, count, nested, nested)
 		return
 	}
-	c.Block(keys, deadline, TimeoutNullArray)
+	c.Block(keys, deadline, keyspace.TimeoutNullArray)
 }
 
-func cmdZMPop(c *Ctx)  { c.zmpop(1, false) }
-func cmdBZMPop(c *Ctx) { c.zmpop(2, true) }
+func cmdZMPop(c *keyspace.Ctx)  { zmpop(c, 1, false) }
+func cmdBZMPop(c *keyspace.Ctx) { zmpop(c, 2, true) }
 
 // zmpop is Redis' zmpopGenericCommand (ZMPOP, BZMPOP).
-func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
+func zmpop(c *keyspace.Ctx, numkeysIdx int, blocking bool) {
 	const errNumkeys = "ERR numkeys should be greater than 0"
 	numkeys, ok := resp.ParseInt(c.Args[numkeysIdx])
 	if !ok || numkeys < 1 {
@@ -993,14 +994,14 @@ func (c *Ctx) zmpop(numkeysIdx int, blocking bool) {
 	}
 	keys := c.Args[numkeysIdx+1 : whereIdx]
 	if !blocking {
-		c.zpop(keys, fromMax, true, count, true, true)
+		zpop(c, keys, fromMax, true, count, true, true)
 		return
 	}
 	deadline, ok := c.ParseTimeout(c.Args[1], true)
 	if !ok {
 		return
 	}
-	c.blockingZpop(keys, fromMax, count, true, deadline)
+	blockingZpop(c, keys, fromMax, count, true, deadline)
 }
 
 // ---- ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD ------------------
@@ -1017,18 +1018,18 @@ const (
 	zaggMax
 )
 
-func cmdZUnionStore(c *Ctx) { c.zsetop(c.Args[1], 2, zopUnion, false) }
-func cmdZInterStore(c *Ctx) { c.zsetop(c.Args[1], 2, zopInter, false) }
-func cmdZDiffStore(c *Ctx)  { c.zsetop(c.Args[1], 2, zopDiff, false) }
-func cmdZUnion(c *Ctx)      { c.zsetop(nil, 1, zopUnion, false) }
-func cmdZInter(c *Ctx)      { c.zsetop(nil, 1, zopInter, false) }
-func cmdZDiff(c *Ctx)       { c.zsetop(nil, 1, zopDiff, false) }
-func cmdZInterCard(c *Ctx)  { c.zsetop(nil, 1, zopInter, true) }
+func cmdZUnionStore(c *keyspace.Ctx) { zsetop(c, c.Args[1], 2, zopUnion, false) }
+func cmdZInterStore(c *keyspace.Ctx) { zsetop(c, c.Args[1], 2, zopInter, false) }
+func cmdZDiffStore(c *keyspace.Ctx)  { zsetop(c, c.Args[1], 2, zopDiff, false) }
+func cmdZUnion(c *keyspace.Ctx)      { zsetop(c, nil, 1, zopUnion, false) }
+func cmdZInter(c *keyspace.Ctx)      { zsetop(c, nil, 1, zopInter, false) }
+func cmdZDiff(c *keyspace.Ctx)       { zsetop(c, nil, 1, zopDiff, false) }
+func cmdZInterCard(c *keyspace.Ctx)  { zsetop(c, nil, 1, zopInter, true) }
 
 // zsrc is one input of a set operation: a sorted set, a plain set (every
 // member scoring 1, as in Redis) or a missing key (o == nil).
 type zsrc struct {
-	o      *Object
+	o      *keyspace.Object
 	weight float64
 }
 
@@ -1036,20 +1037,20 @@ func (s *zsrc) len() int {
 	switch {
 	case s.o == nil:
 		return 0
-	case s.o.Kind == KindSet:
-		return SetLen(s.o)
+	case s.o.Kind == keyspace.KindSet:
+		return keyspace.SetLen(s.o)
 	}
-	return ZSetLen(s.o)
+	return keyspace.ZSetLen(s.o)
 }
 
 func (s *zsrc) find(m []byte) (float64, bool) {
 	switch {
 	case s.o == nil:
 		return 0, false
-	case s.o.Kind == KindSet:
-		return 1, SetHas(s.o, m)
+	case s.o.Kind == keyspace.KindSet:
+		return 1, keyspace.SetHas(s.o, m)
 	}
-	return ZSetScore(s.o, m)
+	return keyspace.ZSetScore(s.o, m)
 }
 
 // each calls fn with every member and its score until fn returns false.
@@ -1058,16 +1059,16 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 	if s.o == nil {
 		return
 	}
-	if s.o.Kind == KindSet {
+	if s.o.Kind == keyspace.KindSet {
 		var buf [20]byte
-		for i := range SetLen(s.o) {
-			if !fn(SetAt(s.o, i).Bytes(&buf), 1) {
+		for i := range keyspace.SetLen(s.o) {
+			if !fn(keyspace.SetAt(s.o, i).Bytes(&buf), 1) {
 				return
 			}
 		}
 		return
 	}
-	if s.o.Enc == EncListpack {
+	if s.o.Enc == keyspace.EncListpack {
 		lp := s.o.Str
 		for off := listpack.First; off < len(lp); {
 			m, sc, next := values.ZlAt(lp, off)
@@ -1107,8 +1108,8 @@ func zaggregate(target *float64, v float64, agg int) {
 // zsetop is Redis' zunionInterDiffGenericCommand. dst is the destination
 // (nil: reply the result), numkeysIdx the position of numkeys; cardOnly is
 // ZINTERCARD.
-func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
-	setnum, ok := c.zlong(c.Args[numkeysIdx])
+func zsetop(c *keyspace.Ctx, dst []byte, numkeysIdx int, op int, cardOnly bool) {
+	setnum, ok := zlong(c, c.Args[numkeysIdx])
 	if !ok {
 		return
 	}
@@ -1136,7 +1137,7 @@ func (c *Ctx) zsetop(dst []byte, numkeysIdx int, op int, cardOnly bool) {
 			d.Miss()
 		} else {
 			d.Hit()
-			if o.Kind != KindZSet && o.Kind != KindSet {
+			if o.Kind != keyspace.KindZSet && o.Kind != keyspace.KindSet {
 				c.WrongType()
 				return
 			}
@@ -1285,7 +1286,7 @@ done:
 		res[i].member = arena[spans[i].off : spans[i].off+spans[i].n]
 	}
 	if dst != nil {
-		c.zstore(dst, res)
+		zstore(c, dst, res)
 		return
 	}
 	slices.SortFunc(res, zpairCmp)
@@ -1300,17 +1301,17 @@ done:
 		}
 		c.Bulk(p.member)
 		if withScores {
-			c.zscoreReply(p.score)
+			zscoreReply(c, p.score)
 		}
 	}
 }
 
 // ---- ZRANDMEMBER -------------------------------------------------------------------
 
-func cmdZRandMember(c *Ctx) {
+func cmdZRandMember(c *keyspace.Ctx) {
 	key := c.Args[1]
 	if len(c.Args) >= 3 {
-		l, ok := c.parseRandomCount(c.Args[2])
+		l, ok := c.ParseRandomCount(c.Args[2])
 		if !ok {
 			return
 		}
@@ -1323,10 +1324,10 @@ func cmdZRandMember(c *Ctx) {
 			c.Err("ERR value is out of range")
 			return
 		}
-		c.zrandmemberCount(key, l, withScores)
+		zrandmemberCount(c, key, l, withScores)
 		return
 	}
-	o, ok := c.ReadKind(c.DBFor(key), key, KindZSet)
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
 	if !ok {
 		return
 	}
@@ -1335,7 +1336,7 @@ func cmdZRandMember(c *Ctx) {
 		return
 	}
 	var buf [zOffsBuf]int
-	z := ZView(o, buf[:])
+	z := keyspace.ZView(o, buf[:])
 	z.SeekRank(rand.IntN(z.Len()))
 	c.Bulk(z.Member())
 }
@@ -1343,13 +1344,13 @@ func cmdZRandMember(c *Ctx) {
 // zrandmemberCount is Redis' zrandmemberWithCountCommand: a negative count
 // allows repeats, a positive one returns distinct members (the whole set,
 // from the highest score down, when it has no more than count).
-func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
-	o, count, unique := c.randomCountTarget(key, KindZSet, l)
+func zrandmemberCount(c *keyspace.Ctx, key []byte, l int64, withScores bool) {
+	o, count, unique := c.RandomCountTarget(key, keyspace.KindZSet, l)
 	if o == nil {
 		return
 	}
 	var buf [zOffsBuf]int
-	z := ZView(o, buf[:])
+	z := keyspace.ZView(o, buf[:])
 	size := z.Len()
 	emit := func(r int) {
 		z.SeekRank(r)
@@ -1358,7 +1359,7 @@ func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
 		}
 		c.Bulk(z.Member())
 		if withScores {
-			c.zscoreReply(z.Score())
+			zscoreReply(c, z.Score())
 		}
 	}
 	header := func(n uint64) {
@@ -1372,7 +1373,7 @@ func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
 		header(count)
 		for ; count > 0; count-- {
 			emit(rand.IntN(size))
-			if c.randomReplyTooLarge(start) {
+			if c.RandomReplyTooLarge(start) {
 				return
 			}
 		}
@@ -1386,18 +1387,18 @@ func (c *Ctx) zrandmemberCount(key []byte, l int64, withScores bool) {
 		return
 	}
 	header(count)
-	sampleDistinct(size, int(count), emit)
+	keyspace.SampleDistinct(size, int(count), emit)
 }
 
 // ---- ZSCAN -----------------------------------------------------------------------------
 
-func cmdZScan(c *Ctx) {
-	o, cursor, pattern, count, ok := c.collScanStart(KindZSet)
+func cmdZScan(c *keyspace.Ctx) {
+	o, cursor, pattern, count, ok := c.CollScanStart(keyspace.KindZSet)
 	if !ok {
 		return
 	}
 	var num [32]byte
-	if o.Enc == EncListpack {
+	if o.Enc == keyspace.EncListpack {
 		// A listpack is returned whole, with cursor 0, as Redis does.
 		c.Out = resp.AppendBulkString(c.Out, "0")
 		start, n := len(c.Out), 0
@@ -1412,7 +1413,7 @@ func cmdZScan(c *Ctx) {
 			c.Bulk(values.AppendListpackScore(num[:0], sc))
 			n += 2
 		}
-		c.spliceHeader(start, '*', n)
+		c.SpliceHeader(start, '*', n)
 		return
 	}
 	// The cursor is a slot index: a member keeps its slot while it lives,
@@ -1444,5 +1445,5 @@ func cmdZScan(c *Ctx) {
 		c.Bulk(values.AppendD2String(num[:0], s.Score(x)))
 		n += 2
 	}
-	c.spliceHeader(start, '*', n)
+	c.SpliceHeader(start, '*', n)
 }

@@ -1,4 +1,4 @@
-package keyspace
+package commands
 
 import (
 	"math"
@@ -7,9 +7,10 @@ import (
 
 	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
-func cmdDel(c *Ctx) {
+func cmdDel(c *keyspace.Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
 		d := c.DBFor(key)
@@ -23,7 +24,7 @@ func cmdDel(c *Ctx) {
 
 // cmdExists serves EXISTS: it counts the keys that exist, a key named twice
 // counting twice, without recording an access (TOUCH does: evict.go).
-func cmdExists(c *Ctx) {
+func cmdExists(c *keyspace.Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
 		if c.DBFor(key).Peek(key, c.Now) != nil {
@@ -33,7 +34,7 @@ func cmdExists(c *Ctx) {
 	c.Int(n)
 }
 
-func cmdType(c *Ctx) {
+func cmdType(c *keyspace.Ctx) {
 	key := c.Args[1]
 	o := c.DBFor(key).Peek(key, c.Now) // not an access, as in Redis
 	if o == nil {
@@ -43,10 +44,10 @@ func cmdType(c *Ctx) {
 	c.Simple(o.Kind.String())
 }
 
-func cmdRename(c *Ctx)   { c.rename(false) }
-func cmdRenameNX(c *Ctx) { c.rename(true) }
+func cmdRename(c *keyspace.Ctx)   { rename(c, false) }
+func cmdRenameNX(c *keyspace.Ctx) { rename(c, true) }
 
-func (c *Ctx) rename(nx bool) {
+func rename(c *keyspace.Ctx, nx bool) {
 	src, dst := c.Args[1], c.Args[2]
 	sd, dd := c.DBFor(src), c.DBFor(dst)
 	o := sd.Lookup(src, c.Now)
@@ -89,7 +90,7 @@ func (c *Ctx) rename(nx bool) {
 	}
 }
 
-func cmdCopy(c *Ctx) {
+func cmdCopy(c *keyspace.Ctx) {
 	src, dst := c.Args[1], c.Args[2]
 	dstDB := c.DB
 	replace := false
@@ -108,7 +109,7 @@ func cmdCopy(c *Ctx) {
 				c.Err("ERR value is out of range, value must between -2147483648 and 2147483647")
 				return
 			}
-			if n < 0 || n >= NumDatabases {
+			if n < 0 || n >= keyspace.NumDatabases {
 				c.Err("ERR DB index is out of range")
 				return
 			}
@@ -141,9 +142,9 @@ func cmdCopy(c *Ctx) {
 	}
 	n := dd.Insert(dst, o.Kind)
 	switch {
-	case o.Kind != KindString:
+	case o.Kind != keyspace.KindString:
 		dd.CopyValue(n, o)
-	case o.Enc == EncInt:
+	case o.Enc == keyspace.EncInt:
 		dd.SetInt(n, o.IntVal)
 	default:
 		dd.SetString(n, o.Str)
@@ -160,12 +161,12 @@ const (
 	expireLT
 )
 
-func cmdExpire(c *Ctx)    { c.expire(1000, false) }
-func cmdPExpire(c *Ctx)   { c.expire(1, false) }
-func cmdExpireAt(c *Ctx)  { c.expire(1000, true) }
-func cmdPExpireAt(c *Ctx) { c.expire(1, true) }
+func cmdExpire(c *keyspace.Ctx)    { expire(c, 1000, false) }
+func cmdPExpire(c *keyspace.Ctx)   { expire(c, 1, false) }
+func cmdExpireAt(c *keyspace.Ctx)  { expire(c, 1000, true) }
+func cmdPExpireAt(c *keyspace.Ctx) { expire(c, 1, true) }
 
-func (c *Ctx) expire(unit int64, absolute bool) {
+func expire(c *keyspace.Ctx, unit int64, absolute bool) {
 	key := c.Args[1]
 	flags := 0
 	for _, a := range c.Args[3:] {
@@ -200,7 +201,7 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 	}
 	if unit == 1000 {
 		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
-			c.errInvalidExpire()
+			errInvalidExpire(c)
 			return
 		}
 		when *= 1000
@@ -210,7 +211,7 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 		base = c.Now
 	}
 	if when > math.MaxInt64-base {
-		c.errInvalidExpire()
+		errInvalidExpire(c)
 		return
 	}
 	when += base
@@ -236,7 +237,7 @@ func (c *Ctx) expire(unit int64, absolute bool) {
 		c.LogAs(cmdDEL, key)
 	} else {
 		d.SetExpire(o, when)
-		c.logExpireAt(absolute && unit == 1, when)
+		logExpireAt(c, absolute && unit == 1, when)
 	}
 	c.Int(1)
 }
@@ -255,7 +256,7 @@ var (
 // expireGenericCommand propagates it: PEXPIREAT key <unix ms> with the
 // command's flags (NX, XX, GT, LT) as given, so the log holds an absolute
 // time; PEXPIREAT itself (asIs) is recorded unchanged.
-func (c *Ctx) logExpireAt(asIs bool, when int64) {
+func logExpireAt(c *keyspace.Ctx, asIs bool, when int64) {
 	if asIs || !c.Logging() {
 		return
 	}
@@ -280,12 +281,12 @@ func appendSanitized(dst, b []byte) []byte {
 	return dst
 }
 
-func cmdTTL(c *Ctx)         { c.ttl(false, false) }
-func cmdPTTL(c *Ctx)        { c.ttl(true, false) }
-func cmdExpireTime(c *Ctx)  { c.ttl(false, true) }
-func cmdPExpireTime(c *Ctx) { c.ttl(true, true) }
+func cmdTTL(c *keyspace.Ctx)         { ttl(c, false, false) }
+func cmdPTTL(c *keyspace.Ctx)        { ttl(c, true, false) }
+func cmdExpireTime(c *keyspace.Ctx)  { ttl(c, false, true) }
+func cmdPExpireTime(c *keyspace.Ctx) { ttl(c, true, true) }
 
-func (c *Ctx) ttl(ms, absolute bool) {
+func ttl(c *keyspace.Ctx, ms, absolute bool) {
 	key := c.Args[1]
 	o := c.DBFor(key).Peek(key, c.Now) // not an access, as in Redis
 	switch {
@@ -305,7 +306,7 @@ func (c *Ctx) ttl(ms, absolute bool) {
 	}
 }
 
-func cmdPersist(c *Ctx) {
+func cmdPersist(c *keyspace.Ctx) {
 	key := c.Args[1]
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
@@ -319,19 +320,19 @@ func cmdPersist(c *Ctx) {
 
 // ---- keyspace-wide commands (run holding every shard) ------------------------
 
-func cmdDBSize(c *Ctx) {
+func cmdDBSize(c *keyspace.Ctx) {
 	var n int64
-	c.EachDB(func(d *DB) { n += int64(d.Len()) })
+	c.EachDB(func(d *keyspace.DB) { n += int64(d.Len()) })
 	c.Int(n)
 }
 
-func cmdKeys(c *Ctx) {
+func cmdKeys(c *keyspace.Ctx) {
 	pattern := c.Args[1]
 	all := len(pattern) == 1 && pattern[0] == '*'
 	// The count is not known up front; reserve the header and patch it after.
 	var keys [][]byte
-	c.EachDB(func(d *DB) {
-		d.EachKey(func(k string, o *Object) {
+	c.EachDB(func(d *keyspace.DB) {
+		d.EachKey(func(k string, o *keyspace.Object) {
 			if o.ExpireAt != 0 && o.ExpireAt <= c.Now {
 				return
 			}
@@ -346,14 +347,14 @@ func cmdKeys(c *Ctx) {
 	}
 }
 
-func cmdRandomKey(c *Ctx) {
+func cmdRandomKey(c *keyspace.Ctx) {
 	var total int64
-	c.EachDB(func(d *DB) { total += int64(d.Len()) })
+	c.EachDB(func(d *keyspace.DB) { total += int64(d.Len()) })
 	for total > 0 {
 		// Pick a shard weighted by its key count, then a key within it.
 		pick := rand.Int64N(total)
-		var chosen *DB
-		c.EachDB(func(d *DB) {
+		var chosen *keyspace.DB
+		c.EachDB(func(d *keyspace.DB) {
 			if chosen == nil {
 				if pick < int64(d.Len()) {
 					chosen = d
@@ -370,21 +371,21 @@ func cmdRandomKey(c *Ctx) {
 			return
 		}
 		total = 0
-		c.EachDB(func(d *DB) { total += int64(d.Len()) })
+		c.EachDB(func(d *keyspace.DB) { total += int64(d.Len()) })
 	}
 	c.Null()
 }
 
-func cmdFlushDB(c *Ctx) {
-	if !c.flushArgs() {
+func cmdFlushDB(c *keyspace.Ctx) {
+	if !flushArgs(c) {
 		return
 	}
-	c.EachDB(func(d *DB) { d.Flush() })
+	c.EachDB(func(d *keyspace.DB) { d.Flush() })
 	c.OK()
 }
 
-func cmdFlushAll(c *Ctx) {
-	if !c.flushArgs() {
+func cmdFlushAll(c *keyspace.Ctx) {
+	if !flushArgs(c) {
 		return
 	}
 	for _, s := range c.StoresHeld() {
@@ -397,7 +398,7 @@ func cmdFlushAll(c *Ctx) {
 
 // flushArgs accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both flush at
 // once here: freeing is the garbage collector's work either way).
-func (c *Ctx) flushArgs() bool {
+func flushArgs(c *keyspace.Ctx) bool {
 	if len(c.Args) == 1 {
 		return true
 	}
@@ -412,8 +413,8 @@ func (c *Ctx) flushArgs() bool {
 
 // The cursor's format is in store.go (ParseScanCursor).
 
-func cmdScan(c *Ctx) {
-	shard, pos, err := ParseScanCursor(c.Args[1], c.NumShards())
+func cmdScan(c *keyspace.Ctx) {
+	shard, pos, err := keyspace.ParseScanCursor(c.Args[1], c.NumShards())
 	if err != nil {
 		c.Err("ERR invalid cursor")
 		return
@@ -455,7 +456,7 @@ func cmdScan(c *Ctx) {
 	visited := int64(0)
 	for ; pos < uint64(d.Slots()) && visited < count; pos++ {
 		o := d.Slot(uint32(pos))
-		if o.Kind == KindNone {
+		if o.Kind == keyspace.KindNone {
 			continue
 		}
 		visited++
@@ -470,7 +471,7 @@ func cmdScan(c *Ctx) {
 		}
 		keys = append(keys, o.Key)
 	}
-	next := pos<<ScanShardBits | uint64(shard)
+	next := pos<<keyspace.ScanShardBits | uint64(shard)
 	if pos >= uint64(d.Slots()) {
 		next = uint64(shard + 1)
 		if shard+1 >= c.NumShards() {
@@ -483,4 +484,16 @@ func cmdScan(c *Ctx) {
 	for _, k := range keys {
 		c.BulkString(k)
 	}
+}
+
+// cmdTouch counts the keys that exist, as EXISTS, and records an access to
+// each (EXISTS does not: Redis looks its keys up with LOOKUP_NOTOUCH).
+func cmdTouch(c *keyspace.Ctx) {
+	var n int64
+	for _, key := range c.Args[1:] {
+		if c.DBFor(key).Lookup(key, c.Now) != nil {
+			n++
+		}
+	}
+	c.Int(n)
 }

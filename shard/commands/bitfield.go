@@ -1,9 +1,10 @@
-package keyspace
+package commands
 
 import (
 	"encoding/binary"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // BITFIELD and BITFIELD_RO, as Redis 7.0's bitfieldGeneric (src/bitops.c):
@@ -35,8 +36,8 @@ type bitfieldOp struct {
 	bits     uint8
 }
 
-func cmdBitField(c *Ctx)   { c.bitfield(false) }
-func cmdBitFieldRO(c *Ctx) { c.bitfield(true) }
+func cmdBitField(c *keyspace.Ctx)   { bitfield(c, false) }
+func cmdBitFieldRO(c *keyspace.Ctx) { bitfield(c, true) }
 
 // parseBitfieldType parses i1..i64 or u1..u63.
 func parseBitfieldType(a []byte) (signed bool, width int64, ok bool) {
@@ -51,7 +52,7 @@ func parseBitfieldType(a []byte) (signed bool, width int64, ok bool) {
 	return signed, width, true
 }
 
-func (c *Ctx) bitfield(readonly bool) {
+func bitfield(c *keyspace.Ctx, readonly bool) {
 	var buf [8]bitfieldOp
 	ops := buf[:0]
 	overflow := int8(bfWrap)
@@ -112,11 +113,11 @@ func (c *Ctx) bitfield(readonly bool) {
 
 	key := args[1]
 	d := c.DBFor(key)
-	var o *Object
+	var o *keyspace.Object
 	grown := false
 	if !writes {
 		var ok bool
-		if o, ok = c.getString(d, key); !ok {
+		if o, ok = getString(c, d, key); !ok {
 			return
 		}
 	} else {
@@ -124,7 +125,7 @@ func (c *Ctx) bitfield(readonly bool) {
 			c.Err("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
-		if o, grown = c.bitStringForWrite(d, key, highest); o == nil {
+		if o, grown = bitStringForWrite(c, d, key, highest); o == nil {
 			return
 		}
 	}

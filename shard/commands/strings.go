@@ -1,4 +1,4 @@
-package keyspace
+package commands
 
 import (
 	"math"
@@ -6,32 +6,30 @@ import (
 	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
-
-// MaxStringLen is the largest string value (Redis' proto-max-bulk-len default).
-const MaxStringLen = 512 << 20
 
 const errStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 // getString looks key up for reading: (nil, true) when missing, (nil, false)
 // after replying WRONGTYPE.
-func (c *Ctx) getString(d *DB, key []byte) (*Object, bool) {
+func getString(c *keyspace.Ctx, d *keyspace.DB, key []byte) (*keyspace.Object, bool) {
 	o := d.Lookup(key, c.Now)
 	if o == nil {
 		d.Miss()
 		return nil, true
 	}
 	d.Hit()
-	if o.Kind != KindString {
+	if o.Kind != keyspace.KindString {
 		c.WrongType()
 		return nil, false
 	}
 	return o, true
 }
 
-func cmdGet(c *Ctx) {
+func cmdGet(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.getString(c.DBFor(key), key)
+	o, ok := getString(c, c.DBFor(key), key)
 	if !ok {
 		return
 	}
@@ -55,7 +53,7 @@ const (
 
 // parseExpireTime turns an EX/PX/EXAT/PXAT argument into unix milliseconds,
 // replying with Redis' error when it is invalid.
-func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
+func parseExpireTime(c *keyspace.Ctx, arg []byte, opt expireOpt) (int64, bool) {
 	seconds, absolute := opt.seconds(), opt.absolute()
 	v, ok := resp.ParseInt(arg)
 	if !ok {
@@ -63,7 +61,7 @@ func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
 		return 0, false
 	}
 	if v <= 0 || (seconds && v > math.MaxInt64/1000) {
-		c.errInvalidExpire()
+		errInvalidExpire(c)
 		return 0, false
 	}
 	if seconds {
@@ -71,7 +69,7 @@ func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
 	}
 	if !absolute {
 		if v > math.MaxInt64-c.Now {
-			c.errInvalidExpire()
+			errInvalidExpire(c)
 			return 0, false
 		}
 		v += c.Now
@@ -79,7 +77,7 @@ func (c *Ctx) parseExpireTime(arg []byte, opt expireOpt) (int64, bool) {
 	return v, true
 }
 
-func (c *Ctx) errInvalidExpire() {
+func errInvalidExpire(c *keyspace.Ctx) {
 	c.Out = append(c.Out, "-ERR invalid expire time in '"...)
 	c.Out = append(c.Out, c.Cmd.FullName...)
 	c.Out = append(c.Out, "' command\r\n"...)
@@ -120,7 +118,7 @@ func expireOption(a []byte) expireOpt {
 // two different ones conflict. The expire value is not checked here: the
 // caller passes expireArg to parseExpireTime when Redis does (SET at once,
 // GETEX only once the key is found).
-func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, opt expireOpt, expireArg []byte, persist bool, ok bool) {
+func parseSetOptions(c *keyspace.Ctx, args [][]byte, getex bool) (flags setFlags, opt expireOpt, expireArg []byte, persist bool, ok bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch e := expireOption(a); {
@@ -148,28 +146,28 @@ func (c *Ctx) parseSetOptions(args [][]byte, getex bool) (flags setFlags, opt ex
 	return flags, opt, expireArg, persist, true
 }
 
-func cmdSet(c *Ctx) {
-	flags, opt, expireArg, _, ok := c.parseSetOptions(c.Args[3:], false)
+func cmdSet(c *keyspace.Ctx) {
+	flags, opt, expireArg, _, ok := parseSetOptions(c, c.Args[3:], false)
 	if !ok {
 		return
 	}
 	var at int64
 	if flags&setExpire != 0 {
-		if at, ok = c.parseExpireTime(expireArg, opt); !ok {
+		if at, ok = parseExpireTime(c, expireArg, opt); !ok {
 			return
 		}
 	}
-	c.set(c.Args[1], c.Args[2], flags, at, resp.OK, nil)
+	set(c, c.Args[1], c.Args[2], flags, at, resp.OK, nil)
 }
 
 // set is SET's core, shared with SETNX, SETEX, PSETEX and GETSET. done is the
 // reply after a write, abort the reply when NX/XX stops it (nil: a null bulk);
 // with setGet the old value is the reply instead.
-func (c *Ctx) set(key, val []byte, flags setFlags, at int64, done, abort []byte) {
+func set(c *keyspace.Ctx, key, val []byte, flags setFlags, at int64, done, abort []byte) {
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
 	if flags&setGet != 0 {
-		if o != nil && o.Kind != KindString {
+		if o != nil && o.Kind != keyspace.KindString {
 			c.WrongType()
 			return
 		}
@@ -190,8 +188,8 @@ func (c *Ctx) set(key, val []byte, flags setFlags, at int64, done, abort []byte)
 		return
 	}
 	if o == nil {
-		o = d.Insert(key, KindString)
-	} else if o.Kind != KindString {
+		o = d.Insert(key, keyspace.KindString)
+	} else if o.Kind != keyspace.KindString {
 		d.DropValue(o)
 	}
 	d.SetString(o, val)
@@ -214,32 +212,32 @@ func (c *Ctx) set(key, val []byte, flags setFlags, at int64, done, abort []byte)
 	}
 }
 
-func cmdSetNX(c *Ctx) { c.set(c.Args[1], c.Args[2], setNX, 0, resp.One, resp.Zero) }
+func cmdSetNX(c *keyspace.Ctx) { set(c, c.Args[1], c.Args[2], setNX, 0, resp.One, resp.Zero) }
 
-func cmdSetEX(c *Ctx)  { c.setex(true) }
-func cmdPSetEX(c *Ctx) { c.setex(false) }
+func cmdSetEX(c *keyspace.Ctx)  { setex(c, true) }
+func cmdPSetEX(c *keyspace.Ctx) { setex(c, false) }
 
-func (c *Ctx) setex(seconds bool) {
+func setex(c *keyspace.Ctx, seconds bool) {
 	opt := optPX
 	if seconds {
 		opt = optEX
 	}
-	at, ok := c.parseExpireTime(c.Args[2], opt)
+	at, ok := parseExpireTime(c, c.Args[2], opt)
 	if !ok {
 		return
 	}
-	c.set(c.Args[1], c.Args[3], setExpire, at, resp.OK, nil)
+	set(c, c.Args[1], c.Args[3], setExpire, at, resp.OK, nil)
 }
 
-func cmdGetSet(c *Ctx) {
-	c.set(c.Args[1], c.Args[2], setGet, 0, nil, nil)
+func cmdGetSet(c *keyspace.Ctx) {
+	set(c, c.Args[1], c.Args[2], setGet, 0, nil, nil)
 	c.LogAs(cmdSET, c.Args[1], c.Args[2]) // as Redis' getsetCommand
 }
 
-func cmdGetDel(c *Ctx) {
+func cmdGetDel(c *keyspace.Ctx) {
 	key := c.Args[1]
 	d := c.DBFor(key)
-	o, ok := c.getString(d, key)
+	o, ok := getString(c, d, key)
 	if !ok {
 		return
 	}
@@ -252,14 +250,14 @@ func cmdGetDel(c *Ctx) {
 	c.LogAs(cmdDEL, key) // as Redis' getdelCommand
 }
 
-func cmdGetEx(c *Ctx) {
+func cmdGetEx(c *keyspace.Ctx) {
 	key := c.Args[1]
-	flags, opt, expireArg, persist, ok := c.parseSetOptions(c.Args[2:], true)
+	flags, opt, expireArg, persist, ok := parseSetOptions(c, c.Args[2:], true)
 	if !ok {
 		return
 	}
 	d := c.DBFor(key)
-	o, ok := c.getString(d, key)
+	o, ok := getString(c, d, key)
 	if !ok {
 		return
 	}
@@ -270,7 +268,7 @@ func cmdGetEx(c *Ctx) {
 	// As Redis, the expire value is checked only once the key is found.
 	var at int64
 	if flags&setExpire != 0 {
-		if at, ok = c.parseExpireTime(expireArg, opt); !ok {
+		if at, ok = parseExpireTime(c, expireArg, opt); !ok {
 			return
 		}
 	}
@@ -292,13 +290,13 @@ func cmdGetEx(c *Ctx) {
 	}
 }
 
-func cmdMGet(c *Ctx) {
+func cmdMGet(c *keyspace.Ctx) {
 	keys := c.Args[1:]
 	c.Array(len(keys))
 	for _, key := range keys {
 		d := c.DBFor(key)
 		o := d.Lookup(key, c.Now)
-		if o == nil || o.Kind != KindString {
+		if o == nil || o.Kind != keyspace.KindString {
 			if o == nil {
 				d.Miss()
 			} else {
@@ -312,23 +310,23 @@ func cmdMGet(c *Ctx) {
 	}
 }
 
-func cmdMSet(c *Ctx) {
+func cmdMSet(c *keyspace.Ctx) {
 	if len(c.Args)%2 == 0 {
 		c.Out = resp.AppendErrWrongArity(c.Out, c.Args[0])
 		return
 	}
-	c.msetAll()
+	msetAll(c)
 	c.OK()
 }
 
-func (c *Ctx) msetAll() {
+func msetAll(c *keyspace.Ctx) {
 	for i := 1; i+1 < len(c.Args); i += 2 {
 		key := c.Args[i]
 		d := c.DBFor(key)
 		o := d.Lookup(key, c.Now)
 		if o == nil {
-			o = d.Insert(key, KindString)
-		} else if o.Kind != KindString {
+			o = d.Insert(key, keyspace.KindString)
+		} else if o.Kind != keyspace.KindString {
 			d.DropValue(o)
 		}
 		d.SetString(o, c.Args[i+1])
@@ -336,7 +334,7 @@ func (c *Ctx) msetAll() {
 	}
 }
 
-func cmdMSetNX(c *Ctx) {
+func cmdMSetNX(c *keyspace.Ctx) {
 	if len(c.Args)%2 == 0 {
 		c.Out = resp.AppendErrWrongArity(c.Out, c.Args[0])
 		return
@@ -347,23 +345,23 @@ func cmdMSetNX(c *Ctx) {
 			return
 		}
 	}
-	c.msetAll()
+	msetAll(c)
 	c.Int(1)
 }
 
-func cmdIncr(c *Ctx) { c.incrBy(c.Args[1], 1) }
-func cmdDecr(c *Ctx) { c.incrBy(c.Args[1], -1) }
+func cmdIncr(c *keyspace.Ctx) { incrBy(c, c.Args[1], 1) }
+func cmdDecr(c *keyspace.Ctx) { incrBy(c, c.Args[1], -1) }
 
-func cmdIncrBy(c *Ctx) {
+func cmdIncrBy(c *keyspace.Ctx) {
 	n, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.NotInteger()
 		return
 	}
-	c.incrBy(c.Args[1], n)
+	incrBy(c, c.Args[1], n)
 }
 
-func cmdDecrBy(c *Ctx) {
+func cmdDecrBy(c *keyspace.Ctx) {
 	n, ok := resp.ParseInt(c.Args[2])
 	if !ok {
 		c.NotInteger()
@@ -373,19 +371,19 @@ func cmdDecrBy(c *Ctx) {
 		c.Err("ERR decrement would overflow")
 		return
 	}
-	c.incrBy(c.Args[1], -n)
+	incrBy(c, c.Args[1], -n)
 }
 
-func (c *Ctx) incrBy(key []byte, by int64) {
+func incrBy(c *keyspace.Ctx, key []byte, by int64) {
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
 	var cur int64
 	if o != nil {
-		if o.Kind != KindString {
+		if o.Kind != keyspace.KindString {
 			c.WrongType()
 			return
 		}
-		if o.Enc == EncInt {
+		if o.Enc == keyspace.EncInt {
 			cur = o.IntVal
 		} else {
 			var ok bool
@@ -401,7 +399,7 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 	}
 	cur += by
 	if o == nil {
-		o = d.Insert(key, KindString)
+		o = d.Insert(key, keyspace.KindString)
 	}
 	d.SetInt(o, cur)
 	c.Int(cur)
@@ -412,13 +410,13 @@ func (c *Ctx) incrBy(key []byte, by int64) {
 // sum with %.17Lf and trimming trailing zeros. A float64 would print
 // 0.1+0.2 as 0.30000000000000004 where Redis prints 0.3, and overflow where a
 // long double does not. Not a hot path: it allocates.
-func cmdIncrByFloat(c *Ctx) {
+func cmdIncrByFloat(c *keyspace.Ctx) {
 	key := c.Args[1]
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
 	cur := new(big.Float).SetPrec(longDoublePrec)
 	if o != nil {
-		if o.Kind != KindString {
+		if o.Kind != keyspace.KindString {
 			c.WrongType()
 			return
 		}
@@ -443,7 +441,7 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	if o == nil {
-		o = d.Insert(key, KindString)
+		o = d.Insert(key, keyspace.KindString)
 	}
 	if o.OffHeap {
 		d.FreeStr(o) // a number needs no mapping
@@ -459,21 +457,21 @@ func cmdIncrByFloat(c *Ctx) {
 	c.LogAs(cmdSET, key, o.Str, argKEEPTTL)
 }
 
-func cmdAppend(c *Ctx) {
+func cmdAppend(c *keyspace.Ctx) {
 	key, val := c.Args[1], c.Args[2]
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
 	if o == nil {
-		o = d.Insert(key, KindString)
+		o = d.Insert(key, keyspace.KindString)
 		d.SetString(o, val)
 		c.Int(int64(len(val)))
 		return
 	}
-	if o.Kind != KindString {
+	if o.Kind != keyspace.KindString {
 		c.WrongType()
 		return
 	}
-	if len(o.Value(&c.Scratch))+len(val) > MaxStringLen {
+	if len(o.Value(&c.Scratch))+len(val) > keyspace.MaxStringLen {
 		c.Err(errStringTooLong)
 		return
 	}
@@ -485,9 +483,9 @@ func cmdAppend(c *Ctx) {
 	c.Int(int64(len(o.Str)))
 }
 
-func cmdStrlen(c *Ctx) {
+func cmdStrlen(c *keyspace.Ctx) {
 	key := c.Args[1]
-	o, ok := c.getString(c.DBFor(key), key)
+	o, ok := getString(c, c.DBFor(key), key)
 	if !ok {
 		return
 	}
@@ -498,7 +496,7 @@ func cmdStrlen(c *Ctx) {
 	c.Int(int64(len(o.Value(&c.Scratch))))
 }
 
-func cmdGetRange(c *Ctx) {
+func cmdGetRange(c *keyspace.Ctx) {
 	start, ok1 := resp.ParseInt(c.Args[2])
 	end, ok2 := resp.ParseInt(c.Args[3])
 	if !ok1 || !ok2 {
@@ -506,7 +504,7 @@ func cmdGetRange(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	o, ok := c.getString(c.DBFor(key), key)
+	o, ok := getString(c, c.DBFor(key), key)
 	if !ok {
 		return
 	}
@@ -537,7 +535,7 @@ func cmdGetRange(c *Ctx) {
 	c.Bulk(v[start : end+1])
 }
 
-func cmdSetRange(c *Ctx) {
+func cmdSetRange(c *keyspace.Ctx) {
 	key, val := c.Args[1], c.Args[3]
 	offset, ok := resp.ParseInt(c.Args[2])
 	if !ok {
@@ -550,7 +548,7 @@ func cmdSetRange(c *Ctx) {
 	}
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
-	if o != nil && o.Kind != KindString {
+	if o != nil && o.Kind != keyspace.KindString {
 		c.WrongType()
 		return
 	}
@@ -562,14 +560,14 @@ func cmdSetRange(c *Ctx) {
 		}
 		return
 	}
-	if offset > MaxStringLen-int64(len(val)) { // no overflow: offset+len(val)
+	if offset > keyspace.MaxStringLen-int64(len(val)) { // no overflow: offset+len(val)
 		c.Err(errStringTooLong)
 		return
 	}
 	need := int(offset) + len(val)
 	if o == nil {
 		// As Redis (sdsnewlen): a new key gets exactly what it needs.
-		o = d.Insert(key, KindString)
+		o = d.Insert(key, keyspace.KindString)
 		d.NewStringBuf(o, need, need, false) // untouched pages cost nothing
 		d.AccountResize(o, 0)
 	}
