@@ -12,7 +12,7 @@ import (
 )
 
 // checkOffHeap walks every database of rt (tokens idle: the producer's
-// commands have completed) and checks bigstr.go's invariants: o.offHeap ⇔
+// commands have completed) and checks bigstr.go's invariants: o.OffHeap ⇔
 // o ∈ d.OffHeapStrings(), only strings are off-heap, d.offHeap is the sum of their
 // capacities, and an off-heap buffer is never shared by two objects.
 // The pages they map add up to what bigbuf has mapped since base (no

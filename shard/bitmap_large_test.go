@@ -10,7 +10,7 @@ import (
 
 // TestOffHeapBitmaps drives SETBIT, BITFIELD and BITOP over the off-heap
 // threshold and checks bigstr.go's invariants after every step (the bitmap
-// commands grow strings through growString, as SETRANGE does), that the
+// commands grow strings through GrowString, as SETRANGE does), that the
 // bits counted are the bits set, and that FLUSHALL gives every mapping
 // back and leaves used_memory at zero.
 func TestOffHeapBitmaps(t *testing.T) {

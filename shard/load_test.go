@@ -102,7 +102,7 @@ func producerRunner(p *producer) runner {
 // skiplist sorted sets (infinite scores included), listpack and hash-table
 // hashes, and streams: plain, trimmed and deleted-from, with consumer
 // groups, consumers, pending entries and an emptied stream. Keys in db 0
-// get times to live at expireAt (unix ms).
+// get times to live at ExpireAt (unix ms).
 func fillEveryEncoding(t *testing.T, run runner, expireAt int64) {
 	t.Helper()
 	must := func(db int, args ...string) resp.Value {

@@ -414,7 +414,7 @@ func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
 //     a command that changed the dataset (run, aoflog.go);
 //   - the Hooks (Changed);
 //   - the hot-shard counters (count);
-//   - serving the clients blocked on keys the command filled (blocking.go):
+//   - serving the clients blocked on keys the command filled (keyspace/waiters.go):
 //     here for one shard, at releaseSet for several, at ReleaseAll for EXEC.
 //
 // WATCH touches are not a step: the DB primitives mark watched keys as they
@@ -444,7 +444,7 @@ func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
 		rt.count(s, c)
 	}
 	if st != nil && !c.Serving() && !c.InTxn() && st.HasReady() {
-		rt.serveReady(s) // blocking.go; its waiters run through execute
+		rt.serveReady(s) // keyspace/waiters.go; its waiters run through execute
 	}
 	c.Finished()
 }

@@ -40,7 +40,7 @@ func TestStringCapFor(t *testing.T) {
 }
 
 // TestAppendGrowthPolicy follows a string's capacity across APPENDs: it grows
-// only when the string outgrows it, to stringCapFor of the new length, and
+// only when the string outgrows it, to StringCapFor of the new length, and
 // the shard's memory figure counts the capacity, not the length.
 func TestAppendGrowthPolicy(t *testing.T) {
 	rt, table := newTestRuntime(t, 1, RunToCompletion)

@@ -161,7 +161,7 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 			z.skiplist = lim.ZSetMaxListpackEntries == 0 || int64(len(first)) > lim.ZSetMaxListpackValue
 		}
 	}
-	// adding applies zsetAdd's conversion rule before a new member goes in.
+	// adding applies ZSetAdd's conversion rule before a new member goes in.
 	adding := func(z *zmodel, m string) {
 		if !z.skiplist && (int64(len(z.m))+1 > lim.ZSetMaxListpackEntries || int64(len(m)) > lim.ZSetMaxListpackValue) {
 			z.skiplist = true

@@ -387,7 +387,7 @@ const (
 
 // cmdBitOp is BITOP op destkey key [key ...]. The keys may live on several
 // shards: the command is routed by its key specs, so it holds every shard
-// its keys hash to and reaches each key's store through c.db.
+// its keys hash to and reaches each key's store through c.DBFor.
 func cmdBitOp(c *keyspace.Ctx) {
 	var op int
 	switch name := c.Args[1]; {

@@ -172,7 +172,7 @@ func cmdSMembers(c *keyspace.Ctx) {
 	replySet(c, o)
 }
 
-// spopMoveStrategyMul is Redis' SPOP_MOVE_STRATEGY_MUL: when fewer than
+// SPopMoveStrategyMul is Redis' SPOP_MOVE_STRATEGY_MUL: when fewer than
 // count/5 members would remain, SPOP builds a new set of the survivors
 // instead of removing count members one by one.
 const SPopMoveStrategyMul = 5

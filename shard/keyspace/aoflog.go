@@ -36,7 +36,7 @@ type LogFeed struct {
 }
 
 // ResetLogRewrite forgets what a previous command asked the log to record
-// instead of its arguments (logAs).
+// instead of its arguments (LogAs).
 func (c *Ctx) ResetLogRewrite() { c.rewrite, c.rewriteN = c.rewrite[:0], 0 }
 
 // logEnd records end as the last log offset c's replies depend on.
@@ -46,7 +46,7 @@ func (c *Ctx) logEnd(end int64) {
 	}
 }
 
-// logAs makes the append-only log record args instead of the command's own
+// LogAs makes the append-only log record args instead of the command's own
 // arguments; called several times, it records every one, wrapped in
 // MULTI/EXEC. Handlers call it where replaying the original would not redo
 // the same change: relative times become absolute (PEXPIREAT, SET .. PXAT),
@@ -63,7 +63,7 @@ func (c *Ctx) LogAs(args ...[]byte) {
 }
 
 // Record records c's command, which changed the dataset: its arguments,
-// or what the handler asked for with logAs.
+// or what the handler asked for with LogAs.
 func (p *LogFeed) Record(c *Ctx) {
 	if p.txnOn { // inside EXEC: the transaction is already one MULTI/EXEC
 		p.txn = appendSelect(p.txn, &p.txnDB, c.DB)
@@ -79,7 +79,7 @@ func (p *LogFeed) Record(c *Ctx) {
 	c.logEnd(end)
 }
 
-// appendRecord encodes what c's command logs; several commands from logAs
+// appendRecord encodes what c's command logs; several commands from LogAs
 // are wrapped in MULTI/EXEC when wrap is set.
 func appendRecord(dst []byte, c *Ctx, wrap bool) []byte {
 	switch {
@@ -160,7 +160,7 @@ func appendSelect(dst []byte, last *int, db int) []byte {
 	return AppendCommand(dst, [][]byte{[]byte("SELECT"), strconv.AppendInt(num[:0], int64(db), 10)})
 }
 
-// appendCommand encodes args as a RESP multibulk, the AOF's record format.
+// AppendCommand encodes args as a RESP multibulk, the AOF's record format.
 func AppendCommand(dst []byte, args [][]byte) []byte {
 	dst = resp.AppendArrayHeader(dst, len(args))
 	for _, a := range args {

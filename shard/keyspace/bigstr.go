@@ -8,25 +8,25 @@ import "github.com/svcdb/svcdb/shard/bigbuf"
 // set, loaded, created by SETRANGE or grown by APPEND/SETRANGE lives in a
 // bigbuf mapping instead of a Go slice: growth is an mremap (no copy, no
 // garbage) and dropping it is an munmap (the memory is back at once, not
-// after the next GC). Everything else about the value is unchanged: o.str
-// is the bytes, cap(o.str) is what used_memory counts.
+// after the next GC). Everything else about the value is unchanged: o.Str
+// is the bytes, cap(o.Str) is what used_memory counts.
 //
 // Invariants (kept by the functions in this file, the only ones that
 // allocate or free a mapping):
-//   - o.offHeap ⇔ o.str is a live bigbuf buffer ⇔ o ∈ d.big; only a
-//     KindString with encRaw or encRawEdited is ever off-heap.
+//   - o.OffHeap ⇔ o.Str is a live bigbuf buffer ⇔ o ∈ d.big; only a
+//     KindString with EncRaw or EncRawEdited is ever off-heap.
 //   - exactly one object owns a buffer: COPY gets a buffer of its own
-//     (setString), RENAME moves it (disownOffHeap, adoptOffHeap), and every path that drops
-//     or replaces a value goes through freeStr first (detach, dropValue,
-//     setInt, setString, flush, freeAllOffHeap).
-//   - d.offHeap is the sum of cap(o.str) over d.big; those bytes are part
+//     (SetString), RENAME moves it (DisownOffHeap, AdoptOffHeap), and every path that drops
+//     or replaces a value goes through FreeStr first (detach, DropValue,
+//     SetInt, SetString, flush, freeAllOffHeap).
+//   - d.offHeap is the sum of cap(o.Str) over d.big; those bytes are part
 //     of d.memory too.
 //   - the bytes never leave the command that reads them: replies, log
-//     records and snapshot entries copy them (c.bulk, logAs, appendEntry).
+//     records and snapshot entries copy them (c.Bulk, LogAs, AppendEntry).
 
 // bigCapFor is the capacity an off-heap string growing to need bytes gets:
 // Redis' sdsMakeRoomFor above SDS_MAX_PREALLOC, need plus 1 MiB, never past
-// MaxStringLen unless need is. The Go heap needs need/2 (stringCapFor) to
+// MaxStringLen unless need is. The Go heap needs need/2 (StringCapFor) to
 // keep copying linear; an mremap copies nothing, so Redis' step is enough
 // and used_memory does not count a third of the string as spare room. Up to
 // 2 MiB both agree.
@@ -38,10 +38,10 @@ func bigCapFor(need int) int {
 	return c
 }
 
-// newStringBuf gives o (which holds no buffer) a zeroed string of n bytes
+// NewStringBuf gives o (which holds no buffer) a zeroed string of n bytes
 // with capacity c: off-heap from bigbuf.Threshold on, populated at once when
 // the caller is about to write all of it. It does no used_memory
-// accounting; the caller does (accountResize).
+// accounting; the caller does (AccountResize).
 func (d *DB) NewStringBuf(o *Object, n, c int, populate bool) {
 	if c >= bigbuf.Threshold {
 		if b, err := bigbuf.Alloc(n, c, populate); err == nil {
@@ -54,7 +54,7 @@ func (d *DB) NewStringBuf(o *Object, n, c int, populate bool) {
 	o.Str = make([]byte, n, c) // zeroed preemptibly; see growString
 }
 
-// adoptOffHeap makes b, a new bigbuf buffer, o's string.
+// AdoptOffHeap makes b, a new bigbuf buffer, o's string.
 func (d *DB) AdoptOffHeap(o *Object, b []byte) {
 	o.Str, o.OffHeap = b, true
 	if d.big == nil {
@@ -64,10 +64,10 @@ func (d *DB) AdoptOffHeap(o *Object, b []byte) {
 	d.offHeap.Add(int64(cap(b)))
 }
 
-// growOffHeap makes o.str need bytes long in a mapping of bigCapFor(need),
+// growOffHeap makes o.Str need bytes long in a mapping of bigCapFor(need),
 // moving a Go heap string there or growing a mapping in place. It reports
 // false, changing nothing, when no mapping could be had.
-// REQUIRES: need > cap(o.str), need >= bigbuf.Threshold.
+// REQUIRES: need > cap(o.Str), need >= bigbuf.Threshold.
 func (d *DB) growOffHeap(o *Object, need int) bool {
 	c := bigCapFor(need)
 	if !o.OffHeap {
@@ -90,9 +90,9 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 	return true
 }
 
-// freeStr drops o's byte buffer, unmapping it when it is off-heap, and
+// FreeStr drops o's byte buffer, unmapping it when it is off-heap, and
 // takes it out of used_memory. Every path that drops or replaces a string
-// value calls it (directly or through detach, dropValue, setInt).
+// value calls it (directly or through detach, DropValue, SetInt).
 func (d *DB) FreeStr(o *Object) {
 	if o.Str == nil {
 		return
@@ -102,7 +102,7 @@ func (d *DB) FreeStr(o *Object) {
 	o.Str = nil
 }
 
-// unmapStr unmaps o's off-heap buffer, if it has one, and forgets it; o.str
+// unmapStr unmaps o's off-heap buffer, if it has one, and forgets it; o.Str
 // must be replaced or cleared by the caller right after. No used_memory
 // accounting.
 func (d *DB) unmapStr(o *Object) {
@@ -116,9 +116,9 @@ func (d *DB) unmapStr(o *Object) {
 	bigbuf.Free(b)
 }
 
-// disownOffHeap takes o's off-heap buffer, if it has one, out of d's
+// DisownOffHeap takes o's off-heap buffer, if it has one, out of d's
 // care without unmapping it, and reports whether it did: RENAME moves the
-// value, and the new key adopts the buffer (adoptOffHeap) before the
+// value, and the new key adopts the buffer (AdoptOffHeap) before the
 // command ends.
 func (d *DB) DisownOffHeap(o *Object) bool {
 	if !o.OffHeap {

@@ -58,7 +58,7 @@ func (c *Ctx) parseCollScanOptions(args [][]byte) (pattern []byte, count int64, 
 	return pattern, count, true
 }
 
-// collScanStart begins HSCAN, SSCAN and ZSCAN of a kind key: it reads the
+// CollScanStart begins HSCAN, SSCAN and ZSCAN of a kind key: it reads the
 // cursor, looks the key up (a missing key is an empty scan), then reads the
 // options, in Redis' order, and opens the two-element reply. ok is false once
 // it has replied.
@@ -81,7 +81,7 @@ func (c *Ctx) CollScanStart(kind Kind) (o *Object, cursor uint64, pattern []byte
 	return o, cursor, pattern, count, true
 }
 
-// scanPositions is the cursor arithmetic of HSCAN/SSCAN over an htable of n
+// ScanPositions is the cursor arithmetic of HSCAN/SSCAN over an htable of n
 // entries: cursor 0 starts at the top position, cursor p > 0 at position p-1
 // (or the top, if the table shrank below it). A call visits count positions
 // downwards, hi to lo inclusive, and the next cursor is lo, which is 0 once
@@ -99,7 +99,7 @@ func ScanPositions(n int, cursor uint64, count int64) (hi, lo int, next uint64) 
 	return hi, lo, uint64(lo)
 }
 
-// spliceHeader inserts a "<prefix><n>\r\n" header at c.Out[start:], in front
+// SpliceHeader inserts a "<prefix><n>\r\n" header at c.Out[start:], in front
 // of the n elements already appended (for replies whose length is known only
 // once written).
 func (c *Ctx) SpliceHeader(start int, prefix byte, n int) {

@@ -25,7 +25,7 @@ const (
 	KindStream = values.KindStream
 )
 
-// object is one key and its value. Objects live in fixed-size chunks that never
+// Object is one key and its value. Objects live in fixed-size chunks that never
 // move, so an *object stays valid until the key is deleted; it must not outlive
 // the command handler that looked it up.
 //
@@ -34,9 +34,9 @@ const (
 // full collections behind coll.
 type Object struct {
 	Key      string            // shares its bytes with the index map's key
-	Str      []byte            // encRaw: the string; encListpack/encIntset: the flat encoding
-	Coll     values.Collection // encHashtable, encSkiplist, encQuicklist, encStream: the structure
-	IntVal   int64             // KindString with encInt: the value, as Redis' OBJ_ENCODING_INT
+	Str      []byte            // EncRaw: the string; EncListpack/EncIntset: the flat encoding
+	Coll     values.Collection // EncHashtable, EncSkiplist, EncQuicklist, EncStream: the structure
+	IntVal   int64             // KindString with EncInt: the value, as Redis' OBJ_ENCODING_INT
 	ExpireAt int64             // unix milliseconds; 0 = no expiry
 	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
 	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
@@ -45,24 +45,24 @@ type Object struct {
 	OffHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
 }
 
-// encoding is how a string value is held. encInt keeps an integer inside the
+// Encoding is how a string value is held. EncInt keeps an integer inside the
 // object, so INCR touches no second allocation and parses nothing: on a
 // keyspace larger than the cache that saves a memory stall per command.
 type Encoding uint8
 
 const (
-	EncRaw       Encoding = iota // o.str holds the bytes
-	EncInt                       // o.ival holds the value; o.str is nil
-	EncListpack                  // o.str is a listpack (package listpack)
-	EncIntset                    // o.str is an intset (sorted integers)
-	EncHashtable                 // o.coll is a hash table (hash or set)
-	EncSkiplist                  // o.coll is a sorted set's skiplist and map
-	EncQuicklist                 // o.coll is a list of listpacks
-	EncStream                    // o.coll is a stream
-	EncRawEdited                 // o.str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
+	EncRaw       Encoding = iota // o.Str holds the bytes
+	EncInt                       // o.IntVal holds the value; o.Str is nil
+	EncListpack                  // o.Str is a listpack (package listpack)
+	EncIntset                    // o.Str is an intset (sorted integers)
+	EncHashtable                 // o.Coll is a hash table (hash or set)
+	EncSkiplist                  // o.Coll is a sorted set's skiplist and map
+	EncQuicklist                 // o.Coll is a list of listpacks
+	EncStream                    // o.Coll is a stream
+	EncRawEdited                 // o.Str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
 )
 
-// value returns a string object's bytes; for encInt they are formatted into
+// Value returns a string object's bytes; for EncInt they are formatted into
 // buf. The result is valid until buf or the object changes.
 func (o *Object) Value(buf *[20]byte) []byte {
 	if o.Enc == EncInt {
@@ -79,10 +79,10 @@ const chunkSize = 1 << chunkBits
 // lives: SCAN walks slot positions, so a key present for a whole scan is always
 // returned, and RANDOMKEY and the expiry sampler pick random slots in O(1).
 //
-// Invariants (kept by insert/remove/setExpire):
-//   - index[k] == i  ⇔  slot(i).kind != kindNone && slot(i).key == k
+// Invariants (kept by insert/remove/SetExpire):
+//   - index[k] == i  ⇔  slot(i).kind != KindNone && slot(i).key == k
 //   - free holds exactly the empty slot positions below len(slots)*chunkSize that were used
-//   - volatile[o.volIdx] == position of o  ⇔  o.expireAt != 0
+//   - volatile[o.volIdx] == position of o  ⇔  o.ExpireAt != 0
 type DB struct {
 	index    map[string]uint32
 	chunks   []*[chunkSize]Object
@@ -92,7 +92,7 @@ type DB struct {
 	owner    *Store               // nil for a DB built alone (tests)
 	evict    *evictor             // maxmemory policy and access clock (evict.go)
 	num      int                  // database number
-	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (blocking.go); nil when none
+	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (waiters.go); nil when none
 	watched  map[string][]*Watch  // WATCHed keys (watch.go); nil when none
 	snap     *dbSnap              // a running snapshot's pending keys (snapshot.go); nil when none
 	big      map[*Object]struct{} // strings held off the Go heap (bigstr.go); nil when none
@@ -110,7 +110,7 @@ type DB struct {
 	offHeap atomic.Int64 // bytes of memory held in off-heap strings (bigstr.go)
 }
 
-// objectOverhead approximates the bytes a key costs beyond its key and value
+// ObjectOverhead approximates the bytes a key costs beyond its key and value
 // bytes: its slot (an object, 88 bytes), its index map entry at the map's
 // average load (about 40) and the allocator's rounding of the key and value
 // buffers to size classes (about 24). Calibrated against the Go heap
@@ -175,7 +175,7 @@ func (d *DB) Slot(pos uint32) *Object {
 	return &d.chunks[pos>>chunkBits][pos&(chunkSize-1)]
 }
 
-// find returns the object for key without looking at its expiry.
+// Find returns the object for key without looking at its expiry.
 func (d *DB) Find(key []byte) (*Object, uint32) {
 	pos, ok := d.index[string(key)]
 	if !ok {
@@ -184,7 +184,7 @@ func (d *DB) Find(key []byte) (*Object, uint32) {
 	return d.Slot(pos), pos
 }
 
-// lookup returns the live object for key, deleting it first if it has expired
+// Lookup returns the live object for key, deleting it first if it has expired
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
 func (d *DB) Lookup(key []byte, now int64) *Object {
@@ -200,7 +200,7 @@ func (d *DB) Lookup(key []byte, now int64) *Object {
 	return o
 }
 
-// peek is lookup without recording the access: Redis' LOOKUP_NOTOUCH, for
+// Peek is lookup without recording the access: Redis' LOOKUP_NOTOUCH, for
 // commands that inspect a key (OBJECT, TYPE, TTL, EXISTS, MEMORY USAGE).
 func (d *DB) Peek(key []byte, now int64) *Object {
 	o, pos := d.Find(key)
@@ -215,7 +215,7 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 	return o
 }
 
-// insert adds key with an empty value of kind and returns it.
+// Insert adds key with an empty value of kind and returns it.
 // REQUIRES: key is not present.
 func (d *DB) Insert(key []byte, kind Kind) *Object {
 	var pos uint32
@@ -245,7 +245,7 @@ func (d *DB) Insert(key []byte, kind Kind) *Object {
 	return o
 }
 
-// remove deletes o from the database.
+// Remove deletes o from the database.
 func (d *DB) Remove(o *Object) {
 	d.removeAt(o, d.index[o.Key])
 }
@@ -288,7 +288,7 @@ func (d *DB) reset() {
 	d.memory.Store(0)
 }
 
-// flush deletes every key and returns how many there were.
+// Flush deletes every key and returns how many there were.
 func (d *DB) Flush() int {
 	n := len(d.index)
 	if d.snap != nil {
@@ -310,7 +310,7 @@ func (d *DB) Flush() int {
 	return n
 }
 
-// setExpire gives o an expiry (unix ms, > 0), or removes it when at == 0.
+// SetExpire gives o an expiry (unix ms, > 0), or removes it when at == 0.
 func (d *DB) SetExpire(o *Object, at int64) {
 	if at == 0 {
 		if o.ExpireAt != 0 {
@@ -347,7 +347,7 @@ func (d *DB) unindexExpire(o *Object) {
 	d.expires.Store(int64(len(d.volatile)))
 }
 
-// setString stores val as o's string value, reusing o's buffer when it fits so
+// SetString stores val as o's string value, reusing o's buffer when it fits so
 // that overwriting a key with a value of similar size allocates nothing.
 //
 // A value of bigbuf.Threshold bytes or more goes off the Go heap
@@ -380,7 +380,7 @@ const MaxStringLen = 512 << 20
 // capacity doubles, at and above it the spare room stops doubling.
 const stringMaxPrealloc = 1 << 20
 
-// stringCapFor is the capacity a string that has to grow to need bytes gets:
+// StringCapFor is the capacity a string that has to grow to need bytes gets:
 // Redis' sdsMakeRoomFor (greedy) below stringMaxPrealloc, twice what it
 // needs; from there on need plus max(stringMaxPrealloc, need/2), never more
 // than MaxStringLen unless need itself is (a string can never be longer).
@@ -405,9 +405,9 @@ func StringCapFor(need int) int {
 	return c
 }
 
-// growString makes o.str need bytes long (need >= len(o.str)), the new
+// GrowString makes o.Str need bytes long (need >= len(o.Str)), the new
 // bytes zero, for APPEND and SETRANGE. Within its capacity it only extends
-// the slice; otherwise it moves the string into a buffer of stringCapFor(need)
+// the slice; otherwise it moves the string into a buffer of StringCapFor(need)
 // bytes, accounted by capacity. REQUIRES: o is a materialized string.
 //
 // The buffer comes from make, never from append(s, make([]byte, n)...): the
@@ -455,7 +455,7 @@ func copyPreemptible(dst, src []byte) {
 	copy(dst, src)
 }
 
-// setInt stores n as o's value with the integer encoding, releasing any byte
+// SetInt stores n as o's value with the integer encoding, releasing any byte
 // buffer.
 func (d *DB) SetInt(o *Object, n int64) {
 	d.FreeStr(o)
@@ -463,7 +463,7 @@ func (d *DB) SetInt(o *Object, n int64) {
 	d.Touched(o.Key)
 }
 
-// materialize turns an integer-encoded value into bytes before a command
+// Materialize turns an integer-encoded value into bytes before a command
 // edits them in place (APPEND, SETRANGE).
 func (d *DB) Materialize(o *Object) {
 	if o.Enc != EncInt {
@@ -474,7 +474,7 @@ func (d *DB) Materialize(o *Object) {
 	d.memory.Add(int64(cap(o.Str)))
 }
 
-// dropValue empties o's value before it is given a value of another kind.
+// DropValue empties o's value before it is given a value of another kind.
 func (d *DB) DropValue(o *Object) {
 	d.memory.Add(-o.ValueMemory())
 	d.unmapStr(o)
@@ -482,7 +482,7 @@ func (d *DB) DropValue(o *Object) {
 	o.Kind, o.Enc = KindNone, EncRaw
 }
 
-// accountResize records that o.str's capacity changed from old. Overwrites
+// AccountResize records that o.Str's capacity changed from old. Overwrites
 // in place (the common case) change nothing and skip the atomic add.
 func (d *DB) AccountResize(o *Object, old int) {
 	if delta := cap(o.Str) - old; delta != 0 {
@@ -490,7 +490,7 @@ func (d *DB) AccountResize(o *Object, old int) {
 	}
 }
 
-// randomLive returns a random live key's object, or nil if the database is
+// RandomLive returns a random live key's object, or nil if the database is
 // empty. Expired keys found on the way are deleted.
 func (d *DB) RandomLive(now int64) *Object {
 	for tries := 0; len(d.index) > 0 && tries < 100; tries++ {

@@ -12,7 +12,7 @@
 // call this package's exported API (c.Int, c.Err, c.DBFor(key),
 // d.Lookup(key, now), o.Kind, HashGet, ListLen, ...). Their table
 // (Handlers) comes in through NewEnv, from the runtime; a served blocked
-// client's command is run again through it (blocking.go). The keyspace
+// client's command is run again through it (waiters.go). The keyspace
 // serves only the commands that read what it alone knows of an object:
 // OBJECT and MEMORY USAGE (introspect.go).
 //
@@ -40,8 +40,8 @@
 // owned by exactly one object and unmapped on every path that drops it
 // (bigstr.go). Every change to a value ends with DB.ValueChanged, which
 // keeps the shard's memory figure and WATCH (watch.go) current; blocking
-// commands park and are served through the API in block.go and
-// blocking.go.
+// commands park through the API in park.go (Block, ParseTimeout,
+// Servable) and are served from the blocked tables in waiters.go.
 //
 // # What it must never do
 //

@@ -7,20 +7,20 @@ import (
 
 // A hash value is held one of two ways, as in Redis 7.0:
 //
-//   - encListpack: o.str is a listpack of field, value, field, value ...
+//   - EncListpack: o.Str is a listpack of field, value, field, value ...
 //     in insertion order (a new field is appended, HDEL closes the gap). It
 //     is the whole value: one allocation per small hash, no pointers for the
 //     garbage collector to follow. Overwriting a value in place reuses the
 //     buffer, so HSET on an existing field of a small hash allocates nothing
 //     when the new value fits.
-//   - encHashtable: o.coll is an *htable. A hash converts once it has more
+//   - EncHashtable: o.Coll is an *htable. A hash converts once it has more
 //     than hash-max-listpack-entries fields, or when a field or value longer
 //     than hash-max-listpack-value is written (HSET checks every argument
 //     first, as Redis' hashTypeTryConversion), and never converts back.
 
 // ---- hash values -------------------------------------------------------------
 
-// newHashValue gives o (a fresh KindHash object) an empty value sized for the
+// NewHashValue gives o (a fresh KindHash object) an empty value sized for the
 // field/value pairs about to be written: a listpack with room for all of
 // them, or a hash table when one of them is too long for a listpack.
 func NewHashValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
@@ -37,7 +37,7 @@ func NewHashValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
 	o.Str = listpack.New(size)
 }
 
-// hashTryConversion converts a listpack hash when any of args is longer than
+// HashTryConversion converts a listpack hash when any of args is longer than
 // hash-max-listpack-value (Redis' hashTypeTryConversion).
 func HashTryConversion(o *Object, args [][]byte, lim *EncodingLimits) {
 	if o.Enc != EncListpack {
@@ -71,7 +71,7 @@ func HashLen(o *Object) int {
 	return o.Coll.(*values.HTable).Len()
 }
 
-// hashGet returns field's value. The result is valid until o changes.
+// HashGet returns field's value. The result is valid until o changes.
 func HashGet(o *Object, field []byte) ([]byte, bool) {
 	if o.Enc == EncListpack {
 		off := listpack.Find(o.Str, field, 2)
@@ -89,7 +89,7 @@ func HashGet(o *Object, field []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// hashSet sets field to val and reports whether field is new. Like Redis'
+// HashSet sets field to val and reports whether field is new. Like Redis'
 // hashTypeSet it converts a listpack first when field or val is too long for
 // one, and after adding when the hash has too many fields.
 func HashSet(o *Object, field, val []byte, lim *EncodingLimits) bool {
@@ -120,7 +120,7 @@ func HashSet(o *Object, field, val []byte, lim *EncodingLimits) bool {
 	return true
 }
 
-// hashDelete removes field and reports whether it was there.
+// HashDelete removes field and reports whether it was there.
 func HashDelete(o *Object, field []byte) bool {
 	if o.Enc == EncListpack {
 		off := listpack.Find(o.Str, field, 2)
@@ -174,7 +174,7 @@ func (it *hashIter) Next() (field, val []byte, ok bool) {
 	return t.Key(i), t.Value(i), true
 }
 
-// hashPairOffsets returns the byte offsets of a listpack hash's fields, so
+// HashPairOffsets returns the byte offsets of a listpack hash's fields, so
 // that random pairs can be picked in O(1) each.
 func HashPairOffsets(lp []byte) []int {
 	offs := make([]int, 0, listpack.Len(lp)/2)
@@ -185,8 +185,8 @@ func HashPairOffsets(lp []byte) []int {
 	return offs
 }
 
-// hashPair returns the pair at position i (a field offset for a listpack, as
-// hashPairOffsets gives; a position for a hash table).
+// HashPair returns the pair at position i (a field offset for a listpack, as
+// HashPairOffsets gives; a position for a hash table).
 func HashPair(o *Object, offs []int, i int) (field, val []byte) {
 	if o.Enc == EncListpack {
 		f, next := listpack.Next(o.Str, offs[i])

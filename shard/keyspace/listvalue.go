@@ -9,9 +9,9 @@ import (
 
 // A list lives in one of two encodings:
 //
-//   - encListpack: o.str is one listpack (package listpack) holding every
+//   - EncListpack: o.Str is one listpack (package listpack) holding every
 //     element in order. Small lists stay here: one flat buffer, no pointers.
-//   - encQuicklist: o.coll is a *quicklist, a sequence of nodes each holding a
+//   - EncQuicklist: o.Coll is a *quicklist, a sequence of nodes each holding a
 //     run of elements up to the node limit (list-max-listpack-size). O(1)
 //     push and pop at both ends, O(n/node) index.
 //
@@ -22,7 +22,7 @@ import (
 
 // ---- the list as handlers see it ------------------------------------------------
 
-// listLen is the number of elements of list o.
+// ListLen is the number of elements of list o.
 func ListLen(o *Object) int {
 	if o.Enc == EncQuicklist {
 		return o.Coll.(*values.Quicklist).Len()
@@ -39,7 +39,7 @@ func listToQuicklist(o *Object, fill int64) *values.Quicklist {
 	return q
 }
 
-// listPush adds v at the front or back of o, converting o to a quicklist
+// ListPush adds v at the front or back of o, converting o to a quicklist
 // when its listpack is full.
 func ListPush(o *Object, v []byte, front bool, fill int64) {
 	if o.Enc == EncQuicklist {
@@ -57,7 +57,7 @@ func ListPush(o *Object, v []byte, front bool, fill int64) {
 	}
 }
 
-// listEnd returns o's first (front) or last element. The bytes are valid
+// ListEnd returns o's first (front) or last element. The bytes are valid
 // until o changes. REQUIRES: o is not empty.
 func ListEnd(o *Object, front bool) []byte {
 	if o.Enc == EncQuicklist {
@@ -71,8 +71,8 @@ func ListEnd(o *Object, front bool) []byte {
 	return v
 }
 
-// listDelEnds removes the first k (front) or last k elements of o.
-// REQUIRES: k <= listLen(o).
+// ListDelEnds removes the first k (front) or last k elements of o.
+// REQUIRES: k <= ListLen(o).
 func ListDelEnds(o *Object, k int, front bool) {
 	if k == 0 {
 		return
@@ -94,8 +94,8 @@ func ListDelEnds(o *Object, k int, front bool) {
 	o.Str = listpack.Delete(o.Str, values.ListpackSkip(o.Str, listpack.First, n-k), k)
 }
 
-// listIterAt returns an iterator whose first element is element start
-// (0 <= start < listLen(o)).
+// ListIterAt returns an iterator whose first element is element start
+// (0 <= start < ListLen(o)).
 func ListIterAt(o *Object, start int, back bool) values.ListIter {
 	if o.Enc == EncQuicklist {
 		return o.Coll.(*values.Quicklist).IterAt(start, back)
@@ -103,7 +103,7 @@ func ListIterAt(o *Object, start int, back bool) values.ListIter {
 	return values.ListpackIterAt(o.Str, start, back)
 }
 
-// listIndex returns element i (0 <= i < listLen(o)).
+// ListIndex returns element i (0 <= i < ListLen(o)).
 func ListIndex(o *Object, i int) []byte {
 	if o.Enc == EncQuicklist {
 		return o.Coll.(*values.Quicklist).Index(i)
@@ -112,7 +112,7 @@ func ListIndex(o *Object, i int) []byte {
 	return v
 }
 
-// listSet replaces element i (0 <= i < listLen(o)) with v.
+// ListSet replaces element i (0 <= i < ListLen(o)) with v.
 func ListSet(o *Object, i int, v []byte, fill int64) {
 	if o.Enc != EncQuicklist {
 		off := listpack.Offset(o.Str, i)
@@ -127,7 +127,7 @@ func ListSet(o *Object, i int, v []byte, fill int64) {
 	o.Coll.(*values.Quicklist).Set(i, v, fill)
 }
 
-// listInsert adds v before (after false) or after the first element equal to
+// ListInsert adds v before (after false) or after the first element equal to
 // pivot, and reports whether pivot was found.
 func ListInsert(o *Object, pivot, v []byte, after bool, fill int64) bool {
 	if o.Enc == EncQuicklist {
@@ -159,7 +159,7 @@ func ListInsert(o *Object, pivot, v []byte, after bool, fill int64) bool {
 	return false
 }
 
-// listRemove removes elements equal to v: the first limit of them from the
+// ListRemove removes elements equal to v: the first limit of them from the
 // front, or from the back when fromBack, or all of them when limit is 0. It
 // returns how many it removed.
 func ListRemove(o *Object, v []byte, limit int, fromBack bool) int {
@@ -210,7 +210,7 @@ func listCount(o *Object, v []byte) int {
 	return c
 }
 
-// listElements returns copies of o's elements in order (tests and tools).
+// ListElements returns copies of o's elements in order (tests and tools).
 func ListElements(o *Object) [][]byte {
 	n := ListLen(o)
 	out := make([][]byte, 0, n)

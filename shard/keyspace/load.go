@@ -26,7 +26,7 @@ import (
 // zset-max-listpack-entries members none longer than zset-max-listpack-value,
 // lists through the same push path as RPUSH, streams through the same append
 // path as XADD. Memory is accounted as the handlers account it (insert,
-// setString/setInt, valueChanged). Loading is not a change: it leaves
+// SetString/SetInt, ValueChanged). Loading is not a change: it leaves
 // Dirty where it was.
 
 // LoadBatchKeys is how many keys LoadRDB gathers for one shard before it

@@ -16,7 +16,7 @@ import (
 // LONG_MAX).
 const errRandomCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 
-// parseRandomCount reads HRANDFIELD's or SRANDMEMBER's count.
+// ParseRandomCount reads HRANDFIELD's or SRANDMEMBER's count.
 func (c *Ctx) ParseRandomCount(arg []byte) (int64, bool) {
 	l, ok := resp.ParseInt(arg)
 	if !ok {
@@ -30,7 +30,7 @@ func (c *Ctx) ParseRandomCount(arg []byte) (int64, bool) {
 	return l, true
 }
 
-// maxRandomReply bounds the reply of a random-sampling command with a
+// MaxRandomReply bounds the reply of a random-sampling command with a
 // negative count (repeats allowed, so the count alone sets its size). Redis
 // builds a reply of any size (and is killed by the OOM killer); svcdb
 // replies an error instead once the reply passes proto-max-bulk-len. A
@@ -39,8 +39,8 @@ var MaxRandomReply = MaxStringLen
 
 const ErrRandomReplyTooLarge = "ERR reply too large: the count asks for more than proto-max-bulk-len bytes"
 
-// randomReplyTooLarge reports whether the reply begun at start has grown
-// past maxRandomReply, after replacing it with an error.
+// RandomReplyTooLarge reports whether the reply begun at start has grown
+// past MaxRandomReply, after replacing it with an error.
 func (c *Ctx) RandomReplyTooLarge(start int) bool {
 	if len(c.Out)-start <= MaxRandomReply {
 		return false
@@ -50,7 +50,7 @@ func (c *Ctx) RandomReplyTooLarge(start int) bool {
 	return true
 }
 
-// sampleDistinct calls fn with k distinct positions out of n, in random
+// SampleDistinct calls fn with k distinct positions out of n, in random
 // order. REQUIRES: 0 < k < n.
 func SampleDistinct(n, k int, fn func(i int)) {
 	if k*3 > n {
@@ -78,7 +78,7 @@ func SampleDistinct(n, k int, fn func(i int)) {
 	}
 }
 
-// randomCountTarget starts SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a
+// RandomCountTarget starts SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a
 // count as Redis does: it reads key as kind and replies for a missing key or
 // a count of 0 (an empty array) or the wrong type; o is nil when it replied.
 // A negative count l allows repeats (unique false) of -l elements.

@@ -11,11 +11,11 @@ import (
 // A set value is held one of two ways, as in Redis 7.0 (listpack sets came
 // with 7.2):
 //
-//   - encIntset: o.str is an intset, the set's members as sorted integers
+//   - EncIntset: o.Str is an intset, the set's members as sorted integers
 //     (see below), when every member is an integer as Redis' string2ll reads
 //     them ("12", "-3"; not "012", "+3" or "1.0") and there are at most
 //     set-max-intset-entries of them.
-//   - encHashtable: o.coll is an *htable of members (no values).
+//   - EncHashtable: o.Coll is an *htable of members (no values).
 //
 // A set converts when a non-integer member is added or the intset grows past
 // the limit, and never converts back; but SPOP with a count that leaves few
@@ -24,7 +24,7 @@ import (
 
 // ---- set values ----------------------------------------------------------------
 
-// newSetValue gives o (a fresh KindSet object) an empty value that can hold
+// NewSetValue gives o (a fresh KindSet object) an empty value that can hold
 // first (Redis' setTypeCreate): an intset when first is an integer, else a
 // hash table.
 func NewSetValue(o *Object, first []byte, hint int) {
@@ -49,7 +49,7 @@ func setConvert(o *Object) {
 	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
 }
 
-// setShrinkToIntset turns a hash-table set back into an intset when every
+// SetShrinkToIntset turns a hash-table set back into an intset when every
 // member is an integer and there are at most set-max-intset-entries of them.
 func SetShrinkToIntset(o *Object, lim *EncodingLimits) {
 	t := o.Coll.(*values.HTable)
@@ -80,7 +80,7 @@ func SetLen(o *Object) int {
 	return o.Coll.(*values.HTable).Len()
 }
 
-// setAdd adds m and reports whether it was new (Redis' setTypeAdd).
+// SetAdd adds m and reports whether it was new (Redis' setTypeAdd).
 func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
 	if o.Enc == EncIntset {
 		v, ok := resp.ParseInt(m)
@@ -102,7 +102,7 @@ func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
 	return true
 }
 
-// setAddInt adds v (an integer member) without formatting it when the set is
+// SetAddInt adds v (an integer member) without formatting it when the set is
 // an intset.
 func SetAddInt(o *Object, v int64, lim *EncodingLimits) bool {
 	if o.Enc == EncIntset {
@@ -117,7 +117,7 @@ func SetAddInt(o *Object, v int64, lim *EncodingLimits) bool {
 	return SetAdd(o, strconv.AppendInt(buf[:0], v, 10), lim)
 }
 
-// setRemove removes m and reports whether it was there.
+// SetRemove removes m and reports whether it was there.
 func SetRemove(o *Object, m []byte) bool {
 	if o.Enc == EncIntset {
 		v, ok := resp.ParseInt(m)
@@ -149,7 +149,7 @@ func SetHas(o *Object, m []byte) bool {
 	return found
 }
 
-// setHasInt reports whether the integer member v is in o.
+// SetHasInt reports whether the integer member v is in o.
 func SetHasInt(o *Object, v int64, buf *[20]byte) bool {
 	if o.Enc == EncIntset {
 		_, found := values.IntsetSearch(o.Str, v)
@@ -159,7 +159,7 @@ func SetHasInt(o *Object, v int64, buf *[20]byte) bool {
 	return found
 }
 
-// setMember is one member read from a set: an integer (isInt, from an
+// SetMember is one member read from a set: an integer (IsInt, from an
 // intset) or bytes.
 type SetMember struct {
 	Str   []byte
@@ -167,7 +167,7 @@ type SetMember struct {
 	IsInt bool
 }
 
-// setAt returns the member at position i (intset order is ascending, a hash
+// SetAt returns the member at position i (intset order is ascending, a hash
 // table's is its dense storage order).
 func SetAt(o *Object, i int) SetMember {
 	if o.Enc == EncIntset {
@@ -176,7 +176,7 @@ func SetAt(o *Object, i int) SetMember {
 	return SetMember{Str: o.Coll.(*values.HTable).Key(i)}
 }
 
-// bytes returns the member's bytes, formatting an integer into buf.
+// Bytes returns the member's bytes, formatting an integer into buf.
 func (m SetMember) Bytes(buf *[20]byte) []byte {
 	if m.IsInt {
 		return strconv.AppendInt(buf[:0], m.Int, 10)
@@ -184,7 +184,7 @@ func (m SetMember) Bytes(buf *[20]byte) []byte {
 	return m.Str
 }
 
-// setMemberReply appends m as a bulk string.
+// SetMemberReply appends m as a bulk string.
 func (c *Ctx) SetMemberReply(m SetMember) {
 	if m.IsInt {
 		c.Out = resp.AppendBulkInt(c.Out, m.Int)
@@ -193,7 +193,7 @@ func (c *Ctx) SetMemberReply(m SetMember) {
 	}
 }
 
-// setRemoveAt removes the member at position i.
+// SetRemoveAt removes the member at position i.
 func SetRemoveAt(o *Object, i int) {
 	if o.Enc == EncIntset {
 		o.Str, _ = values.IntsetRemove(o.Str, values.IntsetGet(o.Str, i))

@@ -22,7 +22,7 @@ import (
 //   - Serialize. The caller's goroutine then asks each shard, database by
 //     database, for a step: a control message (inspect.go) that whoever
 //     holds the shard runs between command batches. A step encodes the next
-//     pending keys (at most snapshotStepKeys keys or snapshotStepBytes
+//     pending keys (at most SnapshotStepKeys keys or SnapshotStepBytes
 //     bytes) into a buffer, clearing their bits, and hands the buffer back
 //     through a channel that always has room; the caller writes it out and
 //     asks for the next step. Shards are asked in parallel within a
@@ -300,7 +300,7 @@ func (c *Ctx) SnapBeforeCommand() {
 
 // ---- encoding one key ----------------------------------------------------------
 
-// appendEntry appends o as one RDB entry (expiry, type, key, value) to dst,
+// AppendEntry appends o as one RDB entry (expiry, type, key, value) to dst,
 // walking its structure directly: strings as they are (integers through
 // AppendInt), lists head to tail, sets, hashes, sorted sets with binary
 // scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already

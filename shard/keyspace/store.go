@@ -43,7 +43,7 @@ type Store struct {
 	id  int
 	env *Env
 	dbs [NumDatabases]*DB
-	// ready lists keys that may serve blocked clients (blocking.go).
+	// ready lists keys that may serve blocked clients (waiters.go).
 	ready    []readyKey
 	serveCtx Ctx           // scratch for serving them
 	snap     *SnapshotPart // a running snapshot's part in this store (snapshot.go); nil when none
@@ -68,7 +68,7 @@ type Env struct {
 	routes   []route   // by command ID
 	limits   encodingLimits
 	prop     atomic.Pointer[LogFeed] // the append-only log's feed (aoflog.go); nil when off
-	blocked  atomic.Int64            // parked clients (blocking.go)
+	blocked  atomic.Int64            // parked clients (waiters.go)
 	evict    evictor                 // maxmemory, eviction policy and access clock (evict.go)
 }
 

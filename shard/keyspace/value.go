@@ -6,7 +6,7 @@ import (
 	"github.com/svcdb/svcdb/core/resp"
 )
 
-// valueMemory is the bytes o's value holds beyond the object itself.
+// ValueMemory is the bytes o's value holds beyond the object itself.
 func (o *Object) ValueMemory() int64 {
 	n := int64(cap(o.Str))
 	if o.Coll != nil {
@@ -15,13 +15,13 @@ func (o *Object) ValueMemory() int64 {
 	return n
 }
 
-// valueChanged accounts for a change of o's value size; before is what
-// o.valueMemory() returned before the change. Every command that changes a
+// ValueChanged accounts for a change of o's value size; before is what
+// o.ValueMemory() returned before the change. Every command that changes a
 // collection calls it once, at the end:
 //
-//	before := o.valueMemory()
+//	before := o.ValueMemory()
 //	... change o ...
-//	d.valueChanged(o, before)
+//	d.ValueChanged(o, before)
 func (d *DB) ValueChanged(o *Object, before int64) {
 	d.Touched(o.Key)
 	if delta := o.ValueMemory() - before; delta != 0 {
@@ -29,7 +29,7 @@ func (d *DB) ValueChanged(o *Object, before int64) {
 	}
 }
 
-// copyValue gives dst (a fresh object of src's kind) a deep copy of src's
+// CopyValue gives dst (a fresh object of src's kind) a deep copy of src's
 // collection value.
 func (d *DB) CopyValue(dst, src *Object) {
 	dst.Enc = src.Enc
@@ -78,13 +78,13 @@ func (o *Object) encodingName() string {
 	return "unknown"
 }
 
-// edited records that a string was changed in place (APPEND, SETRANGE).
+// Edited records that a string was changed in place (APPEND, SETRANGE).
 func (d *DB) Edited(o *Object) {
 	o.Enc = EncRawEdited
 	d.Touched(o.Key)
 }
 
-// readKind looks key up for a read command: (nil, true) when missing, (nil,
+// ReadKind looks key up for a read command: (nil, true) when missing, (nil,
 // false) after replying WRONGTYPE. It counts keyspace hits and misses.
 func (c *Ctx) ReadKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 	o := d.Lookup(key, c.Now)
@@ -100,7 +100,7 @@ func (c *Ctx) ReadKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 	return o, true
 }
 
-// writeKind looks key up for a write command: (nil, true) when missing, (nil,
+// WriteKind looks key up for a write command: (nil, true) when missing, (nil,
 // false) after replying WRONGTYPE. Writes do not count as hits or misses, as
 // in Redis (lookupKeyWrite).
 func (c *Ctx) WriteKind(d *DB, key []byte, kind Kind) (*Object, bool) {
@@ -115,7 +115,7 @@ func (c *Ctx) WriteKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 	return o, true
 }
 
-// removeMembers is HDEL, SREM and ZREM: del removes each of c.Args[2:] from
+// RemoveMembers is HDEL, SREM and ZREM: del removes each of c.Args[2:] from
 // the key's kind value, stopping once it is empty, and the reply is how many
 // it removed. As in Redis, a no-op leaves WATCH alone and an emptied key is
 // deleted.
@@ -180,7 +180,7 @@ type encodingLimits struct {
 	p atomic.Pointer[EncodingLimits]
 }
 
-// limits returns the current thresholds.
+// Limits returns the current thresholds.
 func (c *Ctx) Limits() *EncodingLimits {
 	if l := c.env.limits.p.Load(); l != nil {
 		return l

@@ -29,14 +29,14 @@ type watchedKey struct {
 // Watching reports whether any key is watched.
 func (w *Watch) Watching() bool { return len(w.keys) > 0 }
 
-// touched marks the Watches on key dirty. Called by every primitive that
+// Touched marks the Watches on key dirty. Called by every primitive that
 // changes a key; one nil check when nothing is watched.
 func (d *DB) Touched(key string) {
 	d.CountChange()
 	d.touchedWatches(key)
 }
 
-// countChange counts one change to the shard's keys (Redis' server.dirty):
+// CountChange counts one change to the shard's keys (Redis' server.dirty):
 // the save rules read it, and Runtime.run logs a command that moved it.
 // Consumer-group bookkeeping calls it alone: Redis counts it without
 // signalling WATCH.

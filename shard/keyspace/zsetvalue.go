@@ -10,17 +10,17 @@ import (
 
 // A sorted set value is held one of two ways, as in Redis 7.0:
 //
-//   - encListpack: o.str is a listpack of (member, score) pairs, two entries
+//   - EncListpack: o.Str is a listpack of (member, score) pairs, two entries
 //     each, ordered by score then member (bytewise, as memcmp). A score entry
 //     is the 8 bytes of the float64, little endian. Redis stores an integral
 //     score as an integer there, which turns -0 into 0: svcdb does the same
 //     (zlScore normalises -0), the only observable trace of that encoding.
-//   - encSkiplist: o.coll is a *zskiplist: Redis' skiplist with spans (rank
+//   - EncSkiplist: o.Coll is a *zskiplist: Redis' skiplist with spans (rank
 //     queries in O(log n)) plus a map member → node.
 //
 // A listpack converts when a new member would make it longer than
 // zset-max-listpack-entries or is longer than zset-max-listpack-value (Redis'
-// zsetAdd), and never converts back; ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE
+// ZSetAdd), and never converts back; ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE
 // build their result whole and pick the encoding by its size, as Redis'
 // zsetConvertToListpackIfNeeded.
 
@@ -46,7 +46,7 @@ func ZSetScore(o *Object, member []byte) (float64, bool) {
 	return s.Score(x), true
 }
 
-// zsetRank is member's 0-based rank from the lowest score.
+// ZSetRank is member's 0-based rank from the lowest score.
 func ZSetRank(o *Object, member []byte) (int, bool) {
 	if o.Enc == EncListpack {
 		lp := o.Str
@@ -68,7 +68,7 @@ func ZSetRank(o *Object, member []byte) (int, bool) {
 	return s.Rank(x) - 1, true
 }
 
-// newZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
+// NewZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
 // or a skiplist when even one member of firstLen bytes would not fit one
 // (Redis' zaddGenericCommand on a new key).
 func NewZSetValue(o *Object, firstLen int, lim *EncodingLimits) {
@@ -109,7 +109,7 @@ const (
 	ZAddOutNop
 )
 
-// zsetAdd adds member or updates its score, as Redis' zsetAdd; it returns
+// ZSetAdd adds member or updates its score, as Redis' ZSetAdd; it returns
 // the zaddOut* flags and the member's score afterwards.
 func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLimits) (out int, newScore float64) {
 	if math.IsNaN(score) {
@@ -175,7 +175,7 @@ func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLi
 	return ZAddOutAdded, score
 }
 
-// zsetDel removes member and reports whether it was there.
+// ZSetDel removes member and reports whether it was there.
 func ZSetDel(o *Object, member []byte) bool {
 	if o.Enc == EncListpack {
 		off, _ := values.ZlFind(o.Str, member)
@@ -188,7 +188,7 @@ func ZSetDel(o *Object, member []byte) bool {
 	return o.Coll.(*values.Skiplist).Remove(member)
 }
 
-// zview returns a cursor (not yet placed) over o. buf provides the storage
+// ZView returns a cursor (not yet placed) over o. buf provides the storage
 // for a listpack's offsets so small sets need no allocation.
 func ZView(o *Object, buf []int) values.ZCursor {
 	if o.Enc == EncListpack {

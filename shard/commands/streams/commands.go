@@ -35,7 +35,7 @@ func streamOf(o *keyspace.Object) *values.Stream { return o.Coll.(*values.Stream
 
 // groupsChanged accounts for a change of o's memory made by consumer-group
 // bookkeeping (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP): the memory
-// part of valueChanged only, since Redis does not count these as modifying
+// part of ValueChanged only, since Redis does not count these as modifying
 // the key (WATCH stays clean), as it does XADD and an XDEL or XTRIM that
 // deletes.
 func groupsChanged(d *keyspace.DB, o *keyspace.Object, before int64) {
@@ -45,7 +45,7 @@ func groupsChanged(d *keyspace.DB, o *keyspace.Object, before int64) {
 }
 
 // newStreamKey creates key holding an empty stream (accounted by the caller
-// with d.valueChanged(o, 0)).
+// with d.ValueChanged(o, 0)).
 func newStreamKey(d *keyspace.DB, key []byte) *keyspace.Object {
 	o := d.Insert(key, keyspace.KindStream)
 	o.Enc = keyspace.EncStream

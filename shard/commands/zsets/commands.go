@@ -81,7 +81,7 @@ func zsetDone(d *keyspace.DB, o *keyspace.Object, before int64) {
 func cmdZAdd(c *keyspace.Ctx)    { zadd(c, 0) }
 func cmdZIncrBy(c *keyspace.Ctx) { zadd(c, keyspace.ZAddIncr) }
 
-// zadd is Redis' zaddGenericCommand: ZADD, and ZINCRBY (flags zaddIncr),
+// zadd is Redis' zaddGenericCommand: ZADD, and ZINCRBY (flags ZAddIncr),
 // which goes through the same option parsing.
 func zadd(c *keyspace.Ctx, flags int) {
 	key := c.Args[1]
@@ -634,7 +634,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 // zstore writes pairs (distinct members) as the sorted set dst, replacing
 // whatever dst held, or deletes dst when there are none, and replies the
 // count (Redis' setKey / dbDelete at the end of ZRANGESTORE, ZUNIONSTORE,
-// ...). The encoding is the one zsetAdd would have reached adding them one
+// ...). The encoding is the one ZSetAdd would have reached adding them one
 // by one.
 func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
 	d := c.DBFor(dst)

@@ -13,12 +13,12 @@ import (
 // handler that serves what it can and otherwise blocks:
 //
 //	func cmdBLPop(c *Ctx) {
-//		... parse; deadline, ok := c.parseTimeout(arg, true) ...
+//		... parse; deadline, ok := c.ParseTimeout(arg, true) ...
 //		for _, key := range keys {
 //			if !c.servable(key) { continue }
 //			... if key has data: pop, reply, return ...
 //		}
-//		c.block(keys, deadline, timeoutNullArray)
+//		c.Block(keys, deadline, TimeoutNullArray)
 //	}
 //
 // When a key it waits on gets data, the runtime runs the same handler again
@@ -33,7 +33,7 @@ import (
 // what came after the moment the command blocked (Redis rewrites its argv
 // the same way).
 
-// timeoutReply is what a blocked client gets when its timeout passes (and what
+// TimeoutReply is what a blocked client gets when its timeout passes (and what
 // a blocking command replies at once when it cannot block, inside MULTI).
 type TimeoutReply uint8
 
@@ -42,7 +42,7 @@ const (
 	TimeoutNullBulk                      // $-1 (BLMOVE, BRPOPLPUSH)
 )
 
-// parseTimeout reads a blocking command's timeout as Redis'
+// ParseTimeout reads a blocking command's timeout as Redis'
 // getTimeoutFromObjectOrReply: seconds (fractions allowed) when seconds is
 // true, else whole milliseconds (XREAD BLOCK). It returns the deadline in unix
 // milliseconds, 0 for "wait forever", or replies with Redis' error.
@@ -92,14 +92,14 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// servable reports whether a blocking handler may look at key now: always,
+// Servable reports whether a blocking handler may look at key now: always,
 // except while the runtime serves a woken client, when only the key that got
 // data may be touched (the others may live on shards it does not hold).
 func (c *Ctx) Servable(key []byte) bool {
 	return c.ready == nil || string(key) == string(c.ready)
 }
 
-// block parks the client on keys until one of them gets data or deadline
+// Block parks the client on keys until one of them gets data or deadline
 // (unix ms, 0 = never) passes, when it is sent reply. Where a client cannot
 // block (inside MULTI) it gets reply at once; while the runtime serves a woken
 // client, block does nothing (the client keeps waiting).
@@ -123,7 +123,7 @@ func appendTimeoutReply(dst []byte, r TimeoutReply, resp3 bool) []byte {
 	return resp.AppendNullArray(dst, resp3)
 }
 
-// signalReady tells blocked clients that key may now serve them (XADD, which
+// SignalReady tells blocked clients that key may now serve them (XADD, which
 // appends to a stream that already exists). Creating a list, sorted set or
 // stream key signals by itself (DB.insert).
 func (d *DB) SignalReady(key []byte) {

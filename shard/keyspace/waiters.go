@@ -10,7 +10,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 )
 
-// Parking blocked clients (the API handlers use is in block.go).
+// Parking blocked clients (the API handlers use is in park.go).
 //
 // A blocking command runs holding the shards of all its keys (Route sends
 // every blocking command through ExecMulti). When it finds nothing to serve,
@@ -19,7 +19,7 @@ import (
 // producer parks the client until Unblocked.
 //
 // When a key someone waits on is created as a list, sorted set or stream
-// (DB.insert) or a stream grows (signalReady), the key goes on its shard's
+// (DB.insert) or a stream grows (SignalReady), the key goes on its shard's
 // ready queue. After each command, the shard holder serves ready keys before
 // it lets go of the shard: for each waiter, oldest first, it runs the waiter's
 // command again with c.ready set to that key (so the handler touches no other
