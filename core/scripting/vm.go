@@ -1,0 +1,397 @@
+package scripting
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// vm is the Lua state and what a running script needs from it.
+//
+// The sandbox, as Redis 7.0's (script_lua.c): the globals are the Lua 5.1
+// base functions Redis allows (no dofile, loadfile, print, require, module),
+// the libraries string, table, math, coroutine, cjson, cmsgpack, bit and
+// struct, and redis. Reading a global that does not exist raises "Script
+// attempted to access nonexistent global variable 'x'"; assigning a global
+// or a field of a library raises "Attempt to modify a readonly table".
+// Redis makes the tables read-only in its patched Lua; gopher-lua has no
+// such flag, so the script sees read-only proxies: empty tables whose
+// __index is the real table and whose __newindex raises. rawset and
+// setmetatable refuse the proxies. KEYS and ARGV are fresh tables each run,
+// set on the real globals, as Redis does.
+type vm struct {
+	mu      sync.Mutex
+	L       *lua.LState
+	globals *lua.LTable // the real globals, behind the proxy the scripts see
+	proxies map[*lua.LTable]bool
+	errh    *lua.LFunction // the error handler: adds source and line
+	fns     map[string]*lua.LFunction
+	gen     int // fns are valid for this cache generation
+
+	// the current run (set by Run, cleared after)
+	run *runState
+	// math.random's generator. As in Redis 7.0 it is not reseeded per
+	// script: the sequence starts from rand48's default state when the
+	// server starts and goes on from script to script (math.randomseed
+	// sets it), the same on every platform.
+	rand rand48
+}
+
+type runState struct {
+	caller Caller
+	resp   int // 2 or 3: redis.setresp
+	repl   int // redis.set_repl
+	argv   [][]byte
+	arena  []byte
+	reply  []byte
+}
+
+const (
+	callStackSize = 200 * 100 // Lua 5.1's LUAI_MAXCALLS is 20000
+	registryMax   = 1 << 20   // value stack slots, grown on demand
+)
+
+func (v *vm) init(e *Engine) {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		CallStackSize:       callStackSize,
+		MinimizeStackMemory: true,
+		RegistrySize:        1024,
+		RegistryMaxSize:     registryMax,
+		RegistryGrowStep:    1024,
+	})
+	v.L = L
+	v.rand.x = 0x1234ABCD330E // rand48's initial state (X2 X1 X0)
+	v.fns = make(map[string]*lua.LFunction)
+	v.proxies = make(map[*lua.LTable]bool)
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	v.globals = g
+	// What Redis' allow lists keep of the base library.
+	keep := map[string]bool{}
+	for _, n := range []string{"xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber",
+		"rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "coroutine", "type", "_G", "select",
+		"unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs", "_VERSION", "setfenv", "load", "error",
+		"newproxy", "string", "math", "table"} {
+		keep[n] = true
+	}
+	var drop []lua.LValue
+	g.ForEach(func(k, _ lua.LValue) {
+		if s, ok := k.(lua.LString); !ok || !keep[string(s)] {
+			drop = append(drop, k)
+		}
+	})
+	for _, k := range drop {
+		g.RawSet(k, lua.LNil)
+	}
+	// loaded by gopher-lua's string library for require; not a global in Redis
+	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", lua.LNil)
+	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("pcall", L.NewFunction(v.pcall))
+	g.RawSetString("rawset", L.NewFunction(v.rawset))
+	setmeta := g.RawGetString("setmetatable").(*lua.LFunction)
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && v.proxies[t] {
+			L.RaiseError("Attempt to modify a readonly table")
+		}
+		L.Push(setmeta)
+		L.Push(L.Get(1))
+		L.Push(L.Get(2))
+		L.Call(2, 1)
+		return 1
+	}))
+	tostring := g.RawGetString("tostring").(*lua.LFunction)
+	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		// Lua 5.1 prints numbers with "%.14g" (gopher-lua: the shortest
+		// exact form); metamethods and other types as before.
+		if n, ok := L.Get(1).(lua.LNumber); ok {
+			L.Push(lua.LString(formatNumber(float64(n))))
+			return 1
+		}
+		L.Push(tostring)
+		L.Push(L.Get(1))
+		L.Call(1, 1)
+		return 1
+	}))
+	math := g.RawGetString("math").(*lua.LTable)
+	math.RawSetString("random", L.NewFunction(v.mathRandom))
+	math.RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
+
+	g.RawSetString("redis", v.redisAPI(e))
+	openBit(L, g)
+	openCJSON(L, g)
+	openStruct(L, g)
+	openCMsgpack(L, g)
+
+	// The error handler Redis installs (__redis__err__handler, eval.c).
+	v.errh = L.NewFunction(errorHandler)
+
+	// Read-only from here on: every library table and the globals are
+	// seen through proxies; _G is the globals' proxy.
+	libs := []string{"string", "math", "table", "coroutine", "redis", "bit", "cjson", "struct", "cmsgpack"}
+	for _, name := range libs {
+		if t, ok := g.RawGetString(name).(*lua.LTable); ok {
+			g.RawSetString(name, v.readonly(t, false))
+		}
+	}
+	gp := v.readonly(g, true)
+	g.RawSetString("_G", gp)
+	L.SetGlobal("_G", gp)
+	L.Env = gp
+	L.G.Global = gp
+}
+
+var readonlyErr = "Attempt to modify a readonly table"
+
+// readonly returns a proxy of t that refuses writes; strict proxies (the
+// globals) also refuse reading a missing name.
+func (v *vm) readonly(t *lua.LTable, strict bool) *lua.LTable {
+	L := v.L
+	p := L.NewTable()
+	meta := L.NewTable()
+	meta.RawSetString("__index", t)
+	meta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s", readonlyErr)
+		return 0
+	}))
+	meta.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, meta)
+	if strict {
+		tm := L.NewTable()
+		tm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+			name := L.Get(2)
+			if name.Type() != lua.LTString && name.Type() != lua.LTNumber {
+				L.RaiseError("Second argument to luaProtectedTableError must be a string or number")
+			}
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", name.String())
+			return 0
+		}))
+		L.SetMetatable(t, tm)
+	}
+	v.proxies[p] = true
+	return p
+}
+
+// rawset refuses the read-only proxies, as Redis' read-only tables do.
+func (v *vm) rawset(L *lua.LState) int {
+	t := L.CheckTable(1)
+	if v.proxies[t] {
+		L.RaiseError("%s", readonlyErr)
+	}
+	k := L.CheckAny(2)
+	L.RawSet(t, k, L.CheckAny(3))
+	L.Push(t)
+	return 1
+}
+
+// pcall is Redis' luaRedisPcall: Lua's pcall, except that an error raised
+// as a table with an err field (redis.call's errors) is returned as that
+// string, as Lua scripts written for Redis 6 expect.
+func (v *vm) pcall(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		L.ArgError(1, "value expected")
+	}
+	top := L.GetTop()
+	err := L.PCall(n-1, lua.MultRet, nil)
+	if err != nil {
+		obj := lua.LValue(lua.LString(err.Error()))
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, top-n+1)
+	return L.GetTop() - (top - n)
+}
+
+// errorHandler is Redis' __redis__err__handler: the error becomes a table
+// {err=..., source=..., line=...} naming where the innermost Lua function
+// was when it was raised.
+func errorHandler(L *lua.LState) int {
+	e := L.Get(1)
+	t, ok := e.(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+lua51Message(lua.LVAsString(luaToString(L, e)))))
+	}
+	for lvl := 1; ; lvl++ {
+		d, ok := L.GetStack(lvl)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", d, nil); err != nil || d.What == "G" {
+			continue
+		}
+		src := d.Source
+		if src == "user_script" {
+			src = "@user_script"
+		}
+		t.RawSetString("source", lua.LString(src))
+		t.RawSetString("line", lua.LNumber(d.CurrentLine))
+		break
+	}
+	L.Push(t)
+	return 1
+}
+
+// luaToString is Lua's tostring for an error value.
+func luaToString(L *lua.LState, v lua.LValue) lua.LValue {
+	if s, ok := v.(lua.LString); ok {
+		return s
+	}
+	return lua.LString(L.ToStringMeta(v).String())
+}
+
+// Run runs s with keys and args (KEYS and ARGV) and appends its reply to
+// dst, in RESP3 when resp3 is set (the caller's protocol). Every command the
+// script calls goes through caller. Run holds the VM for the script's
+// duration.
+func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, dst []byte) []byte {
+	v := &e.vm
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	L := v.L
+	fn := v.fns[s.SHA]
+	if fn == nil {
+		fn = L.NewFunctionFromProto(s.proto)
+		fn.Env = L.Env
+		if len(v.fns) > 10000 { // bounded: a flushed cache's functions go
+			clear(v.fns)
+		}
+		v.fns[s.SHA] = fn
+	}
+	rs := &runState{caller: caller, resp: 2, repl: ReplAll}
+	v.run = rs
+	defer func() { v.run = nil }()
+	v.globals.RawSetString("KEYS", stringArray(L, keys))
+	v.globals.RawSetString("ARGV", stringArray(L, args))
+	base := L.GetTop()
+	L.Push(fn)
+	err := L.PCall(0, 1, v.errh)
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		dst = appendRunError(dst, obj, s.SHA)
+	} else {
+		dst = appendLuaReply(dst, L, L.Get(-1), resp3, rs.resp == 3, 0)
+	}
+	L.SetTop(base)
+	return dst
+}
+
+// Forget drops the VM's functions of scripts no longer cached (SCRIPT
+// FLUSH); the next run of a script makes its function again.
+func (e *Engine) Forget() {
+	e.vm.mu.Lock()
+	clear(e.vm.fns)
+	e.vm.mu.Unlock()
+}
+
+func stringArray(L *lua.LState, elems [][]byte) *lua.LTable {
+	t := L.CreateTable(len(elems), 0)
+	for i, b := range elems {
+		t.RawSetInt(i+1, lua.LString(b))
+	}
+	return t
+}
+
+// appendRunError is the error reply of a script that raised obj (Redis'
+// luaCallFunction): "-<err> script: <sha>, on <source>:<line>.".
+func appendRunError(dst []byte, obj lua.LValue, sha string) []byte {
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		msg := "execution failure"
+		if s, ok := obj.(lua.LString); ok {
+			msg = string(s)
+		}
+		if len(msg) > 100 {
+			msg = msg[:100]
+		}
+		return appendErrorLine(dst, "ERR Error running script "+sha+", "+msg)
+	}
+	var b strings.Builder
+	if s, ok := t.RawGetString("err").(lua.LString); ok {
+		b.WriteString(string(s))
+	} else if n, ok := t.RawGetString("err").(lua.LNumber); ok {
+		b.WriteString(n.String())
+	}
+	src, line := t.RawGetString("source"), t.RawGetString("line")
+	if src.Type() == lua.LTString && (line.Type() == lua.LTNumber || line.Type() == lua.LTString) {
+		b.WriteString(" script: ")
+		b.WriteString(sha)
+		b.WriteString(", on ")
+		b.WriteString(src.String())
+		b.WriteString(":")
+		b.WriteString(line.String())
+		b.WriteString(".")
+	}
+	return appendErrorLine(dst, b.String())
+}
+
+// formatNumber is Lua 5.1's number to string: "%.14g".
+func formatNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+var (
+	arithMsg = regexp.MustCompile(`cannot perform (\w+) operation between (\w+) and (\w+)`)
+	indexMsg = regexp.MustCompile(`attempt to index a non-table object\((\w+)\) with key '[^']*'`)
+)
+
+// lua51Message words gopher-lua's most common runtime errors as Lua 5.1
+// does (Lua 5.1 may add the variable's name, "local 'x'", which gopher-lua
+// does not know; docs/scripting.md lists the difference).
+func lua51Message(msg string) string {
+	msg = arithMsg.ReplaceAllStringFunc(msg, func(m string) string {
+		p := arithMsg.FindStringSubmatch(m)
+		op, a, b := p[1], p[2], p[3]
+		if op == "concat" {
+			bad := a
+			if a == "string" || a == "number" {
+				bad = b
+			}
+			return "attempt to concatenate a " + bad + " value"
+		}
+		bad := a
+		if a == "number" {
+			bad = b
+		}
+		return "attempt to perform arithmetic on a " + bad + " value"
+	})
+	return indexMsg.ReplaceAllString(msg, "attempt to index a $1 value")
+}
