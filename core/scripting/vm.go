@@ -109,7 +109,7 @@ func (v *vm) init(e *Engine) {
 	setmeta := g.RawGetString("setmetatable").(*lua.LFunction)
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && v.proxies[t] {
-			L.RaiseError("Attempt to modify a readonly table")
+			L.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
 		}
 		L.Push(setmeta)
 		L.Push(L.Get(1))
@@ -193,7 +193,7 @@ func (v *vm) readonly(t *lua.LTable, strict bool) *lua.LTable {
 func (v *vm) rawset(L *lua.LState) int {
 	t := L.CheckTable(1)
 	if v.proxies[t] {
-		L.RaiseError("%s", readonlyErr)
+		L.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
 	}
 	k := L.CheckAny(2)
 	L.RawSet(t, k, L.CheckAny(3))
