@@ -102,7 +102,7 @@ func (v *vm) redisAPI(e *Engine) *lua.LTable {
 		rs := v.running(L, "redis.acl_check_cmd")
 		argv, bad := v.argv(L, rs)
 		if bad != "" {
-			L.Error(errorTable(L, bad), 1)
+			throw(L, errorTable(L, bad))
 		}
 		allowed, known := rs.caller.CheckACL(argv)
 		if !known {
@@ -116,7 +116,7 @@ func (v *vm) redisAPI(e *Engine) *lua.LTable {
 
 // raise raises msg as Redis' luaPushError + luaError: a table {err="ERR msg"}.
 func raise(L *lua.LState, msg string) {
-	L.Error(errorTable(L, msg), 1)
+	throw(L, errorTable(L, msg))
 }
 
 // running returns the current run, or raises "<what> can only be called
@@ -183,7 +183,7 @@ func (v *vm) command(L *lua.LState, raiseErr bool) int {
 	if bad != "" {
 		t := errorTable(L, bad)
 		if raiseErr {
-			L.Error(t, 1)
+			throw(L, t)
 		}
 		L.Push(t)
 		return 1
@@ -193,14 +193,14 @@ func (v *vm) command(L *lua.LState, raiseErr bool) int {
 	if refusal != "" {
 		t := errorTable(L, refusal)
 		if raiseErr {
-			L.Error(t, 1)
+			throw(L, t)
 		}
 		L.Push(t)
 		return 1
 	}
 	val, _ := replyToLua(L, out)
 	if raiseErr && len(out) > 0 && out[0] == '-' {
-		L.Error(val, 1)
+		throw(L, val.(*lua.LTable))
 	}
 	L.Push(val)
 	return 1

@@ -12,9 +12,10 @@ import (
 
 // maxReplyDepth is how deeply nested a table a script may return: Redis
 // replies "-ERR reached lua stack limit" in place of the table nested this
-// deep (its Lua C stack runs out there; measured on redis-server 7.0.15
-// with a table that contains itself: 5996 arrays, then the error).
-const maxReplyDepth = 5996
+// deep (its Lua stack, LUAI_MAXCSTACK 8000 slots, runs out there; measured
+// on a fresh redis-server 7.0.15 with a table that contains itself: 7995
+// arrays, then the error; netloop's TestScriptBadInput compares the two).
+const maxReplyDepth = 7995
 
 // appendErrorLine appends msg as an error reply exactly as Redis'
 // addReplyErrorLength does for a script: "-ERR " is added when msg does not

@@ -61,3 +61,21 @@ func TestRunReplies(t *testing.T) {
 		}
 	}
 }
+
+func TestRunDeepRecursion(t *testing.T) {
+	e := New(Options{})
+	s, err := e.Load([]byte("local function f() return f() + 1 end return f()"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(e.Run(s, nil, nil, echoCaller{}, false, nil))
+	want := "-ERR user_script:1: stack overflow script: 6ab18391d60e7e7bcbf4a881fd9b0c865dade0c6, on @user_script:1.\r\n"
+	if got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	// the VM is usable afterwards
+	s, _ = e.Load([]byte("return 7"))
+	if got := string(e.Run(s, nil, nil, echoCaller{}, false, nil)); got != ":7\r\n" {
+		t.Fatalf("after overflow: %q", got)
+	}
+}

@@ -28,7 +28,9 @@ type vm struct {
 	L       *lua.LState
 	globals *lua.LTable // the real globals, behind the proxy the scripts see
 	proxies map[*lua.LTable]bool
-	errh    *lua.LFunction // the error handler: adds source and line
+	// errLine is the line of an error() raised with a message and level 0
+	// (no position in the message); -1 when none. See Run.
+	errLine int
 	fns     map[string]*lua.LFunction
 	gen     int // fns are valid for this cache generation
 
@@ -51,18 +53,22 @@ type runState struct {
 }
 
 const (
-	callStackSize = 200 * 100 // Lua 5.1's LUAI_MAXCALLS is 20000
-	registryMax   = 1 << 20   // value stack slots, grown on demand
+	// callStackSize bounds Lua call depth. Lua 5.1 allows 20000 (LUAI_MAXCALLS);
+	// gopher-lua builds a traceback of the whole stack on an error, in time
+	// quadratic in the depth (2.4 s at 20000, every shard held meanwhile), so
+	// the bound is lower: deeper recursion is "stack overflow" sooner.
+	callStackSize = 4000
+	registryMax   = 1 << 18   // value stack slots, grown on demand
+	registryGrow  = 1 << 14
 )
 
 func (v *vm) init(e *Engine) {
 	L := lua.NewState(lua.Options{
-		SkipOpenLibs:        true,
-		CallStackSize:       callStackSize,
-		MinimizeStackMemory: true,
-		RegistrySize:        1024,
-		RegistryMaxSize:     registryMax,
-		RegistryGrowStep:    1024,
+		SkipOpenLibs:     true,
+		CallStackSize:    callStackSize,
+		RegistrySize:     1024,
+		RegistryMaxSize:  registryMax,
+		RegistryGrowStep: registryGrow,
 	})
 	v.L = L
 	v.rand.x = 0x1234ABCD330E // rand48's initial state (X2 X1 X0)
@@ -109,6 +115,7 @@ func (v *vm) init(e *Engine) {
 	setmeta := g.RawGetString("setmetatable").(*lua.LFunction)
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && v.proxies[t] {
+			v.errLine = currentLine(L)
 			L.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
 		}
 		L.Push(setmeta)
@@ -140,8 +147,24 @@ func (v *vm) init(e *Engine) {
 	openStruct(L, g)
 	openCMsgpack(L, g)
 
-	// The error handler Redis installs (__redis__err__handler, eval.c).
-	v.errh = L.NewFunction(errorHandler)
+	g.RawSetString("error", L.NewFunction(func(L *lua.LState) int {
+		// Lua's error. Redis' error handler adds the source and line of
+		// the innermost Lua function to a table error; messages carry
+		// them already (gopher-lua prefixes "user_script:N:" as Lua
+		// does), except at level 0.
+		obj, level := L.Get(1), L.OptInt(2, 1)
+		switch x := obj.(type) {
+		case *lua.LTable:
+			markPosition(L, x)
+		case lua.LNumber:
+			obj = lua.LString(formatNumber(float64(x)))
+		}
+		if level == 0 {
+			v.errLine = currentLine(L)
+		}
+		L.Error(obj, level)
+		return 0
+	}))
 
 	// Read-only from here on: every library table and the globals are
 	// seen through proxies; _G is the globals' proxy.
@@ -193,6 +216,7 @@ func (v *vm) readonly(t *lua.LTable, strict bool) *lua.LTable {
 func (v *vm) rawset(L *lua.LState) int {
 	t := L.CheckTable(1)
 	if v.proxies[t] {
+		v.errLine = currentLine(L)
 		L.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
 	}
 	k := L.CheckAny(2)
@@ -229,34 +253,52 @@ func (v *vm) pcall(L *lua.LState) int {
 	return L.GetTop() - (top - n)
 }
 
-// errorHandler is Redis' __redis__err__handler: the error becomes a table
-// {err=..., source=..., line=...} naming where the innermost Lua function
-// was when it was raised.
-func errorHandler(L *lua.LState) int {
-	e := L.Get(1)
-	t, ok := e.(*lua.LTable)
-	if !ok {
-		t = L.NewTable()
-		t.RawSetString("err", lua.LString("ERR "+lua51Message(lua.LVAsString(luaToString(L, e)))))
-	}
-	for lvl := 1; ; lvl++ {
+// currentLine is the current line of the innermost Lua function (Redis'
+// error handler asks debug.getinfo for it), or -1.
+func currentLine(L *lua.LState) int {
+	for lvl := 0; ; lvl++ {
 		d, ok := L.GetStack(lvl)
 		if !ok {
-			break
+			return -1
 		}
 		if _, err := L.GetInfo("Sl", d, nil); err != nil || d.What == "G" {
 			continue
 		}
-		src := d.Source
-		if src == "user_script" {
-			src = "@user_script"
-		}
-		t.RawSetString("source", lua.LString(src))
-		t.RawSetString("line", lua.LNumber(d.CurrentLine))
-		break
+		return d.CurrentLine
 	}
-	L.Push(t)
-	return 1
+}
+
+// markPosition adds source and line to an error table about to be raised,
+// as Redis' __redis__err__handler does.
+func markPosition(L *lua.LState, t *lua.LTable) {
+	if line := currentLine(L); line >= 0 {
+		t.RawSetString("source", lua.LString("@user_script"))
+		t.RawSetString("line", lua.LNumber(line))
+	}
+}
+
+// throw raises t, an error table, from a Go function called by the script.
+func throw(L *lua.LState, t *lua.LTable) {
+	markPosition(L, t)
+	L.Error(t, 1)
+}
+
+// positionOf finds "user_script:N:" at the start of a runtime error
+// message and returns N, or -1.
+func positionOf(msg string) int {
+	const p = "user_script:"
+	if !strings.HasPrefix(msg, p) {
+		return -1
+	}
+	n, i := 0, len(p)
+	for i < len(msg) && msg[i] >= '0' && msg[i] <= '9' {
+		n = n*10 + int(msg[i]-'0')
+		i++
+	}
+	if i == len(p) || i >= len(msg) || msg[i] != ':' {
+		return -1
+	}
+	return n
 }
 
 // luaToString is Lua's tostring for an error value.
@@ -292,11 +334,29 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 	v.globals.RawSetString("ARGV", stringArray(L, args))
 	base := L.GetTop()
 	L.Push(fn)
-	err := L.PCall(0, 1, v.errh)
+	v.errLine = -1
+	// No Lua error handler (Redis runs __redis__err__handler): gopher-lua
+	// calls one with a new frame, which a full call stack cannot take, and
+	// what it adds is known without it (see throw, markPosition).
+	err := L.PCall(0, 1, nil)
 	if err != nil {
 		var obj lua.LValue = lua.LString(err.Error())
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
+		}
+		if _, ok := obj.(*lua.LTable); !ok {
+			msg := lua51Message(lua.LVAsString(luaToString(L, obj)))
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString("ERR "+msg))
+			line := positionOf(msg)
+			if line < 0 {
+				line = v.errLine
+			}
+			if line >= 0 {
+				t.RawSetString("source", lua.LString("@user_script"))
+				t.RawSetString("line", lua.LNumber(line))
+			}
+			obj = t
 		}
 		dst = appendRunError(dst, obj, s.SHA)
 	} else {
