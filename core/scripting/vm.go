@@ -58,7 +58,7 @@ const (
 	// quadratic in the depth (2.4 s at 20000, every shard held meanwhile), so
 	// the bound is lower: deeper recursion is "stack overflow" sooner.
 	callStackSize = 4000
-	registryMax   = 1 << 18   // value stack slots, grown on demand
+	registryMax   = 1 << 18 // value stack slots, grown on demand
 	registryGrow  = 1 << 14
 )
 
