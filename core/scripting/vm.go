@@ -34,8 +34,10 @@ type vm struct {
 	fns     map[string]*lua.LFunction
 	gen     int // fns are valid for this cache generation
 
-	// the current run (set by Run, cleared after)
-	run *runState
+	// the current run (set by Run, cleared after); runs reuses its
+	// buffers from run to run
+	run  *runState
+	runs runState
 	// math.random's generator. As in Redis 7.0 it is not reseeded per
 	// script: the sequence starts from rand48's default state when the
 	// server starts and goes on from script to script (math.randomseed
@@ -327,9 +329,10 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 		}
 		v.fns[s.SHA] = fn
 	}
-	rs := &runState{caller: caller, resp: 2, repl: ReplAll}
+	rs := &v.runs
+	rs.caller, rs.resp, rs.repl = caller, 2, ReplAll
 	v.run = rs
-	defer func() { v.run = nil }()
+	defer func() { v.run, rs.caller = nil, nil }()
 	v.globals.RawSetString("KEYS", stringArray(L, keys))
 	v.globals.RawSetString("ARGV", stringArray(L, args))
 	base := L.GetTop()
