@@ -276,6 +276,17 @@ func (s *Server) cmdScript(c *client, cmd *command.Command, args [][]byte) {
 		// finishes before any other command of any client runs, so none
 		// is ever running when SCRIPT KILL executes.
 		c.out = resp.AppendError(c.out, "NOTBUSY No scripts in execution right now.")
+	case "debug":
+		// The Lua debugger (LDB) is not implemented: NO (its off state)
+		// is accepted, YES and SYNC are refused rather than ignored.
+		switch {
+		case resp.EqualFold(args[2], "no"):
+			c.out = append(c.out, resp.OK...)
+		case resp.EqualFold(args[2], "yes"), resp.EqualFold(args[2], "sync"):
+			c.out = resp.AppendError(c.out, "ERR SCRIPT DEBUG is not supported by svcdb (no Lua debugger)")
+		default:
+			c.out = resp.AppendError(c.out, "ERR Use SCRIPT DEBUG YES/SYNC/NO")
+		}
 	case "help":
 		c.out = resp.AppendHelp(c.out, scriptHelp)
 	default:
@@ -300,7 +311,7 @@ var scriptHelp = []string{
 	"LOAD <script>",
 	"    Load a script into the scripts cache without executing it.",
 	"HELP",
-	"    Print this help.",
+	"    Prints this help.",
 }
 
 // scriptACLError is scriptVerifyACL's text for a refusal.
