@@ -3,6 +3,8 @@ package netloop
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
@@ -25,6 +27,42 @@ import (
 // server command such as PING or TIME), so the statistics, the AOF feed, WATCH
 // and the hot-shard counters see each call once. docs/scripting.md and
 // docs/architecture.md say why all shards, with the numbers.
+
+// scriptClock is what other loops know of the running script (part 5 of
+// issue 16): when it started (unix ns, 0 when none runs) and whether it
+// wrote, for -BUSY and SCRIPT KILL; the threshold is busy-reply-threshold
+// in milliseconds (0: never busy).
+type scriptClock struct {
+	start     atomic.Int64
+	wrote     atomic.Bool
+	threshold atomic.Int64
+}
+
+// busyReply is Redis' shared.slowevalerr.
+const busyReply = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+
+// scriptBusy reports whether a script has run past busy-reply-threshold:
+// commands without the allow-busy flag then get -BUSY instead of waiting
+// for the shards it holds. One atomic load when no script runs.
+func (s *Server) scriptBusy() bool {
+	start := s.scriptClock.start.Load()
+	if start == 0 {
+		return false
+	}
+	th := s.scriptClock.threshold.Load()
+	return th > 0 && time.Now().UnixNano()-start >= th*int64(time.Millisecond)
+}
+
+// refuseBusy replies -BUSY to a command that would wait for a busy
+// script's shards, and reports whether it did.
+func (s *Server) refuseBusy(c *client, checked *command.Command, mark int) bool {
+	if checked.Flags&command.FlagAllowBusy != 0 || !s.scriptBusy() {
+		return false
+	}
+	c.out = append(c.out, busyReply...)
+	s.rejected(c, checked, c.out[mark:])
+	return true
+}
 
 // scriptRun is one running script's state for its Caller: the client, the
 // flags that decide which commands it may call, and whether it wrote.
@@ -134,12 +172,15 @@ func (s *Server) runScript(c *client, run *scriptRun, sc *scripting.Script, keys
 	if !inExec {
 		s.rt.HoldAll()
 	}
+	s.scriptClock.wrote.Store(false)
+	s.scriptClock.start.Store(time.Now().UnixNano())
 	db, blocker, resp3 := c.ctx.DB, c.ctx.Blocker, c.ctx.RESP3
 	c.ctx.Blocker = nil // blocking commands reply at once in a script, as in Redis
 	c.multi.inExec = true
 	out := c.out
 	c.out = nil // a local command called by the script appends here (Call swaps it)
 	out = s.scripts.Run(sc, keys, argv, run, resp3, out)
+	s.scriptClock.start.Store(0)
 	c.out = out
 	c.multi.inExec = inExec
 	c.ctx.DB, c.ctx.Blocker, c.ctx.RESP3 = db, blocker, resp3 // SELECT in a script is the script's own
@@ -193,6 +234,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 	}
 	if checked.Flags&command.FlagWrite != 0 {
 		r.dirty = true
+		s.scriptClock.wrote.Store(true) // SCRIPT KILL may no longer stop it
 	}
 	s.rt.SetLogSuppressed(repl&scripting.ReplAOF == 0) // redis.set_repl
 	c.ctx.RESP3 = resp3
@@ -272,10 +314,18 @@ func (s *Server) cmdScript(c *client, cmd *command.Command, args [][]byte) {
 		s.scripts.Forget()
 		c.out = append(c.out, resp.OK...)
 	case "kill":
-		// A script runs holding every shard on its client's loop and
-		// finishes before any other command of any client runs, so none
-		// is ever running when SCRIPT KILL executes.
-		c.out = resp.AppendError(c.out, "NOTBUSY No scripts in execution right now.")
+		// Runs on another loop than the script's (whose loop is busy
+		// running it): a script that has not written stops at its next
+		// Lua instruction.
+		switch {
+		case s.scriptClock.start.Load() == 0:
+			c.out = resp.AppendError(c.out, "NOTBUSY No scripts in execution right now.")
+		case s.scriptClock.wrote.Load():
+			c.out = resp.AppendError(c.out, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+		default:
+			s.scripts.Kill()
+			c.out = append(c.out, resp.OK...)
+		}
 	case "debug":
 		// The Lua debugger (LDB) is not implemented: NO (its off state)
 		// is accepted, YES and SYNC are refused rather than ignored.

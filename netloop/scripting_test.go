@@ -358,3 +358,69 @@ func TestScriptConcurrentEvalSha(t *testing.T) {
 		t.Fatalf("total %d; want %d", total, 8*200)
 	}
 }
+
+// otherLoopConn returns a connection served by another event loop than
+// busy's (with two loops, one of a few new connections is): the loop
+// running a script serves nothing else meanwhile, as Redis' single thread.
+func otherLoopConn(t *testing.T, addr string) *rawConn {
+	for range 8 {
+		c := dialRaw(t, addr)
+		c.write(multibulk("PING"))
+		if v, err := c.tryRead(300 * time.Millisecond); err == nil && string(v.Str) == "PONG" {
+			return c
+		}
+	}
+	t.Fatal("no connection on another loop answered")
+	return nil
+}
+
+// TestScriptBusyAndKill: past busy-reply-threshold other clients get -BUSY
+// (commands flagged allow-busy still run), SCRIPT KILL stops a script that
+// has not written, and refuses one that has (-UNKILLABLE); the server
+// serves normally afterwards.
+func TestScriptBusyAndKill(t *testing.T) {
+	ts := startServer(t)
+	runner := dialRaw(t, ts.Addr)
+	if got := string(runner.do("CONFIG", "SET", "busy-reply-threshold", "100").Str); got != "OK" {
+		t.Fatal(got)
+	}
+	if v := runner.do("SCRIPT", "KILL"); string(v.Str) != "NOTBUSY No scripts in execution right now." {
+		t.Fatalf("SCRIPT KILL with no script: %v", v)
+	}
+	runner.write(multibulk("EVAL", "local i = 0 while true do i = i + 1 end", "0"))
+	time.Sleep(50 * time.Millisecond) // the runner's loop is now in the script
+	other := otherLoopConn(t, ts.Addr)
+	eventually(t, 5*time.Second, func() bool {
+		v := other.do("GET", "x")
+		return v.Type == '-' && strings.HasPrefix(string(v.Str), "BUSY Redis is busy running a script.")
+	}, "GET never got -BUSY")
+	if v := other.do("SCRIPT", "KILL"); string(v.Str) != "OK" {
+		t.Fatalf("SCRIPT KILL: %v", v)
+	}
+	v, err := runner.tryRead(5 * time.Second)
+	if err != nil || !strings.HasPrefix(string(v.Str), "ERR Script killed by user with SCRIPT KILL... script: ") {
+		t.Fatalf("killed script's reply: %v, %v", v, err)
+	}
+	if got := string(other.do("SET", "x", "1").Str); got != "OK" {
+		t.Fatalf("after the kill: SET = %s", got)
+	}
+
+	// A script that wrote cannot be killed; it ends on its own (TIME is
+	// not frozen) and its reply arrives.
+	runner.write(multibulk("EVAL", `redis.call('set', 'w', 1)
+local t0 = tonumber(redis.call('time')[1]) * 1000000 + tonumber(redis.call('time')[2])
+while true do
+  local t = redis.call('time')
+  if tonumber(t[1]) * 1000000 + tonumber(t[2]) - t0 > 600000 then return 'done' end
+end`, "0"))
+	eventually(t, 5*time.Second, func() bool {
+		v := other.do("SCRIPT", "KILL")
+		return strings.HasPrefix(string(v.Str), "UNKILLABLE Sorry the script already executed write commands")
+	}, "SCRIPT KILL never answered UNKILLABLE")
+	if v, err := runner.tryRead(5 * time.Second); err != nil || string(v.Str) != "done" {
+		t.Fatalf("unkillable script's reply: %v, %v", v, err)
+	}
+	if got := string(other.do("GET", "w").Str); got != "1" {
+		t.Fatalf("GET w = %q", got)
+	}
+}

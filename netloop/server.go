@@ -185,7 +185,8 @@ type Server struct {
 	authFails authFailures // refusals by reason (acl.go)
 
 	// scripts is the Lua engine and script cache (scripting.go).
-	scripts *scripting.Engine
+	scripts     *scripting.Engine
+	scriptClock scriptClock // the running script, for -BUSY and SCRIPT KILL
 
 	// bundles is DEBUG BUNDLE's service, set by SetBundles (bundlecmd.go).
 	bundles atomic.Pointer[bundleMakerBox]

@@ -38,6 +38,7 @@ type vm struct {
 	// buffers from run to run
 	run  *runState
 	runs runState
+	kill killSwitch // SCRIPT KILL (kill.go)
 	// math.random's generator. As in Redis 7.0 it is not reseeded per
 	// script: the sequence starts from rand48's default state when the
 	// server starts and goes on from script to script (math.randomseed
@@ -73,6 +74,8 @@ func (v *vm) init(e *Engine) {
 		RegistryGrowStep: registryGrow,
 	})
 	v.L = L
+	v.kill.init()
+	L.SetContext(&v.kill)
 	v.rand.x = 0x1234ABCD330E // rand48's initial state (X2 X1 X0)
 	v.fns = make(map[string]*lua.LFunction)
 	v.proxies = make(map[*lua.LTable]bool)
@@ -329,6 +332,7 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 		}
 		v.fns[s.SHA] = fn
 	}
+	v.kill.rearm()
 	rs := &v.runs
 	rs.caller, rs.resp, rs.repl = caller, 2, ReplAll
 	v.run = rs
@@ -347,10 +351,14 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
 		}
-		if _, ok := obj.(*lua.LTable); !ok {
+		if _, ok := obj.(*lua.LTable); !ok || v.kill.killed.Load() {
 			msg := lua51Message(lua.LVAsString(luaToString(L, obj)))
 			t := L.NewTable()
 			t.RawSetString("err", lua.LString("ERR "+msg))
+			if v.kill.killed.Load() {
+				// luaMaskCountHook's error, where the script was
+				t.RawSetString("err", lua.LString("ERR Script killed by user with SCRIPT KILL..."))
+			}
 			line := positionOf(msg)
 			if line < 0 {
 				line = v.errLine
