@@ -424,3 +424,56 @@ end`, "0"))
 		t.Fatalf("GET w = %q", got)
 	}
 }
+
+// TestScriptAOF: a script's writes reach the append-only file as the
+// commands it called (one transaction), across shards, and a second server
+// on the same directory loads them; redis.set_repl without REPL_AOF keeps
+// the following commands out of the file.
+func TestScriptAOF(t *testing.T) {
+	dir := t.TempDir()
+	params := map[string]string{"data-dir": dir, "save": "", "appendonly": "yes", "appendfsync": "always"}
+	ps := startPersistServer(t, params)
+	if err := ps.pm.Load(); err != nil {
+		t.Fatal(err)
+	}
+	ps.pm.Start()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: ps.addr})
+	defer c.Close()
+	script := `redis.call('set', KEYS[1], 'a')
+redis.call('incrby', 'undeclared:' .. KEYS[1], 5)
+redis.call('rpush', KEYS[2], 'x', 'y')
+redis.set_repl(redis.REPL_NONE)
+redis.call('set', 'not-logged', 1)
+redis.set_repl(redis.REPL_ALL)
+redis.call('set', 'logged-again', 1)
+return 1`
+	for _, k := range []string{"s1", "s2", "s3", "s4"} {
+		if err := c.Eval(ctx, script, []string{k, "list:" + k}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps2 := startPersistServer(t, params)
+	if err := ps2.pm.Load(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := redis.NewClient(&redis.Options{Addr: ps2.addr})
+	defer c2.Close()
+	for _, k := range []string{"s1", "s2", "s3", "s4"} {
+		if v := c2.Get(ctx, k).Val(); v != "a" {
+			t.Errorf("after reload %s = %q", k, v)
+		}
+		if v := c2.Get(ctx, "undeclared:"+k).Val(); v != "5" {
+			t.Errorf("after reload undeclared:%s = %q", k, v)
+		}
+		if v := c2.LRange(ctx, "list:"+k, 0, -1).Val(); fmt.Sprint(v) != "[x y]" {
+			t.Errorf("after reload list:%s = %v", k, v)
+		}
+	}
+	if n := c2.Exists(ctx, "not-logged").Val(); n != 0 {
+		t.Errorf("a write after set_repl(REPL_NONE) was logged")
+	}
+	if v := c2.Get(ctx, "logged-again").Val(); v != "1" {
+		t.Errorf("after set_repl(REPL_ALL): logged-again = %q", v)
+	}
+}
