@@ -236,6 +236,14 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		r.dirty = true
 		s.scriptClock.wrote.Store(true) // SCRIPT KILL may no longer stop it
 	}
+	if (cmd.Name == "xread" || cmd.Name == "xreadgroup") && hasBlockOption(argv) {
+		mark0 := len(dst)
+		// xreadCommand's own refusal (the other blocking commands are
+		// flagged noscript): an error reply of the command, not a check.
+		dst = resp.AppendError(dst, "ERR "+string(argv[0])+" command is not allowed with BLOCK option from scripts") // the name as called
+		s.accountWaited(c, checked, argv, dst[mark0:], 0, 0)
+		return dst, ""
+	}
 	s.rt.SetLogSuppressed(repl&scripting.ReplAOF == 0) // redis.set_repl
 	c.ctx.RESP3 = resp3
 	start := cmdstats.Now()
@@ -254,6 +262,20 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 	ns := cmdstats.Now() - start
 	s.accountWaited(c, checked, argv, dst[mark:], ns, ns)
 	return dst, ""
+}
+
+// hasBlockOption reports whether an XREAD or XREADGROUP has BLOCK among
+// its options (before STREAMS).
+func hasBlockOption(argv [][]byte) bool {
+	for _, a := range argv[1:] {
+		if resp.EqualFold(a, "streams") {
+			return false
+		}
+		if resp.EqualFold(a, "block") {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckACL is redis.acl_check_cmd.
