@@ -480,3 +480,24 @@ return 1`
 		t.Errorf("after set_repl(REPL_ALL): logged-again = %q", v)
 	}
 }
+
+// TestScriptInfo: INFO memory counts the cached scripts and their bytes,
+// under Redis 7.0's names; SCRIPT FLUSH empties them.
+func TestScriptInfo(t *testing.T) {
+	ts := startServer(t)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: ts.Addr})
+	defer c.Close()
+	c.ScriptLoad(ctx, "return 1")
+	c.Eval(ctx, "return 22", nil)
+	info := c.Info(ctx, "memory").Val()
+	for _, want := range []string{"number_of_cached_scripts:2\r\n", "used_memory_scripts_eval:17\r\n", "used_memory_scripts:17\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO memory lacks %q", want)
+		}
+	}
+	c.ScriptFlush(ctx)
+	if info := c.Info(ctx, "memory").Val(); !strings.Contains(info, "number_of_cached_scripts:0\r\n") {
+		t.Errorf("after SCRIPT FLUSH: %s", info)
+	}
+}
