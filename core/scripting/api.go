@@ -18,74 +18,74 @@ const (
 // redisAPI builds the redis table (script_lua.c luaRegisterRedisAPI and
 // eval.c's additions).
 func (v *vm) redisAPI(e *Engine) *lua.LTable {
-	L := v.L
-	t := L.NewTable()
-	fn := func(name string, f lua.LGFunction) { t.RawSetString(name, L.NewFunction(f)) }
+	ls := v.ls
+	t := ls.NewTable()
+	fn := func(name string, f lua.LGFunction) { t.RawSetString(name, ls.NewFunction(f)) }
 	num := func(name string, n int) { t.RawSetString(name, lua.LNumber(n)) }
-	fn("call", func(L *lua.LState) int { return v.command(L, true) })
-	fn("pcall", func(L *lua.LState) int { return v.command(L, false) })
-	fn("log", func(L *lua.LState) int { return e.log(L) })
+	fn("call", func(ls *lua.LState) int { return v.command(ls, true) })
+	fn("pcall", func(ls *lua.LState) int { return v.command(ls, false) })
+	fn("log", func(ls *lua.LState) int { return e.log(ls) })
 	num("LOG_DEBUG", LogDebug)
 	num("LOG_VERBOSE", LogVerbose)
 	num("LOG_NOTICE", LogNotice)
 	num("LOG_WARNING", LogWarning)
 	num("REDIS_VERSION_NUM", e.opts.VersionNum)
 	t.RawSetString("REDIS_VERSION", lua.LString(e.opts.Version))
-	fn("setresp", func(L *lua.LState) int {
-		rs := v.running(L, "redis.setresp")
-		if L.GetTop() != 1 {
-			raise(L, "redis.setresp() requires one argument.")
+	fn("setresp", func(ls *lua.LState) int {
+		rs := v.running(ls, "redis.setresp")
+		if ls.GetTop() != 1 {
+			raise(ls, "redis.setresp() requires one argument.")
 		}
-		n := int(lua.LVAsNumber(L.Get(1)))
+		n := int(lua.LVAsNumber(ls.Get(1)))
 		if n != 2 && n != 3 {
-			raise(L, "RESP version must be 2 or 3.")
+			raise(ls, "RESP version must be 2 or 3.")
 		}
 		rs.resp = n
 		return 0
 	})
-	fn("sha1hex", func(L *lua.LState) int {
-		if L.GetTop() != 1 {
-			raise(L, "wrong number of arguments")
+	fn("sha1hex", func(ls *lua.LState) int {
+		if ls.GetTop() != 1 {
+			raise(ls, "wrong number of arguments")
 		}
 		var s string
-		if x := L.Get(1); x.Type() == lua.LTString || x.Type() == lua.LTNumber {
+		if x := ls.Get(1); x.Type() == lua.LTString || x.Type() == lua.LTNumber {
 			s = lua.LVAsString(x)
 		}
-		L.Push(lua.LString(SHA1Hex([]byte(s))))
+		ls.Push(lua.LString(SHA1Hex([]byte(s))))
 		return 1
 	})
-	fn("error_reply", func(L *lua.LState) int {
-		s, ok := L.Get(1).(lua.LString)
-		if L.GetTop() != 1 || !ok {
-			L.Push(errorTable(L, "wrong number or type of arguments"))
+	fn("error_reply", func(ls *lua.LState) int {
+		s, ok := ls.Get(1).(lua.LString)
+		if ls.GetTop() != 1 || !ok {
+			ls.Push(errorTable(ls, "wrong number or type of arguments"))
 			return 1
 		}
 		text := string(s)
 		if len(text) == 0 || text[0] != '-' {
 			text = "-" + text
 		}
-		L.Push(errorTable(L, text))
+		ls.Push(errorTable(ls, text))
 		return 1
 	})
-	fn("status_reply", func(L *lua.LState) int {
-		s, ok := L.Get(1).(lua.LString)
-		if L.GetTop() != 1 || !ok {
-			L.Push(errorTable(L, "wrong number or type of arguments"))
+	fn("status_reply", func(ls *lua.LState) int {
+		s, ok := ls.Get(1).(lua.LString)
+		if ls.GetTop() != 1 || !ok {
+			ls.Push(errorTable(ls, "wrong number or type of arguments"))
 			return 1
 		}
-		r := L.CreateTable(0, 1)
+		r := ls.CreateTable(0, 1)
 		r.RawSetString("ok", s)
-		L.Push(r)
+		ls.Push(r)
 		return 1
 	})
-	fn("set_repl", func(L *lua.LState) int {
-		rs := v.running(L, "redis.set_repl")
-		if L.GetTop() != 1 {
-			raise(L, "redis.set_repl() requires two arguments.")
+	fn("set_repl", func(ls *lua.LState) int {
+		rs := v.running(ls, "redis.set_repl")
+		if ls.GetTop() != 1 {
+			raise(ls, "redis.set_repl() requires two arguments.")
 		}
-		flags := int(lua.LVAsNumber(L.Get(1)))
+		flags := int(lua.LVAsNumber(ls.Get(1)))
 		if flags&^ReplAll != 0 {
-			raise(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+			raise(ls, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
 		}
 		rs.repl = flags
 		return 0
@@ -95,35 +95,35 @@ func (v *vm) redisAPI(e *Engine) *lua.LTable {
 	num("REPL_SLAVE", ReplReplica)
 	num("REPL_REPLICA", ReplReplica)
 	num("REPL_ALL", ReplAll)
-	fn("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
-	fn("breakpoint", func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }) // no debugger session: false
-	fn("debug", func(L *lua.LState) int { return 0 })                          // a no-op outside the debugger
-	fn("acl_check_cmd", func(L *lua.LState) int {
-		rs := v.running(L, "redis.acl_check_cmd")
-		argv, bad := v.argv(L, rs)
+	fn("replicate_commands", func(ls *lua.LState) int { ls.Push(lua.LTrue); return 1 })
+	fn("breakpoint", func(ls *lua.LState) int { ls.Push(lua.LFalse); return 1 }) // no debugger session: false
+	fn("debug", func(ls *lua.LState) int { return 0 })                           // a no-op outside the debugger
+	fn("acl_check_cmd", func(ls *lua.LState) int {
+		rs := v.running(ls, "redis.acl_check_cmd")
+		argv, bad := v.argv(ls, rs)
 		if bad != "" {
-			throw(L, errorTable(L, bad))
+			throw(ls, errorTable(ls, bad))
 		}
 		allowed, known := rs.caller.CheckACL(argv)
 		if !known {
-			raise(L, "Invalid command passed to redis.acl_check_cmd()")
+			raise(ls, "Invalid command passed to redis.acl_check_cmd()")
 		}
-		L.Push(lua.LBool(allowed))
+		ls.Push(lua.LBool(allowed))
 		return 1
 	})
 	return t
 }
 
 // raise raises msg as Redis' luaPushError + luaError: a table {err="ERR msg"}.
-func raise(L *lua.LState, msg string) {
-	throw(L, errorTable(L, msg))
+func raise(ls *lua.LState, msg string) {
+	throw(ls, errorTable(ls, msg))
 }
 
 // running returns the current run, or raises "<what> can only be called
 // inside a script invocation".
-func (v *vm) running(L *lua.LState, what string) *runState {
+func (v *vm) running(ls *lua.LState, what string) *runState {
 	if v.run == nil {
-		raise(L, what+" can only be called inside a script invocation")
+		raise(ls, what+" can only be called inside a script invocation")
 	}
 	return v.run
 }
@@ -132,8 +132,8 @@ func (v *vm) running(L *lua.LState, what string) *runState {
 // luaArgsToRedisArgv): strings as they are, numbers as "%.17g". The
 // arguments' bytes are copied into the run's arena, reused from call to
 // call. bad is Redis' error for bad arguments.
-func (v *vm) argv(L *lua.LState, rs *runState) (argv [][]byte, bad string) {
-	n := L.GetTop()
+func (v *vm) argv(ls *lua.LState, rs *runState) (argv [][]byte, bad string) {
+	n := ls.GetTop()
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
@@ -142,13 +142,13 @@ func (v *vm) argv(L *lua.LState, rs *runState) (argv [][]byte, bad string) {
 	var offs [16]int
 	idx := offs[:0]
 	for i := 1; i <= n; i++ {
-		switch x := L.Get(i).(type) {
+		switch x := ls.Get(i).(type) {
 		case lua.LString:
 			arena = append(arena, x...)
 		case lua.LNumber:
 			arena = appendG17(arena, float64(x))
 		default:
-			L.SetTop(0)
+			ls.SetTop(0)
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
 		idx = append(idx, len(arena))
@@ -177,56 +177,56 @@ func appendG17(dst []byte, f float64) []byte {
 
 // command is redis.call (raise set) and redis.pcall: Redis'
 // luaRedisGenericCommand.
-func (v *vm) command(L *lua.LState, raiseErr bool) int {
-	rs := v.running(L, "redis.call/pcall")
-	argv, bad := v.argv(L, rs)
+func (v *vm) command(ls *lua.LState, raiseErr bool) int {
+	rs := v.running(ls, "redis.call/pcall")
+	argv, bad := v.argv(ls, rs)
 	if bad != "" {
-		t := errorTable(L, bad)
+		t := errorTable(ls, bad)
 		if raiseErr {
-			throw(L, t)
+			throw(ls, t)
 		}
-		L.Push(t)
+		ls.Push(t)
 		return 1
 	}
 	out, refusal := rs.caller.Call(argv, rs.resp == 3, rs.repl, rs.reply[:0])
 	rs.reply = out[:0]
 	if refusal != "" {
-		t := errorTable(L, refusal)
+		t := errorTable(ls, refusal)
 		if raiseErr {
-			throw(L, t)
+			throw(ls, t)
 		}
-		L.Push(t)
+		ls.Push(t)
 		return 1
 	}
-	val, _ := replyToLua(L, out)
+	val, _ := replyToLua(ls, out)
 	if raiseErr && len(out) > 0 && out[0] == '-' {
-		throw(L, val.(*lua.LTable))
+		throw(ls, val.(*lua.LTable))
 	}
-	L.Push(val)
+	ls.Push(val)
 	return 1
 }
 
 // log is redis.log.
-func (e *Engine) log(L *lua.LState) int {
-	n := L.GetTop()
+func (e *Engine) log(ls *lua.LState) int {
+	n := ls.GetTop()
 	if n < 2 {
-		raise(L, "redis.log() requires two arguments or more.")
+		raise(ls, "redis.log() requires two arguments or more.")
 	}
-	if _, ok := L.Get(1).(lua.LNumber); !ok {
-		if s, isStr := L.Get(1).(lua.LString); !isStr || !isNumeric(string(s)) {
-			raise(L, "First argument must be a number (log level).")
+	if _, ok := ls.Get(1).(lua.LNumber); !ok {
+		if s, isStr := ls.Get(1).(lua.LString); !isStr || !isNumeric(string(s)) {
+			raise(ls, "First argument must be a number (log level).")
 		}
 	}
-	level := int(lua.LVAsNumber(L.Get(1)))
+	level := int(lua.LVAsNumber(ls.Get(1)))
 	if level < LogDebug || level > LogWarning {
-		raise(L, "Invalid debug level.")
+		raise(ls, "Invalid debug level.")
 	}
 	if e.opts.Log == nil || (e.opts.Verbosity != nil && level < e.opts.Verbosity()) {
 		return 0
 	}
 	var b []byte
 	for i := 2; i <= n; i++ {
-		x := L.Get(i)
+		x := ls.Get(i)
 		if x.Type() != lua.LTString && x.Type() != lua.LTNumber {
 			continue
 		}
@@ -260,36 +260,36 @@ func (r *rand48) next() int32 {
 
 const lrand48Max = math.MaxInt32
 
-func (v *vm) mathRandom(L *lua.LState) int {
+func (v *vm) mathRandom(ls *lua.LState) int {
 	if v.run == nil {
-		L.RaiseError("math.random can only be called inside a script invocation")
+		ls.RaiseError("math.random can only be called inside a script invocation")
 	}
 	r := float64(v.rand.next()%lrand48Max) / float64(lrand48Max)
-	switch L.GetTop() {
+	switch ls.GetTop() {
 	case 0:
-		L.Push(lua.LNumber(r))
+		ls.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := ls.CheckInt(1)
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			ls.ArgError(1, "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+		ls.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := ls.CheckInt(1), ls.CheckInt(2)
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			ls.ArgError(2, "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+		ls.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:
-		L.RaiseError("wrong number of arguments")
+		ls.RaiseError("wrong number of arguments")
 	}
 	return 1
 }
 
-func (v *vm) mathRandomSeed(L *lua.LState) int {
+func (v *vm) mathRandomSeed(ls *lua.LState) int {
 	if v.run == nil {
-		L.RaiseError("math.randomseed can only be called inside a script invocation")
+		ls.RaiseError("math.randomseed can only be called inside a script invocation")
 	}
-	v.rand.seed(int32(L.CheckInt(1)))
+	v.rand.seed(int32(ls.CheckInt(1)))
 	return 0
 }

@@ -33,7 +33,7 @@ func appendErrorLine(dst []byte, msg string) []byte {
 // double, big_number, map or set their RESP3 types (as RESP2 types to a
 // RESP2 client), and other tables arrays up to their first nil; anything
 // else a null.
-func appendLuaReply(dst []byte, L *lua.LState, v lua.LValue, resp3, scriptResp3 bool, depth int) []byte {
+func appendLuaReply(dst []byte, ls *lua.LState, v lua.LValue, resp3, scriptResp3 bool, depth int) []byte {
 	if depth >= maxReplyDepth {
 		return append(dst, "-ERR reached lua stack limit\r\n"...)
 	}
@@ -78,8 +78,8 @@ func appendLuaReply(dst []byte, L *lua.LState, v lua.LValue, resp3, scriptResp3 
 			m.ForEach(func(_, _ lua.LValue) { n++ })
 			dst = resp.AppendMapHeader(dst, n, resp3)
 			m.ForEach(func(k, val lua.LValue) {
-				dst = appendLuaReply(dst, L, k, resp3, scriptResp3, depth+1)
-				dst = appendLuaReply(dst, L, val, resp3, scriptResp3, depth+1)
+				dst = appendLuaReply(dst, ls, k, resp3, scriptResp3, depth+1)
+				dst = appendLuaReply(dst, ls, val, resp3, scriptResp3, depth+1)
 			})
 			return dst
 		}
@@ -88,7 +88,7 @@ func appendLuaReply(dst []byte, L *lua.LState, v lua.LValue, resp3, scriptResp3 
 			s.ForEach(func(_, _ lua.LValue) { n++ })
 			dst = resp.AppendSetHeader(dst, n, resp3)
 			s.ForEach(func(k, _ lua.LValue) {
-				dst = appendLuaReply(dst, L, k, resp3, scriptResp3, depth+1)
+				dst = appendLuaReply(dst, ls, k, resp3, scriptResp3, depth+1)
 			})
 			return dst
 		}
@@ -98,7 +98,7 @@ func appendLuaReply(dst []byte, L *lua.LState, v lua.LValue, resp3, scriptResp3 
 		}
 		dst = resp.AppendArrayHeader(dst, n)
 		for i := 1; i <= n; i++ {
-			dst = appendLuaReply(dst, L, x.RawGetInt(i), resp3, scriptResp3, depth+1)
+			dst = appendLuaReply(dst, ls, x.RawGetInt(i), resp3, scriptResp3, depth+1)
 		}
 		return dst
 	}
@@ -146,7 +146,7 @@ func luaToInt64(f float64) int64 {
 
 // errorTable is Redis' luaPushErrorBuff: "-CODE msg" keeps its code, a
 // message without '-' gets "ERR"; trailing CR/LF go.
-func errorTable(L *lua.LState, text string) *lua.LTable {
+func errorTable(ls *lua.LState, text string) *lua.LTable {
 	var code, msg string
 	if strings.HasPrefix(text, "-") {
 		if i := strings.IndexByte(text, ' '); i >= 0 {
@@ -158,7 +158,7 @@ func errorTable(L *lua.LState, text string) *lua.LTable {
 		code, msg = "ERR", text
 	}
 	msg = strings.Trim(msg, "\r\n")
-	t := L.CreateTable(0, 1)
+	t := ls.CreateTable(0, 1)
 	t.RawSetString("err", lua.LString(code+" "+msg))
 	return t
 }
@@ -170,7 +170,7 @@ func errorTable(L *lua.LState, text string) *lua.LTable {
 // {set={k=true...}}, nulls nil, booleans booleans, doubles {double=n}, big
 // numbers {big_number=s}, verbatim strings {verbatim_string={format=...,
 // string=...}}; attributes are skipped.
-func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, next int) {
+func replyToLua(ls *lua.LState, buf []byte) (v lua.LValue, next int) {
 	if len(buf) == 0 {
 		return lua.LNil, 0
 	}
@@ -187,11 +187,11 @@ func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, next int) {
 	num := func() int64 { n, _ := strconv.ParseInt(string(line), 10, 64); return n }
 	switch typ {
 	case '+':
-		t := L.CreateTable(0, 1)
+		t := ls.CreateTable(0, 1)
 		t.RawSetString("ok", lua.LString(line))
 		return t, next
 	case '-':
-		return errorTable(L, "-"+string(line)), next
+		return errorTable(ls, "-"+string(line)), next
 	case ':':
 		return lua.LNumber(num()), next
 	case '$', '!', '=':
@@ -203,9 +203,9 @@ func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, next int) {
 		next += int(n) + 2
 		switch typ {
 		case '!':
-			return errorTable(L, "-"+string(body)), next
+			return errorTable(ls, "-"+string(body)), next
 		case '=':
-			t, inner := L.CreateTable(0, 1), L.CreateTable(0, 2)
+			t, inner := ls.CreateTable(0, 1), ls.CreateTable(0, 2)
 			format, text := "txt", body
 			if len(body) >= 4 && body[3] == ':' {
 				format, text = string(body[:3]), body[4:]
@@ -221,24 +221,24 @@ func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, next int) {
 		if n < 0 {
 			return lua.LFalse, next
 		}
-		t := L.CreateTable(int(n), 0)
+		t := ls.CreateTable(int(n), 0)
 		for i := 1; i <= int(n); i++ {
 			var e lua.LValue
 			var used int
-			e, used = replyToLua(L, buf[next:])
+			e, used = replyToLua(ls, buf[next:])
 			next += used
 			t.RawSetInt(i, e)
 		}
 		return t, next
 	case '%', '~':
 		n := int(num())
-		t, inner := L.CreateTable(0, 1), L.CreateTable(0, n)
+		t, inner := ls.CreateTable(0, 1), ls.CreateTable(0, n)
 		for range n {
-			k, used := replyToLua(L, buf[next:])
+			k, used := replyToLua(ls, buf[next:])
 			next += used
 			var val lua.LValue = lua.LTrue
 			if typ == '%' {
-				val, used = replyToLua(L, buf[next:])
+				val, used = replyToLua(ls, buf[next:])
 				next += used
 			}
 			if k != lua.LNil {
@@ -267,20 +267,20 @@ func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, next int) {
 				f = math.NaN()
 			}
 		}
-		t := L.CreateTable(0, 1)
+		t := ls.CreateTable(0, 1)
 		t.RawSetString("double", lua.LNumber(f))
 		return t, next
 	case '(':
-		t := L.CreateTable(0, 1)
+		t := ls.CreateTable(0, 1)
 		t.RawSetString("big_number", lua.LString(line))
 		return t, next
 	case '|':
 		n := int(num())
 		for range 2 * n {
-			_, used := replyToLua(L, buf[next:])
+			_, used := replyToLua(ls, buf[next:])
 			next += used
 		}
-		v, used := replyToLua(L, buf[next:])
+		v, used := replyToLua(ls, buf[next:])
 		return v, next + used
 	}
 	return lua.LNil, len(buf)

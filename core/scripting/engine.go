@@ -68,15 +68,13 @@ const (
 	ReplAll     = ReplAOF | ReplReplica
 )
 
-// Script is a compiled script in the cache. It is immutable once loaded,
-// except for the function the VM makes of it (at its first run, under the
-// VM's mutex).
+// Script is a compiled script in the cache, immutable once loaded. The VM
+// makes its function at the script's first run (vm.fns).
 type Script struct {
 	SHA   string // 40 lower-case hex digits
 	Body  string
 	Flags Flags
 	proto *lua.FunctionProto
-	fn    *lua.LFunction // made on the VM at the first run; nil after Flush
 }
 
 // Error is an error reply produced by the engine outside a script's run

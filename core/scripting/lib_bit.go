@@ -25,25 +25,25 @@ func tobit(f float64) int32 {
 	return int32(uint32(uint64(math.Mod(r, 4294967296))))
 }
 
-func openBit(L *lua.LState, g *lua.LTable) {
-	arg := func(L *lua.LState, i int) int32 { return tobit(float64(L.CheckNumber(i))) }
-	ret := func(L *lua.LState, v int32) int { L.Push(lua.LNumber(v)); return 1 }
+func openBit(ls *lua.LState, g *lua.LTable) {
+	arg := func(ls *lua.LState, i int) int32 { return tobit(float64(ls.CheckNumber(i))) }
+	ret := func(ls *lua.LState, v int32) int { ls.Push(lua.LNumber(v)); return 1 }
 	fold := func(op func(a, b int32) int32) lua.LGFunction {
-		return func(L *lua.LState) int {
-			v := arg(L, 1)
-			for i := 2; i <= L.GetTop(); i++ {
-				v = op(v, arg(L, i))
+		return func(ls *lua.LState) int {
+			v := arg(ls, 1)
+			for i := 2; i <= ls.GetTop(); i++ {
+				v = op(v, arg(ls, i))
 			}
-			return ret(L, v)
+			return ret(ls, v)
 		}
 	}
 	shift := func(op func(a int32, n uint) int32) lua.LGFunction {
-		return func(L *lua.LState) int { return ret(L, op(arg(L, 1), uint(arg(L, 2))&31)) }
+		return func(ls *lua.LState) int { return ret(ls, op(arg(ls, 1), uint(arg(ls, 2))&31)) }
 	}
-	t := L.NewTable()
+	t := ls.NewTable()
 	for name, f := range map[string]lua.LGFunction{
-		"tobit":   func(L *lua.LState) int { return ret(L, arg(L, 1)) },
-		"bnot":    func(L *lua.LState) int { return ret(L, ^arg(L, 1)) },
+		"tobit":   func(ls *lua.LState) int { return ret(ls, arg(ls, 1)) },
+		"bnot":    func(ls *lua.LState) int { return ret(ls, ^arg(ls, 1)) },
 		"band":    fold(func(a, b int32) int32 { return a & b }),
 		"bor":     fold(func(a, b int32) int32 { return a | b }),
 		"bxor":    fold(func(a, b int32) int32 { return a ^ b }),
@@ -56,15 +56,15 @@ func openBit(L *lua.LState, g *lua.LTable) {
 		"ror": shift(func(a int32, n uint) int32 {
 			return int32(uint32(a)>>n | uint32(a)<<((32-n)&31))
 		}),
-		"bswap": func(L *lua.LState) int {
-			b := uint32(arg(L, 1))
-			return ret(L, int32(b>>24|(b>>8)&0xff00|(b&0xff00)<<8|b<<24))
+		"bswap": func(ls *lua.LState) int {
+			b := uint32(arg(ls, 1))
+			return ret(ls, int32(b>>24|(b>>8)&0xff00|(b&0xff00)<<8|b<<24))
 		},
-		"tohex": func(L *lua.LState) int {
-			b := uint32(arg(L, 1))
+		"tohex": func(ls *lua.LState) int {
+			b := uint32(arg(ls, 1))
 			n := int32(8)
-			if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-				n = arg(L, 2)
+			if ls.GetTop() >= 2 && ls.Get(2) != lua.LNil {
+				n = arg(ls, 2)
 			}
 			digits := "0123456789abcdef"
 			if n < 0 {
@@ -79,11 +79,11 @@ func openBit(L *lua.LState, g *lua.LTable) {
 				buf[i] = digits[b&15]
 				b >>= 4
 			}
-			L.Push(lua.LString(buf))
+			ls.Push(lua.LString(buf))
 			return 1
 		},
 	} {
-		t.RawSetString(name, L.NewFunction(f))
+		t.RawSetString(name, ls.NewFunction(f))
 	}
 	g.RawSetString("bit", t)
 }

@@ -26,11 +26,11 @@ type cjsonLib struct {
 	null *lua.LUserData
 }
 
-func openCJSON(L *lua.LState, g *lua.LTable) {
-	lib := &cjsonLib{null: L.NewUserData()}
-	t := L.NewTable()
-	t.RawSetString("encode", L.NewFunction(lib.encode))
-	t.RawSetString("decode", L.NewFunction(lib.decode))
+func openCJSON(ls *lua.LState, g *lua.LTable) {
+	lib := &cjsonLib{null: ls.NewUserData()}
+	t := ls.NewTable()
+	t.RawSetString("encode", ls.NewFunction(lib.encode))
+	t.RawSetString("decode", ls.NewFunction(lib.decode))
 	t.RawSetString("null", lib.null)
 	t.RawSetString("_NAME", lua.LString("cjson"))
 	t.RawSetString("_VERSION", lua.LString("2.1.0"))
@@ -38,32 +38,32 @@ func openCJSON(L *lua.LState, g *lua.LTable) {
 	// not let scripts change (Redis' sandbox makes cjson read-only too,
 	// and the settings are process-wide there).
 	cfg := func(vals ...lua.LValue) lua.LGFunction {
-		return func(L *lua.LState) int {
-			if L.GetTop() > 0 {
-				L.RaiseError("cjson settings cannot be changed from scripts")
+		return func(ls *lua.LState) int {
+			if ls.GetTop() > 0 {
+				ls.RaiseError("cjson settings cannot be changed from scripts")
 			}
 			for _, v := range vals {
-				L.Push(v)
+				ls.Push(v)
 			}
 			return len(vals)
 		}
 	}
-	t.RawSetString("encode_max_depth", L.NewFunction(cfg(lua.LNumber(cjsonMaxDepth))))
-	t.RawSetString("decode_max_depth", L.NewFunction(cfg(lua.LNumber(cjsonMaxDepth))))
-	t.RawSetString("encode_number_precision", L.NewFunction(cfg(lua.LNumber(14))))
-	t.RawSetString("encode_keep_buffer", L.NewFunction(cfg(lua.LTrue)))
-	t.RawSetString("encode_invalid_numbers", L.NewFunction(cfg(lua.LFalse)))
-	t.RawSetString("decode_invalid_numbers", L.NewFunction(cfg(lua.LTrue)))
-	t.RawSetString("encode_sparse_array", L.NewFunction(cfg(lua.LFalse, lua.LNumber(cjsonSparseRatio), lua.LNumber(cjsonSparseSafe))))
+	t.RawSetString("encode_max_depth", ls.NewFunction(cfg(lua.LNumber(cjsonMaxDepth))))
+	t.RawSetString("decode_max_depth", ls.NewFunction(cfg(lua.LNumber(cjsonMaxDepth))))
+	t.RawSetString("encode_number_precision", ls.NewFunction(cfg(lua.LNumber(14))))
+	t.RawSetString("encode_keep_buffer", ls.NewFunction(cfg(lua.LTrue)))
+	t.RawSetString("encode_invalid_numbers", ls.NewFunction(cfg(lua.LFalse)))
+	t.RawSetString("decode_invalid_numbers", ls.NewFunction(cfg(lua.LTrue)))
+	t.RawSetString("encode_sparse_array", ls.NewFunction(cfg(lua.LFalse, lua.LNumber(cjsonSparseRatio), lua.LNumber(cjsonSparseSafe))))
 	g.RawSetString("cjson", t)
 }
 
-func (j *cjsonLib) encode(L *lua.LState) int {
-	if L.GetTop() != 1 {
-		L.ArgError(1, "expected 1 argument")
+func (j *cjsonLib) encode(ls *lua.LState) int {
+	if ls.GetTop() != 1 {
+		ls.ArgError(1, "expected 1 argument")
 	}
-	buf := j.appendValue(L, nil, L.Get(1), 0)
-	L.Push(lua.LString(buf))
+	buf := j.appendValue(ls, nil, ls.Get(1), 0)
+	ls.Push(lua.LString(buf))
 	return 1
 }
 
@@ -72,14 +72,14 @@ func jsonNumber(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'g', 14, 64)
 }
 
-func (j *cjsonLib) appendValue(L *lua.LState, dst []byte, v lua.LValue, depth int) []byte {
+func (j *cjsonLib) appendValue(ls *lua.LState, dst []byte, v lua.LValue, depth int) []byte {
 	switch x := v.(type) {
 	case lua.LString:
 		return appendJSONString(dst, string(x))
 	case lua.LNumber:
 		f := float64(x)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			L.RaiseError("Cannot serialise number: must not be NaN or Inf")
+			ls.RaiseError("Cannot serialise number: must not be NaN or Inf")
 		}
 		return jsonNumber(dst, f)
 	case lua.LBool:
@@ -96,16 +96,16 @@ func (j *cjsonLib) appendValue(L *lua.LState, dst []byte, v lua.LValue, depth in
 	case *lua.LTable:
 		depth++
 		if depth > cjsonMaxDepth {
-			L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
+			ls.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
 		}
-		n := j.arrayLength(L, x)
+		n := j.arrayLength(ls, x)
 		if n > 0 {
 			dst = append(dst, '[')
 			for i := 1; i <= n; i++ {
 				if i > 1 {
 					dst = append(dst, ',')
 				}
-				dst = j.appendValue(L, dst, x.RawGetInt(i), depth)
+				dst = j.appendValue(ls, dst, x.RawGetInt(i), depth)
 			}
 			return append(dst, ']')
 		}
@@ -124,21 +124,21 @@ func (j *cjsonLib) appendValue(L *lua.LState, dst []byte, v lua.LValue, depth in
 				dst = jsonNumber(dst, float64(kk))
 				dst = append(dst, '"')
 			default:
-				L.RaiseError("Cannot serialise %s: table key must be a number or string", k.Type().String())
+				ls.RaiseError("Cannot serialise %s: table key must be a number or string", k.Type().String())
 			}
 			dst = append(dst, ':')
-			dst = j.appendValue(L, dst, val, depth)
+			dst = j.appendValue(ls, dst, val, depth)
 		})
 		return append(dst, '}')
 	}
-	L.RaiseError("Cannot serialise %s: type not supported", v.Type().String())
+	ls.RaiseError("Cannot serialise %s: type not supported", v.Type().String())
 	return dst
 }
 
 // arrayLength is lua-cjson's lua_array_length: the largest key when every
 // key is a positive integer (0 for an empty table or any other key), or an
 // error for an excessively sparse array.
-func (j *cjsonLib) arrayLength(L *lua.LState, t *lua.LTable) int {
+func (j *cjsonLib) arrayLength(ls *lua.LState, t *lua.LTable) int {
 	max, items, isArray := 0, 0, true
 	t.ForEach(func(k, _ lua.LValue) {
 		n, ok := k.(lua.LNumber)
@@ -155,7 +155,7 @@ func (j *cjsonLib) arrayLength(L *lua.LState, t *lua.LTable) int {
 		return 0
 	}
 	if max > cjsonSparseSafe && max > items*cjsonSparseRatio {
-		L.RaiseError("Cannot serialise table: excessively sparse array")
+		ls.RaiseError("Cannot serialise table: excessively sparse array")
 	}
 	return max
 }
@@ -196,30 +196,30 @@ func appendJSONString(dst []byte, s string) []byte {
 // ---- decode ---------------------------------------------------------------
 
 type jsonDecoder struct {
-	L     *lua.LState
+	ls    *lua.LState
 	lib   *cjsonLib
 	s     string
 	pos   int
 	depth int
 }
 
-func (j *cjsonLib) decode(L *lua.LState) int {
-	if L.GetTop() != 1 {
-		L.ArgError(1, "expected 1 argument")
+func (j *cjsonLib) decode(ls *lua.LState) int {
+	if ls.GetTop() != 1 {
+		ls.ArgError(1, "expected 1 argument")
 	}
-	s := L.CheckString(1)
-	d := &jsonDecoder{L: L, lib: j, s: s}
+	s := ls.CheckString(1)
+	d := &jsonDecoder{ls: ls, lib: j, s: s}
 	v := d.value()
 	d.skipSpace()
 	if d.pos < len(d.s) {
 		d.fail("the end", d.tokenName())
 	}
-	L.Push(v)
+	ls.Push(v)
 	return 1
 }
 
 func (d *jsonDecoder) fail(expected, found string) {
-	d.L.RaiseError("Expected %s but found %s at character %d", expected, found, d.pos+1)
+	d.ls.RaiseError("Expected %s but found %s at character %d", expected, found, d.pos+1)
 }
 
 func (d *jsonDecoder) skipSpace() {
@@ -297,14 +297,14 @@ func hasPrefixAt(s string, i int, p string) bool { return len(s)-i >= len(p) && 
 func (d *jsonDecoder) nest() {
 	d.depth++
 	if d.depth > cjsonMaxDepth {
-		d.L.RaiseError("Found too many nested data structures (%d) at character %d", d.depth, d.pos+1)
+		d.ls.RaiseError("Found too many nested data structures (%d) at character %d", d.depth, d.pos+1)
 	}
 }
 
 func (d *jsonDecoder) object() lua.LValue {
 	d.nest()
 	d.pos++ // {
-	t := d.L.NewTable()
+	t := d.ls.NewTable()
 	d.skipSpace()
 	if d.pos < len(d.s) && d.s[d.pos] == '}' {
 		d.pos++
@@ -339,7 +339,7 @@ func (d *jsonDecoder) object() lua.LValue {
 func (d *jsonDecoder) array() lua.LValue {
 	d.nest()
 	d.pos++ // [
-	t := d.L.NewTable()
+	t := d.ls.NewTable()
 	d.skipSpace()
 	if d.pos < len(d.s) && d.s[d.pos] == ']' {
 		d.pos++
@@ -388,12 +388,11 @@ func (d *jsonDecoder) str() string {
 		if d.pos >= len(d.s) {
 			d.fail("value", "invalid token")
 		}
-		c := d.s[d.pos]
-		switch {
-		case c == '"':
+		switch c := d.s[d.pos]; c {
+		case '"':
 			d.pos++
 			return string(b)
-		case c == '\\':
+		case '\\':
 			if d.pos+1 >= len(d.s) {
 				d.fail("value", "invalid token")
 			}

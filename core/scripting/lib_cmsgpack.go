@@ -18,15 +18,15 @@ import (
 
 const cmsgpackMaxNesting = 16
 
-func openCMsgpack(L *lua.LState, g *lua.LTable) {
-	t := L.NewTable()
-	t.RawSetString("pack", L.NewFunction(mpPack))
-	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return mpUnpack(L, 0, 0, false) }))
-	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {
-		return mpUnpack(L, 1, L.OptInt(2, 0), true)
+func openCMsgpack(ls *lua.LState, g *lua.LTable) {
+	t := ls.NewTable()
+	t.RawSetString("pack", ls.NewFunction(mpPack))
+	t.RawSetString("unpack", ls.NewFunction(func(ls *lua.LState) int { return mpUnpack(ls, 0, 0, false) }))
+	t.RawSetString("unpack_one", ls.NewFunction(func(ls *lua.LState) int {
+		return mpUnpack(ls, 1, ls.OptInt(2, 0), true)
 	}))
-	t.RawSetString("unpack_limit", L.NewFunction(func(L *lua.LState) int {
-		return mpUnpack(L, L.CheckInt(2), L.OptInt(3, 0), true)
+	t.RawSetString("unpack_limit", ls.NewFunction(func(ls *lua.LState) int {
+		return mpUnpack(ls, ls.CheckInt(2), ls.OptInt(3, 0), true)
 	}))
 	t.RawSetString("_NAME", lua.LString("cmsgpack"))
 	t.RawSetString("_VERSION", lua.LString("lua-cmsgpack 0.4.0"))
@@ -35,16 +35,16 @@ func openCMsgpack(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("cmsgpack", t)
 }
 
-func mpPack(L *lua.LState) int {
-	n := L.GetTop()
+func mpPack(ls *lua.LState) int {
+	n := ls.GetTop()
 	if n == 0 {
-		argError(L, 0, "pack", "MessagePack pack needs input.")
+		argError(ls, 0, "pack", "MessagePack pack needs input.")
 	}
 	var buf []byte
 	for i := 1; i <= n; i++ {
-		buf = mpEncode(buf, L.Get(i), 0)
+		buf = mpEncode(buf, ls.Get(i), 0)
 	}
-	L.Push(lua.LString(buf))
+	ls.Push(lua.LString(buf))
 	return 1
 }
 
@@ -166,7 +166,7 @@ func mpInt(b []byte, n int64) []byte {
 }
 
 type mpDecoder struct {
-	L   *lua.LState
+	ls  *lua.LState
 	s   string
 	pos int
 	err string
@@ -175,20 +175,20 @@ type mpDecoder struct {
 // mpUnpack decodes up to limit values (0: all) from offset; withOffset
 // puts the next offset (-1 at the end) before the values, as unpack_one
 // and unpack_limit return.
-func mpUnpack(L *lua.LState, limit, offset int, withOffset bool) int {
-	s := L.CheckString(1)
+func mpUnpack(ls *lua.LState, limit, offset int, withOffset bool) int {
+	s := ls.CheckString(1)
 	if offset < 0 || limit < 0 {
-		L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", offset, limit)
+		ls.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", offset, limit)
 	}
 	if offset > len(s) {
-		L.RaiseError("Start offset %d greater than input length %d.", offset, len(s))
+		ls.RaiseError("Start offset %d greater than input length %d.", offset, len(s))
 	}
-	d := &mpDecoder{L: L, s: s, pos: offset}
+	d := &mpDecoder{ls: ls, s: s, pos: offset}
 	var vals []lua.LValue
 	for d.pos < len(d.s) && (limit == 0 || len(vals) < limit) {
 		v := d.value()
 		if d.err != "" {
-			L.RaiseError("%s", d.err)
+			ls.RaiseError("%s", d.err)
 		}
 		vals = append(vals, v)
 	}
@@ -198,11 +198,11 @@ func mpUnpack(L *lua.LState, limit, offset int, withOffset bool) int {
 		if next >= len(d.s) {
 			next = -1
 		}
-		L.Push(lua.LNumber(next))
+		ls.Push(lua.LNumber(next))
 		n++
 	}
 	for _, v := range vals {
-		L.Push(v)
+		ls.Push(v)
 	}
 	return n + len(vals)
 }
@@ -298,7 +298,7 @@ func (d *mpDecoder) array(n int) lua.LValue {
 		d.err = "Missing bytes in input."
 		return lua.LNil
 	}
-	t := d.L.CreateTable(n, 0)
+	t := d.ls.CreateTable(n, 0)
 	for i := 1; i <= n && d.err == ""; i++ {
 		t.RawSetInt(i, d.value())
 	}
@@ -310,7 +310,7 @@ func (d *mpDecoder) mapOf(n int) lua.LValue {
 		d.err = "Missing bytes in input."
 		return lua.LNil
 	}
-	t := d.L.CreateTable(0, n)
+	t := d.ls.CreateTable(0, n)
 	for i := 0; i < n && d.err == ""; i++ {
 		k := d.value()
 		v := d.value()

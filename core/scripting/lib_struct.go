@@ -21,7 +21,7 @@ type structHeader struct {
 }
 
 type structReader struct {
-	L   *lua.LState
+	ls  *lua.LState
 	fn  string // pack, unpack or size: for argument errors
 	fmt string
 	i   int
@@ -34,7 +34,7 @@ func (r *structReader) num(df int) int {
 	a := 0
 	for r.i < len(r.fmt) && r.fmt[r.i] >= '0' && r.fmt[r.i] <= '9' {
 		if a > (math.MaxInt32-int(r.fmt[r.i]-'0'))/10 {
-			r.L.RaiseError("integral size overflow")
+			r.ls.RaiseError("integral size overflow")
 		}
 		a = a*10 + int(r.fmt[r.i]-'0')
 		r.i++
@@ -61,7 +61,7 @@ func (r *structReader) next(h *structHeader) (opt byte, size int) {
 	case 'i', 'I':
 		sz := r.num(4)
 		if sz > structMaxIntSize {
-			r.L.RaiseError("integral size %d is larger than limit of %d", sz, structMaxIntSize)
+			r.ls.RaiseError("integral size %d is larger than limit of %d", sz, structMaxIntSize)
 		}
 		return opt, sz
 	case 's':
@@ -74,11 +74,11 @@ func (r *structReader) next(h *structHeader) (opt byte, size int) {
 	case '!':
 		a := r.num(8)
 		if a&(a-1) != 0 {
-			r.L.RaiseError("alignment %d is not a power of 2", a)
+			r.ls.RaiseError("alignment %d is not a power of 2", a)
 		}
 		h.align = a
 	default:
-		argError(r.L, 1, r.fn, "invalid format option '"+string(opt)+"'")
+		argError(r.ls, 1, r.fn, "invalid format option '"+string(opt)+"'")
 	}
 	return 0, 0
 }
@@ -93,11 +93,11 @@ func (h *structHeader) toAlign(n int, opt byte, size int) int {
 	return (size - (n & (size - 1))) & (size - 1)
 }
 
-func openStruct(L *lua.LState, g *lua.LTable) {
-	t := L.NewTable()
-	t.RawSetString("pack", L.NewFunction(structPack))
-	t.RawSetString("unpack", L.NewFunction(structUnpack))
-	t.RawSetString("size", L.NewFunction(structSize))
+func openStruct(ls *lua.LState, g *lua.LTable) {
+	t := ls.NewTable()
+	t.RawSetString("pack", ls.NewFunction(structPack))
+	t.RawSetString("unpack", ls.NewFunction(structUnpack))
+	t.RawSetString("size", ls.NewFunction(structSize))
 	g.RawSetString("struct", t)
 }
 
@@ -114,8 +114,8 @@ func putInt(b []byte, v uint64, little bool, size int) []byte {
 	return append(b, buf...)
 }
 
-func structPack(L *lua.LState) int {
-	r := &structReader{L: L, fn: "pack", fmt: L.CheckString(1)}
+func structPack(ls *lua.LState) int {
+	r := &structReader{ls: ls, fn: "pack", fmt: ls.CheckString(1)}
 	h := structHeader{little: true, align: 1}
 	arg := 2
 	var b []byte
@@ -129,7 +129,7 @@ func structPack(L *lua.LState) int {
 		}
 		switch opt {
 		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
-			n := float64(L.CheckNumber(arg))
+			n := float64(ls.CheckNumber(arg))
 			arg++
 			var v uint64
 			if n < 0 {
@@ -141,21 +141,21 @@ func structPack(L *lua.LState) int {
 		case 'x':
 			b = append(b, 0)
 		case 'f':
-			v := math.Float32bits(float32(L.CheckNumber(arg)))
+			v := math.Float32bits(float32(ls.CheckNumber(arg)))
 			arg++
 			b = putInt(b, uint64(v), h.little, 4)
 		case 'd':
-			v := math.Float64bits(float64(L.CheckNumber(arg)))
+			v := math.Float64bits(float64(ls.CheckNumber(arg)))
 			arg++
 			b = putInt(b, v, h.little, 8)
 		case 'c', 's':
-			s := L.CheckString(arg)
+			s := ls.CheckString(arg)
 			l := len(s)
 			if size == 0 {
 				size = l
 			}
 			if l < size {
-				argError(L, arg, "pack", "string too short")
+				argError(ls, arg, "pack", "string too short")
 			}
 			arg++
 			b = append(b, s[:size]...)
@@ -164,7 +164,7 @@ func structPack(L *lua.LState) int {
 			}
 		}
 	}
-	L.Push(lua.LString(b))
+	ls.Push(lua.LString(b))
 	return 1
 }
 
@@ -191,15 +191,15 @@ func getInt(s string, little, signed bool, size int) float64 {
 	return float64(v)
 }
 
-func structUnpack(L *lua.LState) int {
-	r := &structReader{L: L, fn: "unpack", fmt: L.CheckString(1)}
-	data := L.CheckString(2)
-	pos := L.OptInt(3, 1) - 1
+func structUnpack(ls *lua.LState) int {
+	r := &structReader{ls: ls, fn: "unpack", fmt: ls.CheckString(1)}
+	data := ls.CheckString(2)
+	pos := ls.OptInt(3, 1) - 1
 	if pos < 0 || pos > len(data) {
-		argError(L, 3, "unpack", "offset must be 1 or greater")
+		argError(ls, 3, "unpack", "offset must be 1 or greater")
 	}
 	h := structHeader{little: true, align: 1}
-	base := L.GetTop()
+	base := ls.GetTop()
 	for r.i < len(r.fmt) {
 		opt, size := r.next(&h)
 		if opt == 0 {
@@ -207,16 +207,16 @@ func structUnpack(L *lua.LState) int {
 		}
 		pos += h.toAlign(pos, opt, size)
 		if pos+size > len(data) {
-			argError(L, 2, "unpack", "data string too short")
+			argError(ls, 2, "unpack", "data string too short")
 		}
 		switch opt {
 		case 'b', 'h', 'l', 'i':
-			L.Push(lua.LNumber(getInt(data[pos:], h.little, true, size)))
+			ls.Push(lua.LNumber(getInt(data[pos:], h.little, true, size)))
 		case 'B', 'H', 'L', 'T', 'I':
-			L.Push(lua.LNumber(getInt(data[pos:], h.little, false, size)))
+			ls.Push(lua.LNumber(getInt(data[pos:], h.little, false, size)))
 		case 'x':
 		case 'f':
-			L.Push(lua.LNumber(math.Float32frombits(uint32(getInt(data[pos:], h.little, false, 4)))))
+			ls.Push(lua.LNumber(math.Float32frombits(uint32(getInt(data[pos:], h.little, false, 4)))))
 		case 'd':
 			var u uint64
 			if h.little {
@@ -224,39 +224,39 @@ func structUnpack(L *lua.LState) int {
 			} else {
 				u = binary.BigEndian.Uint64([]byte(data[pos : pos+8]))
 			}
-			L.Push(lua.LNumber(math.Float64frombits(u)))
+			ls.Push(lua.LNumber(math.Float64frombits(u)))
 		case 'c':
 			if size == 0 {
-				if L.GetTop() == base {
-					L.RaiseError("format 'c0' needs a previous size")
+				if ls.GetTop() == base {
+					ls.RaiseError("format 'c0' needs a previous size")
 				}
-				n, ok := L.Get(-1).(lua.LNumber)
+				n, ok := ls.Get(-1).(lua.LNumber)
 				if !ok {
-					L.RaiseError("format 'c0' needs a previous size")
+					ls.RaiseError("format 'c0' needs a previous size")
 				}
-				L.Pop(1)
+				ls.Pop(1)
 				size = int(n)
 				if pos+size > len(data) {
-					argError(L, 2, "unpack", "data string too short")
+					argError(ls, 2, "unpack", "data string too short")
 				}
 			}
-			L.Push(lua.LString(data[pos : pos+size]))
+			ls.Push(lua.LString(data[pos : pos+size]))
 		case 's':
 			e := strings.IndexByte(data[pos:], 0)
 			if e < 0 {
-				L.RaiseError("unfinished string in data")
+				ls.RaiseError("unfinished string in data")
 			}
-			L.Push(lua.LString(data[pos : pos+e]))
+			ls.Push(lua.LString(data[pos : pos+e]))
 			size = e + 1
 		}
 		pos += size
 	}
-	L.Push(lua.LNumber(pos + 1))
-	return L.GetTop() - base
+	ls.Push(lua.LNumber(pos + 1))
+	return ls.GetTop() - base
 }
 
-func structSize(L *lua.LState) int {
-	r := &structReader{L: L, fn: "size", fmt: L.CheckString(1)}
+func structSize(ls *lua.LState) int {
+	r := &structReader{ls: ls, fn: "size", fmt: ls.CheckString(1)}
 	h := structHeader{little: true, align: 1}
 	pos := 0
 	for r.i < len(r.fmt) {
@@ -265,16 +265,16 @@ func structSize(L *lua.LState) int {
 			continue
 		}
 		if opt == 's' || (opt == 'c' && size == 0) {
-			argError(L, 1, "size", "options 'c0' - 's' have undefined sizes")
+			argError(ls, 1, "size", "options 'c0' - 's' have undefined sizes")
 		}
 		pos += h.toAlign(pos, opt, size) + size
 	}
-	L.Push(lua.LNumber(pos))
+	ls.Push(lua.LNumber(pos))
 	return 1
 }
 
 // argError is luaL_argerror's text, "bad argument #n to 'fn' (msg)"
 // (gopher-lua's ArgError leaves out the quotes).
-func argError(L *lua.LState, n int, fn, msg string) {
-	L.RaiseError("bad argument #%d to '%s' (%s)", n, fn, msg)
+func argError(ls *lua.LState, n int, fn, msg string) {
+	ls.RaiseError("bad argument #%d to '%s' (%s)", n, fn, msg)
 }

@@ -25,14 +25,13 @@ import (
 // set on the real globals, as Redis does.
 type vm struct {
 	mu      sync.Mutex
-	L       *lua.LState
+	ls      *lua.LState
 	globals *lua.LTable // the real globals, behind the proxy the scripts see
 	proxies map[*lua.LTable]bool
 	// errLine is the line of an error() raised with a message and level 0
 	// (no position in the message); -1 when none. See Run.
 	errLine int
-	fns     map[string]*lua.LFunction
-	gen     int // fns are valid for this cache generation
+	fns     map[string]*lua.LFunction // each script's function, by SHA
 
 	// the current run (set by Run, cleared after); runs reuses its
 	// buffers from run to run
@@ -66,16 +65,16 @@ const (
 )
 
 func (v *vm) init(e *Engine) {
-	L := lua.NewState(lua.Options{
+	ls := lua.NewState(lua.Options{
 		SkipOpenLibs:     true,
 		CallStackSize:    callStackSize,
 		RegistrySize:     1024,
 		RegistryMaxSize:  registryMax,
 		RegistryGrowStep: registryGrow,
 	})
-	v.L = L
+	v.ls = ls
 	v.kill.init()
-	L.SetContext(&v.kill)
+	ls.SetContext(&v.kill)
 	v.rand.x = 0x1234ABCD330E // rand48's initial state (X2 X1 X0)
 	v.fns = make(map[string]*lua.LFunction)
 	v.proxies = make(map[*lua.LTable]bool)
@@ -89,11 +88,11 @@ func (v *vm) init(e *Engine) {
 		{lua.MathLibName, lua.OpenMath},
 		{lua.CoroutineLibName, lua.OpenCoroutine},
 	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+		ls.Push(ls.NewFunction(lib.open))
+		ls.Push(lua.LString(lib.name))
+		ls.Call(1, 0)
 	}
-	g := L.G.Global
+	g := ls.G.Global
 	v.globals = g
 	// What Redis' allow lists keep of the base library.
 	keep := map[string]bool{}
@@ -113,61 +112,61 @@ func (v *vm) init(e *Engine) {
 		g.RawSet(k, lua.LNil)
 	}
 	// loaded by gopher-lua's string library for require; not a global in Redis
-	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", lua.LNil)
-	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
-	g.RawSetString("pcall", L.NewFunction(v.pcall))
-	g.RawSetString("rawset", L.NewFunction(v.rawset))
+	ls.SetField(ls.Get(lua.RegistryIndex), "_LOADED", lua.LNil)
+	g.RawSetString("gcinfo", ls.NewFunction(func(ls *lua.LState) int { ls.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("pcall", ls.NewFunction(v.pcall))
+	g.RawSetString("rawset", ls.NewFunction(v.rawset))
 	setmeta := g.RawGetString("setmetatable").(*lua.LFunction)
-	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
-		if t, ok := L.Get(1).(*lua.LTable); ok && v.proxies[t] {
-			v.errLine = currentLine(L)
-			L.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
+	g.RawSetString("setmetatable", ls.NewFunction(func(ls *lua.LState) int {
+		if t, ok := ls.Get(1).(*lua.LTable); ok && v.proxies[t] {
+			v.errLine = currentLine(ls)
+			ls.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
 		}
-		L.Push(setmeta)
-		L.Push(L.Get(1))
-		L.Push(L.Get(2))
-		L.Call(2, 1)
+		ls.Push(setmeta)
+		ls.Push(ls.Get(1))
+		ls.Push(ls.Get(2))
+		ls.Call(2, 1)
 		return 1
 	}))
 	tostring := g.RawGetString("tostring").(*lua.LFunction)
-	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+	g.RawSetString("tostring", ls.NewFunction(func(ls *lua.LState) int {
 		// Lua 5.1 prints numbers with "%.14g" (gopher-lua: the shortest
 		// exact form); metamethods and other types as before.
-		if n, ok := L.Get(1).(lua.LNumber); ok {
-			L.Push(lua.LString(formatNumber(float64(n))))
+		if n, ok := ls.Get(1).(lua.LNumber); ok {
+			ls.Push(lua.LString(formatNumber(float64(n))))
 			return 1
 		}
-		L.Push(tostring)
-		L.Push(L.Get(1))
-		L.Call(1, 1)
+		ls.Push(tostring)
+		ls.Push(ls.Get(1))
+		ls.Call(1, 1)
 		return 1
 	}))
 	math := g.RawGetString("math").(*lua.LTable)
-	math.RawSetString("random", L.NewFunction(v.mathRandom))
-	math.RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
+	math.RawSetString("random", ls.NewFunction(v.mathRandom))
+	math.RawSetString("randomseed", ls.NewFunction(v.mathRandomSeed))
 
 	g.RawSetString("redis", v.redisAPI(e))
-	openBit(L, g)
-	openCJSON(L, g)
-	openStruct(L, g)
-	openCMsgpack(L, g)
+	openBit(ls, g)
+	openCJSON(ls, g)
+	openStruct(ls, g)
+	openCMsgpack(ls, g)
 
-	g.RawSetString("error", L.NewFunction(func(L *lua.LState) int {
+	g.RawSetString("error", ls.NewFunction(func(ls *lua.LState) int {
 		// Lua's error. Redis' error handler adds the source and line of
 		// the innermost Lua function to a table error; messages carry
 		// them already (gopher-lua prefixes "user_script:N:" as Lua
 		// does), except at level 0.
-		obj, level := L.Get(1), L.OptInt(2, 1)
+		obj, level := ls.Get(1), ls.OptInt(2, 1)
 		switch x := obj.(type) {
 		case *lua.LTable:
-			markPosition(L, x)
+			markPosition(ls, x)
 		case lua.LNumber:
 			obj = lua.LString(formatNumber(float64(x)))
 		}
 		if level == 0 {
-			v.errLine = currentLine(L)
+			v.errLine = currentLine(ls)
 		}
-		L.Error(obj, level)
+		ls.Error(obj, level)
 		return 0
 	}))
 
@@ -181,9 +180,9 @@ func (v *vm) init(e *Engine) {
 	}
 	gp := v.readonly(g, true)
 	g.RawSetString("_G", gp)
-	L.SetGlobal("_G", gp)
-	L.Env = gp
-	L.G.Global = gp
+	ls.SetGlobal("_G", gp)
+	ls.Env = gp
+	ls.G.Global = gp
 }
 
 var readonlyErr = "Attempt to modify a readonly table"
@@ -191,55 +190,55 @@ var readonlyErr = "Attempt to modify a readonly table"
 // readonly returns a proxy of t that refuses writes; strict proxies (the
 // globals) also refuse reading a missing name.
 func (v *vm) readonly(t *lua.LTable, strict bool) *lua.LTable {
-	L := v.L
-	p := L.NewTable()
-	meta := L.NewTable()
+	ls := v.ls
+	p := ls.NewTable()
+	meta := ls.NewTable()
 	meta.RawSetString("__index", t)
-	meta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("%s", readonlyErr)
+	meta.RawSetString("__newindex", ls.NewFunction(func(ls *lua.LState) int {
+		ls.RaiseError("%s", readonlyErr)
 		return 0
 	}))
 	meta.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(p, meta)
+	ls.SetMetatable(p, meta)
 	if strict {
-		tm := L.NewTable()
-		tm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			name := L.Get(2)
+		tm := ls.NewTable()
+		tm.RawSetString("__index", ls.NewFunction(func(ls *lua.LState) int {
+			name := ls.Get(2)
 			if name.Type() != lua.LTString && name.Type() != lua.LTNumber {
-				L.RaiseError("Second argument to luaProtectedTableError must be a string or number")
+				ls.RaiseError("Second argument to luaProtectedTableError must be a string or number")
 			}
-			L.RaiseError("Script attempted to access nonexistent global variable '%s'", name.String())
+			ls.RaiseError("Script attempted to access nonexistent global variable '%s'", name.String())
 			return 0
 		}))
-		L.SetMetatable(t, tm)
+		ls.SetMetatable(t, tm)
 	}
 	v.proxies[p] = true
 	return p
 }
 
 // rawset refuses the read-only proxies, as Redis' read-only tables do.
-func (v *vm) rawset(L *lua.LState) int {
-	t := L.CheckTable(1)
+func (v *vm) rawset(ls *lua.LState) int {
+	t := ls.CheckTable(1)
 	if v.proxies[t] {
-		v.errLine = currentLine(L)
-		L.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
+		v.errLine = currentLine(ls)
+		ls.Error(lua.LString(readonlyErr), 0) // raised by the VM in Redis: no position
 	}
-	k := L.CheckAny(2)
-	L.RawSet(t, k, L.CheckAny(3))
-	L.Push(t)
+	k := ls.CheckAny(2)
+	ls.RawSet(t, k, ls.CheckAny(3))
+	ls.Push(t)
 	return 1
 }
 
 // pcall is Redis' luaRedisPcall: Lua's pcall, except that an error raised
 // as a table with an err field (redis.call's errors) is returned as that
 // string, as Lua scripts written for Redis 6 expect.
-func (v *vm) pcall(L *lua.LState) int {
-	n := L.GetTop()
+func (v *vm) pcall(ls *lua.LState) int {
+	n := ls.GetTop()
 	if n == 0 {
-		L.ArgError(1, "value expected")
+		ls.ArgError(1, "value expected")
 	}
-	top := L.GetTop()
-	err := L.PCall(n-1, lua.MultRet, nil)
+	top := ls.GetTop()
+	err := ls.PCall(n-1, lua.MultRet, nil)
 	if err != nil {
 		obj := lua.LValue(lua.LString(err.Error()))
 		if ae, ok := err.(*lua.ApiError); ok {
@@ -250,23 +249,23 @@ func (v *vm) pcall(L *lua.LState) int {
 				obj = s
 			}
 		}
-		L.Push(lua.LFalse)
-		L.Push(obj)
+		ls.Push(lua.LFalse)
+		ls.Push(obj)
 		return 2
 	}
-	L.Insert(lua.LTrue, top-n+1)
-	return L.GetTop() - (top - n)
+	ls.Insert(lua.LTrue, top-n+1)
+	return ls.GetTop() - (top - n)
 }
 
 // currentLine is the current line of the innermost Lua function (Redis'
 // error handler asks debug.getinfo for it), or -1.
-func currentLine(L *lua.LState) int {
+func currentLine(ls *lua.LState) int {
 	for lvl := 0; ; lvl++ {
-		d, ok := L.GetStack(lvl)
+		d, ok := ls.GetStack(lvl)
 		if !ok {
 			return -1
 		}
-		if _, err := L.GetInfo("Sl", d, nil); err != nil || d.What == "G" {
+		if _, err := ls.GetInfo("Sl", d, nil); err != nil || d.What == "G" {
 			continue
 		}
 		return d.CurrentLine
@@ -275,17 +274,17 @@ func currentLine(L *lua.LState) int {
 
 // markPosition adds source and line to an error table about to be raised,
 // as Redis' __redis__err__handler does.
-func markPosition(L *lua.LState, t *lua.LTable) {
-	if line := currentLine(L); line >= 0 {
+func markPosition(ls *lua.LState, t *lua.LTable) {
+	if line := currentLine(ls); line >= 0 {
 		t.RawSetString("source", lua.LString("@user_script"))
 		t.RawSetString("line", lua.LNumber(line))
 	}
 }
 
 // throw raises t, an error table, from a Go function called by the script.
-func throw(L *lua.LState, t *lua.LTable) {
-	markPosition(L, t)
-	L.Error(t, 1)
+func throw(ls *lua.LState, t *lua.LTable) {
+	markPosition(ls, t)
+	ls.Error(t, 1)
 }
 
 // positionOf finds "user_script:N:" at the start of a runtime error
@@ -307,11 +306,11 @@ func positionOf(msg string) int {
 }
 
 // luaToString is Lua's tostring for an error value.
-func luaToString(L *lua.LState, v lua.LValue) lua.LValue {
+func luaToString(ls *lua.LState, v lua.LValue) lua.LValue {
 	if s, ok := v.(lua.LString); ok {
 		return s
 	}
-	return lua.LString(L.ToStringMeta(v).String())
+	return lua.LString(ls.ToStringMeta(v).String())
 }
 
 // Run runs s with keys and args (KEYS and ARGV) and appends its reply to
@@ -322,11 +321,11 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 	v := &e.vm
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	L := v.L
+	ls := v.ls
 	fn := v.fns[s.SHA]
 	if fn == nil {
-		fn = L.NewFunctionFromProto(s.proto)
-		fn.Env = L.Env
+		fn = ls.NewFunctionFromProto(s.proto)
+		fn.Env = ls.Env
 		if len(v.fns) > 10000 { // bounded: a flushed cache's functions go
 			clear(v.fns)
 		}
@@ -337,23 +336,23 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 	rs.caller, rs.resp, rs.repl = caller, 2, ReplAll
 	v.run = rs
 	defer func() { v.run, rs.caller = nil, nil }()
-	v.globals.RawSetString("KEYS", stringArray(L, keys))
-	v.globals.RawSetString("ARGV", stringArray(L, args))
-	base := L.GetTop()
-	L.Push(fn)
+	v.globals.RawSetString("KEYS", stringArray(ls, keys))
+	v.globals.RawSetString("ARGV", stringArray(ls, args))
+	base := ls.GetTop()
+	ls.Push(fn)
 	v.errLine = -1
 	// No Lua error handler (Redis runs __redis__err__handler): gopher-lua
 	// calls one with a new frame, which a full call stack cannot take, and
 	// what it adds is known without it (see throw, markPosition).
-	err := L.PCall(0, 1, nil)
+	err := ls.PCall(0, 1, nil)
 	if err != nil {
 		var obj lua.LValue = lua.LString(err.Error())
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
 		}
 		if _, ok := obj.(*lua.LTable); !ok || v.kill.killed.Load() {
-			msg := lua51Message(lua.LVAsString(luaToString(L, obj)))
-			t := L.NewTable()
+			msg := lua51Message(lua.LVAsString(luaToString(ls, obj)))
+			t := ls.NewTable()
 			t.RawSetString("err", lua.LString("ERR "+msg))
 			if v.kill.killed.Load() {
 				// luaMaskCountHook's error, where the script was
@@ -371,9 +370,9 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 		}
 		dst = appendRunError(dst, obj, s.SHA)
 	} else {
-		dst = appendLuaReply(dst, L, L.Get(-1), resp3, rs.resp == 3, 0)
+		dst = appendLuaReply(dst, ls, ls.Get(-1), resp3, rs.resp == 3, 0)
 	}
-	L.SetTop(base)
+	ls.SetTop(base)
 	return dst
 }
 
@@ -385,8 +384,8 @@ func (e *Engine) Forget() {
 	e.vm.mu.Unlock()
 }
 
-func stringArray(L *lua.LState, elems [][]byte) *lua.LTable {
-	t := L.CreateTable(len(elems), 0)
+func stringArray(ls *lua.LState, elems [][]byte) *lua.LTable {
+	t := ls.CreateTable(len(elems), 0)
 	for i, b := range elems {
 		t.RawSetInt(i+1, lua.LString(b))
 	}
