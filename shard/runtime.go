@@ -71,7 +71,7 @@ type Runtime struct {
 	snapRunning  atomic.Bool           // a WriteSnapshot is running (snapshot.go)
 	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
 	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
-	noLog        bool                  // a script's redis.set_repl left out the AOF (script.go); the holder of every shard alone touches it
+	noLog        bool                  // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }
