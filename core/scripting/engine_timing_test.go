@@ -24,3 +24,29 @@ func BenchmarkRunGet(b *testing.B) {
 		out = e.Run(s, keys, nil, getCaller{}, false, out[:0])
 	}
 }
+
+// BenchmarkRunLoop is a Lua loop of 1000 additions, with the kill switch
+// (SCRIPT KILL: gopher-lua checks the context before every instruction) and
+// without it: what busy-reply-threshold support costs.
+func BenchmarkRunLoop(b *testing.B) {
+	for _, withKill := range []bool{true, false} {
+		name := "kill-switch"
+		if !withKill {
+			name = "no-context"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := New(Options{})
+			if !withKill {
+				e.vm.ls.RemoveContext()
+			}
+			s, err := e.Load([]byte("local s = 0 for i = 1, 1000 do s = s + i end return s"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out []byte
+			for b.Loop() {
+				out = e.Run(s, nil, nil, getCaller{}, false, out[:0])
+			}
+		})
+	}
+}
