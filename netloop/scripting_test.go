@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svcdb/svcdb/core/redistest"
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // TestScriptGoRedis runs go-redis' Script helpers (EVALSHA, falling back to
@@ -398,10 +399,16 @@ func TestScriptBusyAndKill(t *testing.T) {
 while tonumber(redis.call('time')[1]) - t0 < 30 do end`, "0"))
 	time.Sleep(50 * time.Millisecond) // the runner's loop is now in the script
 	other := otherLoopConn(t, ts.Addr)
-	eventually(t, 5*time.Second, func() bool {
-		v := other.do("GET", "x")
+	// PING runs on the loop, never waiting for shards: it shows when the
+	// threshold has passed. A keyed command sent before that waits for
+	// the script's shards (docs/scripting.md), so GET comes after.
+	isBusy := func(v resp.Value) bool {
 		return v.Type == '-' && strings.HasPrefix(string(v.Str), "BUSY Redis is busy running a script.")
-	}, "GET never got -BUSY")
+	}
+	eventually(t, 5*time.Second, func() bool { return isBusy(other.do("PING")) }, "PING never got -BUSY")
+	if v := other.do("GET", "x"); !isBusy(v) {
+		t.Fatalf("GET during a busy script = %v", v)
+	}
 	if v := other.do("SCRIPT", "KILL"); string(v.Str) != "OK" {
 		t.Fatalf("SCRIPT KILL: %v", v)
 	}
