@@ -93,6 +93,10 @@ func localHandlers() map[string]localHandler {
 	for _, name := range []string{"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "publish", "spublish", "pubsub"} {
 		h[name] = pubsub
 	}
+	for _, name := range []string{"eval", "evalsha", "eval_ro", "evalsha_ro"} {
+		h[name] = func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdEval(c, cmd, args) } // scripting.go
+	}
+	h["script"] = func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdScript(c, cmd, args) }
 	for _, name := range []string{"lastsave", "save", "bgsave", "bgrewriteaof"} {
 		h[name] = persistence
 	}

@@ -153,6 +153,15 @@ func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
 	field(b, "maxmemory", maxmem)
 	field(b, "maxmemory_human", humanBytes(maxmem))
 	field(b, "maxmemory_policy", s.params.String("maxmemory-policy"))
+	// The script cache (scripting.go): the bodies' bytes and their count,
+	// as Redis 7.0 names them; the Lua VM's own heap is part of the Go
+	// heap, which gopher-lua does not account apart, so there is no
+	// used_memory_lua.
+	nScripts, scriptBytes := s.scripts.Len()
+	field(b, "used_memory_scripts_eval", scriptBytes)
+	field(b, "number_of_cached_scripts", int64(nScripts))
+	field(b, "used_memory_scripts", scriptBytes)
+	field(b, "used_memory_scripts_human", humanBytes(scriptBytes))
 	field(b, "mem_allocator", "go")
 	// The Go runtime's own figures, under names of their own (runtime/metrics).
 	field(b, "go_sys", gm.total)

@@ -87,6 +87,11 @@ func (s *Server) bindParams(reg *config.Registry) {
 	reg.OnChange("acl-pubsub-default", func(v string) error { s.acl.SetPubSubDefault(v == "allchannels"); return nil })
 	reg.OnChange("acllog-max-len", func(string) error { s.acl.SetLogMaxLen(int(reg.Int("acllog-max-len"))); return nil })
 	s.bindDiagParams(reg)
+	if reg.Lookup("busy-reply-threshold") != nil { // scripting.go
+		apply := func(string) error { s.scriptClock.threshold.Store(reg.Int("busy-reply-threshold")); return nil }
+		_ = apply("")
+		reg.OnChange("busy-reply-threshold", apply)
+	}
 	s.bindEncodingParams(reg)
 	s.bindMemoryParams(reg)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/tracing"
 	"github.com/svcdb/svcdb/shard"
@@ -183,6 +184,10 @@ type Server struct {
 	acl       *acl.ACL     // users, permissions, ACL LOG (acl.go)
 	authFails authFailures // refusals by reason (acl.go)
 
+	// scripts is the Lua engine and script cache (scripting.go).
+	scripts     *scripting.Engine
+	scriptClock scriptClock // the running script, for -BUSY and SCRIPT KILL
+
 	// bundles is DEBUG BUNDLE's service, set by SetBundles (bundlecmd.go).
 	bundles atomic.Pointer[bundleMakerBox]
 }
@@ -239,6 +244,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.debugCmd = table.Lookup([]byte("debug"))
 	s.bindParams(cfg.Params)
 	s.initPubSub()
+	s.scripts = newScriptEngine(s)
 	return s
 }
 

@@ -488,6 +488,9 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	if s.queueInMulti(c, cmd, checked, args, mark) {
 		return true
 	}
+	if s.scriptClock.start.Load() != 0 && s.refuseBusy(c, checked, mark) { // scripting.go
+		return true
+	}
 	c.commands++
 	idx, where := s.rt.RouteFor(&c.ctx, cmd, args) // recorded in c.ctx for the execution below
 	var span trace.Span

@@ -73,6 +73,7 @@ type Runtime struct {
 	snapRunning  atomic.Bool           // a WriteSnapshot is running (snapshot.go)
 	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
 	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
+	noLog        bool                  // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }
@@ -505,7 +506,7 @@ func (rt *Runtime) run(c *keyspace.Ctx) {
 		rt.call(c)
 		return
 	}
-	logged := p != nil && rt.logged(c)
+	logged := p != nil && !rt.noLog && rt.logged(c)
 	if !logged && (h == nil || h.Changed == nil) {
 		rt.call(c)
 		return

@@ -23,7 +23,7 @@ type Table struct {
 // New assembles the table from the per-family files (connection.go,
 // strings.go, generic.go, hash.go, list.go, set.go, sortedset.go, stream.go,
 // transactions.go, pubsub.go, memory.go, persistence.go, server.go, cluster.go, debug.go, ops.go,
-// svc.go, acl.go, bitmap.go). Each call builds fresh Command values, so tables never share
+// svc.go, acl.go, bitmap.go, scripting.go). Each call builds fresh Command values, so tables never share
 // state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
@@ -52,6 +52,7 @@ func New() *Table {
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, persistenceCommands()...)
 	cmds = append(cmds, aclCommands()...)
+	cmds = append(cmds, scriptingCommands()...)
 
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{
