@@ -11,7 +11,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/scripting"
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (issue 16): the Lua engine
@@ -154,7 +154,7 @@ func (s *Server) cmdEval(c *client, cmd *command.Command, args [][]byte) {
 			}
 			if !run.allowOOM && s.rt.OutOfMemory() {
 				// processCommand refuses it: a script that may write is deny-oom
-				c.out = append(c.out, shard.OOMReply...)
+				c.out = append(c.out, keyspace.OOMReply...)
 				return
 			}
 		} else {
@@ -230,7 +230,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		}
 	}
 	if !r.allowOOM && r.oom && !r.dirty && checked.Flags&command.FlagDenyOOM != 0 {
-		return dst, "-" + shard.OOMMessage
+		return dst, "-" + keyspace.OOMMessage
 	}
 	if checked.Flags&command.FlagWrite != 0 {
 		r.dirty = true
@@ -248,7 +248,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 	c.ctx.RESP3 = resp3
 	start := cmdstats.Now()
 	mark := len(dst)
-	if _, where := s.rt.RouteFor(&c.ctx, cmd, argv); where == shard.NotShard {
+	if _, where := s.rt.RouteFor(&c.ctx, cmd, argv); where == keyspace.NotShard {
 		saved := c.out
 		c.out = dst
 		s.local(c, cmd, subOf(cmd, checked), argv)
