@@ -226,9 +226,13 @@ func (in *infoInput) cmds() *cmdstats.Snapshot {
 
 // writes is what Redis calls the dirty counter: write commands executed
 // since the last save, which for svcdb is since start.
-// infoReplication: svcdb is a standalone primary; replication does not exist
-// yet, so there are never replicas and the offsets stay at their start.
+// infoReplication: the replication role's fields (replcmd.go); without one,
+// a standalone master's, whose offsets stay at their start.
 func (s *Server) infoReplication(_ *infoInput, b *strings.Builder) {
+	if s.cfg.Replication != nil {
+		s.infoReplicationFrom(b)
+		return
+	}
 	field(b, "role", "master")
 	field(b, "connected_slaves", 0)
 	field(b, "master_failover_state", "no-failover")
@@ -237,7 +241,9 @@ func (s *Server) infoReplication(_ *infoInput, b *strings.Builder) {
 	field(b, "master_repl_offset", 0)
 	field(b, "second_repl_offset", -1)
 	field(b, "repl_backlog_active", 0)
-	field(b, "svc_replication", "unavailable (replication is not implemented yet)")
+	field(b, "repl_backlog_size", 1<<20)
+	field(b, "repl_backlog_first_byte_offset", 0)
+	field(b, "repl_backlog_histlen", 0)
 }
 
 func (s *Server) infoCPU(_ *infoInput, b *strings.Builder) {

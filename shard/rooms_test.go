@@ -26,6 +26,7 @@ var runtimeFiles = map[string]bool{
 	"queue.go":            true,
 	"rdbload.go":          true,
 	"replay.go":           true,
+	"replica.go":          true,
 	"runtime.go":          true,
 	"runtime_keyspace.go": true,
 	"shard.go":            true,
