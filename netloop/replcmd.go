@@ -58,9 +58,6 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		c.out = append(c.out, resp.ErrNotInteger...)
 		return
 	}
-	// Redis takes any long here and fails to connect later; a port outside
-	// 0..65535 could never connect, so it is refused as Redis refuses one
-	// in a configuration file.
 	if port < 0 || port > 65535 {
 		c.out = resp.AppendError(c.out, "ERR Invalid master port")
 		return

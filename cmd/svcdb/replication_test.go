@@ -305,3 +305,79 @@ func testReplicaOfRedis(t *testing.T, bin string, modeArgs []string) {
 	}
 	stop(t, cmd)
 }
+
+// TestReplicaRefusals: a replica whose master is unreachable serves stale
+// data or -MASTERDOWN as replica-serve-stale-data says, refuses writes with
+// -READONLY (inside MULTI too) unless replica-read-only is off, and REPLICAOF
+// checks its port as Redis.
+func TestReplicaRefusals(t *testing.T) {
+	bin := buildBinary(t)
+	ctx := context.Background()
+	cmd, addr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	r := client(t, addr)
+	if err := r.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0") // a port nobody answers on once closed
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", "notaport").Err(); err == nil || err.Error() != "ERR value is not an integer or out of range" {
+		t.Errorf("REPLICAOF with a bad port: %v", err)
+	}
+	if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", "70000").Err(); err == nil || err.Error() != "ERR Invalid master port" {
+		t.Errorf("REPLICAOF with port 70000: %v", err)
+	}
+	if got := r.Do(ctx, "SLAVEOF", "127.0.0.1", deadPort).Val(); got != "OK" {
+		t.Fatalf("SLAVEOF: %v", got)
+	}
+	if v := r.Get(ctx, "k").Val(); v != "v" {
+		t.Errorf("stale read: %q", v)
+	}
+	if err := r.Set(ctx, "k", "w", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
+		t.Errorf("SET: %v", err)
+	}
+	role := r.Do(ctx, "ROLE").Val().([]any)
+	if len(role) != 5 || role[0] != "slave" || role[4] != int64(-1) || role[3] == "connected" {
+		t.Errorf("ROLE while the master is unreachable: %v", role)
+	}
+	info := r.Info(ctx, "replication").Val()
+	for _, f := range []string{"master_link_status:down", "master_last_io_seconds_ago:-1", "master_link_down_since_seconds:-1", "slave_repl_offset:0", "slave_read_repl_offset:0"} {
+		if !strings.Contains(info, f+"\r\n") {
+			t.Errorf("INFO replication lacks %q:\n%s", f, info)
+		}
+	}
+	// In MULTI the write is refused when queued and EXEC aborts.
+	want := "+OK\r\n-READONLY You can't write against a read only replica.\r\n-EXECABORT Transaction discarded because of previous errors.\r\n"
+	if got := readN(t, addr, "MULTI\r\nSET k w\r\nEXEC\r\n", len(want)); got != want {
+		t.Errorf("MULTI SET EXEC: %q, want %q", got, want)
+	}
+
+	if err := r.ConfigSet(ctx, "replica-serve-stale-data", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Get(ctx, "k").Err(); err == nil || err.Error() != "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'." {
+		t.Errorf("GET with serve-stale-data no: %v", err)
+	}
+	if err := r.Info(ctx, "replication").Err(); err != nil { // INFO has the stale flag
+		t.Errorf("INFO with serve-stale-data no: %v", err)
+	}
+	if err := r.ConfigSet(ctx, "slave-serve-stale-data", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Set(ctx, "k", "w", 0).Err(); err != nil {
+		t.Errorf("SET with replica-read-only no: %v", err)
+	}
+	if got := r.Do(ctx, "REPLICAOF", "no", "one").Val(); got != "OK" {
+		t.Fatalf("REPLICAOF no one: %v", got)
+	}
+	if v := r.Get(ctx, "k").Val(); v != "w" {
+		t.Errorf("after promotion: %q", v)
+	}
+	stop(t, cmd)
+}

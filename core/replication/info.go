@@ -77,13 +77,9 @@ func (r *Replica) Info(add func(name string, value any)) {
 		}
 		add("master_last_io_seconds_ago", lastIO)
 		add("master_sync_in_progress", b2i(st == StateTransfer || st == StateLoading))
-		off, readOff := int64(1), int64(1) // Redis' value before any sync
-		r.idMu.Lock()
-		synced := r.everUp.Load() || r.cached != nil
-		r.idMu.Unlock()
-		if synced {
-			off, readOff = r.offset.Load(), r.readOff.Load()
-		}
+		// Before any sync Redis reports its own offset here (its cached
+		// master is itself), as this does.
+		off, readOff := r.offset.Load(), r.readOff.Load()
 		add("slave_read_repl_offset", readOff)
 		add("slave_repl_offset", off)
 		if st == StateTransfer || st == StateLoading {
