@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/svcdb/svcdb/core/command"
@@ -38,7 +39,9 @@ func (s *Server) replicationRefusal(checked *command.Command) string {
 	return s.cfg.Replication.Refusal(checked.Flags)
 }
 
-// cmdReplicaOf runs REPLICAOF and SLAVEOF (replicaofCommand).
+// cmdReplicaOf runs REPLICAOF and SLAVEOF (replicaofCommand). Changing the
+// role waits for the old link's goroutine (it may be loading a snapshot)
+// and takes every shard once: it runs off the event loop (runAsync).
 func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 	r := s.cfg.Replication
 	if r == nil {
@@ -46,11 +49,18 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		return
 	}
 	if resp.EqualFold(args[1], "no") && resp.EqualFold(args[2], "one") {
-		if r.IsReplica() {
-			r.SetMasterNone()
-			s.log.Info("MASTER MODE enabled", "by", c.addr)
+		if !r.IsReplica() {
+			c.out = append(c.out, resp.OK...)
+			return
 		}
-		c.out = append(c.out, resp.OK...)
+		// Stopping the link waits for its goroutine, which may be loading a
+		// snapshot: off the event loop.
+		addr := c.addr
+		s.runAsync(c, func() []byte {
+			r.SetMasterNone()
+			s.log.Info("MASTER MODE enabled", "by", addr)
+			return append([]byte(nil), resp.OK...)
+		})
 		return
 	}
 	port, ok := resp.ParseInt(args[2])
@@ -62,16 +72,17 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		c.out = resp.AppendError(c.out, "ERR Invalid master port")
 		return
 	}
-	if err := r.SetMaster(string(args[1]), int(port)); err != nil {
-		if errors.Is(err, replication.ErrSameMaster) {
-			c.out = append(c.out, "+OK Already connected to specified master\r\n"...)
-			return
+	host, addr := string(args[1]), c.addr
+	s.runAsync(c, func() []byte {
+		if err := r.SetMaster(host, int(port)); err != nil {
+			if errors.Is(err, replication.ErrSameMaster) {
+				return []byte("+OK Already connected to specified master\r\n")
+			}
+			return resp.AppendError(nil, "ERR "+err.Error())
 		}
-		c.out = resp.AppendError(c.out, "ERR "+err.Error())
-		return
-	}
-	s.log.Info("REPLICAOF", "master", string(args[1])+":"+string(args[2]), "by", c.addr)
-	c.out = append(c.out, resp.OK...)
+		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
+		return append([]byte(nil), resp.OK...)
+	})
 }
 
 // infoReplicationFrom writes INFO replication from the replication role.
