@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -261,10 +262,22 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			// The replica's own append-only file holds a FLUSHALL and not the
 			// loaded keys: rewrite it from the dataset, as Redis restarts AOF
 			// after a sync.
+			// A rewrite already running (the one appendonly yes starts at
+			// boot, or an earlier sync's) holds a base from before the
+			// FLUSHALL: a new one starts once it is done.
 			if reg.Bool("appendonly") {
-				if _, err := pm.BGRewriteAOF(); err != nil {
-					logger.Warn("rewriting the append-only file after a full sync", "err", err)
-				}
+				go func() {
+					for range 36000 { // an hour, at 100 ms
+						_, err := pm.BGRewriteAOF()
+						if err == nil || !strings.Contains(err.Error(), "already in progress") {
+							if err != nil {
+								logger.Warn("rewriting the append-only file after a full sync", "err", err)
+							}
+							return
+						}
+						time.Sleep(100 * time.Millisecond)
+					}
+				}()
 			}
 		},
 	})

@@ -101,7 +101,7 @@ func dump(t *testing.T, c *redis.Client) map[string]string {
 // sameData fails unless the replica holds exactly the master's keys in
 // databases 0 and 3.
 func sameData(t *testing.T, master, replica string) {
-	const pass = "mpass" // the masters' requirepass
+	const pass = "mpass" // the masters' requirepass (ignored by one without)
 	t.Helper()
 	for _, db := range []int{0, 3} {
 		m := redis.NewClient(&redis.Options{Addr: master, Password: pass, DB: db, MaxRetries: -1})
@@ -114,12 +114,12 @@ func sameData(t *testing.T, master, replica string) {
 		}
 		for k, w := range want {
 			if got[k] != w {
-				t.Errorf("db %d key %q: replica has %q, master %q", db, k, got[k], w)
+				t.Errorf("db %d key %q: replica has %.80q, master %.80q", db, k, got[k], w)
 			}
 		}
 		for k := range got {
 			if _, ok := want[k]; !ok {
-				t.Errorf("db %d key %q: on the replica only (%q)", db, k, got[k])
+				t.Errorf("db %d key %q: on the replica only (%.80q)", db, k, got[k])
 			}
 		}
 	}
@@ -245,6 +245,14 @@ func testReplicaOfRedis(t *testing.T, bin string, modeArgs []string) {
 	}
 	waitInSync(t, m, r)
 	sameData(t, msrv.Addr, addr)
+	// WAIT on the master sends REPLCONF GETACK and counts the replicas whose
+	// ACK reached its offset: exact offsets, or WAIT times out with 0.
+	if err := m.Set(ctx, "waited", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Wait(ctx, 1, 10*time.Second).Val(); n != 1 {
+		t.Errorf("WAIT 1 on the master: %d replicas acknowledged", n)
+	}
 
 	// A replica refuses writes, answers reads, and says what it is.
 	if err := r.Set(ctx, "x", "1", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
@@ -380,4 +388,50 @@ func TestReplicaRefusals(t *testing.T) {
 		t.Errorf("after promotion: %q", v)
 	}
 	stop(t, cmd)
+}
+
+// TestReplicaOwnAOF: a replica with appendonly yes keeps what the master
+// sent across its own restart: after the full sync its append-only file is
+// rewritten from the loaded dataset (it would hold only the FLUSHALL), and
+// the stream's commands are appended to it.
+func TestReplicaOwnAOF(t *testing.T) {
+	bin := buildBinary(t)
+	ctx := context.Background()
+	msrv := redistest.StartServer(t, t.TempDir(), "--save", "", "--appendonly", "no", "--repl-diskless-sync", "no")
+	_, mport, _ := net.SplitHostPort(msrv.Addr)
+	m := client(t, msrv.Addr)
+	writeEveryType(t, m, "before:")
+	dir := t.TempDir()
+	cmd, addr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", dir, "--appendonly", "yes")
+	r := client(t, addr)
+	// REPLICAOF at once: the rewrite appendonly yes starts at boot may still
+	// run when the sync ends, and the one after the sync must wait for it.
+	rewrites := field(r.Info(ctx, "persistence").Val(), "aof_rewrites")
+	if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, m, r)
+	writeEveryType(t, m, "after:")
+	waitInSync(t, m, r)
+	waitFor(t, "the AOF rewrite after the sync", func() bool {
+		p := r.Info(ctx, "persistence").Val()
+		n, _ := strconv.Atoi(field(p, "aof_rewrites"))
+		n0, _ := strconv.Atoi(rewrites)
+		return n > n0 && field(p, "aof_rewrite_in_progress") == "0"
+	})
+	stop(t, cmd)
+	// Restarted, it is a master again (REPLICAOF is not persisted) with
+	// every key it had.
+	_, addr2, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", dir, "--appendonly", "yes")
+	r2 := client(t, addr2)
+	waitFor(t, "the restarted replica to load", func() bool { return r2.Ping(ctx).Err() == nil })
+	want, got := dump(t, m), dump(t, r2)
+	if len(want) == 0 || fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Errorf("after a restart the replica has %d keys, the master %d", len(got), len(want))
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("key %q: %.80q, want %.80q", k, got[k], w)
+			}
+		}
+	}
 }
