@@ -244,8 +244,13 @@ func (r *Replica) SetMasterNone() {
 	r.log.Info("MASTER MODE enabled (user request)")
 }
 
-// Close stops the link (at shutdown).
-func (r *Replica) Close() { r.SetMasterNone() }
+// Close stops the link at shutdown: no command of the master's runs after
+// it returns. The role is kept (nothing reads it any more).
+func (r *Replica) Close() {
+	r.roleMu.Lock()
+	defer r.roleMu.Unlock()
+	r.stopLocked()
+}
 
 // stopLocked stops the link goroutine and waits for it.
 // REQUIRES: r.roleMu held.
@@ -504,6 +509,7 @@ func (r *Replica) fullSync(c *conn, reply PSyncReply) error {
 func (r *Replica) receive(c *conn, hdr Transfer, w io.Writer) error {
 	buf := make([]byte, 64<<10)
 	var tail []byte // the last IDLen bytes received (EOF-marked payloads)
+	var all []byte  // tail + the chunk just read, reused
 	var got int64
 	for hdr.Size < 0 || got < hdr.Size {
 		want := len(buf)
@@ -521,7 +527,7 @@ func (r *Replica) receive(c *conn, hdr Transfer, w io.Writer) error {
 			chunk := buf[:n]
 			if hdr.Size < 0 {
 				// Hold back the last IDLen bytes: they may be the mark.
-				all := append(tail, chunk...)
+				all = append(append(all[:0], tail...), chunk...)
 				if len(all) >= IDLen && bytes.Equal(all[len(all)-IDLen:], hdr.Mark) {
 					if _, werr := w.Write(all[:len(all)-IDLen]); werr != nil {
 						return werr
