@@ -105,7 +105,7 @@ func (s *Server) persistenceRefusal(cmd, checked *command.Command) string {
 // persistence or a replica's role refuses it (the full path then replies the
 // error).
 func (s *Server) writeRefused(cmd *command.Command) bool {
-	if s.replicationRefusal(cmd) != "" { // replcmd.go: -READONLY, -MASTERDOWN, -LOADING
+	if s.replicaJoinRefused(cmd) { // replcmd.go: -READONLY, -MASTERDOWN, -LOADING
 		return true
 	}
 	p := s.cfg.Persistence

@@ -39,6 +39,18 @@ func (s *Server) replicationRefusal(checked *command.Command) string {
 	return s.cfg.Replication.Refusal(checked.Flags)
 }
 
+// replicaJoinRefused reports whether cmd may not join an open batch because
+// the server is a replica: the full path (process) then checks it. A
+// container (XGROUP) never joins on a replica: its flags are its
+// subcommand's, which the join path does not resolve.
+func (s *Server) replicaJoinRefused(cmd *command.Command) bool {
+	r := s.cfg.Replication
+	if r == nil {
+		return false
+	}
+	return r.Refusal(cmd.Flags) != "" || (len(cmd.Subcommands) > 0 && r.IsReplica())
+}
+
 // cmdReplicaOf runs REPLICAOF and SLAVEOF (replicaofCommand). Changing the
 // role waits for the old link's goroutine (it may be loading a snapshot)
 // and takes every shard once: it runs off the event loop (runAsync).
