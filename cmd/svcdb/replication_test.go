@@ -435,3 +435,57 @@ func TestReplicaOwnAOF(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaContinuesAfterMasterRestart: a Redis 7.0 master restarted from
+// its RDB keeps its old replication ID as its secondary one, so the replica
+// continues with +CONTINUE <new ID> (PSYNC2) instead of a full sync, and
+// takes the master's new ID and secondary ID as its own.
+func TestReplicaContinuesAfterMasterRestart(t *testing.T) {
+	bin := buildBinary(t)
+	ctx := context.Background()
+	mdir := t.TempDir()
+	args := []string{"--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0"}
+	msrv := redistest.StartServer(t, mdir, args...)
+	_, mportS, _ := net.SplitHostPort(msrv.Addr)
+	mport, _ := strconv.Atoi(mportS)
+	setPass(t, msrv.Addr)
+	m := redis.NewClient(&redis.Options{Addr: msrv.Addr, Password: "mpass", MaxRetries: -1})
+	defer m.Close()
+	writeEveryType(t, m, "before:")
+	_, addr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	r := client(t, addr)
+	if err := r.ConfigSet(ctx, "masterauth", "mpass").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", mportS).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, m, r)
+	writeEveryType(t, m, "after:")
+	waitInSync(t, m, r)
+	oldID := field(m.Info(ctx, "replication").Val(), "master_replid")
+	// SHUTDOWN SAVE writes the RDB with the replication ID and offset.
+	_ = m.ShutdownSave(ctx).Err() // the connection closes: no reply
+	<-msrv.Exited()
+	startRedisAt(t, mport, mdir, args...)
+	setPass(t, msrv.Addr)
+	m2 := redis.NewClient(&redis.Options{Addr: msrv.Addr, Password: "mpass", MaxRetries: -1})
+	defer m2.Close()
+	writeEveryType(t, m2, "restarted:")
+	waitInSync(t, m2, r)
+	st := m2.Info(ctx, "stats").Val()
+	if field(st, "sync_partial_ok") != "1" || field(st, "sync_full") != "0" {
+		t.Errorf("after the master's restart: sync_partial_ok %s, sync_full %s; want a partial resync",
+			field(st, "sync_partial_ok"), field(st, "sync_full"))
+	}
+	mi, ri := m2.Info(ctx, "replication").Val(), r.Info(ctx, "replication").Val()
+	if field(mi, "master_replid2") != oldID {
+		t.Fatalf("the restarted master's replid2 %s, want the old ID %s", field(mi, "master_replid2"), oldID)
+	}
+	for _, f := range []string{"master_replid", "master_replid2", "second_repl_offset"} {
+		if field(ri, f) != field(mi, f) {
+			t.Errorf("replica's %s %s, master's %s", f, field(ri, f), field(mi, f))
+		}
+	}
+	sameData(t, msrv.Addr, addr)
+}
