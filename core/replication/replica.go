@@ -191,9 +191,11 @@ func (r *Replica) PartialSyncs() int64 { return r.partialSyncs.Load() }
 var ErrSameMaster = errors.New("already connected to specified master")
 
 // SetMaster makes the server a replica of host:port (REPLICAOF host port),
-// dropping the link to a previous master. Keys stay until the full sync
-// replaces them; a server that was a master tries a partial resync with its
-// own replication ID and offset (PSYNC2), as Redis.
+// dropping the link to a previous master. Keys stay until a full sync
+// replaces them. A replica that switches masters asks the new one to
+// continue the old one's history (after a failover the promoted replica
+// shares it: +CONTINUE); a server that was a master always syncs in full
+// (see below).
 func (r *Replica) SetMaster(host string, port int) error {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
