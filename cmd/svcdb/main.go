@@ -258,6 +258,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Dir:           reg.String("data-dir"),
 		ListeningPort: func() int { return srv.Port() },
 		Auth:          func() (string, string) { return reg.String("masteruser"), reg.String("masterauth") },
+		MaxBulkLen:    func() int64 { return reg.Size("proto-max-bulk-len") },
 		AfterFullSync: func() {
 			// The replica's own append-only file holds a FLUSHALL and not the
 			// loaded keys: rewrite it from the dataset, as Redis restarts AOF

@@ -62,6 +62,10 @@ type Config struct {
 	// default 100 ms doubling up to 1 s (Redis retries from its once-a-second
 	// cron).
 	RetryMin, RetryMax time.Duration
+	// MaxBulkLen is proto-max-bulk-len, read at each connection: the
+	// largest argument the master's stream may carry (as Redis' master
+	// client). nil: the parser's default, 512 MiB.
+	MaxBulkLen func() int64
 	// AfterFullSync is told when a full sync loaded (e.g. to rewrite the
 	// replica's own append-only file). May be nil.
 	AfterFullSync func()
@@ -560,6 +564,9 @@ func (r *Replica) receive(c *conn, hdr Transfer, w io.Writer) error {
 func (r *Replica) stream(ctx context.Context, c *conn) error {
 	var s Stream
 	s.Reset(r.offset.Load())
+	if r.cfg.MaxBulkLen != nil {
+		s.parser.Limits.MaxBulkLen = r.cfg.MaxBulkLen()
+	}
 	r.state.Store(int32(StateConnected))
 	r.everUp.Store(true)
 	r.lastIO.Store(time.Now().Unix())
