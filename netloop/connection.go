@@ -88,6 +88,9 @@ func localHandlers() map[string]localHandler {
 		"status":    func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdStatus(c, cmd, args) },
 		"replicaof": func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplicaOf(c, args) }, // replcmd.go
 		"slaveof":   func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplicaOf(c, args) },
+		"replconf":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplconf(c, args) },
+		"sync":      func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSync(c, args) },
+		"psync":     func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSync(c, args) },
 		"role": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
 			if s.cfg.Replication == nil {
 				c.out = append(c.out, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"...)

@@ -190,6 +190,12 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "total_net_input_bytes", netIn)
 	field(b, "total_net_output_bytes", netOut)
 	field(b, "rejected_connections", st.rejected)
+	if r := s.cfg.Replication; r != nil { // the master side's syncs (core/replication)
+		full, ok, bad := r.SyncStats()
+		field(b, "sync_full", full)
+		field(b, "sync_partial_ok", ok)
+		field(b, "sync_partial_err", bad)
+	}
 	field(b, "expired_keys", expired)
 	field(b, "evicted_keys", st.evicted)
 	field(b, "keyspace_hits", hits)

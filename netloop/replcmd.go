@@ -2,6 +2,8 @@ package netloop
 
 import (
 	"errors"
+	"net"
+	"os"
 	"strconv"
 	"strings"
 
@@ -29,6 +31,12 @@ type Replication interface {
 	Info(add func(name string, value any))
 	// AppendRole appends ROLE's reply.
 	AppendRole(dst []byte) []byte
+	// Attach serves a replica that sent SYNC or PSYNC: it owns conn from
+	// then on (the full sync, the stream, its ACKs).
+	Attach(conn net.Conn, info replication.ReplicaInfo, psync bool, replID string, offset int64)
+	// SyncStats returns INFO stats' sync_full, sync_partial_ok and
+	// sync_partial_err.
+	SyncStats() (full, partialOK, partialErr int64)
 }
 
 // replicationRefusal is Replication.Refusal, "" without replication.
@@ -100,4 +108,104 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 // infoReplicationFrom writes INFO replication from the replication role.
 func (s *Server) infoReplicationFrom(b *strings.Builder) {
 	s.cfg.Replication.Info(func(name string, v any) { field(b, name, v) })
+}
+
+// cmdReplconf runs REPLCONF (replconfCommand) for a connection that is
+// becoming a replica: listening-port, ip-address and capa are kept for its
+// SYNC/PSYNC; ACK and GETACK are answered by nothing on a client connection
+// (a replica's ACKs after the handoff are read by core/replication).
+func (s *Server) cmdReplconf(c *client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.out = resp.AppendError(c.out, "ERR syntax error")
+		return
+	}
+	if c.replica == nil {
+		c.replica = &replication.ReplicaInfo{}
+	}
+	for i := 1; i < len(args); i += 2 {
+		opt, val := args[i], args[i+1]
+		switch {
+		case resp.EqualFold(opt, "listening-port"):
+			port, ok := resp.ParseInt(val)
+			if !ok {
+				c.out = append(c.out, resp.ErrNotInteger...)
+				return
+			}
+			c.replica.ListeningPort = int(port)
+		case resp.EqualFold(opt, "ip-address"):
+			c.replica.IP = string(val)
+		case resp.EqualFold(opt, "capa"):
+			switch {
+			case resp.EqualFold(val, "eof"):
+				c.replica.CapaEOF = true
+			case resp.EqualFold(val, "psync2"):
+				c.replica.CapaPSync2 = true
+			}
+		case resp.EqualFold(opt, "ack"), resp.EqualFold(opt, "getack"):
+			return // no reply, as Redis to a client that is not a replica
+		case resp.EqualFold(opt, "rdb-only"):
+			c.out = resp.AppendError(c.out, "ERR REPLCONF rdb-only is not supported by this server")
+			return
+		default:
+			c.out = resp.AppendError(c.out, "ERR Unrecognized REPLCONF option: "+string(opt))
+			return
+		}
+	}
+	c.out = append(c.out, resp.OK...)
+}
+
+// cmdSync runs SYNC and PSYNC <replid> <offset> (syncCommand): the
+// connection's socket is handed to core/replication, which answers
+// +FULLRESYNC or +CONTINUE and streams; this loop forgets the connection
+// (it closes its own descriptor of the socket, a duplicate stays with the
+// replica's goroutines). A replica does not serve replicas (no chaining).
+func (s *Server) cmdSync(c *client, args [][]byte) {
+	r := s.cfg.Replication
+	if r == nil {
+		c.out = resp.AppendError(c.out, "ERR replication is not configured in this server")
+		return
+	}
+	if r.IsReplica() {
+		c.out = resp.AppendError(c.out, "NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
+	psync := resp.EqualFold(args[0], "psync")
+	var replID string
+	var offset int64 = -1
+	if psync {
+		if len(args) != 3 {
+			c.out = resp.AppendError(c.out, "ERR wrong number of arguments for 'psync' command")
+			return
+		}
+		replID = string(args[1])
+		off, ok := resp.ParseInt(args[2])
+		if !ok {
+			c.out = append(c.out, resp.ErrNotInteger...)
+			return
+		}
+		offset = off
+	}
+	info := replication.ReplicaInfo{}
+	if c.replica != nil {
+		info = *c.replica
+	}
+	info.Addr = c.addr
+	if info.IP == "" {
+		info.IP, _, _ = net.SplitHostPort(c.addr)
+	}
+	fd, err := c.conn.Dup()
+	if err != nil {
+		c.out = resp.AppendError(c.out, "ERR "+err.Error())
+		return
+	}
+	f := os.NewFile(uintptr(fd), "replica "+c.addr)
+	nc, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		c.out = resp.AppendError(c.out, "ERR "+err.Error())
+		return
+	}
+	s.log.Info("replica asks for synchronization", "replica", c.addr, "psync", psync)
+	r.Attach(nc, info, psync, replID, offset)
+	c.to(connClosing)
 }

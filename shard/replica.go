@@ -1,7 +1,13 @@
 package shard
 
 import (
+	"errors"
 	"io"
+	"sync"
+	"time"
+
+	"github.com/svcdb/svcdb/core/replication"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // ReplicaTarget is what a replica's link (core/replication) does to the
@@ -67,3 +73,64 @@ func (t *ReplicaTarget) DropMulti() {
 
 // DropMulti forgets an open MULTI's queued commands.
 func (r *Replayer) DropMulti() { r.inTx, r.multi = false, r.multi[:0] }
+
+// logSinks are the two consumers of the records execute makes (the
+// keyspace's LogFeed): the append-only file and the replication stream
+// (core/replication's master side). Both get the same bytes in the same
+// order, SELECTs included, from the one feed: a command is recorded once.
+type logSinks struct {
+	mu   sync.Mutex
+	aof  keyspace.AppendLog
+	repl keyspace.AppendLog
+}
+
+// teeLog appends to the append-only file and to the replication stream;
+// the offset returned is the file's (durability waits compare it).
+type teeLog struct{ aof, repl keyspace.AppendLog }
+
+func (t teeLog) Append(p []byte) int64 {
+	t.repl.Append(p)
+	return t.aof.Append(p)
+}
+
+// installLogSinks gives the keyspace a fresh feed over the sinks in force:
+// its first record starts with SELECT (a new replica's stream must, as
+// Redis sets slaveseldb to -1 for a full sync). REQUIRES: rt.logSinks.mu,
+// and no command runs (before serving, or every shard held).
+func (rt *Runtime) installLogSinks() {
+	a, r := rt.logSinks.aof, rt.logSinks.repl
+	switch {
+	case a != nil && r != nil:
+		rt.env.SetAppendLog(teeLog{a, r})
+	case a != nil:
+		rt.env.SetAppendLog(a)
+	case r != nil:
+		rt.env.SetAppendLog(r)
+	default:
+		rt.env.SetAppendLog(nil)
+	}
+}
+
+// WriteReplicaSnapshot writes the point-in-time snapshot a replica's full
+// sync sends (the BGSAVE path: WriteSnapshotAt, no stop of the world) and,
+// at its point in time with every shard held, makes feed the replication
+// stream's sink (every record after the snapshot reaches it, the first
+// one preceded by SELECT) and calls at. While another snapshot runs
+// (BGSAVE, an AOF rewrite) it waits for it, as Redis' replica waits in
+// wait_bgsave. REQUIRES: the caller holds no shard token.
+func (rt *Runtime) WriteReplicaSnapshot(w io.Writer, feed replication.FeedSink, at func()) error {
+	for {
+		_, err := rt.WriteSnapshotAt(w, func() error {
+			rt.logSinks.mu.Lock()
+			rt.logSinks.repl = feed
+			rt.installLogSinks()
+			rt.logSinks.mu.Unlock()
+			at()
+			return nil
+		}, [2]string{"repl-stream-db", "0"})
+		if !errors.Is(err, ErrSnapshotRunning) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

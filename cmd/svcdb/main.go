@@ -259,6 +259,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		ListeningPort: func() int { return srv.Port() },
 		Auth:          func() (string, string) { return reg.String("masteruser"), reg.String("masterauth") },
 		MaxBulkLen:    func() int64 { return reg.Size("proto-max-bulk-len") },
+		Source:        rt, // the master side: full syncs from the point-in-time snapshot
 		AfterFullSync: func() {
 			// The replica's own append-only file holds a FLUSHALL and not the
 			// loaded keys: rewrite it from the dataset, as Redis restarts AOF
@@ -282,6 +283,13 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			}
 		},
 	})
+	replicaLimit := func(v string) error { // client-output-buffer-limit's replica class
+		_, l, _ := config.OutputBufferLimits(v)
+		repl.SetReplicaBufferLimit(l.Hard, l.Soft, l.SoftSeconds)
+		return nil
+	}
+	_ = replicaLimit(reg.String("client-output-buffer-limit"))
+	reg.OnChange("client-output-buffer-limit", replicaLimit)
 	repl.SetReadOnly(reg.Bool("replica-read-only"))
 	repl.SetServeStale(reg.Bool("replica-serve-stale-data"))
 	reg.OnChange("replica-read-only", func(string) error { repl.SetReadOnly(reg.Bool("replica-read-only")); return nil })

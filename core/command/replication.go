@@ -2,7 +2,7 @@
 // (COMMAND INFO and COMMAND DOCS); DO NOT EDIT.
 // golden_test.go compares every entry with a live redis-server.
 
-//go:generate go run ./internal/gentable -family replication -out replication.go replicaof slaveof role
+//go:generate go run ./internal/gentable -family replication -out replication.go replicaof slaveof role sync psync replconf
 
 package command
 
@@ -65,6 +65,39 @@ func replicationCommands() []*Command {
 			Since:         "2.8.12",
 			Summary:       "Return the role of the instance in the context of replication",
 			Complexity:    "O(1)",
+		},
+		{
+			Name:          "sync",
+			Arity:         1,
+			Flags:         FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti,
+			ACLCategories: []string{"@admin", "@slow", "@dangerous"},
+			Group:         "server",
+			Since:         "1.0.0",
+			Summary:       "Internal command used for replication",
+		},
+		{
+			Name:          "psync",
+			Arity:         -3,
+			Flags:         FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti,
+			ACLCategories: []string{"@admin", "@slow", "@dangerous"},
+			Group:         "server",
+			Since:         "2.8.0",
+			Summary:       "Internal command used for replication",
+			Args: []Arg{
+				{Name: "replicationid", Type: ArgString},
+				{Name: "offset", Type: ArgInteger},
+			},
+		},
+		{
+			Name:          "replconf",
+			Arity:         -1,
+			Flags:         FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy,
+			ACLCategories: []string{"@admin", "@slow", "@dangerous"},
+			Group:         "server",
+			Since:         "3.0.0",
+			Summary:       "An internal command for configuring the replication stream",
+			Complexity:    "O(1)",
+			DocFlags:      DocSyscmd,
 		},
 	}
 }

@@ -106,18 +106,34 @@ func (r *Replica) Info(add func(name string, value any)) {
 		add("replica_announced", 1)
 	}
 	ids := r.IDs()
-	add("connected_slaves", 0)
+	views := r.replicaViews()
+	add("connected_slaves", len(views))
+	for i, v := range views {
+		add("slave"+strconv.Itoa(i), "ip="+v.ip+",port="+strconv.Itoa(v.port)+",state="+v.state+
+			",offset="+strconv.FormatInt(v.offset, 10)+",lag="+strconv.FormatInt(v.lagS, 10))
+	}
 	add("master_failover_state", "no-failover")
 	add("master_replid", ids.ID)
 	add("master_replid2", ids.ID2)
-	add("master_repl_offset", r.offset.Load())
+	off := r.offset.Load()
+	if !replica {
+		off = r.masterOffset()
+	}
+	add("master_repl_offset", off)
 	add("second_repl_offset", ids.Offset2)
-	// No backlog is kept yet (the master side does not serve replicas): as
-	// a Redis master that never had one, with Redis' default size.
-	add("repl_backlog_active", 0)
-	add("repl_backlog_size", 1<<20)
-	add("repl_backlog_first_byte_offset", 0)
-	add("repl_backlog_histlen", 0)
+	// The backlog exists from the first replica's attach on (as Redis
+	// creates it then); before, as a Redis master that never had one.
+	r.feed.mu.Lock()
+	b := r.feed.backlog
+	active, first, hist := 0, int64(0), int64(0)
+	if b != nil {
+		active, first, hist = 1, b.First(), b.Len()
+	}
+	r.feed.mu.Unlock()
+	add("repl_backlog_active", active)
+	add("repl_backlog_size", r.cfg.BacklogSize)
+	add("repl_backlog_first_byte_offset", first)
+	add("repl_backlog_histlen", hist)
 }
 
 // AppendRole appends ROLE's reply: ["master", offset, []] or ["slave",
@@ -128,8 +144,8 @@ func (r *Replica) AppendRole(dst []byte) []byte {
 	if !replica {
 		dst = resp.AppendArrayHeader(dst, 3)
 		dst = resp.AppendBulkString(dst, "master")
-		dst = resp.AppendInt(dst, r.offset.Load())
-		return resp.AppendArrayHeader(dst, 0)
+		dst = resp.AppendInt(dst, r.masterOffset())
+		return r.appendReplicasRole(dst)
 	}
 	st := r.State()
 	dst = resp.AppendArrayHeader(dst, 5)

@@ -69,6 +69,12 @@ type Config struct {
 	// AfterFullSync is told when a full sync loaded (e.g. to rewrite the
 	// replica's own append-only file). May be nil.
 	AfterFullSync func()
+
+	// The master side (serve.go). Source writes the snapshot a full sync
+	// sends (nil: SYNC and PSYNC fail); BacklogSize is the backlog's size
+	// in bytes (Redis' repl-backlog-size default, 1 MiB, when 0).
+	Source      Source
+	BacklogSize int
 }
 
 // LinkState is the replica's state, Redis' repl_state.
@@ -138,6 +144,8 @@ type Replica struct {
 	xferLastIO atomic.Int64 // unix seconds of the last payload byte
 
 	fullSyncs, partialSyncs atomic.Int64 // since start, for INFO and tests
+
+	feed masterFeed // the master side: attached replicas, the backlog (serve.go)
 }
 
 // cachedMaster is what PSYNC sends after a broken link (Redis'
@@ -151,6 +159,9 @@ type cachedMaster struct {
 func New(cfg Config) *Replica {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.BacklogSize <= 0 {
+		cfg.BacklogSize = 1 << 20
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
@@ -209,6 +220,7 @@ func (r *Replica) SetMaster(host string, port int) error {
 	wasMaster := r.m == nil
 	r.stopLocked()
 	if wasMaster {
+		r.dropReplicas()
 		r.cfg.Target.Begin()
 		// Redis tries a partial resync with its own ID and offset here
 		// (replicationCacheMasterUsingMyself). svcdb does not count its own
