@@ -13,11 +13,14 @@
 // second and on REPLCONF GETACK, reconnection with back-off, and the state
 // INFO replication and ROLE report.
 //
-// For the master side it owns the building blocks, each tested on its own:
-// replication IDs (40 hex characters), the backlog (a ring buffer of
-// repl-backlog-size bytes holding the newest part of the stream) and the
-// PSYNC decision (+FULLRESYNC or +CONTINUE, the secondary ID kept after a
-// promotion). No master serves replicas yet: see docs/replication.md.
+// For the master side it owns the replicas attached to this server
+// (serve.go): the socket a SYNC or PSYNC handed over, the PSYNC decision
+// (+FULLRESYNC or +CONTINUE, the secondary ID kept after a promotion), the
+// disk-based full sync from a Source's point-in-time snapshot, the backlog
+// (a ring buffer of repl-backlog-size bytes holding the newest part of the
+// stream), the stream fed by the runtime (Replica.Append, which never
+// blocks: per-replica buffers bounded by client-output-buffer-limit's
+// replica class), the replicas' ACK offsets, and replication IDs.
 //
 // # Offsets
 //
@@ -34,7 +37,8 @@
 // # What it must never do
 //
 // It imports no package of ours outside core: the keyspace is reached only
-// through Target, implemented by the runtime (shard.ReplicaTarget), and the
+// through Target and Source, implemented by the runtime (shard.ReplicaTarget,
+// shard.Runtime.WriteReplicaSnapshot), and the
 // network side asks it through its exported methods. It never writes a reply
 // to the master other than REPLCONF ACK, as Redis suppresses replies to its
 // master client.

@@ -7,9 +7,8 @@ import (
 	"strconv"
 )
 
-// The master side's building blocks. No master serves replicas yet (see
-// docs/replication.md); these are what it will be made of, each tested on
-// its own.
+// The master side's building blocks, used by serve.go (see
+// docs/replication.md), each tested on its own.
 
 // zeroID is the secondary ID while there is none ("0" x 40, as Redis).
 const zeroID = "0000000000000000000000000000000000000000"

@@ -105,14 +105,15 @@ func (r *Replica) Append(p []byte) int64 {
 	f.mu.Lock()
 	if f.backlog != nil && !r.IsReplica() {
 		f.backlog.Feed(p)
-		f.fanOut(p)
+		r.fanOut(p)
 	}
 	f.mu.Unlock()
 	return 0
 }
 
 // fanOut appends p to every replica's pending buffer. REQUIRES: f.mu.
-func (f *masterFeed) fanOut(p []byte) {
+func (r *Replica) fanOut(p []byte) {
+	f := &r.feed
 	hard, soft, secs := f.hard, f.soft, f.softSecs
 	for _, a := range f.replicas {
 		if a.gone {
@@ -131,6 +132,8 @@ func (f *masterFeed) fanOut(p []byte) {
 			a.softSince = time.Time{}
 		}
 		if over {
+			r.log.Warn("replica scheduled to be closed ASAP for overcoming of output buffer limits",
+				"replica", a.info.Addr, "pending", n)
 			a.gone = true
 			a.pend = nil
 			_ = a.conn.Close() // the writer and reader see it and remove a
@@ -315,7 +318,7 @@ func (r *Replica) startPing() {
 				f.mu.Lock()
 				if f.backlog != nil && len(f.replicas) > 0 && !r.IsReplica() {
 					f.backlog.Feed(pingCmd)
-					f.fanOut(pingCmd)
+					r.fanOut(pingCmd)
 				}
 				f.mu.Unlock()
 			}
