@@ -260,6 +260,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Auth:          func() (string, string) { return reg.String("masteruser"), reg.String("masterauth") },
 		MaxBulkLen:    func() int64 { return reg.Size("proto-max-bulk-len") },
 		Source:        rt, // the master side: full syncs from the point-in-time snapshot
+		BacklogSize:   int(reg.Size("repl-backlog-size")),
+		DisklessSync:  func() bool { return reg.Bool("repl-diskless-sync") },
 		AfterFullSync: func() {
 			// The replica's own append-only file holds a FLUSHALL and not the
 			// loaded keys: rewrite it from the dataset, as Redis restarts AOF
@@ -290,6 +292,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	_ = replicaLimit(reg.String("client-output-buffer-limit"))
 	reg.OnChange("client-output-buffer-limit", replicaLimit)
+	reg.OnChange("repl-backlog-size", func(string) error { repl.SetBacklogSize(int(reg.Size("repl-backlog-size"))); return nil })
 	repl.SetReadOnly(reg.Bool("replica-read-only"))
 	repl.SetServeStale(reg.Bool("replica-serve-stale-data"))
 	reg.OnChange("replica-read-only", func(string) error { repl.SetReadOnly(reg.Bool("replica-read-only")); return nil })
@@ -492,6 +495,7 @@ var appliedLater = []string{
 	"notify-keyspace-events", "busy-reply-threshold", "hz",
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
 	"masteruser", "masterauth", // read at each connection to the master
+	"repl-diskless-sync", // read at each full sync
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

@@ -19,11 +19,20 @@ import (
 // binary (docs/replication.md).
 
 func TestRedisReplicaOfSvcdb(t *testing.T) {
-	ctx := context.Background()
 	bin := buildBinary(t)
-	_, addr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	for _, diskless := range []string{"no", "yes"} {
+		t.Run("diskless="+diskless, func(t *testing.T) { testRedisReplicaOfSvcdb(t, bin, diskless) })
+	}
+}
+
+func testRedisReplicaOfSvcdb(t *testing.T, bin, diskless string) {
+	ctx := context.Background()
+	_, addr, _, logs := startProcessEnv(t, bin, nil, "--http-port", "0", "--data-dir", t.TempDir())
 	_, mport, _ := net.SplitHostPort(addr)
 	m := client(t, addr)
+	if err := m.ConfigSet(ctx, "repl-diskless-sync", diskless).Err(); err != nil {
+		t.Fatal(err)
+	}
 	m3 := redis.NewClient(&redis.Options{Addr: addr, DB: 3, MaxRetries: -1})
 	defer m3.Close()
 	writeEveryType(t, m, "before:")
@@ -36,6 +45,9 @@ func TestRedisReplicaOfSvcdb(t *testing.T) {
 	_, rport, _ := net.SplitHostPort(rsrv.Addr)
 	r := client(t, rsrv.Addr)
 	waitInSync(t, m, r)
+	if got := strings.Contains(logs.String(), "succeeded (diskless)"); got != (diskless == "yes") {
+		t.Errorf("repl-diskless-sync %s: the log says diskless=%v", diskless, got)
+	}
 	writeEveryType(t, m, "after:")
 	writeEveryType(t, m3, "after3:")
 	// An expiry on the master reaches the replica as a DEL.
@@ -77,6 +89,15 @@ func TestRedisReplicaOfSvcdb(t *testing.T) {
 		t.Errorf("while-down not on the replica")
 	}
 	sameData(t, addr, rsrv.Addr)
+
+	// repl-backlog-size resizes the backlog in place.
+	if err := m.ConfigSet(ctx, "repl-backlog-size", "2mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	info = m.Info(ctx, "replication").Val()
+	if field(info, "repl_backlog_size") != "2097152" || field(info, "repl_backlog_first_byte_offset") != "1" {
+		t.Errorf("after CONFIG SET repl-backlog-size 2mb:\n%s", info)
+	}
 }
 
 // TestSlowReplicaDisconnected: a stopped replica never slows the master's

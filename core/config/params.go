@@ -232,6 +232,12 @@ func defs() []*Param {
 			Doc: "A replica refuses clients' write commands with -READONLY"},
 		{Name: "replica-serve-stale-data", Aliases: []string{"slave-serve-stale-data"}, Table: "redis", Key: "replica-serve-stale-data", Kind: Bool, Default: "yes", Mutable: true,
 			Doc: "While a replica's link to its master is down or syncing, serve the data it has; no: refuse commands without Redis' stale flag with -MASTERDOWN"},
+
+		// [redis], the master side of replication (docs/replication.md)
+		{Name: "repl-diskless-sync", Table: "redis", Key: "repl-diskless-sync", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "A full sync streams the snapshot to a replica that accepts it (capa eof) instead of writing it to a file in data-dir first. Read at each full sync"},
+		{Name: "repl-backlog-size", Table: "redis", Key: "repl-backlog-size", Kind: Size, Default: "1048576", Min: 16384, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
+			Doc: "Size of the replication backlog, the newest part of the stream kept so a replica that reconnects can continue (+CONTINUE)"},
 	}
 }
 

@@ -124,6 +124,7 @@ func (r *Replica) Info(add func(name string, value any)) {
 	// The backlog exists from the first replica's attach on (as Redis
 	// creates it then); before, as a Redis master that never had one.
 	r.feed.mu.Lock()
+	size := r.backlogSize()
 	b := r.feed.backlog
 	active, first, hist := 0, int64(0), int64(0)
 	if b != nil {
@@ -131,7 +132,7 @@ func (r *Replica) Info(add func(name string, value any)) {
 	}
 	r.feed.mu.Unlock()
 	add("repl_backlog_active", active)
-	add("repl_backlog_size", r.cfg.BacklogSize)
+	add("repl_backlog_size", size)
 	add("repl_backlog_first_byte_offset", first)
 	add("repl_backlog_histlen", hist)
 }

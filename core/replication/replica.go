@@ -75,6 +75,9 @@ type Config struct {
 	// in bytes (Redis' repl-backlog-size default, 1 MiB, when 0).
 	Source      Source
 	BacklogSize int
+	// DisklessSync is repl-diskless-sync, read at each full sync: stream the
+	// snapshot to a replica that announced capa eof. nil: disk-based.
+	DisklessSync func() bool
 }
 
 // LinkState is the replica's state, Redis' repl_state.

@@ -84,6 +84,7 @@ type masterFeed struct {
 	// client-output-buffer-limit's replica class: hard and soft bytes, soft
 	// seconds (0: no limit); Redis' defaults until SetReplicaBufferLimit.
 	hard, soft, softSecs int64
+	backlogSize          int // repl-backlog-size once set; 0: Config.BacklogSize
 
 	fullOK, partialOK, partialErr int64 // sync_full, sync_partial_ok, sync_partial_err
 
@@ -143,6 +144,26 @@ func (r *Replica) fanOut(p []byte) {
 		default:
 		}
 	}
+}
+
+// SetBacklogSize applies repl-backlog-size: an existing backlog keeps its
+// newest bytes that fit.
+func (r *Replica) SetBacklogSize(n int) {
+	f := &r.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.backlogSize = n
+	if f.backlog != nil {
+		f.backlog.Resize(n)
+	}
+}
+
+// backlogSize is repl-backlog-size. REQUIRES: r.feed.mu.
+func (r *Replica) backlogSize() int {
+	if r.feed.backlogSize > 0 {
+		return r.feed.backlogSize
+	}
+	return r.cfg.BacklogSize
 }
 
 // SetReplicaBufferLimit sets client-output-buffer-limit's replica class:
@@ -239,14 +260,107 @@ func (f *masterFeed) remove(a *attached) {
 	}
 }
 
-// sendFullSync writes the snapshot to a temporary file in the data directory
-// (a disk-based sync, as Redis' repl-diskless-sync no), registering a at
-// the snapshot's point in time so it collects every record after it, then
-// sends +FULLRESYNC <id> <offset>, $<len> and the file.
+// sendFullSync sends a full sync: diskless (streamed with the EOF-mark
+// framing) when repl-diskless-sync is on and the replica announced capa
+// eof, else disk-based.
 func (r *Replica) sendFullSync(a *attached) error {
 	if r.cfg.Source == nil {
 		return errors.New("no snapshot source")
 	}
+	if a.info.CapaEOF && r.cfg.DisklessSync != nil && r.cfg.DisklessSync() {
+		return r.sendDiskless(a)
+	}
+	return r.sendDiskSync(a)
+}
+
+// registerAt returns the function the snapshot calls at its point in time
+// (every shard held: no record is fed concurrently): it creates the backlog
+// if there is none, registers a so it collects every record from then on,
+// and stores the stream's ID and offset there for +FULLRESYNC.
+func (r *Replica) registerAt(a *attached, replID *string, off *int64) func() {
+	f := &r.feed
+	return func() {
+		f.mu.Lock()
+		if f.backlog == nil {
+			f.backlog = NewBacklog(r.backlogSize(), r.offset.Load())
+			r.startPing()
+		}
+		*off = f.backlog.Offset()
+		*replID = r.IDs().ID
+		f.register(a)
+		f.mu.Unlock()
+	}
+}
+
+// sendDiskless streams the snapshot to the replica as it is made (Redis'
+// repl-diskless-sync yes, without its delay): +FULLRESYNC, $EOF:<mark>,
+// the RDB, the mark. The snapshot's writer runs on this goroutine, never
+// on an event loop; a replica that stops reading for repl-timeout (60 s)
+// fails the sync, so a snapshot never waits on it forever.
+func (r *Replica) sendDiskless(a *attached) error {
+	var off int64
+	var replID string
+	at := r.registerAt(a, &replID, &off)
+	mark := NewID() // 40 random hex characters, as Redis' EOF mark
+	w := &disklessWriter{conn: a.conn, timeout: r.cfg.Timeout}
+	w.head = func() []byte {
+		if replID == "" {
+			return nil
+		}
+		return fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n$EOF:%s\r\n", replID, off, mark)
+	}
+	r.feed.mu.Lock()
+	a.state = slaveSendBulk
+	r.feed.mu.Unlock()
+	if err := r.cfg.Source.WriteReplicaSnapshot(w, r, at); err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte(mark)); err != nil {
+		return err
+	}
+	_ = a.conn.SetWriteDeadline(time.Time{})
+	f := &r.feed
+	f.mu.Lock()
+	a.state = slaveOnline
+	a.lastAck = time.Now()
+	f.fullOK++
+	f.mu.Unlock()
+	r.log.Info("synchronization with replica succeeded (diskless)", "replica", a.info.Addr, "bytes", w.n, "offset", off)
+	return nil
+}
+
+// disklessWriter writes the snapshot to the replica's socket, preceded by
+// head() (called at the first write: the snapshot's header is buffered
+// until after its point in time, so the offset is known by then).
+type disklessWriter struct {
+	conn    net.Conn
+	head    func() []byte
+	timeout time.Duration
+	n       int64
+}
+
+func (w *disklessWriter) Write(p []byte) (int, error) {
+	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	if w.head != nil {
+		h := w.head()
+		if h == nil {
+			return 0, errors.New("BUG: the snapshot wrote before its point in time")
+		}
+		w.head = nil
+		if _, err := w.conn.Write(h); err != nil {
+			return 0, err
+		}
+	}
+	n, err := w.conn.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// sendDiskSync writes the snapshot to a temporary file in the data
+// directory (a disk-based sync, as Redis' repl-diskless-sync no),
+// registering a at the snapshot's point in time so it collects every record
+// after it, then sends +FULLRESYNC <id> <offset>, $<len> and the file.
+func (r *Replica) sendDiskSync(a *attached) error {
 	tmp, err := os.CreateTemp(r.cfg.Dir, "temp-repl-*.rdb")
 	if err != nil {
 		return err
@@ -256,17 +370,7 @@ func (r *Replica) sendFullSync(a *attached) error {
 	f := &r.feed
 	var off int64
 	var replID string
-	at := func() { // every shard is held: no record is fed concurrently
-		f.mu.Lock()
-		if f.backlog == nil {
-			f.backlog = NewBacklog(r.cfg.BacklogSize, r.offset.Load())
-			r.startPing()
-		}
-		off = f.backlog.Offset()
-		replID = r.IDs().ID
-		f.register(a)
-		f.mu.Unlock()
-	}
+	at := r.registerAt(a, &replID, &off)
 	err = r.cfg.Source.WriteReplicaSnapshot(tmp, r, at)
 	if err != nil {
 		return err
