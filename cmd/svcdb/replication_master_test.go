@@ -147,3 +147,34 @@ func TestSlowReplicaDisconnected(t *testing.T) {
 		t.Errorf("replica has %d keys, want 401", n)
 	}
 }
+
+// TestSvcdbReplicaOfSvcdb: both ends are svcdb, every type before and
+// after the attach, diskless (the default).
+func TestSvcdbReplicaOfSvcdb(t *testing.T) {
+	ctx := context.Background()
+	bin := buildBinary(t)
+	_, addr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	_, mport, _ := net.SplitHostPort(addr)
+	m := client(t, addr)
+	m3 := redis.NewClient(&redis.Options{Addr: addr, DB: 3, MaxRetries: -1})
+	defer m3.Close()
+	writeEveryType(t, m, "before:")
+	writeEveryType(t, m3, "before3:")
+	_, raddr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	r := client(t, raddr)
+	if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, m, r)
+	writeEveryType(t, m, "after:")
+	writeEveryType(t, m3, "after3:")
+	waitInSync(t, m, r)
+	sameData(t, addr, raddr)
+	if got := field(m.Info(ctx, "replication").Val(), "connected_slaves"); got != "1" {
+		t.Errorf("connected_slaves = %s", got)
+	}
+	// A replica does not serve replicas (no chaining yet).
+	if err := r.Do(ctx, "PSYNC", "?", "-1").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOMASTERLINK") {
+		t.Errorf("PSYNC on a replica: %v", err)
+	}
+}
