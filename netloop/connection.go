@@ -91,6 +91,7 @@ func localHandlers() map[string]localHandler {
 		"replconf":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplconf(c, args) },
 		"sync":      func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSync(c, args) },
 		"psync":     func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSync(c, args) },
+		"wait":      func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdWait(c, args) },
 		"role": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
 			if s.cfg.Replication == nil {
 				c.out = append(c.out, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"...)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/replication"
@@ -37,6 +38,9 @@ type Replication interface {
 	// SyncStats returns INFO stats' sync_full, sync_partial_ok and
 	// sync_partial_err.
 	SyncStats() (full, partialOK, partialErr int64)
+	// Wait is WAIT: how many replicas acknowledged the stream so far,
+	// waiting up to timeout (0: forever; negative: not at all) for n.
+	Wait(n int, timeout time.Duration) int
 }
 
 // replicationRefusal is Replication.Refusal, "" without replication.
@@ -208,4 +212,37 @@ func (s *Server) cmdSync(c *client, args [][]byte) {
 	s.log.Info("replica asks for synchronization", "replica", c.addr, "psync", psync)
 	r.Attach(nc, info, psync, replID, offset)
 	c.to(connClosing)
+}
+
+// cmdWait runs WAIT numreplicas timeout (waitCommand) off the event loop;
+// inside EXEC it does not wait (as Redis, where a transaction never blocks).
+func (s *Server) cmdWait(c *client, args [][]byte) {
+	r := s.cfg.Replication
+	if r != nil && r.IsReplica() {
+		c.out = resp.AppendError(c.out, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	n, ok := resp.ParseInt(args[1])
+	if !ok {
+		c.out = append(c.out, resp.ErrNotInteger...)
+		return
+	}
+	ms, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.out = resp.AppendError(c.out, "ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.out = resp.AppendError(c.out, "ERR timeout is negative")
+		return
+	}
+	if r == nil {
+		c.out = resp.AppendInt(c.out, 0)
+		return
+	}
+	timeout := time.Duration(ms) * time.Millisecond
+	if c.multi.inExec {
+		timeout = -1
+	}
+	s.runAsync(c, func() []byte { return resp.AppendInt(nil, int64(r.Wait(int(n), timeout))) })
 }

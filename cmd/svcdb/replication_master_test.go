@@ -54,6 +54,20 @@ func testRedisReplicaOfSvcdb(t *testing.T, bin, diskless string) {
 	waitFor(t, "short-ttl to expire on the master", func() bool { return m.Exists(ctx, "short-ttl").Val() == 0 })
 	waitInSync(t, m, r)
 	sameData(t, addr, rsrv.Addr)
+	// WAIT counts the replica once it acknowledged the stream so far.
+	if err := m.Set(ctx, "waited", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Do(ctx, "WAIT", 1, 5000).Int64(); err != nil || got != 1 {
+		t.Errorf("WAIT 1 5000 = %d, %v", got, err)
+	}
+	if r.Get(ctx, "waited").Val() != "1" {
+		t.Errorf("WAIT returned before the replica had the write")
+	}
+	start := time.Now()
+	if got, err := m.Do(ctx, "WAIT", 2, 200).Int64(); err != nil || got != 1 || time.Since(start) < 200*time.Millisecond {
+		t.Errorf("WAIT 2 200 = %d, %v after %v (want 1 after the timeout)", got, err, time.Since(start))
+	}
 	if n := r.Exists(ctx, "short-ttl").Val(); n != 0 {
 		t.Errorf("short-ttl still on the replica")
 	}

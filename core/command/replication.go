@@ -2,7 +2,7 @@
 // (COMMAND INFO and COMMAND DOCS); DO NOT EDIT.
 // golden_test.go compares every entry with a live redis-server.
 
-//go:generate go run ./internal/gentable -family replication -out replication.go replicaof slaveof role sync psync replconf
+//go:generate go run ./internal/gentable -family replication -out replication.go replicaof slaveof role sync psync replconf wait
 
 package command
 
@@ -98,6 +98,21 @@ func replicationCommands() []*Command {
 			Summary:       "An internal command for configuring the replication stream",
 			Complexity:    "O(1)",
 			DocFlags:      DocSyscmd,
+		},
+		{
+			Name:          "wait",
+			Arity:         3,
+			Flags:         FlagNoScript,
+			ACLCategories: []string{"@slow", "@connection"},
+			Tips:          []string{"request_policy:all_shards", "response_policy:agg_min"},
+			Group:         "generic",
+			Since:         "3.0.0",
+			Summary:       "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+			Complexity:    "O(1)",
+			Args: []Arg{
+				{Name: "numreplicas", Type: ArgInteger},
+				{Name: "timeout", Type: ArgInteger},
+			},
 		},
 	}
 }

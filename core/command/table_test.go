@@ -18,7 +18,7 @@ func argv(s string) [][]byte {
 // wantNames is exactly the set of commands the table must hold for now.
 var wantNames = map[string][]string{
 	// replication
-	"replicaof": nil, "slaveof": nil, "role": nil, "sync": nil, "psync": nil, "replconf": nil,
+	"replicaof": nil, "slaveof": nil, "role": nil, "sync": nil, "psync": nil, "replconf": nil, "wait": nil,
 	// connection
 	"ping": nil, "echo": nil, "quit": nil, "reset": nil, "hello": nil, "auth": nil, "select": nil,
 	"client": {"getname", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname"},

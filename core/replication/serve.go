@@ -88,7 +88,8 @@ type masterFeed struct {
 
 	fullOK, partialOK, partialErr int64 // sync_full, sync_partial_ok, sync_partial_err
 
-	pingStop chan struct{}
+	pingStop  chan struct{}
+	ackSignal chan struct{} // closed at the next ACK (Wait); nil: nobody waits
 }
 
 // pingCmd is what the master sends every repl-ping-replica-period (10 s,
@@ -480,6 +481,10 @@ func (r *Replica) readAcks(a *attached) {
 			if off, err := strconv.ParseInt(args[2], 10, 64); err == nil {
 				f.mu.Lock()
 				a.ackOff, a.lastAck = off, time.Now()
+				if f.ackSignal != nil { // wake WAITs
+					close(f.ackSignal)
+					f.ackSignal = nil
+				}
 				f.mu.Unlock()
 			}
 		}
@@ -579,4 +584,79 @@ func (r *Replica) appendReplicasRole(dst []byte) []byte {
 		dst = resp.AppendBulkString(dst, strconv.FormatInt(x.offset, 10))
 	}
 	return dst
+}
+
+// getAckCmd asks every replica for its offset (REPLCONF GETACK *); it is
+// part of the stream, as in Redis.
+var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
+
+// Wait is WAIT numreplicas timeout (waitCommand): it returns how many
+// replicas acknowledged every byte of the stream fed before it was called
+// (which holds the caller's writes: svcdb waits for the whole stream's
+// offset where Redis uses the client's last write's), waiting until n did
+// or timeout passed (0: no limit; negative: no wait). It never runs on an
+// event loop.
+func (r *Replica) Wait(n int, timeout time.Duration) int {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog == nil {
+		f.mu.Unlock()
+		return 0
+	}
+	target := f.backlog.Offset()
+	acked := f.ackedLocked(target)
+	if acked >= n || timeout < 0 {
+		f.mu.Unlock()
+		return acked
+	}
+	f.backlog.Feed(getAckCmd)
+	r.fanOut(getAckCmd)
+	f.mu.Unlock()
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		f.mu.Lock()
+		acked = f.ackedLocked(target)
+		ch := f.ackSignalLocked()
+		f.mu.Unlock()
+		if acked >= n {
+			return acked
+		}
+		select {
+		case <-ch:
+		case <-timer:
+			f.mu.Lock()
+			acked = f.ackedLocked(target)
+			f.mu.Unlock()
+			return acked
+		}
+	}
+}
+
+// ackSignalLocked returns a channel closed at the next ACK. REQUIRES: f.mu.
+func (f *masterFeed) ackSignalLocked() chan struct{} {
+	if f.ackSignal == nil {
+		f.ackSignal = make(chan struct{})
+	}
+	return f.ackSignal
+}
+
+// ackedLocked counts the online replicas whose ACK reached offset.
+// REQUIRES: f.mu.
+func (f *masterFeed) ackedLocked(offset int64) int {
+	n := 0
+	for _, a := range f.replicas {
+		if !a.gone && a.state == slaveOnline && a.ackOff >= offset {
+			n++
+		}
+	}
+	return n
 }
