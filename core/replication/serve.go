@@ -70,6 +70,7 @@ type attached struct {
 	softSince time.Time // when pend passed the soft limit; zero: under it
 	gone      bool
 
+	sync    bool          // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
 	wake    chan struct{} // cap 1
 	ackOff  int64         // guarded by masterFeed.mu
 	lastAck time.Time     // guarded by masterFeed.mu
@@ -212,7 +213,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 		_ = conn.Close()
 		return
 	}
-	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave}
+	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync}
 	if psync {
 		f.mu.Lock()
 		ids := r.IDs()
@@ -308,7 +309,7 @@ func (r *Replica) sendDiskless(a *attached) error {
 		if replID == "" {
 			return nil
 		}
-		return fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n$EOF:%s\r\n", replID, off, mark)
+		return append(fullResyncLine(a, replID, off), "$EOF:"+mark+"\r\n"...)
 	}
 	r.feed.mu.Lock()
 	a.state = slaveSendBulk
@@ -328,6 +329,15 @@ func (r *Replica) sendDiskless(a *attached) error {
 	f.mu.Unlock()
 	r.log.Info("synchronization with replica succeeded (diskless)", "replica", a.info.Addr, "bytes", w.n, "offset", off)
 	return nil
+}
+
+// fullResyncLine is +FULLRESYNC <id> <offset>, or nothing for a replica
+// that sent SYNC (the old protocol: the payload comes at once).
+func fullResyncLine(a *attached, replID string, off int64) []byte {
+	if a.sync {
+		return nil
+	}
+	return fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", replID, off)
 }
 
 // disklessWriter writes the snapshot to the replica's socket, preceded by
@@ -388,7 +398,8 @@ func (r *Replica) sendDiskSync(a *attached) error {
 	f.fullOK++
 	f.mu.Unlock()
 	w := bufio.NewWriterSize(a.conn, 64<<10)
-	fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n$%d\r\n", replID, off, size)
+	w.Write(fullResyncLine(a, replID, off))
+	fmt.Fprintf(w, "$%d\r\n", size)
 	if _, err = io.Copy(w, tmp); err != nil {
 		return err
 	}

@@ -149,3 +149,16 @@ func waitUntil(t *testing.T, cond func() bool) {
 }
 
 func toString(v any) string { return fmt.Sprint(v) }
+
+// TestSyncGetsNoFullResyncLine: SYNC (the old protocol) gets the payload
+// at once, as Redis' pre-PSYNC replicas.
+func TestSyncGetsNoFullResyncLine(t *testing.T) {
+	r := newMaster(t, false)
+	mine, theirs := net.Pipe()
+	defer mine.Close()
+	r.Attach(theirs, ReplicaInfo{}, false, "", -1)
+	br := bufio.NewReader(mine)
+	if hdr, _ := br.ReadString('\n'); hdr != "$17\r\n" || readN(t, br, 17) != "REDIS0009-payload" {
+		t.Fatalf("SYNC: %q", hdr)
+	}
+}
