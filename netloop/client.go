@@ -11,6 +11,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
 	"github.com/svcdb/svcdb/shard/keyspace"
@@ -32,6 +33,9 @@ type client struct {
 	// sub is the subcommand of the local command running now, resolved once
 	// by process (Server.local, Server.subcommand); nil otherwise.
 	sub *command.Command
+	// replica: what REPLCONF told before SYNC/PSYNC (replcmd.go); nil for
+	// every other connection.
+	replica *replication.ReplicaInfo
 
 	parser resp.Parser
 	argv   [][]byte

@@ -84,8 +84,21 @@ func localHandlers() map[string]localHandler {
 			// relies on it (the word CLUSTER) to fall back to a single-node client.
 			c.out = resp.AppendError(c.out, "ERR This instance has cluster support disabled")
 		},
-		"debug":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdDebug(c, args) },
-		"status": func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdStatus(c, cmd, args) },
+		"debug":     func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdDebug(c, args) },
+		"status":    func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdStatus(c, cmd, args) },
+		"replicaof": func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplicaOf(c, args) }, // replcmd.go
+		"slaveof":   func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplicaOf(c, args) },
+		"replconf":  func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdReplconf(c, args) },
+		"sync":      func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSync(c, args) },
+		"psync":     func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSync(c, args) },
+		"wait":      func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdWait(c, args) },
+		"role": func(s *Server, c *client, _ *command.Command, _ [][]byte) {
+			if s.cfg.Replication == nil {
+				c.out = append(c.out, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"...)
+				return
+			}
+			c.out = s.cfg.Replication.AppendRole(c.out)
+		},
 		"memory": func(s *Server, c *client, cmd *command.Command, args [][]byte) {
 			s.cmdMemory(c, cmd, args) // memorycmd.go; USAGE runs in the shards
 		},
@@ -250,7 +263,11 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 	c.out = resp.AppendBulkString(c.out, "mode")
 	c.out = resp.AppendBulkString(c.out, "standalone")
 	c.out = resp.AppendBulkString(c.out, "role")
-	c.out = resp.AppendBulkString(c.out, "master")
+	if s.cfg.Replication != nil && s.cfg.Replication.IsReplica() {
+		c.out = resp.AppendBulkString(c.out, "replica") // as Redis' helloCommand
+	} else {
+		c.out = resp.AppendBulkString(c.out, "master")
+	}
 	c.out = resp.AppendBulkString(c.out, "modules")
 	c.out = resp.AppendArrayHeader(c.out, 0)
 }

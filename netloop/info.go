@@ -199,6 +199,12 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "total_net_input_bytes", netIn)
 	field(b, "total_net_output_bytes", netOut)
 	field(b, "rejected_connections", st.rejected)
+	if r := s.cfg.Replication; r != nil { // the master side's syncs (core/replication)
+		full, ok, bad := r.SyncStats()
+		field(b, "sync_full", full)
+		field(b, "sync_partial_ok", ok)
+		field(b, "sync_partial_err", bad)
+	}
 	field(b, "expired_keys", expired)
 	field(b, "evicted_keys", st.evicted)
 	field(b, "keyspace_hits", hits)
@@ -236,9 +242,13 @@ func (in *infoInput) cmds() *cmdstats.Snapshot {
 
 // writes is what Redis calls the dirty counter: write commands executed
 // since the last save, which for svcdb is since start.
-// infoReplication: svcdb is a standalone primary; replication does not exist
-// yet, so there are never replicas and the offsets stay at their start.
+// infoReplication: the replication role's fields (replcmd.go); without one,
+// a standalone master's, whose offsets stay at their start.
 func (s *Server) infoReplication(_ *infoInput, b *strings.Builder) {
+	if s.cfg.Replication != nil {
+		s.infoReplicationFrom(b)
+		return
+	}
 	field(b, "role", "master")
 	field(b, "connected_slaves", 0)
 	field(b, "master_failover_state", "no-failover")
@@ -247,7 +257,9 @@ func (s *Server) infoReplication(_ *infoInput, b *strings.Builder) {
 	field(b, "master_repl_offset", 0)
 	field(b, "second_repl_offset", -1)
 	field(b, "repl_backlog_active", 0)
-	field(b, "svc_replication", "unavailable (replication is not implemented yet)")
+	field(b, "repl_backlog_size", 1<<20)
+	field(b, "repl_backlog_first_byte_offset", 0)
+	field(b, "repl_backlog_histlen", 0)
 }
 
 func (s *Server) infoCPU(_ *infoInput, b *strings.Builder) {

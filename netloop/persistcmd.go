@@ -102,8 +102,12 @@ func (s *Server) persistenceRefusal(cmd, checked *command.Command) string {
 }
 
 // writeRefused reports whether a command may not join an open batch because
-// persistence refuses writes (the full path then replies the error).
+// persistence or a replica's role refuses it (the full path then replies the
+// error).
 func (s *Server) writeRefused(cmd *command.Command) bool {
+	if s.replicaJoinRefused(cmd) { // replcmd.go: -READONLY, -MASTERDOWN, -LOADING
+		return true
+	}
 	p := s.cfg.Persistence
 	return p != nil && cmd.Flags&command.FlagWrite != 0 && p.WriteDenied() != ""
 }

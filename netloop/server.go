@@ -80,6 +80,10 @@ type Config struct {
 	// persistence, and makes commands wait (-LOADING) or refuses writes
 	// (-MISCONF) as it says. nil: a server without files (tests).
 	Persistence Persistence
+	// Replication is this node's replication role: REPLICAOF, ROLE, INFO
+	// replication and a replica's refusals (-READONLY ...). nil: a
+	// standalone master that refuses REPLICAOF (tests).
+	Replication Replication
 	// OnPanic is told about a panic in loop-side code (always a bug; the
 	// connection is closed and the server keeps running). May be nil.
 	OnPanic func(recovered any)

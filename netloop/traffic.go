@@ -481,6 +481,11 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		s.rejected(c, checked, c.out[mark:])
 		return true
 	}
+	if refusal := s.replicationRefusal(checked); refusal != "" { // replcmd.go
+		c.out = append(c.out, refusal...)
+		s.rejected(c, checked, c.out[mark:])
+		return true
+	}
 	if c.ps.Load() != nil && s.pubsubDenied(c, checked) { // RESP2 subscribed mode
 		s.rejected(c, checked, c.out[mark:])
 		return true

@@ -71,6 +71,7 @@ type Runtime struct {
 	hot          *hotRing // per-second per-shard rates (hotshards.go)
 	latency      atomic.Pointer[latency.Monitor]
 	snapRunning  atomic.Bool           // a WriteSnapshot is running (snapshot.go)
+	logSinks     logSinks              // the append-only file and the replication stream (replica.go)
 	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
 	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
 	noLog        bool                  // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it

@@ -26,7 +26,14 @@ func (rt *Runtime) RouteFor(c *keyspace.Ctx, cmd *command.Command, args [][]byte
 
 // SetAppendLog makes the runtime record every change in l (nil: stop).
 // Call it while no command runs (before serving, or holding every shard).
-func (rt *Runtime) SetAppendLog(l keyspace.AppendLog) { rt.env.SetAppendLog(l) }
+// The replication stream (replica.go), when on, keeps receiving the same
+// records.
+func (rt *Runtime) SetAppendLog(l keyspace.AppendLog) {
+	rt.logSinks.mu.Lock()
+	defer rt.logSinks.mu.Unlock()
+	rt.logSinks.aof = l
+	rt.installLogSinks()
+}
 
 // logged reports whether c's command is one whose changes are logged: a
 // write command, or a container's write subcommand.

@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/svcdb/svcdb/core/latency"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/logging"
+	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/status"
@@ -247,7 +249,58 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	reg.OnChange("appendonly", func(string) error { return pm.SetAppendOnly(reg.Bool("appendonly")) })
 	reg.OnChange("appendfsync", func(string) error { pm.SetFsyncPolicy(); return nil })
-	srv := netloop.New(netloop.Config{
+	// Replication: a master until REPLICAOF; the link's goroutine drives
+	// the runtime through a ReplicaTarget (docs/replication.md).
+	var srv *netloop.Server
+	repl := replication.New(replication.Config{
+		Target:        rt.NewReplicaTarget(),
+		Logger:        logger,
+		Dir:           reg.String("data-dir"),
+		ListeningPort: func() int { return srv.Port() },
+		Auth:          func() (string, string) { return reg.String("masteruser"), reg.String("masterauth") },
+		MaxBulkLen:    func() int64 { return reg.Size("proto-max-bulk-len") },
+		Source:        rt, // the master side: full syncs from the point-in-time snapshot
+		BacklogSize:   int(reg.Size("repl-backlog-size")),
+		DisklessSync:  func() bool { return reg.Bool("repl-diskless-sync") },
+		AfterFullSync: func() {
+			// The replica's own append-only file holds a FLUSHALL and not the
+			// loaded keys: rewrite it from the dataset, as Redis restarts AOF
+			// after a sync.
+			// A rewrite already running (the one appendonly yes starts at
+			// boot, or an earlier sync's) holds a base from before the
+			// FLUSHALL: a new one starts once it is done.
+			if reg.Bool("appendonly") {
+				go func() {
+					for range 36000 { // an hour, at 100 ms
+						_, err := pm.BGRewriteAOF()
+						if err == nil || !strings.Contains(err.Error(), "already in progress") {
+							if err != nil {
+								logger.Warn("rewriting the append-only file after a full sync", "err", err)
+							}
+							return
+						}
+						time.Sleep(100 * time.Millisecond)
+					}
+				}()
+			}
+		},
+	})
+	replicaLimit := func(v string) error { // client-output-buffer-limit's replica class
+		_, l, _ := config.OutputBufferLimits(v)
+		repl.SetReplicaBufferLimit(l.Hard, l.Soft, l.SoftSeconds)
+		return nil
+	}
+	_ = replicaLimit(reg.String("client-output-buffer-limit"))
+	reg.OnChange("client-output-buffer-limit", replicaLimit)
+	reg.OnChange("repl-backlog-size", func(string) error { repl.SetBacklogSize(int(reg.Size("repl-backlog-size"))); return nil })
+	repl.SetReadOnly(reg.Bool("replica-read-only"))
+	repl.SetServeStale(reg.Bool("replica-serve-stale-data"))
+	reg.OnChange("replica-read-only", func(string) error { repl.SetReadOnly(reg.Bool("replica-read-only")); return nil })
+	reg.OnChange("replica-serve-stale-data", func(string) error {
+		repl.SetServeStale(reg.Bool("replica-serve-stale-data"))
+		return nil
+	})
+	srv = netloop.New(netloop.Config{
 		Bind:             reg.String("bind"),
 		Port:             int(reg.Int("port")),
 		EventLoops:       int(reg.Int("event-loops")), // 0: one per CPU this process may use
@@ -261,6 +314,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Lifecycle:        life,
 		Tracer:           tracer,
 		Persistence:      pm,
+		Replication:      repl,
 	}, table, rt)
 	// Diagnostic bundles exist with or without the HTTP server: DEBUG BUNDLE
 	// uses them too.
@@ -360,6 +414,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	// In-flight commands are done and their replies flushed: the final
 	// snapshot (when save rules are set, or SHUTDOWN SAVE) and the
 	// append-only file's last fsync happen here, then liveness turns 503 too.
+	repl.Close() // the link stops before the final save: no command lands after it
 	if err := pm.Close(srv.ShutdownSave(pm.SaveRulesSet())); err != nil {
 		logger.Error("error saving the dataset before exiting", "err", err)
 	}
@@ -439,6 +494,8 @@ var appliedLater = []string{
 	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
 	"notify-keyspace-events", "hz",
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
+	"masteruser", "masterauth", // read at each connection to the master
+	"repl-diskless-sync", // read at each full sync
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

@@ -17,6 +17,8 @@ func argv(s string) [][]byte {
 
 // wantNames is exactly the set of commands the table must hold for now.
 var wantNames = map[string][]string{
+	// replication
+	"replicaof": nil, "slaveof": nil, "role": nil, "sync": nil, "psync": nil, "replconf": nil, "wait": nil,
 	// connection
 	"ping": nil, "echo": nil, "quit": nil, "reset": nil, "hello": nil, "auth": nil, "select": nil,
 	"client": {"getname", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname"},
@@ -99,7 +101,7 @@ var wantFast = strings.Fields(`ping echo quit reset hello auth select get setnx 
 	sadd scard sismember smismember smove spop srem
 	bzpopmax bzpopmin zadd zcard zcount zincrby zlexcount zmscore zpopmax zpopmin zrank zrem zrevrank zscore
 	xack xadd xautoclaim xclaim xdel xlen xsetid
-	discard multi unwatch watch publish spublish`)
+	discard multi unwatch watch publish spublish role`)
 
 func TestTableContents(t *testing.T) {
 	tab := New()

@@ -100,6 +100,12 @@ notify-keyspace-events = "KEA"
 busy-reply-threshold = 1000
 hz = 1000
 latency-monitor-threshold = 100
+masteruser = "repl"
+masterauth = "s3cret"
+replica-read-only = false
+replica-serve-stale-data = false
+repl-diskless-sync = false
+repl-backlog-size = "2mb"
 
 [persistence]
 save = "3600 1  300 100"
@@ -148,6 +154,8 @@ var everyKeyGet = map[string]string{
 	"save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always", "dbfilename": "x.rdb",
 	"appenddirname": "aofdir", "aof-load-truncated": "no", "appendfilename": "my.aof",
 	"stop-writes-on-bgsave-error": "no", "rdbcompression": "no", "auto-aof-rewrite-percentage": "50", "auto-aof-rewrite-min-size": "1048576",
+	"masteruser": "repl", "masterauth": Redacted, "replica-read-only": "no", "replica-serve-stale-data": "no",
+	"repl-diskless-sync": "no", "repl-backlog-size": "2097152",
 }
 
 func TestEveryKeyFromFileReadsBackThroughConfigGet(t *testing.T) {

@@ -222,6 +222,22 @@ func defs() []*Param {
 			Doc: "Rewrite the append-only file when it grew this much over its size after the last rewrite (0 = never)"},
 		{Name: "auto-aof-rewrite-min-size", Table: "persistence", Key: "auto-aof-rewrite-min-size", Kind: Size, Default: "67108864", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "No automatic rewrite while the append-only file is smaller than this"},
+
+		// [redis], the replica side of replication (docs/replication.md)
+		{Name: "masteruser", Table: "redis", Key: "masteruser", Kind: String, Default: "", Mutable: true,
+			Doc: "User a replica authenticates as with its master (AUTH <masteruser> <masterauth>); empty: AUTH <masterauth> as the default user"},
+		{Name: "masterauth", Table: "redis", Key: "masterauth", Kind: String, Default: "", Mutable: true, Secret: true,
+			Doc: "Password a replica authenticates with to its master; empty: no AUTH. Read at each connection to the master"},
+		{Name: "replica-read-only", Aliases: []string{"slave-read-only"}, Table: "redis", Key: "replica-read-only", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "A replica refuses clients' write commands with -READONLY"},
+		{Name: "replica-serve-stale-data", Aliases: []string{"slave-serve-stale-data"}, Table: "redis", Key: "replica-serve-stale-data", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "While a replica's link to its master is down or syncing, serve the data it has; no: refuse commands without Redis' stale flag with -MASTERDOWN"},
+
+		// [redis], the master side of replication (docs/replication.md)
+		{Name: "repl-diskless-sync", Table: "redis", Key: "repl-diskless-sync", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "A full sync streams the snapshot to a replica that accepts it (capa eof) instead of writing it to a file in data-dir first. Read at each full sync"},
+		{Name: "repl-backlog-size", Table: "redis", Key: "repl-backlog-size", Kind: Size, Default: "1048576", Min: 16384, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
+			Doc: "Size of the replication backlog, the newest part of the stream kept so a replica that reconnects can continue (+CONTINUE)"},
 	}
 }
 

@@ -329,9 +329,10 @@ func TestGetPatterns(t *testing.T) {
 // output the package produces.
 func TestSecretsNeverShown(t *testing.T) {
 	const filePass, envTok, runPass, badTok = "file-pass-Zq1", "env-token-Zq2", "runtime-pass-Zq3", "bad-token-Zq4"
-	secrets := []string{filePass, envTok, runPass, badTok, "98765"}
+	const masterAuth = "master-auth-Zq5"
+	secrets := []string{filePass, envTok, runPass, badTok, "98765", masterAuth}
 	r := New()
-	if err := r.LoadFile(writeConfig(t, "[server]\nrequirepass = \""+filePass+"\"\n[http]\ntoken = \"x\"\n")); err != nil {
+	if err := r.LoadFile(writeConfig(t, "[server]\nrequirepass = \""+filePass+"\"\n[http]\ntoken = \"x\"\n[redis]\nmasterauth = \""+masterAuth+"\"\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.LoadEnv([]string{"SVC_HTTP_TOKEN=" + envTok}); err != nil {

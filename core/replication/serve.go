@@ -1,0 +1,673 @@
+package replication
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// The master side: replicas attached to this server. A replica's
+// connection arrives as a client (REPLCONF, then SYNC or PSYNC); the
+// network side hands its socket over with Attach and this package owns it
+// from then on, with two goroutines per replica: one writes the full sync
+// and then the stream, one reads REPLCONF ACK.
+//
+// The stream is what the runtime's one execution entry point records for
+// the append-only file (the same bytes, SELECTs included): the runtime tees
+// its log feed into Feed, which never blocks: it appends to the backlog and
+// to each replica's pending buffer under one mutex and wakes the writer. A
+// replica whose pending bytes pass client-output-buffer-limit's replica
+// class (hard, or soft for soft-seconds) is disconnected, as Redis'
+// checkClientOutputBufferLimits does.
+
+// Source is what a full sync needs from the runtime (shard.Runtime's
+// WriteReplicaSnapshot): write a point-in-time RDB snapshot of the dataset
+// to w, installing feed as the stream's sink and calling at while every
+// shard is held, at the snapshot's point in time (no command runs then).
+type Source interface {
+	WriteReplicaSnapshot(w io.Writer, feed FeedSink, at func()) error
+}
+
+// FeedSink receives the stream's bytes (keyspace.AppendLog's shape).
+type FeedSink interface {
+	Append(p []byte) int64
+}
+
+// ReplicaInfo is what a replica told with REPLCONF before SYNC/PSYNC.
+type ReplicaInfo struct {
+	Addr          string // the connection's remote address (host:port)
+	IP            string // REPLCONF ip-address, else the address' host
+	ListeningPort int    // REPLCONF listening-port
+	CapaEOF       bool
+	CapaPSync2    bool
+}
+
+// Replica states, as INFO's slaveN state field.
+const (
+	slaveWaitBgsave = "wait_bgsave"
+	slaveSendBulk   = "send_bulk"
+	slaveOnline     = "online"
+)
+
+// attached is one replica of this master.
+type attached struct {
+	info ReplicaInfo
+	conn net.Conn
+	id   int64
+
+	// guarded by masterFeed.mu
+	pend      []byte
+	state     string
+	softSince time.Time // when pend passed the soft limit; zero: under it
+	gone      bool
+
+	sync    bool          // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
+	wake    chan struct{} // cap 1
+	ackOff  int64         // guarded by masterFeed.mu
+	lastAck time.Time     // guarded by masterFeed.mu
+}
+
+// masterFeed is the master side's state; Replica embeds one.
+type masterFeed struct {
+	mu       sync.Mutex
+	backlog  *Backlog // nil until the first replica attaches
+	replicas []*attached
+	nextID   int64
+	// client-output-buffer-limit's replica class: hard and soft bytes, soft
+	// seconds (0: no limit); Redis' defaults until SetReplicaBufferLimit.
+	hard, soft, softSecs int64
+	backlogSize          int // repl-backlog-size once set; 0: Config.BacklogSize
+
+	fullOK, partialOK, partialErr int64 // sync_full, sync_partial_ok, sync_partial_err
+
+	pingStop  chan struct{}
+	ackSignal chan struct{} // closed at the next ACK (Wait); nil: nobody waits
+}
+
+// pingCmd is what the master sends every repl-ping-replica-period (10 s,
+// Redis' default) so replicas see the link alive.
+var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
+
+// ErrNotMaster is Attach's answer on a replica: svcdb does not chain.
+var ErrNotMaster = errors.New("NOMASTERLINK Can't SYNC while not connected with my master")
+
+// Append is the stream's sink: the runtime's log feed calls it with every
+// record, under its own mutex, from event loops. It never blocks on a
+// replica. It returns 0: nothing waits on the replication offset here.
+func (r *Replica) Append(p []byte) int64 {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog != nil && !r.IsReplica() {
+		f.backlog.Feed(p)
+		r.fanOut(p)
+	}
+	f.mu.Unlock()
+	return 0
+}
+
+// fanOut appends p to every replica's pending buffer. REQUIRES: f.mu.
+func (r *Replica) fanOut(p []byte) {
+	f := &r.feed
+	hard, soft, secs := f.hard, f.soft, f.softSecs
+	for _, a := range f.replicas {
+		if a.gone {
+			continue
+		}
+		a.pend = append(a.pend, p...)
+		n := int64(len(a.pend))
+		over := hard > 0 && n > hard
+		if soft > 0 && n > soft {
+			if a.softSince.IsZero() {
+				a.softSince = time.Now()
+			} else if time.Since(a.softSince) >= time.Duration(secs)*time.Second {
+				over = true
+			}
+		} else {
+			a.softSince = time.Time{}
+		}
+		if over {
+			r.log.Warn("replica scheduled to be closed ASAP for overcoming of output buffer limits",
+				"replica", a.info.Addr, "pending", n)
+			a.gone = true
+			a.pend = nil
+			_ = a.conn.Close() // the writer and reader see it and remove a
+		}
+		select {
+		case a.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// SetBacklogSize applies repl-backlog-size: an existing backlog keeps its
+// newest bytes that fit.
+func (r *Replica) SetBacklogSize(n int) {
+	f := &r.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.backlogSize = n
+	if f.backlog != nil {
+		f.backlog.Resize(n)
+	}
+}
+
+// backlogSize is repl-backlog-size. REQUIRES: r.feed.mu.
+func (r *Replica) backlogSize() int {
+	if r.feed.backlogSize > 0 {
+		return r.feed.backlogSize
+	}
+	return r.cfg.BacklogSize
+}
+
+// SetReplicaBufferLimit sets client-output-buffer-limit's replica class:
+// hard and soft bytes, soft seconds (0: no limit).
+func (r *Replica) SetReplicaBufferLimit(hard, soft, softSecs int64) {
+	r.feed.mu.Lock()
+	r.feed.hard, r.feed.soft, r.feed.softSecs = hard, soft, softSecs
+	r.feed.mu.Unlock()
+}
+
+// dropReplicas disconnects every attached replica and forgets the backlog:
+// the server became a replica (its offsets are its master's from now on).
+func (r *Replica) dropReplicas() {
+	f := &r.feed
+	f.mu.Lock()
+	for _, a := range f.replicas {
+		a.gone = true
+		_ = a.conn.Close()
+	}
+	f.replicas = nil
+	f.backlog = nil
+	f.mu.Unlock()
+}
+
+// masterOffset is master_repl_offset on a master.
+func (r *Replica) masterOffset() int64 {
+	r.feed.mu.Lock()
+	defer r.feed.mu.Unlock()
+	if r.feed.backlog != nil {
+		return r.feed.backlog.Offset()
+	}
+	return r.offset.Load()
+}
+
+// Attach serves a replica whose client connection sent SYNC (psync false)
+// or PSYNC replID offset: it owns conn from now on and returns at once.
+func (r *Replica) Attach(conn net.Conn, info ReplicaInfo, psync bool, replID string, offset int64) {
+	go r.serve(conn, info, psync, replID, offset)
+}
+
+func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID string, offset int64) {
+	f := &r.feed
+	if r.IsReplica() {
+		_, _ = conn.Write([]byte("-" + ErrNotMaster.Error() + "\r\n"))
+		_ = conn.Close()
+		return
+	}
+	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync}
+	if psync {
+		f.mu.Lock()
+		ids := r.IDs()
+		d := DecidePSync(ids, f.backlog, info.CapaPSync2, replID, offset, 0)
+		if d.Continue {
+			a.state = slaveOnline
+			a.pend = append([]byte(d.Reply), f.backlog.Since(d.Offset)...)
+			a.lastAck = time.Now()
+			f.register(a)
+			f.partialOK++
+			f.mu.Unlock()
+			r.log.Info("partial resynchronization accepted", "replica", info.Addr, "offset", offset)
+			r.streamTo(a)
+			return
+		}
+		if replID != "?" {
+			f.partialErr++
+		}
+		f.mu.Unlock()
+	}
+	r.log.Info("full resync requested", "replica", info.Addr)
+	if err := r.sendFullSync(a); err != nil {
+		r.log.Warn("full sync to replica failed", "replica", info.Addr, "err", err)
+		f.remove(a)
+		_ = conn.Close()
+		return
+	}
+	r.streamTo(a)
+}
+
+func (f *masterFeed) register(a *attached) {
+	f.nextID++
+	a.id = f.nextID
+	f.replicas = append(f.replicas, a)
+}
+
+func (f *masterFeed) remove(a *attached) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a.gone = true
+	for i, x := range f.replicas {
+		if x == a {
+			f.replicas = append(f.replicas[:i], f.replicas[i+1:]...)
+			break
+		}
+	}
+}
+
+// sendFullSync sends a full sync: diskless (streamed with the EOF-mark
+// framing) when repl-diskless-sync is on and the replica announced capa
+// eof, else disk-based.
+func (r *Replica) sendFullSync(a *attached) error {
+	if r.cfg.Source == nil {
+		return errors.New("no snapshot source")
+	}
+	if a.info.CapaEOF && r.cfg.DisklessSync != nil && r.cfg.DisklessSync() {
+		return r.sendDiskless(a)
+	}
+	return r.sendDiskSync(a)
+}
+
+// registerAt returns the function the snapshot calls at its point in time
+// (every shard held: no record is fed concurrently): it creates the backlog
+// if there is none, registers a so it collects every record from then on,
+// and stores the stream's ID and offset there for +FULLRESYNC.
+func (r *Replica) registerAt(a *attached, replID *string, off *int64) func() {
+	f := &r.feed
+	return func() {
+		f.mu.Lock()
+		if f.backlog == nil {
+			f.backlog = NewBacklog(r.backlogSize(), r.offset.Load())
+			r.startPing()
+		}
+		*off = f.backlog.Offset()
+		*replID = r.IDs().ID
+		f.register(a)
+		f.mu.Unlock()
+	}
+}
+
+// sendDiskless streams the snapshot to the replica as it is made (Redis'
+// repl-diskless-sync yes, without its delay): +FULLRESYNC, $EOF:<mark>,
+// the RDB, the mark. The snapshot's writer runs on this goroutine, never
+// on an event loop; a replica that stops reading for repl-timeout (60 s)
+// fails the sync, so a snapshot never waits on it forever.
+func (r *Replica) sendDiskless(a *attached) error {
+	var off int64
+	var replID string
+	at := r.registerAt(a, &replID, &off)
+	mark := NewID() // 40 random hex characters, as Redis' EOF mark
+	w := &disklessWriter{conn: a.conn, timeout: r.cfg.Timeout}
+	w.head = func() []byte {
+		if replID == "" {
+			return nil
+		}
+		return append(fullResyncLine(a, replID, off), "$EOF:"+mark+"\r\n"...)
+	}
+	r.feed.mu.Lock()
+	a.state = slaveSendBulk
+	r.feed.mu.Unlock()
+	if err := r.cfg.Source.WriteReplicaSnapshot(w, r, at); err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte(mark)); err != nil {
+		return err
+	}
+	_ = a.conn.SetWriteDeadline(time.Time{})
+	f := &r.feed
+	f.mu.Lock()
+	a.state = slaveOnline
+	a.lastAck = time.Now()
+	f.fullOK++
+	f.mu.Unlock()
+	r.log.Info("synchronization with replica succeeded (diskless)", "replica", a.info.Addr, "bytes", w.n, "offset", off)
+	return nil
+}
+
+// fullResyncLine is +FULLRESYNC <id> <offset>, or nothing for a replica
+// that sent SYNC (the old protocol: the payload comes at once).
+func fullResyncLine(a *attached, replID string, off int64) []byte {
+	if a.sync {
+		return nil
+	}
+	return fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", replID, off)
+}
+
+// disklessWriter writes the snapshot to the replica's socket, preceded by
+// head() (called at the first write: the snapshot's header is buffered
+// until after its point in time, so the offset is known by then).
+type disklessWriter struct {
+	conn    net.Conn
+	head    func() []byte
+	timeout time.Duration
+	n       int64
+}
+
+func (w *disklessWriter) Write(p []byte) (int, error) {
+	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	if w.head != nil {
+		h := w.head()
+		if h == nil {
+			return 0, errors.New("BUG: the snapshot wrote before its point in time")
+		}
+		w.head = nil
+		if _, err := w.conn.Write(h); err != nil {
+			return 0, err
+		}
+	}
+	n, err := w.conn.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// sendDiskSync writes the snapshot to a temporary file in the data
+// directory (a disk-based sync, as Redis' repl-diskless-sync no),
+// registering a at the snapshot's point in time so it collects every record
+// after it, then sends +FULLRESYNC <id> <offset>, $<len> and the file.
+func (r *Replica) sendDiskSync(a *attached) error {
+	tmp, err := os.CreateTemp(r.cfg.Dir, "temp-repl-*.rdb")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	f := &r.feed
+	var off int64
+	var replID string
+	at := r.registerAt(a, &replID, &off)
+	err = r.cfg.Source.WriteReplicaSnapshot(tmp, r, at)
+	if err != nil {
+		return err
+	}
+	size, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err = tmp.Seek(0, 0); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	a.state = slaveSendBulk
+	f.fullOK++
+	f.mu.Unlock()
+	w := bufio.NewWriterSize(a.conn, 64<<10)
+	w.Write(fullResyncLine(a, replID, off))
+	fmt.Fprintf(w, "$%d\r\n", size)
+	if _, err = io.Copy(w, tmp); err != nil {
+		return err
+	}
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	a.state = slaveOnline
+	a.lastAck = time.Now()
+	f.mu.Unlock()
+	r.log.Info("synchronization with replica succeeded", "replica", a.info.Addr, "bytes", size, "offset", off)
+	return nil
+}
+
+// startPing feeds PING into the stream every 10 s while replicas may be
+// attached. REQUIRES: r.feed.mu.
+func (r *Replica) startPing() {
+	if r.feed.pingStop != nil {
+		return
+	}
+	stop := make(chan struct{})
+	r.feed.pingStop = stop
+	go func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				f := &r.feed
+				f.mu.Lock()
+				if f.backlog != nil && len(f.replicas) > 0 && !r.IsReplica() {
+					f.backlog.Feed(pingCmd)
+					r.fanOut(pingCmd)
+				}
+				f.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// streamTo streams a's pending bytes until the connection fails, reading its
+// REPLCONF ACKs meanwhile.
+func (r *Replica) streamTo(a *attached) {
+	f := &r.feed
+	go r.readAcks(a)
+	var buf []byte
+	for {
+		f.mu.Lock()
+		if a.gone {
+			f.mu.Unlock()
+			break
+		}
+		buf, a.pend = a.pend, buf[:0]
+		f.mu.Unlock()
+		if len(buf) > 0 {
+			if _, err := a.conn.Write(buf); err != nil {
+				break
+			}
+			continue
+		}
+		<-a.wake
+	}
+	f.remove(a)
+	_ = a.conn.Close()
+	r.log.Info("connection with replica lost", "replica", a.info.Addr)
+}
+
+// readAcks reads what a replica sends on its link: REPLCONF ACK <offset>
+// (once a second) and anything else, which is ignored.
+func (r *Replica) readAcks(a *attached) {
+	f := &r.feed
+	br := bufio.NewReader(a.conn)
+	defer func() {
+		f.mu.Lock()
+		a.gone = true
+		f.mu.Unlock()
+		select {
+		case a.wake <- struct{}{}:
+		default:
+		}
+	}()
+	for {
+		args, err := readCommand(br)
+		if err != nil {
+			return
+		}
+		if len(args) >= 3 && strings.EqualFold(args[0], "replconf") && strings.EqualFold(args[1], "ack") {
+			if off, err := strconv.ParseInt(args[2], 10, 64); err == nil {
+				f.mu.Lock()
+				a.ackOff, a.lastAck = off, time.Now()
+				if f.ackSignal != nil { // wake WAITs
+					close(f.ackSignal)
+					f.ackSignal = nil
+				}
+				f.mu.Unlock()
+			}
+		}
+	}
+}
+
+// readCommand reads one RESP multibulk command (or an inline line).
+func readCommand(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if !strings.HasPrefix(line, "*") {
+		return strings.Fields(line), nil
+	}
+	n, err := strconv.Atoi(line[1:])
+	if err != nil || n < 0 || n > 16 {
+		return nil, errors.New("bad multibulk length")
+	}
+	out := make([]string, 0, n)
+	for range n {
+		h, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		if len(h) < 3 || h[0] != '$' {
+			return nil, errors.New("expected bulk")
+		}
+		l, err := strconv.Atoi(strings.TrimRight(h[1:], "\r\n"))
+		if err != nil || l < 0 || l > 1<<16 {
+			return nil, errors.New("bad bulk length")
+		}
+		b := make([]byte, l+2)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return nil, err
+		}
+		out = append(out, string(b[:l]))
+	}
+	return out, nil
+}
+
+// replicaView is one attached replica as INFO and ROLE show it.
+type replicaView struct {
+	ip           string
+	port         int
+	state        string
+	offset, lagS int64
+}
+
+func (r *Replica) replicaViews() []replicaView {
+	f := &r.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	out := make([]replicaView, 0, len(f.replicas))
+	for _, a := range f.replicas {
+		if a.gone {
+			continue
+		}
+		lag := int64(0)
+		if !a.lastAck.IsZero() {
+			lag = int64(now.Sub(a.lastAck) / time.Second)
+		}
+		out = append(out, replicaView{ip: a.info.IP, port: a.info.ListeningPort, state: a.state, offset: a.ackOff, lagS: lag})
+	}
+	return out
+}
+
+// SyncStats returns sync_full, sync_partial_ok and sync_partial_err.
+func (r *Replica) SyncStats() (full, partialOK, partialErr int64) {
+	r.feed.mu.Lock()
+	defer r.feed.mu.Unlock()
+	return r.feed.fullOK, r.feed.partialOK, r.feed.partialErr
+}
+
+// ConnectedReplicas is how many replicas are attached.
+func (r *Replica) ConnectedReplicas() int { return len(r.replicaViews()) }
+
+// appendReplicasRole appends ROLE's list of replicas: [ip, port, offset].
+func (r *Replica) appendReplicasRole(dst []byte) []byte {
+	v := r.replicaViews()
+	n := 0
+	for _, x := range v {
+		if x.state == slaveOnline {
+			n++
+		}
+	}
+	dst = resp.AppendArrayHeader(dst, n)
+	for _, x := range v {
+		if x.state != slaveOnline {
+			continue
+		}
+		dst = resp.AppendArrayHeader(dst, 3)
+		dst = resp.AppendBulkString(dst, x.ip)
+		dst = resp.AppendBulkString(dst, strconv.Itoa(x.port))
+		dst = resp.AppendBulkString(dst, strconv.FormatInt(x.offset, 10))
+	}
+	return dst
+}
+
+// getAckCmd asks every replica for its offset (REPLCONF GETACK *); it is
+// part of the stream, as in Redis.
+var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
+
+// Wait is WAIT numreplicas timeout (waitCommand): it returns how many
+// replicas acknowledged every byte of the stream fed before it was called
+// (which holds the caller's writes: svcdb waits for the whole stream's
+// offset where Redis uses the client's last write's), waiting until n did
+// or timeout passed (0: no limit; negative: no wait). It never runs on an
+// event loop.
+func (r *Replica) Wait(n int, timeout time.Duration) int {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog == nil {
+		f.mu.Unlock()
+		return 0
+	}
+	target := f.backlog.Offset()
+	acked := f.ackedLocked(target)
+	if acked >= n || timeout < 0 {
+		f.mu.Unlock()
+		return acked
+	}
+	f.backlog.Feed(getAckCmd)
+	r.fanOut(getAckCmd)
+	f.mu.Unlock()
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		f.mu.Lock()
+		acked = f.ackedLocked(target)
+		ch := f.ackSignalLocked()
+		f.mu.Unlock()
+		if acked >= n {
+			return acked
+		}
+		select {
+		case <-ch:
+		case <-timer:
+			f.mu.Lock()
+			acked = f.ackedLocked(target)
+			f.mu.Unlock()
+			return acked
+		}
+	}
+}
+
+// ackSignalLocked returns a channel closed at the next ACK. REQUIRES: f.mu.
+func (f *masterFeed) ackSignalLocked() chan struct{} {
+	if f.ackSignal == nil {
+		f.ackSignal = make(chan struct{})
+	}
+	return f.ackSignal
+}
+
+// ackedLocked counts the online replicas whose ACK reached offset.
+// REQUIRES: f.mu.
+func (f *masterFeed) ackedLocked(offset int64) int {
+	n := 0
+	for _, a := range f.replicas {
+		if !a.gone && a.state == slaveOnline && a.ackOff >= offset {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,248 @@
+package netloop
+
+import (
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/replication"
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// Replication is what the server needs of this node's replication role
+// (core/replication.Replica): the refusals a replica gives clients, REPLICAOF,
+// ROLE and INFO replication. nil: a standalone master (tests).
+type Replication interface {
+	// Refusal is the error (CRLF included) a client's command with these
+	// flags gets because the server is a replica (-READONLY, -MASTERDOWN,
+	// -LOADING), or "". One atomic load on a master: it is on the hot path.
+	Refusal(flags command.Flag) string
+	// SetMaster starts replicating from host:port; replication.ErrSameMaster
+	// when it already follows that master.
+	SetMaster(host string, port int) error
+	// SetMasterNone makes the server a master again.
+	SetMasterNone()
+	// IsReplica reports whether the server follows a master.
+	IsReplica() bool
+	// Info writes the INFO replication fields.
+	Info(add func(name string, value any))
+	// AppendRole appends ROLE's reply.
+	AppendRole(dst []byte) []byte
+	// Attach serves a replica that sent SYNC or PSYNC: it owns conn from
+	// then on (the full sync, the stream, its ACKs).
+	Attach(conn net.Conn, info replication.ReplicaInfo, psync bool, replID string, offset int64)
+	// SyncStats returns INFO stats' sync_full, sync_partial_ok and
+	// sync_partial_err.
+	SyncStats() (full, partialOK, partialErr int64)
+	// Wait is WAIT: how many replicas acknowledged the stream so far,
+	// waiting up to timeout (0: forever; negative: not at all) for n.
+	Wait(n int, timeout time.Duration) int
+}
+
+// replicationRefusal is Replication.Refusal, "" without replication.
+func (s *Server) replicationRefusal(checked *command.Command) string {
+	if s.cfg.Replication == nil {
+		return ""
+	}
+	return s.cfg.Replication.Refusal(checked.Flags)
+}
+
+// replicaJoinRefused reports whether cmd may not join an open batch because
+// the server is a replica: the full path (process) then checks it. A
+// container (XGROUP) never joins on a replica: its flags are its
+// subcommand's, which the join path does not resolve.
+func (s *Server) replicaJoinRefused(cmd *command.Command) bool {
+	r := s.cfg.Replication
+	if r == nil {
+		return false
+	}
+	return r.Refusal(cmd.Flags) != "" || (len(cmd.Subcommands) > 0 && r.IsReplica())
+}
+
+// cmdReplicaOf runs REPLICAOF and SLAVEOF (replicaofCommand). Changing the
+// role waits for the old link's goroutine (it may be loading a snapshot)
+// and takes every shard once: it runs off the event loop (runAsync).
+func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
+	r := s.cfg.Replication
+	if r == nil {
+		c.out = resp.AppendError(c.out, "ERR replication is not configured in this server")
+		return
+	}
+	if resp.EqualFold(args[1], "no") && resp.EqualFold(args[2], "one") {
+		if !r.IsReplica() {
+			c.out = append(c.out, resp.OK...)
+			return
+		}
+		// Stopping the link waits for its goroutine, which may be loading a
+		// snapshot: off the event loop.
+		addr := c.addr
+		s.runAsync(c, func() []byte {
+			r.SetMasterNone()
+			s.log.Info("MASTER MODE enabled", "by", addr)
+			return append([]byte(nil), resp.OK...)
+		})
+		return
+	}
+	port, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.out = append(c.out, resp.ErrNotInteger...)
+		return
+	}
+	if port < 0 || port > 65535 {
+		c.out = resp.AppendError(c.out, "ERR Invalid master port")
+		return
+	}
+	host, addr := string(args[1]), c.addr
+	s.runAsync(c, func() []byte {
+		if err := r.SetMaster(host, int(port)); err != nil {
+			if errors.Is(err, replication.ErrSameMaster) {
+				return []byte("+OK Already connected to specified master\r\n")
+			}
+			return resp.AppendError(nil, "ERR "+err.Error())
+		}
+		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
+		return append([]byte(nil), resp.OK...)
+	})
+}
+
+// infoReplicationFrom writes INFO replication from the replication role.
+func (s *Server) infoReplicationFrom(b *strings.Builder) {
+	s.cfg.Replication.Info(func(name string, v any) { field(b, name, v) })
+}
+
+// cmdReplconf runs REPLCONF (replconfCommand) for a connection that is
+// becoming a replica: listening-port, ip-address and capa are kept for its
+// SYNC/PSYNC; ACK and GETACK are answered by nothing on a client connection
+// (a replica's ACKs after the handoff are read by core/replication).
+func (s *Server) cmdReplconf(c *client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.out = resp.AppendError(c.out, "ERR syntax error")
+		return
+	}
+	if c.replica == nil {
+		c.replica = &replication.ReplicaInfo{}
+	}
+	for i := 1; i < len(args); i += 2 {
+		opt, val := args[i], args[i+1]
+		switch {
+		case resp.EqualFold(opt, "listening-port"):
+			port, ok := resp.ParseInt(val)
+			if !ok {
+				c.out = append(c.out, resp.ErrNotInteger...)
+				return
+			}
+			c.replica.ListeningPort = int(port)
+		case resp.EqualFold(opt, "ip-address"):
+			c.replica.IP = string(val)
+		case resp.EqualFold(opt, "capa"):
+			switch {
+			case resp.EqualFold(val, "eof"):
+				c.replica.CapaEOF = true
+			case resp.EqualFold(val, "psync2"):
+				c.replica.CapaPSync2 = true
+			}
+		case resp.EqualFold(opt, "ack"), resp.EqualFold(opt, "getack"):
+			return // no reply, as Redis to a client that is not a replica
+		case resp.EqualFold(opt, "rdb-only"):
+			c.out = resp.AppendError(c.out, "ERR REPLCONF rdb-only is not supported by this server")
+			return
+		default:
+			c.out = resp.AppendError(c.out, "ERR Unrecognized REPLCONF option: "+string(opt))
+			return
+		}
+	}
+	c.out = append(c.out, resp.OK...)
+}
+
+// cmdSync runs SYNC and PSYNC <replid> <offset> (syncCommand): the
+// connection's socket is handed to core/replication, which answers
+// +FULLRESYNC or +CONTINUE and streams; this loop forgets the connection
+// (it closes its own descriptor of the socket, a duplicate stays with the
+// replica's goroutines). A replica does not serve replicas (no chaining).
+func (s *Server) cmdSync(c *client, args [][]byte) {
+	r := s.cfg.Replication
+	if r == nil {
+		c.out = resp.AppendError(c.out, "ERR replication is not configured in this server")
+		return
+	}
+	if r.IsReplica() {
+		c.out = resp.AppendError(c.out, "NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
+	psync := resp.EqualFold(args[0], "psync")
+	var replID string
+	var offset int64 = -1
+	if psync {
+		if len(args) != 3 {
+			c.out = resp.AppendError(c.out, "ERR wrong number of arguments for 'psync' command")
+			return
+		}
+		replID = string(args[1])
+		off, ok := resp.ParseInt(args[2])
+		if !ok {
+			c.out = append(c.out, resp.ErrNotInteger...)
+			return
+		}
+		offset = off
+	}
+	info := replication.ReplicaInfo{}
+	if c.replica != nil {
+		info = *c.replica
+	}
+	info.Addr = c.addr
+	if info.IP == "" {
+		info.IP, _, _ = net.SplitHostPort(c.addr)
+	}
+	fd, err := c.conn.Dup()
+	if err != nil {
+		c.out = resp.AppendError(c.out, "ERR "+err.Error())
+		return
+	}
+	f := os.NewFile(uintptr(fd), "replica "+c.addr)
+	nc, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		c.out = resp.AppendError(c.out, "ERR "+err.Error())
+		return
+	}
+	s.log.Info("replica asks for synchronization", "replica", c.addr, "psync", psync)
+	r.Attach(nc, info, psync, replID, offset)
+	c.to(connClosing)
+}
+
+// cmdWait runs WAIT numreplicas timeout (waitCommand) off the event loop;
+// inside EXEC it does not wait (as Redis, where a transaction never blocks).
+func (s *Server) cmdWait(c *client, args [][]byte) {
+	r := s.cfg.Replication
+	if r != nil && r.IsReplica() {
+		c.out = resp.AppendError(c.out, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	n, ok := resp.ParseInt(args[1])
+	if !ok {
+		c.out = append(c.out, resp.ErrNotInteger...)
+		return
+	}
+	ms, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.out = resp.AppendError(c.out, "ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.out = resp.AppendError(c.out, "ERR timeout is negative")
+		return
+	}
+	if r == nil {
+		c.out = resp.AppendInt(c.out, 0)
+		return
+	}
+	timeout := time.Duration(ms) * time.Millisecond
+	if c.multi.inExec {
+		timeout = -1
+	}
+	s.runAsync(c, func() []byte { return resp.AppendInt(nil, int64(r.Wait(int(n), timeout))) })
+}
