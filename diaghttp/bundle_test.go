@@ -671,8 +671,12 @@ func TestBundleRESP(t *testing.T) {
 			t.Fatalf("SET: %s", v)
 		}
 	}
-	if el := time.Since(start); el > time.Second {
-		t.Fatalf("the same loop's other client waited %v", el)
+	// Answered during the generation, not after it: within its 2 s window
+	// (how fast is for the benchmarks: a bound of 1 s, a speed claim, is
+	// what a loaded machine misses).
+	// The refused second generation below says the same by order.
+	if el := time.Since(start); el >= 2*time.Second {
+		t.Fatalf("the same loop's other client waited %v, past the 2 s generation", el)
 	}
 	if v := other.do(t, "DEBUG", "BUNDLE", "GENERATE"); v.Type != '-' || !strings.HasPrefix(string(v.Str), "ERR a diagnostic bundle is already being generated; retry in ") {
 		t.Fatalf("while busy: %s", v)

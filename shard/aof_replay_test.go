@@ -903,12 +903,20 @@ type redisAOF struct {
 func startRedisAOF(t testing.TB) *redisAOF {
 	t.Helper()
 	srv := redistest.StartServer(t, t.TempDir(), "--save", "", "--appendonly", "yes",
-		"--appendfsync", "always", "--stream-node-max-entries", "4")
+		"--appendfsync", "always", "--stream-node-max-entries", "4", "--enable-debug-command", "yes")
 	c, err := dialAOFRedis(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.close)
+	// Keys expire only when a command touches them, as on the svcdb side
+	// (whose runtime is not started): Redis' active expiry would log a
+	// DEL whenever its cycle came, before or after the point a case starts
+	// reading the log (a key given 1 ms to live in a case's setup was
+	// sometimes deleted, and its DEL logged, before the case began).
+	if v := c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); v.Type == '-' {
+		t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 0: %s", v.Str)
+	}
 	return &redisAOF{t: t, dir: srv.Dir, addr: srv.Addr, conn: c}
 }
 

@@ -219,25 +219,28 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Readiness turns 503 while the slow command is still running; liveness
-	// stays 200 until in-flight work is done.
-	deadline := time.Now().Add(time.Second)
+	// Readiness turns 503 while the slow command is still running, before
+	// its reply (how soon after SIGTERM is not asserted: a bound of 1 s was
+	// a speed claim, which a loaded machine can miss); liveness stays 200
+	// until in-flight work is done.
+	buf := make([]byte, 64)
+	deadline := time.Now().Add(30 * time.Second) // only catches a hang
 	for status("/health/ready") != 503 {
 		if time.Now().After(deadline) {
-			t.Fatal("readiness did not turn 503 within 1s of SIGTERM")
+			t.Fatal("readiness did not turn 503 within 30s of SIGTERM")
 		}
-		time.Sleep(10 * time.Millisecond)
+		slow.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		if n, _ := slow.Read(buf); n > 0 {
+			t.Fatalf("the slow command replied %q %v after SIGTERM, before readiness turned 503", buf[:n], time.Since(sent))
+		}
 	}
 	if l := status("/health/live"); l != 200 {
 		t.Errorf("liveness %d while draining, want 200", l)
 	}
-	if time.Since(sent) > time.Second {
-		t.Fatalf("readiness took %v to turn 503", time.Since(sent))
-	}
+	t.Logf("readiness turned 503 %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
 
 	// The slow client still gets its reply.
 	slow.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 64)
 	n, err := slow.Read(buf)
 	if got := string(buf[:n]); got != "+OK\r\n" {
 		t.Fatalf("slow client got %q (%v), want +OK", got, err)

@@ -36,16 +36,24 @@ func buildBinary(t *testing.T) string {
 // startProcess runs the real binary on an ephemeral port and returns its
 // address (read from its "listening on" line). The process is killed at
 // cleanup if the test has not stopped it.
-func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *lockedBuffer) {
 	t.Helper()
 	cmd, addr, stderr, _ := startProcessEnv(t, bin, nil, args...)
 	return cmd, addr, stderr
 }
 
-// lockedBuffer collects a process's stdout (where its logs go by default).
+// lockedBuffer collects a process's output: exec's copying goroutine
+// writes stderr into it (Write) and the stdout reader adds lines (add)
+// while the test reads it (String).
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
 }
 
 func (b *lockedBuffer) add(line string) {
@@ -60,7 +68,15 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-func startProcessEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, string, *bytes.Buffer, *lockedBuffer) {
+// startTimeout bounds how long a server may take to print "listening on"
+// (it loads its data first: a test's million-key snapshot takes seconds on
+// a loaded machine). It only catches a server that hangs while starting; a
+// server that exits is reported at once.
+const startTimeout = 2 * time.Minute
+
+var listeningRe = regexp.MustCompile(`listening on (\S+)`)
+
+func startProcessEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, string, *lockedBuffer, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--port", "0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -69,8 +85,8 @@ func startProcessEnv(t *testing.T, bin string, env []string, args ...string) (*e
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,20 +97,29 @@ func startProcessEnv(t *testing.T, bin string, env []string, args ...string) (*e
 		}
 	})
 	addrCh := make(chan string, 1)
+	closed := make(chan struct{}) // stdout ended: the process exited
 	go func() {
+		defer close(closed)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			out.add(sc.Text())
-			if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(sc.Text()); m != nil {
+			if m := listeningRe.FindStringSubmatch(sc.Text()); m != nil {
 				addrCh <- m[1]
 			}
 		}
 	}()
 	select {
 	case addr := <-addrCh:
-		return cmd, addr, &stderr, out
-	case <-time.After(10 * time.Second):
-		t.Fatalf("server did not start; stderr:\n%s", stderr.String())
+		return cmd, addr, stderr, out
+	case <-closed:
+		select {
+		case addr := <-addrCh:
+			return cmd, addr, stderr, out
+		default:
+		}
+		t.Fatalf("server exited before listening; stdout:\n%s\nstderr:\n%s", out, stderr)
+	case <-time.After(startTimeout):
+		t.Fatalf("server did not start within %v; stdout:\n%s\nstderr:\n%s", startTimeout, out, stderr)
 	}
 	return nil, "", nil, nil
 }
