@@ -21,7 +21,8 @@ FUZZ_TARGETS := \
 	./core/glob:FuzzMatch \
 	./shard/aof:FuzzCommandReader \
 	./shard/aof:FuzzLoad \
-	./shard/rdb:FuzzLoad
+	./shard/rdb:FuzzLoad \
+	./shard/hll:FuzzHLL
 
 # Debian packages the tests need: real redis-cli and redis-benchmark, a
 # redis-server to compare against, promtool (package prometheus) to check

@@ -364,6 +364,7 @@ func handlerTable() map[string]struct {
 	addZSetCommands(add)
 	addStreamCommands(add)
 	addBitmapCommands(add)
+	addHLLCommands(add) // cmd_hll.go
 	return t
 }
 
