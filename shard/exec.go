@@ -365,6 +365,7 @@ func handlerTable() map[string]struct {
 	addStreamCommands(add)
 	addBitmapCommands(add)
 	addHLLCommands(add) // cmd_hll.go
+	addGeoCommands(add) // cmd_geo.go
 	return t
 }
 

@@ -30,6 +30,9 @@ var wantNames = map[string][]string{
 	"bitfield": nil, "bitfield_ro": nil,
 	// hyperloglog
 	"pfadd": nil, "pfcount": nil, "pfmerge": nil, "pfdebug": nil, "pfselftest": nil,
+	// geo
+	"geoadd": nil, "geodist": nil, "geohash": nil, "geopos": nil, "geosearch": nil, "geosearchstore": nil,
+	"georadius": nil, "georadius_ro": nil, "georadiusbymember": nil, "georadiusbymember_ro": nil,
 	// generic
 	"del": nil, "unlink": nil, "exists": nil, "type": nil, "touch": nil, "rename": nil, "renamenx": nil,
 	"copy": nil, "keys": nil, "scan": nil, "randomkey": nil, "expire": nil, "pexpire": nil,
