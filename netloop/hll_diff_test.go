@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -21,8 +22,9 @@ func TestHLLDifferential(t *testing.T) {
 	ts := startServer(t)
 	raddr := redistest.Start(t)
 	ctx := context.Background()
-	ours := redis.NewClient(&redis.Options{Addr: ts.Addr, Protocol: 2, PoolSize: 1})
-	ref := redis.NewClient(&redis.Options{Addr: raddr, Protocol: 2, PoolSize: 1})
+	// PFSELFTEST takes a second or two on either server.
+	ours := redis.NewClient(&redis.Options{Addr: ts.Addr, Protocol: 2, PoolSize: 1, ReadTimeout: time.Minute})
+	ref := redis.NewClient(&redis.Options{Addr: raddr, Protocol: 2, PoolSize: 1, ReadTimeout: time.Minute})
 	defer ours.Close()
 	defer ref.Close()
 
@@ -159,6 +161,10 @@ func TestHLLDifferential(t *testing.T) {
 		same("PFCOUNT", k, "h")
 		same("PFMERGE", "dst", k)
 		same("PFDEBUG", "ENCODING", k)
+	}
+	same("PFSELFTEST", "extra")
+	if !raceOn { // ten million elements: too slow under the race detector
+		same("PFSELFTEST")
 	}
 	same("PFCOUNT", "bad2")
 	same("PFDEBUG", "DECODE", "bad2")
