@@ -257,6 +257,51 @@ type Shape struct {
 	Radius        float64
 	Width, Height float64
 	Conversion    float64 // metres per unit
+
+	// Bounds that reject most members without trigonometry (prefilter,
+	// set by CellsFor): the latitude reach in metres, and the longitude
+	// difference in degrees past which a member is out (+Inf: none).
+	prepared         bool
+	latReach, lonMax float64
+}
+
+// prefilterMargin widens the prefilter's bounds far beyond the rounding of
+// the exact computation (about 1e-16 relative), so that every member the
+// prefilter rejects is one Redis' computation rejects too.
+const prefilterMargin = 1e-9
+
+// prepare computes the prefilter's bounds. A member passing the latitude
+// test lies within latReach/EarthRadius radians of the centre's latitude,
+// so cos(its latitude) >= cmin; the distance Redis compares with the
+// longitude reach (the full haversine for a circle, the distance along the
+// member's parallel for a box) is then at least
+// 2R*asin(k*|sin(dlon/2)|), k = sqrt(cos(lat0)*cmin) or cmin, which
+// exceeds the reach once |dlon| > 2*asin(sin(reach/2R)/k).
+func (s *Shape) prepare() {
+	s.prepared = true
+	s.latReach = s.Radius * s.Conversion
+	lonReach := s.latReach
+	if s.Box {
+		s.latReach = s.Height * s.Conversion / 2
+		lonReach = s.Width * s.Conversion / 2
+	}
+	s.latReach = s.latReach*(1+prefilterMargin) + prefilterMargin
+	lonReach = lonReach*(1+prefilterMargin) + prefilterMargin
+	s.lonMax = math.Inf(1)
+	band := math.Abs(degRad(s.Lat)) + s.latReach/EarthRadius
+	if band >= math.Pi/2 || lonReach/(2*EarthRadius) >= math.Pi/2 {
+		return
+	}
+	cmin := math.Cos(band)
+	k := cmin
+	if !s.Box {
+		k = math.Sqrt(math.Cos(degRad(s.Lat)) * cmin)
+	}
+	x := math.Sin(lonReach/(2*EarthRadius)) / k
+	if !(x < 1) || k <= 0 {
+		return
+	}
+	s.lonMax = radDeg(2*math.Asin(x)) * (1 + prefilterMargin)
 }
 
 // boundingBox is geohashBoundingBox: min long, min lat, max long, max lat.
@@ -282,6 +327,7 @@ type Cells [9]Bits
 
 // CellsFor is geohashCalculateAreasByShapeWGS84.
 func CellsFor(s *Shape) Cells {
+	s.prepare()
 	minLon, minLat, maxLon, maxLat := s.boundingBox()
 	radius := s.Radius
 	if s.Box {
@@ -334,7 +380,24 @@ func ScoreRange(h Bits) (min, max uint64) {
 
 // Within is geoAppendIfWithinShape's test: whether the member at (lon,
 // lat) is inside s, and its distance from the centre in metres.
+//
+// A member whose latitude alone puts it farther away than the shape reaches
+// is out whatever its longitude (the haversine distance is at least
+// EarthRadius times the latitude difference in radians), and so is one
+// whose longitude difference exceeds lonMax (see prepare): the
+// trigonometry is skipped for most members of the nine cells. The margins
+// leave every member near the edge to the exact computation, so the
+// verdict stays Redis'.
 func (s *Shape) Within(lon, lat float64) (dist float64, ok bool) {
+	if !s.prepared {
+		s.prepare()
+	}
+	if EarthRadius*math.Abs(degRad(lat)-degRad(s.Lat)) > s.latReach {
+		return 0, false
+	}
+	if dlon := math.Abs(lon - s.Long); min(dlon, 360-dlon) > s.lonMax {
+		return 0, false
+	}
 	if !s.Box {
 		d := Distance(s.Long, s.Lat, lon, lat)
 		return d, !(d > s.Radius*s.Conversion)
