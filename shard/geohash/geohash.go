@@ -398,6 +398,12 @@ func (s *Shape) Within(lon, lat float64) (dist float64, ok bool) {
 	if dlon := math.Abs(lon - s.Long); min(dlon, 360-dlon) > s.lonMax {
 		return 0, false
 	}
+	return s.exact(lon, lat)
+}
+
+// exact is Redis' test itself (geohashGetDistanceIfInRadiusWGS84 or
+// geohashGetDistanceIfInRectangle).
+func (s *Shape) exact(lon, lat float64) (dist float64, ok bool) {
 	if !s.Box {
 		d := Distance(s.Long, s.Lat, lon, lat)
 		return d, !(d > s.Radius*s.Conversion)

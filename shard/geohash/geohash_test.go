@@ -1,6 +1,8 @@
 package geohash
 
 import (
+	"math"
+	"math/rand/v2"
 	"os/exec"
 	"strings"
 	"testing"
@@ -76,5 +78,43 @@ func TestLeaf(t *testing.T) {
 		if strings.HasPrefix(dep, "github.com/svcdb/svcdb/") && dep != "github.com/svcdb/svcdb/shard/geohash" {
 			t.Errorf("shard/geohash depends on %s", dep)
 		}
+	}
+}
+
+// TestPrefilterKeepsRedisVerdict: the bounds Within checks first never
+// reject a member Redis' computation accepts, for random circles and boxes
+// of every size, at every latitude, across the date line, and for members
+// placed right at the edge.
+func TestPrefilterKeepsRedisVerdict(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	rejected := 0
+	for i := 0; i < 20000; i++ {
+		s := Shape{Long: r.Float64()*360 - 180, Lat: r.Float64()*170 - 85, Conversion: 1}
+		size := math.Pow(10, r.Float64()*7.5)
+		if r.IntN(2) == 0 {
+			s.Box, s.Width, s.Height = true, size*(0.1+r.Float64()*3), size*(0.1+r.Float64()*3)
+		} else {
+			s.Radius = size
+		}
+		s.prepare()
+		for j := 0; j < 50; j++ {
+			// Around the centre, scaled to the shape, sometimes far.
+			spread := size / EarthRadius * 180 / math.Pi * (0.5 + r.Float64()*2)
+			lon := s.Long + (r.Float64()*2-1)*spread*3
+			lat := s.Lat + (r.Float64()*2-1)*spread
+			lon = math.Mod(lon+540, 360) - 180
+			lat = min(max(lat, LatMin), LatMax)
+			_, want := s.exact(lon, lat)
+			_, got := s.Within(lon, lat)
+			if got != want {
+				t.Fatalf("shape %+v, member %v,%v: Within %v, Redis' test %v", s, lon, lat, got, want)
+			}
+			if !want {
+				rejected++
+			}
+		}
+	}
+	if rejected < 100000 {
+		t.Fatalf("only %d of 1000000 members were outside: the test does not reach the edges", rejected)
 	}
 }
