@@ -39,6 +39,7 @@ func New() *Table {
 	cmds = append(cmds, hyperloglogCommands()...)
 	cmds = append(cmds, geoCommands()...)
 	cmds = append(cmds, genericCommands()...)
+	cmds = append(cmds, dbkeysCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, setCommands()...)

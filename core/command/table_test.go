@@ -38,8 +38,9 @@ var wantNames = map[string][]string{
 	"copy": nil, "keys": nil, "scan": nil, "randomkey": nil, "expire": nil, "pexpire": nil,
 	"expireat": nil, "pexpireat": nil, "ttl": nil, "pttl": nil, "expiretime": nil, "pexpiretime": nil,
 	"persist": nil,
-	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
-	"memory":  {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
+	"move":    nil, "swapdb": nil,
+	"object": {"encoding", "freq", "help", "idletime", "refcount"},
+	"memory": {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
 	// hash
 	"hdel": nil, "hexists": nil, "hget": nil, "hgetall": nil, "hincrby": nil, "hincrbyfloat": nil,
 	"hkeys": nil, "hlen": nil, "hmget": nil, "hmset": nil, "hrandfield": nil, "hscan": nil, "hset": nil,
@@ -94,7 +95,7 @@ var wantNames = map[string][]string{
 
 // wantFast are the commands Redis 7.0.15 flags "fast".
 var wantFast = strings.Fields(`ping echo quit reset hello auth select get setnx getset getdel getex
-	getbit bitfield_ro pfadd mget incr decr incrby decrby incrbyfloat append strlen unlink exists type touch renamenx expire
+	getbit bitfield_ro pfadd move swapdb mget incr decr incrby decrby incrbyfloat append strlen unlink exists type touch renamenx expire
 	pexpire expireat pexpireat ttl pttl expiretime pexpiretime persist dbsize time lastsave
 	hdel hexists hget hincrby hincrbyfloat hlen hmget hmset hset hsetnx hstrlen
 	llen lpop lpush lpushx rpop rpush rpushx
