@@ -40,6 +40,7 @@ func New() *Table {
 	cmds = append(cmds, geoCommands()...)
 	cmds = append(cmds, genericCommands()...)
 	cmds = append(cmds, dbkeysCommands()...)
+	cmds = append(cmds, lcsCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, setCommands()...)

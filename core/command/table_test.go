@@ -38,7 +38,7 @@ var wantNames = map[string][]string{
 	"copy": nil, "keys": nil, "scan": nil, "randomkey": nil, "expire": nil, "pexpire": nil,
 	"expireat": nil, "pexpireat": nil, "ttl": nil, "pttl": nil, "expiretime": nil, "pexpiretime": nil,
 	"persist": nil,
-	"move":    nil, "swapdb": nil,
+	"move":    nil, "swapdb": nil, "lcs": nil,
 	"object": {"encoding", "freq", "help", "idletime", "refcount"},
 	"memory": {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
 	// hash

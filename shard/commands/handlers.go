@@ -38,6 +38,7 @@ func Handlers() keyspace.Handlers {
 	add("getrange", cmdGetRange, keyspace.RouteKeys)
 	add("substr", cmdGetRange, keyspace.RouteKeys)
 	add("setrange", cmdSetRange, keyspace.RouteKeys)
+	add("lcs", cmdLCS, keyspace.RouteKeys) // lcs.go
 	// generic
 	add("del", cmdDel, keyspace.RouteKeys)
 	add("unlink", cmdDel, keyspace.RouteKeys)
