@@ -2,7 +2,7 @@
 // (COMMAND INFO and COMMAND DOCS); DO NOT EDIT.
 // golden_test.go compares every entry with a live redis-server.
 
-//go:generate go run ./internal/gentable -family dbkeys -out dbkeys.go move swapdb
+//go:generate go run ./internal/gentable -family dbkeys -out dbkeys.go move swapdb sort sort_ro
 
 package command
 
@@ -43,6 +43,89 @@ func dbkeysCommands() []*Command {
 			Args: []Arg{
 				{Name: "index1", Type: ArgInteger},
 				{Name: "index2", Type: ArgInteger},
+			},
+		},
+		{
+			Name:     "sort",
+			Arity:    -2,
+			Flags:    FlagWrite | FlagDenyOOM | FlagMovableKeys,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@write", "@set", "@sortedset", "@list", "@slow", "@dangerous"},
+			Group:         "generic",
+			Since:         "1.0.0",
+			Summary:       "Sort the elements in a list, set or sorted set",
+			Complexity:    "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+				{
+					Notes:       "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginUnknown},
+					FindKeys:    FindKeys{Type: FindUnknown},
+				},
+				{
+					Notes:       "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
+					Flags:       KeyOW | KeyUpdate,
+					BeginSearch: BeginSearch{Type: BeginUnknown},
+					FindKeys:    FindKeys{Type: FindUnknown},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "pattern", Type: ArgPattern, KeySpecIndex: 1, PatternKeys: true, Token: "BY", Flags: ArgOptional},
+				{Name: "offset_count", Type: ArgBlock, Token: "LIMIT", Flags: ArgOptional, Args: []Arg{
+					{Name: "offset", Type: ArgInteger},
+					{Name: "count", Type: ArgInteger},
+				}},
+				{Name: "pattern", Type: ArgPattern, KeySpecIndex: 1, PatternKeys: true, Token: "GET", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
+				{Name: "order", Type: ArgOneOf, Flags: ArgOptional, Args: []Arg{
+					{Name: "asc", Type: ArgPureToken, Token: "ASC"},
+					{Name: "desc", Type: ArgPureToken, Token: "DESC"},
+				}},
+				{Name: "sorting", Type: ArgPureToken, Token: "ALPHA", Flags: ArgOptional},
+				{Name: "destination", Type: ArgKey, KeySpecIndex: 2, Token: "STORE", Flags: ArgOptional},
+			},
+		},
+		{
+			Name:     "sort_ro",
+			Arity:    -2,
+			Flags:    FlagReadonly | FlagMovableKeys,
+			FirstKey: 1, LastKey: 1, Step: 1,
+			ACLCategories: []string{"@read", "@set", "@sortedset", "@list", "@slow", "@dangerous"},
+			Group:         "generic",
+			Since:         "7.0.0",
+			Summary:       "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
+			Complexity:    "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 1},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+				{
+					Notes:       "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+					Flags:       KeyRO | KeyAccess,
+					BeginSearch: BeginSearch{Type: BeginUnknown},
+					FindKeys:    FindKeys{Type: FindUnknown},
+				},
+			},
+			Args: []Arg{
+				{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+				{Name: "pattern", Type: ArgPattern, KeySpecIndex: 1, PatternKeys: true, Token: "BY", Flags: ArgOptional},
+				{Name: "offset_count", Type: ArgBlock, Token: "LIMIT", Flags: ArgOptional, Args: []Arg{
+					{Name: "offset", Type: ArgInteger},
+					{Name: "count", Type: ArgInteger},
+				}},
+				{Name: "pattern", Type: ArgPattern, KeySpecIndex: 1, PatternKeys: true, Token: "GET", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
+				{Name: "order", Type: ArgOneOf, Flags: ArgOptional, Args: []Arg{
+					{Name: "asc", Type: ArgPureToken, Token: "ASC"},
+					{Name: "desc", Type: ArgPureToken, Token: "DESC"},
+				}},
+				{Name: "sorting", Type: ArgPureToken, Token: "ALPHA", Flags: ArgOptional},
 			},
 		},
 	}

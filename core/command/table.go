@@ -57,6 +57,7 @@ func New() *Table {
 	cmds = append(cmds, persistenceCommands()...)
 	cmds = append(cmds, aclCommands()...)
 
+	setGetKeys(cmds) // getkeys.go
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{
 		top:  make(map[string]*Command, len(cmds)),

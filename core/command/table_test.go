@@ -38,7 +38,7 @@ var wantNames = map[string][]string{
 	"copy": nil, "keys": nil, "scan": nil, "randomkey": nil, "expire": nil, "pexpire": nil,
 	"expireat": nil, "pexpireat": nil, "ttl": nil, "pttl": nil, "expiretime": nil, "pexpiretime": nil,
 	"persist": nil,
-	"move":    nil, "swapdb": nil, "lcs": nil,
+	"move":    nil, "swapdb": nil, "lcs": nil, "sort": nil, "sort_ro": nil,
 	"object": {"encoding", "freq", "help", "idletime", "refcount"},
 	"memory": {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
 	// hash
@@ -481,7 +481,7 @@ func TestMetadataConsistent(t *testing.T) {
 				if a.Type == ArgPureToken && a.Token == "" {
 					t.Errorf("%s: pure-token arg %q without token", name, a.Name)
 				}
-				if a.Type == ArgKey {
+				if a.Type == ArgKey || a.PatternKeys {
 					if a.KeySpecIndex < 0 || a.KeySpecIndex >= len(c.KeySpecs) {
 						t.Errorf("%s: arg %q refers to key spec %d of %d", name, a.Name, a.KeySpecIndex, len(c.KeySpecs))
 					}

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"github.com/svcdb/svcdb/shard/commands/hll"
+	"github.com/svcdb/svcdb/shard/commands/sort"
 	"github.com/svcdb/svcdb/shard/commands/streams"
 	"github.com/svcdb/svcdb/shard/commands/zsets"
 	"github.com/svcdb/svcdb/shard/keyspace"
@@ -10,8 +11,8 @@ import (
 // Handlers is the handler table of every command the shards execute, by
 // command name as in the command table, each with how it routes: the
 // families of this package (keys, strings, bitmaps, hashes, lists, sets)
-// and those of shard/commands/zsets (with geo), shard/commands/streams and
-// shard/commands/hll. The runtime
+// and those of shard/commands/zsets (with geo), shard/commands/streams,
+// shard/commands/hll and shard/commands/sort. The runtime
 // hands it to keyspace.NewEnv, which resolves it to command IDs once.
 func Handlers() keyspace.Handlers {
 	hs := keyspace.Handlers{}
@@ -75,5 +76,6 @@ func Handlers() keyspace.Handlers {
 	streams.Register(add)
 	addBitmapCommands(add)
 	hll.Register(add)
+	sort.Register(add)
 	return hs
 }
