@@ -22,7 +22,8 @@ FUZZ_TARGETS := \
 	./shard/aof:FuzzCommandReader \
 	./shard/aof:FuzzLoad \
 	./shard/rdb:FuzzLoad \
-	./core/replication:FuzzStream
+	./core/replication:FuzzStream \
+	./shard/hll:FuzzHLL
 
 # Debian packages the tests need: real redis-cli and redis-benchmark, a
 # redis-server to compare against, promtool (package prometheus) to check

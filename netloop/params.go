@@ -145,7 +145,7 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 var encodingParams = []string{
 	"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
-	"stream-node-max-entries",
+	"stream-node-max-entries", "hll-sparse-max-bytes",
 }
 
 // bindEncodingParams hands the encoding thresholds to the shards now and on
@@ -160,6 +160,7 @@ func (s *Server) bindEncodingParams(reg *config.Registry) {
 			ZSetMaxListpackValue:   reg.Int("zset-max-listpack-value"),
 			ListMaxListpackSize:    reg.Int("list-max-listpack-size"),
 			StreamNodeMaxEntries:   reg.Int("stream-node-max-entries"),
+			HLLSparseMaxBytes:      reg.Int("hll-sparse-max-bytes"),
 		})
 		return nil
 	}

@@ -468,6 +468,12 @@ return 1`
 			t.Fatal(err)
 		}
 	}
+	// The first server's start-up rewrite writes the manifest through a
+	// temporary file of the same name the second server's Load uses: let
+	// it finish before another server opens the directory.
+	eventually(t, 2*time.Minute, func() bool {
+		return strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0")
+	}, "the first server's AOF rewrite never finished")
 	ps2 := startPersistServer(t, params)
 	if err := ps2.pm.Load(); err != nil {
 		t.Fatal(err)

@@ -114,6 +114,9 @@ func (u *User) Check(cmd *command.Command, args [][]byte) (Reason, int) {
 	for _, sel := range s.selectors {
 		r, idx := u.ix.checkSelector(sel, cmd, args, pos, flags)
 		if r == OK {
+			if i := sortPatternArg(cmd, args); i > 0 && !s.fullKeyRead() {
+				return DeniedKey, i
+			}
 			return OK, 0
 		}
 		if r > relevant || (r == relevant && idx > lastIdx) {
@@ -215,6 +218,45 @@ func (sel *selector) channelAllowed(ch []byte, literal bool) bool {
 func (u *User) ChannelAllowed(ch []byte, literal bool) bool {
 	for _, sel := range u.state.Load().selectors {
 		if sel.channelAllowed(ch, literal) {
+			return true
+		}
+	}
+	return false
+}
+
+// sortPatternArg returns the index in args of SORT's or SORT_RO's first BY
+// pattern containing '*' or GET pattern, 0 when there is none: such patterns
+// name keys from data, which no key check sees.
+func sortPatternArg(cmd *command.Command, args [][]byte) int {
+	if cmd.FullName != "sort" && cmd.FullName != "sort_ro" {
+		return 0
+	}
+	for j := 2; j+1 < len(args); j++ {
+		switch {
+		case resp.EqualFold(args[j], "limit"):
+			j += 2
+		case resp.EqualFold(args[j], "store"):
+			j++
+		case resp.EqualFold(args[j], "by"):
+			for _, ch := range args[j+1] {
+				if ch == '*' {
+					return j + 1
+				}
+			}
+			j++
+		case resp.EqualFold(args[j], "get"):
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// fullKeyRead is Redis' ACLUserCheckKeyPerm(user, "*", 1, CMD_KEY_ACCESS),
+// which SORT asks before it reads keys named by BY and GET patterns: some
+// selector reads every key (allkeys, or a read pattern matching "*").
+func (s *userState) fullKeyRead() bool {
+	for _, sel := range s.selectors {
+		if sel.keyAllowed([]byte("*"), command.KeyAccess) {
 			return true
 		}
 	}

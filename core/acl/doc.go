@@ -37,7 +37,7 @@
 //
 // # Where svcdb differs from Redis 7.0
 //
-//   - Rules naming a command svcdb does not implement (+eval, +geoadd ...)
+//   - Rules naming a command svcdb does not implement (+eval ...)
 //     are refused as unknown, as Redis refuses a command it does not know;
 //     categories cover the commands svcdb has, so the compact text form of
 //     a user's command rules (ACL LIST, GETUSER) may choose other categories

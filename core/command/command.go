@@ -240,7 +240,8 @@ var docFlagNames = [...]string{"deprecated", "syscmd"}
 type Arg struct {
 	Name            string
 	Type            ArgType
-	KeySpecIndex    int // only meaningful when Type == ArgKey
+	KeySpecIndex    int  // meaningful when Type == ArgKey, or when PatternKeys is set
+	PatternKeys     bool // an ArgPattern naming keys (SORT's BY and GET): KeySpecIndex is its key spec
 	Token           string
 	Summary         string
 	Since           string
@@ -282,6 +283,11 @@ type Command struct {
 	Args        []Arg
 	Subcommands []*Command // sorted by Name; nil for plain commands
 	Parent      *Command   // nil for top-level commands
+
+	// getKeys finds the keys of a command whose key specs Redis marks
+	// "unknown" (its getkeys_proc): set by New for SORT and SORT_RO
+	// (getkeys.go); nil for the others.
+	getKeys func(args [][]byte, dst []int, flags []KeyFlag) ([]int, []KeyFlag, bool)
 }
 
 // CheckArity reports whether argc arguments (the command name, and for a
@@ -323,6 +329,9 @@ func (c *Command) Keys(args [][]byte, dst []int) []int {
 // be evaluated statically or when args are too few; then dst and flags are
 // returned unchanged.
 func (c *Command) KeysWithFlags(args [][]byte, dst []int, flags []KeyFlag) (keys []int, kflags []KeyFlag, ok bool) {
+	if c.getKeys != nil {
+		return c.getKeys(args, dst, flags)
+	}
 	n, nf := len(dst), len(flags)
 	argc := len(args)
 	for _, ks := range c.KeySpecs {

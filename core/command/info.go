@@ -241,7 +241,7 @@ func appendArgs(dst []byte, args []Arg, resp3 bool) []byte {
 		hasSub := a.Type == ArgOneOf || a.Type == ArgBlock
 		n := 2
 		for _, present := range [...]bool{
-			a.Type == ArgKey, a.Token != "", a.Summary != "", a.Since != "",
+			a.Type == ArgKey || a.PatternKeys, a.Token != "", a.Summary != "", a.Since != "",
 			a.DeprecatedSince != "", a.Flags != 0, hasSub,
 		} {
 			if present {
@@ -253,7 +253,7 @@ func appendArgs(dst []byte, args []Arg, resp3 bool) []byte {
 		dst = resp.AppendBulkString(dst, a.Name)
 		dst = resp.AppendBulkString(dst, "type")
 		dst = resp.AppendBulkString(dst, a.Type.String())
-		if a.Type == ArgKey {
+		if a.Type == ArgKey || a.PatternKeys {
 			dst = resp.AppendBulkString(dst, "key_spec_index")
 			dst = appendInt(dst, a.KeySpecIndex)
 		}

@@ -23,7 +23,7 @@ type Table struct {
 // New assembles the table from the per-family files (connection.go,
 // strings.go, generic.go, hash.go, list.go, set.go, sortedset.go, stream.go,
 // transactions.go, pubsub.go, memory.go, persistence.go, server.go, cluster.go, debug.go, ops.go,
-// svc.go, acl.go, bitmap.go, scripting.go). Each call builds fresh Command values, so tables never share
+// svc.go, acl.go, bitmap.go, scripting.go, replication.go, hyperloglog.go, geo.go). Each call builds fresh Command values, so tables never share
 // state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
@@ -36,7 +36,11 @@ func New() *Table {
 	cmds = append(cmds, connectionCommands()...)
 	cmds = append(cmds, stringsCommands()...)
 	cmds = append(cmds, bitmapCommands()...)
+	cmds = append(cmds, hyperloglogCommands()...)
+	cmds = append(cmds, geoCommands()...)
 	cmds = append(cmds, genericCommands()...)
+	cmds = append(cmds, dbkeysCommands()...)
+	cmds = append(cmds, lcsCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, setCommands()...)
@@ -55,6 +59,7 @@ func New() *Table {
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, replicationCommands()...)
 
+	setGetKeys(cmds) // getkeys.go
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{
 		top:  make(map[string]*Command, len(cmds)),

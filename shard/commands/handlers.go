@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"github.com/svcdb/svcdb/shard/commands/hll"
+	"github.com/svcdb/svcdb/shard/commands/sort"
 	"github.com/svcdb/svcdb/shard/commands/streams"
 	"github.com/svcdb/svcdb/shard/commands/zsets"
 	"github.com/svcdb/svcdb/shard/keyspace"
@@ -9,7 +11,8 @@ import (
 // Handlers is the handler table of every command the shards execute, by
 // command name as in the command table, each with how it routes: the
 // families of this package (keys, strings, bitmaps, hashes, lists, sets)
-// and those of shard/commands/zsets and shard/commands/streams. The runtime
+// and those of shard/commands/zsets (with geo), shard/commands/streams,
+// shard/commands/hll and shard/commands/sort. The runtime
 // hands it to keyspace.NewEnv, which resolves it to command IDs once.
 func Handlers() keyspace.Handlers {
 	hs := keyspace.Handlers{}
@@ -36,6 +39,7 @@ func Handlers() keyspace.Handlers {
 	add("getrange", cmdGetRange, keyspace.RouteKeys)
 	add("substr", cmdGetRange, keyspace.RouteKeys)
 	add("setrange", cmdSetRange, keyspace.RouteKeys)
+	add("lcs", cmdLCS, keyspace.RouteKeys) // lcs.go
 	// generic
 	add("del", cmdDel, keyspace.RouteKeys)
 	add("unlink", cmdDel, keyspace.RouteKeys)
@@ -60,6 +64,8 @@ func Handlers() keyspace.Handlers {
 	add("dbsize", cmdDBSize, keyspace.RouteAll)
 	add("flushdb", cmdFlushDB, keyspace.RouteAll)
 	add("flushall", cmdFlushAll, keyspace.RouteAll)
+	add("move", cmdMove, keyspace.RouteKeys)                    // dbs.go
+	add("swapdb", cmdSwapDB, keyspace.RouteAll)                 // dbs.go: every shard held
 	add("object", keyspace.ObjectCommand, keyspace.RouteSubKey) // the keyspace serves OBJECT and MEMORY USAGE
 	add("memory", keyspace.MemoryUsageCommand, keyspace.RouteKeyedSub)
 	// data types (one file per type registers its commands)
@@ -69,5 +75,7 @@ func Handlers() keyspace.Handlers {
 	zsets.Register(add)
 	streams.Register(add)
 	addBitmapCommands(add)
+	hll.Register(add)
+	sort.Register(add)
 	return hs
 }

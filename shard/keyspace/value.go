@@ -161,6 +161,7 @@ type EncodingLimits struct {
 	ZSetMaxListpackValue   int64
 	ListMaxListpackSize    int64 // > 0: entries per node; < 0: -1..-5 = 4..64 KiB per node
 	StreamNodeMaxEntries   int64
+	HLLSparseMaxBytes      int64 // a sparse HyperLogLog longer than this is promoted to dense (shard/commands/hll)
 }
 
 // DefaultEncodingLimits are Redis 7.0's defaults.
@@ -172,6 +173,7 @@ var DefaultEncodingLimits = EncodingLimits{
 	ZSetMaxListpackValue:   64,
 	ListMaxListpackSize:    -2,
 	StreamNodeMaxEntries:   100,
+	HLLSparseMaxBytes:      3000,
 }
 
 // encodingLimits is read by command handlers on any shard and replaced whole

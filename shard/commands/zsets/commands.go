@@ -51,6 +51,7 @@ func Register(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
 	add("zintercard", cmdZInterCard, keyspace.RouteKeySpecs)
 	add("zrandmember", cmdZRandMember, keyspace.RouteKeys)
 	add("zscan", cmdZScan, keyspace.RouteKeys)
+	registerGeo(add) // geo.go: geo sets are sorted sets
 }
 
 const (

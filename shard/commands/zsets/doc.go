@@ -1,6 +1,9 @@
 // Package zsets holds the sorted-set command handlers (ZADD, ZRANGE and its
 // forms, ZUNION/ZINTER/ZDIFF and their STORE forms, ZPOP and the blocking
-// BZPOP/BZMPOP, ZRANDMEMBER, ZSCAN ...), registered in the handler table by
+// BZPOP/BZMPOP, ZRANDMEMBER, ZSCAN ...) and the geo commands on sorted sets
+// (geo.go: GEOADD ... GEOSEARCHSTORE and the GEORADIUS family, whose
+// arithmetic is the leaf shard/geohash's; Redis keeps geo on sorted sets too,
+// and GEOADD is run as ZADD), registered in the handler table by
 // Register (called from shard/commands.Handlers). The encodings and their
 // switch (listpack or skiplist) are the keyspace's (keyspace/zsetvalue.go)
 // and the leaf values'.

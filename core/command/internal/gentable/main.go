@@ -329,6 +329,7 @@ type keySpec struct {
 type arg struct {
 	name, typ, token, summary, since, deprecatedSince string
 	keySpecIndex                                      int64
+	hasKeySpec                                        bool
 	flags                                             []string
 	args                                              []arg
 }
@@ -481,7 +482,7 @@ func parseArgs(v value) ([]arg, error) {
 			case "type":
 				a.typ = val.str
 			case "key_spec_index":
-				a.keySpecIndex = val.n
+				a.keySpecIndex, a.hasKeySpec = val.n, true
 			case "token":
 				a.token = val.str
 			case "summary":
@@ -724,6 +725,10 @@ func writeArgs(b *bytes.Buffer, args []arg) error {
 		fields := []string{"Name: " + q(a.name), "Type: " + typ}
 		if a.typ == "key" {
 			fields = append(fields, fmt.Sprintf("KeySpecIndex: %d", a.keySpecIndex))
+		} else if a.hasKeySpec && a.typ == "pattern" {
+			fields = append(fields, fmt.Sprintf("KeySpecIndex: %d, PatternKeys: true", a.keySpecIndex))
+		} else if a.hasKeySpec {
+			return fmt.Errorf("argument %q: key_spec_index on type %q: extend core/command first", a.name, a.typ)
 		}
 		for _, f := range []struct{ name, v string }{
 			{"Token", a.token}, {"Summary", a.summary}, {"Since", a.since}, {"DeprecatedSince", a.deprecatedSince},

@@ -1,0 +1,7 @@
+//go:build !race
+
+package netloop_test
+
+// raceOn reports a -race build to the external tests (race_off_test.go is
+// package netloop's).
+const raceOn = false

@@ -1,0 +1,544 @@
+package zsets
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/geohash"
+	"github.com/svcdb/svcdb/shard/keyspace"
+	"github.com/svcdb/svcdb/shard/values"
+)
+
+// Geo on sorted sets: GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH
+// GEOSEARCHSTORE and the GEORADIUS family, as Redis 7.0's src/geo.c. A
+// position is a member's score (the 52-bit geohash); the arithmetic is
+// package geohash's. What is here: argument parsing and error texts in
+// Redis' order, walking the score ranges of the nine cells, and replies.
+
+// registerGeo adds the geo commands' handlers (from Register).
+func registerGeo(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
+	add("geoadd", cmdGeoAdd, keyspace.RouteKeys)
+	add("geodist", cmdGeoDist, keyspace.RouteKeys)
+	add("geohash", cmdGeoHash, keyspace.RouteKeys)
+	add("geopos", cmdGeoPos, keyspace.RouteKeys)
+	add("geosearch", cmdGeoSearch, keyspace.RouteKeys)
+	add("geosearchstore", cmdGeoSearchStore, keyspace.RouteKeys)
+	// STORE and STOREDIST name a second key (keyword key specs).
+	add("georadius", cmdGeoRadius, keyspace.RouteKeySpecs)
+	add("georadiusbymember", cmdGeoRadiusByMember, keyspace.RouteKeySpecs)
+	add("georadius_ro", cmdGeoRadiusRO, keyspace.RouteKeys)
+	add("georadiusbymember_ro", cmdGeoRadiusByMemberRO, keyspace.RouteKeys)
+}
+
+const (
+	errGeoUnit      = "ERR unsupported unit provided. please use M, KM, FT, MI"
+	errGeoMember    = "ERR could not decode requested zset member"
+	errGeoNegRadius = "ERR radius cannot be negative"
+)
+
+// geoLongLat is extractLongLatOrReply: two floats within Redis' limits.
+func geoLongLat(c *keyspace.Ctx, args [][]byte) (lon, lat float64, ok bool) {
+	lon, ok1 := values.ParseScore(args[0])
+	if !ok1 {
+		c.Out = append(c.Out, resp.ErrNotFloat...)
+		return 0, 0, false
+	}
+	lat, ok2 := values.ParseScore(args[1])
+	if !ok2 {
+		c.Out = append(c.Out, resp.ErrNotFloat...)
+		return 0, 0, false
+	}
+	if lon < geohash.LongMin || lon > geohash.LongMax || lat < geohash.LatMin || lat > geohash.LatMax {
+		msg := append([]byte("ERR invalid longitude,latitude pair "), cFloat(lon)...)
+		msg = append(append(msg, ','), cFloat(lat)...)
+		c.Err(string(msg))
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// cFloat is C's "%f".
+func cFloat(f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return []byte("inf")
+	case math.IsInf(f, -1):
+		return []byte("-inf")
+	}
+	return strconv.AppendFloat(nil, f, 'f', 6, 64)
+}
+
+// geoUnit is extractUnitOrReply.
+func geoUnit(c *keyspace.Ctx, a []byte) (float64, bool) {
+	u, ok := geohash.Unit(a)
+	if !ok {
+		c.Err(errGeoUnit)
+	}
+	return u, ok
+}
+
+// geoDistance is extractDistanceOrReply: a radius and its unit.
+func geoDistance(c *keyspace.Ctx, args [][]byte, s *geohash.Shape) bool {
+	r, ok := values.ParseScore(args[0])
+	if !ok {
+		c.Err("ERR need numeric radius")
+		return false
+	}
+	if r < 0 {
+		c.Err(errGeoNegRadius)
+		return false
+	}
+	s.Radius = r
+	s.Conversion, ok = geoUnit(c, args[1])
+	return ok
+}
+
+// geoBox is extractBoxOrReply: width, height and unit.
+func geoBox(c *keyspace.Ctx, args [][]byte, s *geohash.Shape) bool {
+	w, ok := values.ParseScore(args[0])
+	if !ok {
+		c.Err("ERR need numeric width")
+		return false
+	}
+	h, ok := values.ParseScore(args[1])
+	if !ok {
+		c.Err("ERR need numeric height")
+		return false
+	}
+	if h < 0 || w < 0 {
+		c.Err("ERR height or width cannot be negative")
+		return false
+	}
+	s.Width, s.Height = w, h
+	s.Conversion, ok = geoUnit(c, args[2])
+	return ok
+}
+
+// geoCoord replies a coordinate as addReplyHumanLongDouble.
+func geoCoord(c *keyspace.Ctx, f float64) {
+	if c.RESP3 {
+		c.Out = append(c.Out, ',')
+		c.Out = geohash.AppendCoord(c.Out, f)
+		c.Out = append(c.Out, '\r', '\n')
+		return
+	}
+	var buf [64]byte
+	c.Bulk(geohash.AppendCoord(buf[:0], f))
+}
+
+// geoDist replies a distance as addReplyDoubleDistance ("%.4f", a bulk).
+func geoDist(c *keyspace.Ctx, d float64) {
+	var buf [64]byte
+	c.Bulk(geohash.AppendDistance(buf[:0], d))
+}
+
+func cmdGeoAdd(c *keyspace.Ctx) {
+	nx, xx := false, false
+	i := 2
+options:
+	for ; i < len(c.Args); i++ {
+		switch a := c.Args[i]; {
+		case resp.EqualFold(a, "nx"):
+			nx = true
+		case resp.EqualFold(a, "xx"):
+			xx = true
+		case resp.EqualFold(a, "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(c.Args)-i)%3 != 0 || xx && nx {
+		c.SyntaxErr()
+		return
+	}
+	n := (len(c.Args) - i) / 3
+	// ZADD key [options] score member ..., as Redis rewrites GEOADD.
+	zargs := make([][]byte, 0, i+2*n)
+	zargs = append(zargs, []byte("zadd"))
+	zargs = append(zargs, c.Args[1:i]...)
+	scores := make([]byte, 0, 20*n)
+	for j := i; j < len(c.Args); j += 3 {
+		lon, lat, ok := geoLongLat(c, c.Args[j:j+2])
+		if !ok {
+			return
+		}
+		score, _ := geohash.Score(lon, lat)
+		start := len(scores)
+		scores = strconv.AppendUint(scores, score, 10)
+		zargs = append(zargs, scores[start:len(scores):len(scores)], c.Args[j+2])
+	}
+	args := c.Args
+	c.Args = zargs
+	zadd(c, 0)
+	c.Args = args
+}
+
+// geoScore is a member's score, when the key and the member exist.
+func geoScore(o *keyspace.Object, member []byte) (float64, bool) {
+	if o == nil {
+		return 0, false
+	}
+	return keyspace.ZSetScore(o, member)
+}
+
+func cmdGeoDist(c *keyspace.Ctx) {
+	toMeter := 1.0
+	switch {
+	case len(c.Args) == 5:
+		var ok bool
+		if toMeter, ok = geoUnit(c, c.Args[4]); !ok {
+			return
+		}
+	case len(c.Args) > 5:
+		c.SyntaxErr()
+		return
+	}
+	key := c.Args[1]
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Null()
+		return
+	}
+	s1, ok1 := keyspace.ZSetScore(o, c.Args[2])
+	s2, ok2 := keyspace.ZSetScore(o, c.Args[3])
+	if !ok1 || !ok2 {
+		c.Null()
+		return
+	}
+	lon1, lat1 := geohash.DecodeScore(s1)
+	lon2, lat2 := geohash.DecodeScore(s2)
+	geoDist(c, geohash.Distance(lon1, lat1, lon2, lat2)/toMeter)
+}
+
+func cmdGeoHash(c *keyspace.Ctx) {
+	key := c.Args[1]
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
+	if !ok {
+		return
+	}
+	c.Array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		score, ok := geoScore(o, m)
+		if !ok {
+			c.Null()
+			continue
+		}
+		var buf [11]byte
+		c.Bulk(geohash.AppendString(buf[:0], score))
+	}
+}
+
+func cmdGeoPos(c *keyspace.Ctx) {
+	key := c.Args[1]
+	o, ok := c.ReadKind(c.DBFor(key), key, keyspace.KindZSet)
+	if !ok {
+		return
+	}
+	c.Array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		score, ok := geoScore(o, m)
+		if !ok {
+			c.Out = resp.AppendNullArray(c.Out, c.RESP3)
+			continue
+		}
+		lon, lat := geohash.DecodeScore(score)
+		c.Array(2)
+		geoCoord(c, lon)
+		geoCoord(c, lat)
+	}
+}
+
+// georadiusGeneric's flags.
+const (
+	geoRadiusCoords = 1 << iota // GEORADIUS: around coordinates
+	geoRadiusMember             // GEORADIUSBYMEMBER: around a member
+	geoNoStore                  // the _RO variants: no STORE/STOREDIST
+	geoSearch                   // GEOSEARCH's arguments
+	geoSearchStore              // GEOSEARCHSTORE: STOREDIST without a key
+)
+
+func cmdGeoRadius(c *keyspace.Ctx)           { georadius(c, 1, geoRadiusCoords) }
+func cmdGeoRadiusByMember(c *keyspace.Ctx)   { georadius(c, 1, geoRadiusMember) }
+func cmdGeoRadiusRO(c *keyspace.Ctx)         { georadius(c, 1, geoRadiusCoords|geoNoStore) }
+func cmdGeoRadiusByMemberRO(c *keyspace.Ctx) { georadius(c, 1, geoRadiusMember|geoNoStore) }
+func cmdGeoSearch(c *keyspace.Ctx)           { georadius(c, 1, geoSearch) }
+func cmdGeoSearchStore(c *keyspace.Ctx)      { georadius(c, 2, geoSearch|geoSearchStore) }
+
+// geoPoint is one member found inside the search area.
+type geoPoint struct {
+	lon, lat, dist, score float64
+	member                []byte
+}
+
+// georadius is Redis' georadiusGeneric, in its order: the source key, the
+// centre, each option, the combinations, then the search.
+func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
+	var storeKey []byte
+	storeDist := false
+	o, ok := c.ReadKind(c.DBFor(c.Args[srcIdx]), c.Args[srcIdx], keyspace.KindZSet)
+	if !ok {
+		return
+	}
+	var shape geohash.Shape
+	base := 0
+	switch {
+	case flags&geoRadiusCoords != 0:
+		base = 6
+		if shape.Long, shape.Lat, ok = geoLongLat(c, c.Args[2:4]); !ok {
+			return
+		}
+		if !geoDistance(c, c.Args[base-2:base], &shape) {
+			return
+		}
+	case flags&geoRadiusMember != 0 && o == nil:
+		base = 5
+	case flags&geoRadiusMember != 0:
+		base = 5
+		score, ok := keyspace.ZSetScore(o, c.Args[2])
+		if !ok {
+			c.Err(errGeoMember)
+			return
+		}
+		shape.Long, shape.Lat = geohash.DecodeScore(score)
+		if !geoDistance(c, c.Args[base-2:base], &shape) {
+			return
+		}
+	default: // GEOSEARCH, GEOSEARCHSTORE
+		base = 2
+		if flags&geoSearchStore != 0 {
+			base = 3
+			storeKey = c.Args[1]
+		}
+	}
+
+	withDist, withHash, withCoord := false, false, false
+	fromMember, fromLoc, byRadius, byBox := false, false, false, false
+	sort := 0 // 0 none, 1 asc, 2 desc
+	anyOpt := false
+	count := int64(0)
+	rest := c.Args[base:]
+	for i := 0; i < len(rest); i++ {
+		a, left := rest[i], len(rest)-i-1
+		search := flags&geoSearch != 0
+		switch {
+		case resp.EqualFold(a, "withdist"):
+			withDist = true
+		case resp.EqualFold(a, "withhash"):
+			withHash = true
+		case resp.EqualFold(a, "withcoord"):
+			withCoord = true
+		case resp.EqualFold(a, "any"):
+			anyOpt = true
+		case resp.EqualFold(a, "asc"):
+			sort = 1
+		case resp.EqualFold(a, "desc"):
+			sort = 2
+		case resp.EqualFold(a, "count") && left >= 1:
+			n, ok := resp.ParseInt(rest[i+1])
+			if !ok {
+				c.NotInteger()
+				return
+			}
+			if n <= 0 {
+				c.Err("ERR COUNT must be > 0")
+				return
+			}
+			count = n
+			i++
+		case resp.EqualFold(a, "store") && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			storeKey, storeDist = rest[i+1], false
+			i++
+		case resp.EqualFold(a, "storedist") && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			storeKey, storeDist = rest[i+1], true
+			i++
+		case resp.EqualFold(a, "storedist") && search && flags&geoSearchStore != 0:
+			storeDist = true
+		case resp.EqualFold(a, "frommember") && left >= 1 && search && !fromLoc:
+			if o != nil {
+				score, ok := keyspace.ZSetScore(o, rest[i+1])
+				if !ok {
+					c.Err(errGeoMember)
+					return
+				}
+				shape.Long, shape.Lat = geohash.DecodeScore(score)
+			}
+			fromMember = true
+			i++
+		case resp.EqualFold(a, "fromlonlat") && left >= 2 && search && !fromMember:
+			if shape.Long, shape.Lat, ok = geoLongLat(c, rest[i+1:i+3]); !ok {
+				return
+			}
+			fromLoc = true
+			i += 2
+		case resp.EqualFold(a, "byradius") && left >= 2 && search && !byBox:
+			if !geoDistance(c, rest[i+1:i+3], &shape) {
+				return
+			}
+			shape.Box = false
+			byRadius = true
+			i += 2
+		case resp.EqualFold(a, "bybox") && left >= 3 && search && !byRadius:
+			if !geoBox(c, rest[i+1:i+4], &shape) {
+				return
+			}
+			shape.Box = true
+			byBox = true
+			i += 3
+		default:
+			c.SyntaxErr()
+			return
+		}
+	}
+
+	if storeKey != nil && (withDist || withHash || withCoord) {
+		what := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		c.Err("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		return
+	}
+	if flags&geoSearch != 0 && !(fromMember || fromLoc) {
+		c.Err("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(c.Args[0]))
+		return
+	}
+	if flags&geoSearch != 0 && !(byRadius || byBox) {
+		c.Err("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(c.Args[0]))
+		return
+	}
+	if anyOpt && count == 0 {
+		c.Err("ERR the ANY argument requires COUNT argument")
+		return
+	}
+	if o == nil {
+		if storeKey != nil {
+			zstore(c, storeKey, nil) // deletes it, replies 0
+			return
+		}
+		c.Array(0)
+		return
+	}
+	if count != 0 && sort == 0 && !anyOpt {
+		sort = 1
+	}
+
+	limit := 0
+	if anyOpt {
+		limit = int(min(count, math.MaxInt32))
+	}
+	points := geoCollect(o, &shape, limit)
+	if len(points) == 0 && storeKey == nil {
+		c.Array(0)
+		return
+	}
+	returned := len(points)
+	if count != 0 && int64(returned) > count {
+		returned = int(count)
+	}
+	if sort != 0 {
+		// glibc's qsort, which Redis calls, is a merge sort: stable.
+		slices.SortStableFunc(points, func(a, b geoPoint) int {
+			r := 0
+			switch {
+			case a.dist > b.dist:
+				r = 1
+			case a.dist < b.dist:
+				r = -1
+			}
+			if sort == 2 {
+				r = -r
+			}
+			return r
+		})
+	}
+	points = points[:returned]
+
+	if storeKey != nil {
+		pairs := make([]zpair, len(points))
+		for i, p := range points {
+			score := p.score
+			if storeDist {
+				score = p.dist / shape.Conversion
+			}
+			pairs[i] = zpair{p.member, score}
+		}
+		zstore(c, storeKey, pairs)
+		return
+	}
+	opts := 0
+	for _, on := range []bool{withDist, withCoord, withHash} {
+		if on {
+			opts++
+		}
+	}
+	c.Array(len(points))
+	for _, p := range points {
+		if opts > 0 {
+			c.Array(opts + 1)
+		}
+		c.Bulk(p.member)
+		if withDist {
+			geoDist(c, p.dist/shape.Conversion)
+		}
+		if withHash {
+			c.Int(int64(p.score))
+		}
+		if withCoord {
+			c.Array(2)
+			geoCoord(c, p.lon)
+			geoCoord(c, p.lat)
+		}
+	}
+}
+
+// geoCollect is membersOfAllNeighbors: the members of the nine cells'
+// score ranges that are inside the shape, cell by cell in Redis' order,
+// stopping once limit (ANY) are found. Members are copied: a STORE may
+// replace the source.
+func geoCollect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint {
+	cells := geohash.CellsFor(shape)
+	var points []geoPoint
+	var arena []byte
+	last := 0
+	for i, cell := range cells {
+		if cell.IsZero() {
+			continue
+		}
+		// Redis skips a cell equal to the previous one processed (huge
+		// radii make neighbours coincide); its "previous" starts unset,
+		// and index 0 reads as unset, so a repeat of the centre is walked.
+		if last != 0 && cell == cells[last] {
+			continue
+		}
+		if len(points) > 0 && limit > 0 && len(points) >= limit {
+			break
+		}
+		lo, hi := geohash.ScoreRange(cell)
+		r := values.ScoreRange{Min: float64(lo), Max: float64(hi)}
+		var buf [128]int
+		z := keyspace.ZView(o, buf[:])
+		for z.SeekScore(&r, false); z.Valid(); z.Next() {
+			score := z.Score()
+			if !(score < float64(hi)) {
+				break
+			}
+			lon, lat := geohash.DecodeScore(score)
+			if dist, in := shape.Within(lon, lat); in {
+				m := z.Member()
+				start := len(arena)
+				arena = append(arena, m...)
+				points = append(points, geoPoint{lon, lat, dist, score, arena[start:len(arena):len(arena)]})
+			}
+			if len(points) > 0 && limit > 0 && len(points) >= limit {
+				break
+			}
+		}
+		last = i
+	}
+	return points
+}

@@ -1,0 +1,69 @@
+package keyspace
+
+// SwapDBs exchanges the data of databases a and b of this store, as Redis
+// 7.0's dbSwapDatabases: the keys, their expiries and every figure about
+// them (key and expiry counts, memory, avg_ttl, off-heap strings) change
+// places, while what belongs to the clients of a database number stays:
+// its WATCHed keys, its blocked clients, its number, its hit and miss
+// counters. SWAPDB holds every shard and calls this on each store, so the
+// swap is one atomic step for every client.
+//
+// As Redis: a WATCHed key of a that exists in a or in b before the swap
+// fails its transaction (touchAllWatchedKeysInDb, both ways), and a key
+// that now exists where clients block on it is marked ready, so they are
+// served when the command releases the store (scanDatabaseForReadyKeys).
+// A running snapshot first encodes every key still pending in either
+// database, so it keeps the point in time of each database number.
+// REQUIRES: the caller holds the store's shard; 0 <= a, b < NumDatabases.
+func (st *Store) SwapDBs(a, b int) {
+	if a == b {
+		return
+	}
+	da, db := st.dbs[a], st.dbs[b]
+	touchSwapped(da, db)
+	touchSwapped(db, da)
+	for _, d := range [2]*DB{da, db} {
+		if d.snap != nil {
+			d.snapFlush()
+		}
+	}
+	da.index, db.index = db.index, da.index
+	da.chunks, db.chunks = db.chunks, da.chunks
+	da.used, db.used = db.used, da.used
+	da.free, db.free = db.free, da.free
+	da.volatile, db.volatile = db.volatile, da.volatile
+	da.big, db.big = db.big, da.big
+	swapAtomic := func(x, y interface {
+		Load() int64
+		Store(int64)
+	}) {
+		vx, vy := x.Load(), y.Load()
+		x.Store(vy)
+		y.Store(vx)
+	}
+	swapAtomic(&da.keys, &db.keys)
+	swapAtomic(&da.expires, &db.expires)
+	swapAtomic(&da.memory, &db.memory)
+	swapAtomic(&da.avgTTL, &db.avgTTL)
+	swapAtomic(&da.offHeap, &db.offHeap)
+	for _, d := range [2]*DB{da, db} {
+		for key := range d.blocked {
+			if _, ok := d.index[key]; ok {
+				d.markReady(key)
+			}
+		}
+	}
+}
+
+// touchSwapped marks dirty the Watches on keys of emptied that exist in
+// emptied or in replacedWith: Redis' touchAllWatchedKeysInDb. It counts no
+// change (SWAPDB counts one).
+func touchSwapped(emptied, replacedWith *DB) {
+	for key := range emptied.watched {
+		_, inEmptied := emptied.index[key]
+		_, inReplaced := replacedWith.index[key]
+		if inEmptied || inReplaced {
+			emptied.touchedWatches(key)
+		}
+	}
+}
