@@ -76,6 +76,12 @@ func TestDurationIncludesShardWait(t *testing.T) {
 		}
 		dur := above(after, "svc_commands_duration_seconds") - above(before, "svc_commands_duration_seconds")
 		exec := above(after, "svc_commands_execution_seconds") - above(before, "svc_commands_execution_seconds")
+		// On a loaded machine the client's own scheduling can make a GET
+		// that did not wait look slow: try again, a few times. With the
+		// wait left out of the duration histogram no attempt passes.
+		if (dur < 2 || dur-exec < 1) && attempt < 5 {
+			continue
+		}
 		if dur < 2 || dur-exec < 1 {
 			t.Fatalf("the GET waited %v (client side); samples above %ss: duration %v, execution %v; want the GET's wait in duration only", saw, le, dur, exec)
 		}
