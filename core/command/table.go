@@ -53,6 +53,7 @@ func New() *Table {
 	cmds = append(cmds, persistenceCommands()...)
 	cmds = append(cmds, aclCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
+	cmds = append(cmds, functionsCommands()...)
 
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	t := &Table{

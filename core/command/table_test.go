@@ -85,6 +85,8 @@ var wantNames = map[string][]string{
 	// scripting
 	"eval": nil, "evalsha": nil, "eval_ro": nil, "evalsha_ro": nil,
 	"script": {"debug", "exists", "flush", "help", "kill", "load"},
+	"fcall":  nil, "fcall_ro": nil,
+	"function": {"delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"},
 	// acl
 	"acl": {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save",
 		"setuser", "users", "whoami"},
