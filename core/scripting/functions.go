@@ -300,7 +300,7 @@ func (v *vm) initFunctions(e *Engine) {
 	}
 	lib := ls.NewTable()
 	lib.RawSetString("redis", v.readonly(api, true)) // strict, as Redis protects it: redis.call is "nonexistent" at load
-	v.readonly(lib, true) // makes lib strict: a missing global raises
+	v.readonly(lib, true)                            // makes lib strict: a missing global raises
 	v.loadAPI = lib
 	v.fenv = ls.NewTable()
 	v.fenvMeta = ls.NewTable()
