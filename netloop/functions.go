@@ -105,12 +105,14 @@ func (s *Server) cmdFunction(c *client, cmd *command.Command, args [][]byte) {
 			c.out = resp.AppendError(c.out, err.Error())
 			return
 		}
+		s.logFunctionCommand(c, args)
 		c.out = resp.AppendBulkString(c.out, name)
 	case "delete":
 		if err := s.scripts.DeleteLibrary(string(args[2])); err != nil {
 			c.out = resp.AppendError(c.out, err.Error())
 			return
 		}
+		s.logFunctionCommand(c, args)
 		c.out = append(c.out, resp.OK...)
 	case "flush":
 		if len(args) > 3 {
@@ -124,9 +126,14 @@ func (s *Server) cmdFunction(c *client, cmd *command.Command, args [][]byte) {
 		// ASYNC and SYNC alike: the libraries are Go memory the
 		// collector frees off the loop.
 		s.scripts.FlushFunctions()
+		s.logFunctionCommand(c, args)
 		c.out = append(c.out, resp.OK...)
 	case "list":
 		s.functionList(c, args)
+	case "dump":
+		s.functionDump(c) // functions_persist.go
+	case "restore":
+		s.functionRestore(c, args)
 	case "stats":
 		s.functionStats(c)
 	case "kill":

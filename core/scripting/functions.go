@@ -482,3 +482,71 @@ func readFunctionFlags(t *lua.LTable) (Flags, bool) {
 		}
 	}
 }
+
+// Restore policies of FUNCTION RESTORE.
+const (
+	RestoreAppend = iota
+	RestoreReplace
+	RestoreFlush
+)
+
+// RestoreLibraries is FUNCTION RESTORE's second half: codes (from a DUMP
+// payload) are compiled as one new set of libraries (a name twice in it is
+// "already exists", as functionsCreateWithLibraryCtx says it), which then
+// replaces every library (RestoreFlush) or joins them (libraryJoin: a
+// library of the same name is an error under RestoreAppend and replaced
+// under RestoreReplace; a function name of another library always is an
+// error). Nothing changes on an error.
+func (e *Engine) RestoreLibraries(codes [][]byte, policy int) error {
+	var set libraries
+	for _, code := range codes {
+		lib, err := e.compileLibrary(code)
+		if err != nil {
+			return err
+		}
+		if set.libs[lib.Name] != nil {
+			return &Error{"ERR Library '" + lib.Name + "' already exists"}
+		}
+		for _, f := range lib.Functions {
+			if set.funcs[strings.ToLower(f.Name)] != nil {
+				return &Error{"ERR Function " + f.Name + " already exists"}
+			}
+		}
+		set.link(lib)
+	}
+	l := &e.libs
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if policy == RestoreFlush {
+		l.libs, l.funcs, l.bytes = set.libs, set.funcs, set.bytes
+		return nil
+	}
+	names := make([]string, 0, len(set.libs))
+	for name := range set.libs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	replaced := map[string]bool{}
+	for _, name := range names {
+		if l.libs[name] != nil {
+			if policy != RestoreReplace {
+				return &Error{"ERR Library " + name + " already exists"}
+			}
+			replaced[name] = true
+		}
+	}
+	for _, name := range names {
+		for _, f := range set.libs[name].Functions {
+			if old := l.funcs[strings.ToLower(f.Name)]; old != nil && !replaced[old.Lib.Name] {
+				return &Error{"ERR Function " + f.Name + " already exists"}
+			}
+		}
+	}
+	for name := range replaced {
+		l.unlink(l.libs[name])
+	}
+	for _, name := range names {
+		l.link(set.libs[name])
+	}
+	return nil
+}
