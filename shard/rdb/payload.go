@@ -3,8 +3,8 @@ package rdb
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"errors"
+	"fmt"
 )
 
 // FUNCTION DUMP and RESTORE payloads (functions.c functionsDumpCommand):
