@@ -53,18 +53,25 @@ func (s *Server) cmdFcall(c *client, cmd *command.Command, args [][]byte) {
 		run.readOnly = true
 	}
 	run.oom = !run.allowOOM && s.rt.OutOfMemory()
-	s.runFunction(c, &run, f, args[3:3+numkeys], args[3+numkeys:])
+	s.runFunction(c, &run, f, args, args[3:3+numkeys], args[3+numkeys:])
 }
 
 // runFunction is runScript for a function: f runs holding every shard (or
 // inside the EXEC that holds them) and its reply goes to c.out.
-func (s *Server) runFunction(c *client, run *scriptRun, f *scripting.Function, keys, argv [][]byte) {
+func (s *Server) runFunction(c *client, run *scriptRun, f *scripting.Function, fcall, keys, argv [][]byte) {
 	inExec := c.multi.inExec
 	if !inExec {
 		s.rt.HoldAll()
 	}
 	s.scriptClock.wrote.Store(false)
-	s.scriptClock.start.Store(time.Now().UnixNano())
+	rf := &runningFunction{name: f.Name, argv: make([][]byte, len(fcall))}
+	for i, a := range fcall {
+		rf.argv[i] = append([]byte(nil), a...) // read by FUNCTION STATS on other loops
+	}
+	now := time.Now().UnixNano()
+	rf.start = now
+	s.scriptClock.fn.Store(rf)
+	s.scriptClock.start.Store(now)
 	db, blocker, resp3 := c.ctx.DB, c.ctx.Blocker, c.ctx.RESP3
 	c.ctx.Blocker = nil
 	c.multi.inExec = true
@@ -72,6 +79,7 @@ func (s *Server) runFunction(c *client, run *scriptRun, f *scripting.Function, k
 	c.out = nil
 	out = s.scripts.Call(f, keys, argv, run, resp3, out)
 	s.scriptClock.start.Store(0)
+	s.scriptClock.fn.Store(nil)
 	c.out = out
 	c.multi.inExec = inExec
 	c.ctx.DB, c.ctx.Blocker, c.ctx.RESP3 = db, blocker, resp3
@@ -140,6 +148,8 @@ func (s *Server) cmdFunction(c *client, cmd *command.Command, args [][]byte) {
 		switch {
 		case s.scriptClock.start.Load() == 0:
 			c.out = resp.AppendError(c.out, "NOTBUSY No scripts in execution right now.")
+		case s.scriptClock.fn.Load() == nil: // an EVAL script: SCRIPT KILL's (scriptKill)
+			c.out = append(c.out, busyReply...)
 		case s.scriptClock.wrote.Load():
 			c.out = resp.AppendError(c.out, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 		default:
@@ -225,16 +235,45 @@ func (s *Server) functionList(c *client, args [][]byte) {
 	}
 }
 
-// functionStats is FUNCTION STATS: the running function (always null
-// here: FUNCTION STATS waits while a function runs, since the function's
-// loop holds every shard only in its own turn; see docs/scripting.md) and
-// the engine's counts.
+// runningFunction is what FUNCTION STATS shows of the FCALL running
+// (scriptClock.fn): immutable once published.
+type runningFunction struct {
+	name  string
+	argv  [][]byte // the FCALL's arguments, copied
+	start int64    // unix ns
+}
+
+// busyFunctionReply is Redis' shared.slowscripterr: the -BUSY of a
+// function past busy-reply-threshold.
+const busyFunctionReply = "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
+
+// functionStats is FUNCTION STATS: the running function (name, command,
+// duration_ms: seen from another loop while a function runs) and the
+// engine's counts; -BUSY while an EVAL script runs, as Redis.
 func (s *Server) functionStats(c *client) {
 	resp3 := c.ctx.RESP3
+	rf := s.scriptClock.fn.Load()
+	if rf == nil && s.scriptBusy() && !c.multi.inExec {
+		c.out = append(c.out, busyReply...)
+		return
+	}
 	libs, funcs, _ := s.scripts.FunctionCounts()
 	c.out = resp.AppendMapHeader(c.out, 2, resp3)
 	c.out = resp.AppendBulkString(c.out, "running_script")
-	c.out = resp.AppendNull(c.out, resp3)
+	if rf == nil || c.multi.inExec {
+		c.out = resp.AppendNull(c.out, resp3)
+	} else {
+		c.out = resp.AppendMapHeader(c.out, 3, resp3)
+		c.out = resp.AppendBulkString(c.out, "name")
+		c.out = resp.AppendBulkString(c.out, rf.name)
+		c.out = resp.AppendBulkString(c.out, "command")
+		c.out = resp.AppendArrayHeader(c.out, len(rf.argv))
+		for _, a := range rf.argv {
+			c.out = resp.AppendBulk(c.out, a)
+		}
+		c.out = resp.AppendBulkString(c.out, "duration_ms")
+		c.out = resp.AppendInt(c.out, (time.Now().UnixNano()-rf.start)/int64(time.Millisecond))
+	}
 	c.out = resp.AppendBulkString(c.out, "engines")
 	c.out = resp.AppendMapHeader(c.out, 1, resp3)
 	c.out = resp.AppendBulkString(c.out, "LUA")

@@ -3,10 +3,15 @@ package netloop_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // go-redis' FunctionLoad, FCall and FCallRO against svcdb, with several
@@ -62,4 +67,65 @@ func TestFunctionGoRedis(t *testing.T) {
 	if got := fmt.Sprintln(c.FunctionDelete(ctx, "counters").Val(), c.FCall(ctx, "sum", []string{"a", "b"}).Err()); got != "OK ERR Function not found\n" {
 		t.Fatalf("after FunctionDelete: %s", got)
 	}
+}
+
+// A long function: other clients get FUNCTION KILL's -BUSY, FUNCTION STATS
+// shows it, SCRIPT KILL refuses it, FUNCTION KILL stops it.
+func TestFunctionBusyStatsKill(t *testing.T) {
+	ts := startServer(t)
+	runner := dialRaw(t, ts.Addr)
+	if got := string(runner.do("CONFIG", "SET", "busy-reply-threshold", "100").Str); got != "OK" {
+		t.Fatal(got)
+	}
+	lib := "#!lua name=slow\nredis.register_function('spin', function()\n" +
+		"local t0 = tonumber(redis.call('time')[1])\n" +
+		"while tonumber(redis.call('time')[1]) - t0 < 30 do end\nend)"
+	if v := runner.do("FUNCTION", "LOAD", lib); string(v.Str) != "slow" {
+		t.Fatalf("FUNCTION LOAD: %v", v)
+	}
+	if v := runner.do("FUNCTION", "KILL"); string(v.Str) != "NOTBUSY No scripts in execution right now." {
+		t.Fatalf("FUNCTION KILL with nothing running: %v", v)
+	}
+	runner.write(multibulk("FCALL", "spin", "0", "arg"))
+	time.Sleep(50 * time.Millisecond)
+	other := otherLoopConn(t, ts.Addr)
+	eventually(t, 5*time.Second, func() bool {
+		v := other.do("PING")
+		return v.Type == '-' && string(v.Str) == "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	}, "PING never got FUNCTION KILL's -BUSY")
+	stats := other.do("FUNCTION", "STATS")
+	if got := formatValue(stats); !strings.Contains(got, `"running_script" ["name" "spin" "command" ["FCALL" "spin" "0" "arg"] "duration_ms"`) {
+		t.Fatalf("FUNCTION STATS during the function = %s", got)
+	}
+	if v := other.do("SCRIPT", "KILL"); !strings.HasPrefix(string(v.Str), "BUSY Redis is busy running a script. You can only call FUNCTION KILL") {
+		t.Fatalf("SCRIPT KILL of a function: %v", v)
+	}
+	if v := other.do("FUNCTION", "KILL"); string(v.Str) != "OK" {
+		t.Fatalf("FUNCTION KILL: %v", v)
+	}
+	v, err := runner.tryRead(5 * time.Second)
+	if err != nil || !strings.HasPrefix(string(v.Str), "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:") {
+		t.Fatalf("killed function's reply: %v, %v", v, err)
+	}
+	if got := string(other.do("SET", "x", "1").Str); got != "OK" {
+		t.Fatalf("after the kill: SET = %s", got)
+	}
+}
+
+// formatValue renders a reply as nested quoted strings, for matching.
+func formatValue(v resp.Value) string {
+	switch v.Type {
+	case '*', '%', '~':
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = formatValue(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case ':':
+		return strconv.FormatInt(v.Int, 10)
+	}
+	if v.Null {
+		return "nil"
+	}
+	return strconv.Quote(string(v.Str))
 }
