@@ -351,7 +351,7 @@ func (v *vm) runLoad(proto *lua.FunctionProto, lib *Library) error {
 	tmu.Unlock()
 	if to {
 		v.kill.rearm()
-		return &Error{"ERR Error registering functions: FUNCTION LOAD timeout"}
+		return &Error{"ERR Error registering functions: ERR FUNCTION LOAD timeout"}
 	}
 	obj := v.errorObject(err, functionChunk)
 	msg := "execution failure"
