@@ -110,6 +110,9 @@ func localHandlers() map[string]localHandler {
 		h[name] = func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdEval(c, cmd, args) } // scripting.go
 	}
 	h["script"] = func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdScript(c, cmd, args) }
+	h["fcall"] = func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdFcall(c, cmd, args) } // functions.go
+	h["fcall_ro"] = h["fcall"]
+	h["function"] = func(s *Server, c *client, cmd *command.Command, args [][]byte) { s.cmdFunction(c, cmd, args) }
 	for _, name := range []string{"lastsave", "save", "bgsave", "bgrewriteaof"} {
 		h[name] = persistence
 	}

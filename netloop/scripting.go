@@ -36,6 +36,7 @@ type scriptClock struct {
 	start     atomic.Int64
 	wrote     atomic.Bool
 	threshold atomic.Int64
+	fn        atomic.Pointer[runningFunction] // the FCALL running, nil for EVAL or none (functions.go)
 }
 
 // busyReply is Redis' shared.slowevalerr.
@@ -59,7 +60,11 @@ func (s *Server) refuseBusy(c *client, checked *command.Command, mark int) bool 
 	if checked.Flags&command.FlagAllowBusy != 0 || !s.scriptBusy() {
 		return false
 	}
-	c.out = append(c.out, busyReply...)
+	if s.scriptClock.fn.Load() != nil {
+		c.out = append(c.out, busyFunctionReply...) // functions.go
+	} else {
+		c.out = append(c.out, busyReply...)
+	}
 	s.rejected(c, checked, c.out[mark:])
 	return true
 }
@@ -342,6 +347,8 @@ func (s *Server) cmdScript(c *client, cmd *command.Command, args [][]byte) {
 		switch {
 		case s.scriptClock.start.Load() == 0:
 			c.out = resp.AppendError(c.out, "NOTBUSY No scripts in execution right now.")
+		case s.scriptClock.fn.Load() != nil: // a function: FUNCTION KILL's (scriptKill)
+			c.out = append(c.out, busyFunctionReply...)
 		case s.scriptClock.wrote.Load():
 			c.out = resp.AppendError(c.out, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 		default:

@@ -249,6 +249,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.bindParams(cfg.Params)
 	s.initPubSub()
 	s.scripts = newScriptEngine(s)
+	rt.SetFunctionLibraries(functionLibraries{s}) // functions_persist.go
 	return s
 }
 

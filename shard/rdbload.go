@@ -33,7 +33,7 @@ func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 		pending[i] = pending[i][:0]
 		return err
 	}
-	_, err := rdb.Load(r, func(e *rdb.Entry) error {
+	info, err := rdb.Load(r, func(e *rdb.Entry) error {
 		if e.DB < 0 || e.DB >= keyspace.NumDatabases {
 			return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", keyspace.NumDatabases)
 		}
@@ -55,6 +55,9 @@ func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 		if len(pending[i]) > 0 {
 			err = flush(i)
 		}
+	}
+	if err == nil {
+		err = rt.loadFunctions(info.Functions) // functions.go
 	}
 	return st, err
 }

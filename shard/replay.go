@@ -99,6 +99,9 @@ func (r *Replayer) selectDB(args [][]byte) error {
 
 func (r *Replayer) run(args [][]byte) error {
 	rt := r.rt
+	if isFunctionCommand(args) { // functions.go
+		return rt.replayFunction(args)
+	}
 	cmd := rt.table.Lookup(args[0])
 	if cmd == nil {
 		return fmt.Errorf("unknown command '%s' reading the append only file", args[0])

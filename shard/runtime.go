@@ -75,6 +75,7 @@ type Runtime struct {
 	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
 	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
 	noLog        bool                  // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it
+	functions    FunctionLibraries     // FUNCTION LOAD's libraries for snapshots, LoadRDB and replay (functions.go); nil when none
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }

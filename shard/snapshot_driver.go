@@ -60,6 +60,9 @@ func (rt *Runtime) WriteSnapshotAt(w io.Writer, at func() error, aux ...[2]strin
 	if err := wr.Header(aux...); err != nil {
 		return st, err
 	}
+	if err := rt.writeFunctions(wr); err != nil { // functions.go
+		return st, err
+	}
 	results := make(chan keyspace.StepResult, len(rt.shards))
 	m, err := rt.markSnapshot(results, at)
 	st.Mark = m.hold

@@ -23,7 +23,7 @@ type Table struct {
 // New assembles the table from the per-family files (connection.go,
 // strings.go, generic.go, hash.go, list.go, set.go, sortedset.go, stream.go,
 // transactions.go, pubsub.go, memory.go, persistence.go, server.go, cluster.go, debug.go, ops.go,
-// svc.go, acl.go, bitmap.go, scripting.go, replication.go, hyperloglog.go, geo.go). Each call builds fresh Command values, so tables never share
+// svc.go, acl.go, bitmap.go, scripting.go, replication.go, hyperloglog.go, geo.go, dbkeys.go, lcs.go, functions.go). Each call builds fresh Command values, so tables never share
 // state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
@@ -58,6 +58,7 @@ func New() *Table {
 	cmds = append(cmds, aclCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, replicationCommands()...)
+	cmds = append(cmds, functionsCommands()...)
 
 	setGetKeys(cmds) // getkeys.go
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })

@@ -93,6 +93,8 @@ var wantNames = map[string][]string{
 	// scripting
 	"eval": nil, "evalsha": nil, "eval_ro": nil, "evalsha_ro": nil,
 	"script": {"debug", "exists", "flush", "help", "kill", "load"},
+	"fcall":  nil, "fcall_ro": nil,
+	"function": {"delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"},
 	// acl
 	"acl": {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save",
 		"setuser", "users", "whoami"},
@@ -413,8 +415,8 @@ func TestMetadataConsistent(t *testing.T) {
 		}
 		w, r := c.Flags&FlagWrite != 0, c.Flags&FlagReadonly != 0
 		// WATCH reads its keys' versions but is neither write nor readonly;
-		// EVAL and EVALSHA are neither, as in Redis (their scripts decide).
-		if keyed && !channelsOnly && name != "watch" && name != "eval" && name != "evalsha" && w == r {
+		// EVAL, EVALSHA and FCALL are neither, as in Redis (their scripts decide).
+		if keyed && !channelsOnly && name != "watch" && name != "eval" && name != "evalsha" && name != "fcall" && w == r {
 			t.Errorf("%s: keyed command must be exactly one of write/readonly (write=%v readonly=%v)", name, w, r)
 		}
 		if w && r {

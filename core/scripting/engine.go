@@ -103,6 +103,8 @@ type Engine struct {
 	scripts map[string]*Script
 	bodies  int64 // bytes of the cached bodies (used_memory_scripts_eval)
 
+	libs libraries // FUNCTION LOAD's libraries (functions.go)
+
 	vm vm // the Lua state; one script runs at a time (vm.mu)
 }
 
@@ -169,7 +171,7 @@ func (e *Engine) Load(body []byte) (*Script, error) {
 	}
 	// Redis compiles what follows the shebang line from its '\n' on, so
 	// line numbers stay those of the whole body.
-	proto, err := compile(string(body[skip:]), "user_script")
+	proto, err := compile(string(body[skip:]), scriptChunk)
 	if err != nil {
 		return nil, &Error{"ERR Error compiling script (new function): " + err.Error()}
 	}

@@ -43,6 +43,15 @@ type vm struct {
 	// server starts and goes on from script to script (math.randomseed
 	// sets it), the same on every platform.
 	rand rand48
+
+	// functions (functions.go): the real redis table, the load-time
+	// globals, the libraries' environment and its metatable, and the
+	// library being loaded (nil outside FUNCTION LOAD)
+	redisTable *lua.LTable
+	loadAPI    *lua.LTable
+	fenv       *lua.LTable
+	fenvMeta   *lua.LTable
+	loading    *loadState
 }
 
 type runState struct {
@@ -145,7 +154,8 @@ func (v *vm) init(e *Engine) {
 	math.RawSetString("random", ls.NewFunction(v.mathRandom))
 	math.RawSetString("randomseed", ls.NewFunction(v.mathRandomSeed))
 
-	g.RawSetString("redis", v.redisAPI(e))
+	v.redisTable = v.redisAPI(e)
+	g.RawSetString("redis", v.redisTable)
 	openBit(ls, g)
 	openCJSON(ls, g)
 	openStruct(ls, g)
@@ -183,6 +193,7 @@ func (v *vm) init(e *Engine) {
 	ls.SetGlobal("_G", gp)
 	ls.Env = gp
 	ls.G.Global = gp
+	v.initFunctions(e)
 }
 
 var readonlyErr = "Attempt to modify a readonly table"
@@ -260,26 +271,44 @@ func (v *vm) pcall(ls *lua.LState) int {
 // currentLine is the current line of the innermost Lua function (Redis'
 // error handler asks debug.getinfo for it), or -1.
 func currentLine(ls *lua.LState) int {
+	line, _ := currentPosition(ls)
+	return line
+}
+
+// currentPosition is the current line and the chunk name ("user_script"
+// for EVAL, "user_function" for a library) of the innermost Lua function;
+// line is -1 when there is none.
+func currentPosition(ls *lua.LState) (line int, source string) {
 	for lvl := 0; ; lvl++ {
 		d, ok := ls.GetStack(lvl)
 		if !ok {
-			return -1
+			return -1, ""
 		}
 		if _, err := ls.GetInfo("Sl", d, nil); err != nil || d.What == "G" {
 			continue
 		}
-		return d.CurrentLine
+		return d.CurrentLine, d.Source
 	}
 }
 
 // markPosition adds source and line to an error table about to be raised,
 // as Redis' __redis__err__handler does.
 func markPosition(ls *lua.LState, t *lua.LTable) {
-	if line := currentLine(ls); line >= 0 {
-		t.RawSetString("source", lua.LString("@user_script"))
+	if line, src := currentPosition(ls); line >= 0 {
+		if src == "" {
+			src = scriptChunk
+		}
+		t.RawSetString("source", lua.LString("@"+src))
 		t.RawSetString("line", lua.LNumber(line))
 	}
 }
+
+// The chunk names of EVAL's scripts and of libraries (Redis' "@user_script"
+// and "@user_function" sources).
+const (
+	scriptChunk   = "user_script"
+	functionChunk = "user_function"
+)
 
 // throw raises t, an error table, from a Go function called by the script.
 func throw(ls *lua.LState, t *lua.LTable) {
@@ -287,10 +316,10 @@ func throw(ls *lua.LState, t *lua.LTable) {
 	ls.Error(t, 1)
 }
 
-// positionOf finds "user_script:N:" at the start of a runtime error
-// message and returns N, or -1.
-func positionOf(msg string) int {
-	const p = "user_script:"
+// positionOf finds "<chunk>:N:" at the start of a runtime error message
+// and returns N, or -1.
+func positionOf(msg, chunk string) int {
+	p := chunk + ":"
 	if !strings.HasPrefix(msg, p) {
 		return -1
 	}
@@ -331,49 +360,66 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 		}
 		v.fns[s.SHA] = fn
 	}
+	v.globals.RawSetString("KEYS", stringArray(ls, keys))
+	v.globals.RawSetString("ARGV", stringArray(ls, args))
+	return v.call(fn, 0, scriptChunk, s.SHA, caller, resp3, dst)
+}
+
+// call runs fn, whose nargs arguments are pushed already, as a script
+// (name is the SHA or the function's name in error replies; chunk the
+// source its errors are "on"). REQUIRES: v.mu held.
+func (v *vm) call(fn *lua.LFunction, nargs int, chunk, name string, caller Caller, resp3 bool, dst []byte) []byte {
+	ls := v.ls
 	v.kill.rearm()
 	rs := &v.runs
 	rs.caller, rs.resp, rs.repl = caller, 2, ReplAll
 	v.run = rs
 	defer func() { v.run, rs.caller = nil, nil }()
-	v.globals.RawSetString("KEYS", stringArray(ls, keys))
-	v.globals.RawSetString("ARGV", stringArray(ls, args))
-	base := ls.GetTop()
-	ls.Push(fn)
+	base := ls.GetTop() - nargs
+	ls.Insert(fn, base+1)
 	v.errLine = -1
 	// No Lua error handler (Redis runs __redis__err__handler): gopher-lua
 	// calls one with a new frame, which a full call stack cannot take, and
 	// what it adds is known without it (see throw, markPosition).
-	err := ls.PCall(0, 1, nil)
+	err := ls.PCall(nargs, 1, nil)
 	if err != nil {
-		var obj lua.LValue = lua.LString(err.Error())
-		if ae, ok := err.(*lua.ApiError); ok {
-			obj = ae.Object
-		}
-		if _, ok := obj.(*lua.LTable); !ok || v.kill.killed.Load() {
-			msg := lua51Message(lua.LVAsString(luaToString(ls, obj)))
-			t := ls.NewTable()
-			t.RawSetString("err", lua.LString("ERR "+msg))
-			if v.kill.killed.Load() {
-				// luaMaskCountHook's error, where the script was
-				t.RawSetString("err", lua.LString("ERR Script killed by user with SCRIPT KILL..."))
-			}
-			line := positionOf(msg)
-			if line < 0 {
-				line = v.errLine
-			}
-			if line >= 0 {
-				t.RawSetString("source", lua.LString("@user_script"))
-				t.RawSetString("line", lua.LNumber(line))
-			}
-			obj = t
-		}
-		dst = appendRunError(dst, obj, s.SHA)
+		obj := v.errorObject(err, chunk)
+		dst = appendRunError(dst, obj, name)
 	} else {
 		dst = appendLuaReply(dst, ls, ls.Get(-1), resp3, rs.resp == 3, 0)
 	}
 	ls.SetTop(base)
 	return dst
+}
+
+// errorObject is the error table of a failed call: raised tables as they
+// are, other values as Redis' error handler makes them ({err="ERR msg",
+// source=, line=}).
+func (v *vm) errorObject(err error, chunk string) lua.LValue {
+	ls := v.ls
+	var obj lua.LValue = lua.LString(err.Error())
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	if _, ok := obj.(*lua.LTable); !ok || v.kill.killed.Load() {
+		msg := lua51Message(lua.LVAsString(luaToString(ls, obj)))
+		t := ls.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+msg))
+		if v.kill.killed.Load() {
+			// luaMaskCountHook's error, where the script was
+			t.RawSetString("err", lua.LString("ERR Script killed by user with SCRIPT KILL..."))
+		}
+		line := positionOf(msg, chunk)
+		if line < 0 {
+			line = v.errLine
+		}
+		if line >= 0 {
+			t.RawSetString("source", lua.LString("@"+chunk))
+			t.RawSetString("line", lua.LNumber(line))
+		}
+		obj = t
+	}
+	return obj
 }
 
 // Forget drops the VM's functions of scripts no longer cached (SCRIPT

@@ -422,8 +422,15 @@ func (d *decoder) load(fn func(e *Entry) error) (Info, error) {
 			continue
 		case opModuleAux:
 			return info, d.errorf(opOff, "MODULE_AUX data (a module's auxiliary data) is not supported")
-		case opFunction2, opFunctionPreGA:
-			return info, d.errorf(opOff, "FUNCTION data (a Redis functions library) is not supported")
+		case opFunctionPreGA:
+			return info, d.errorf(opOff, "Pre-GA function format not supported")
+		case opFunction2:
+			code, err := d.readString()
+			if err != nil {
+				return info, err
+			}
+			info.Functions = append(info.Functions, append([]byte(nil), code...))
+			continue
 		}
 		d.keyStart = opOff
 		skipped, err := d.loadKey(op, db, expireAt)

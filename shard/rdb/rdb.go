@@ -117,6 +117,9 @@ type ZMember struct {
 type Info struct {
 	Version int
 	Aux     map[string]string // AUX fields (redis-ver, ctime, aof-base ...)
+	// Functions are the codes of the function libraries (FUNCTION2
+	// records), in file order.
+	Functions [][]byte
 	// EmptyKeysSkipped counts collections stored with no elements, which
 	// Redis 7.0 skips at load ("empty keys skipped") and so does Load.
 	EmptyKeysSkipped int

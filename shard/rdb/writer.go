@@ -76,3 +76,11 @@ func (w *Writer) End() error {
 
 // Written is the number of bytes written so far.
 func (w *Writer) Written() int64 { return w.written }
+
+// AppendFunction appends a function library record (Redis 7.0's
+// RDB_OPCODE_FUNCTION2 and the library's code as a string), as
+// rdbSaveFunctions writes it in an RDB file and in a FUNCTION DUMP payload.
+func AppendFunction(dst, code []byte) []byte {
+	dst = append(dst, opFunction2)
+	return AppendString(dst, code)
+}
