@@ -193,7 +193,7 @@ func TestReceiveEOFMark(t *testing.T) {
 		b.Close()
 	}
 	a, b := net.Pipe()
-	go func() { a.Write(append(append([]byte(nil), payload...), "*1\r\n$4\r\nPING\r\n"...)) }()
+	go func() { _, _ = a.Write(append(append([]byte(nil), payload...), "*1\r\n$4\r\nPING\r\n"...)) }()
 	r := New(Config{})
 	c := &conn{nc: b, rd: bufio.NewReaderSize(b, 64<<10), timeout: 5 * time.Second, r: r}
 	var got bytes.Buffer

@@ -398,7 +398,7 @@ func (r *Replica) sendDiskSync(a *attached) error {
 	f.fullOK++
 	f.mu.Unlock()
 	w := bufio.NewWriterSize(a.conn, 64<<10)
-	w.Write(fullResyncLine(a, replID, off))
+	_, _ = w.Write(fullResyncLine(a, replID, off)) // bufio keeps the error: Flush returns it
 	fmt.Fprintf(w, "$%d\r\n", size)
 	if _, err = io.Copy(w, tmp); err != nil {
 		return err

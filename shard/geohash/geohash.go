@@ -172,10 +172,10 @@ func moveX(h *Bits, d int) {
 	y := h.Bits & 0x5555555555555555
 	zz := uint64(0x5555555555555555) >> (64 - uint(h.Step)*2)
 	if d > 0 {
-		x = x + (zz + 1)
+		x += zz + 1
 	} else {
-		x = x | zz
-		x = x - (zz + 1)
+		x |= zz
+		x -= zz + 1
 	}
 	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.Step)*2)
 	h.Bits = x | y
@@ -189,10 +189,10 @@ func moveY(h *Bits, d int) {
 	y := h.Bits & 0x5555555555555555
 	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.Step)*2)
 	if d > 0 {
-		y = y + (zz + 1)
+		y += zz + 1
 	} else {
-		y = y | zz
-		y = y - (zz + 1)
+		y |= zz
+		y -= zz + 1
 	}
 	y &= uint64(0x5555555555555555) >> (64 - uint(h.Step)*2)
 	h.Bits = x | y

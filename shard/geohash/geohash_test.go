@@ -60,7 +60,7 @@ func TestAppendCoord(t *testing.T) {
 		f    float64
 		want string
 	}{
-		{180, "180"}, {0.5, "0.5"}, {-0.0, "0"}, {-1e-20, "0"}, {85.05112878, "85.0511287799999991"},
+		{180, "180"}, {0.5, "0.5"}, {math.Copysign(0, -1), "0"}, {-1e-20, "0"}, {85.05112878, "85.0511287799999991"},
 	} {
 		if got := string(AppendCoord(nil, c.f)); got != c.want {
 			t.Errorf("AppendCoord(%v) = %q, want %q", c.f, got, c.want)

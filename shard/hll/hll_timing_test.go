@@ -35,6 +35,8 @@ func BenchmarkCountDense(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		Count(s)
+		if _, err := Count(s); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -40,7 +40,9 @@ func SelfTest(sparseMax int) error {
 		for k := range ele {
 			ele[k] = byte(x >> (8 * k))
 		}
-		Add(dense, ele[:], sparseMax)
+		if _, _, err := Add(dense, ele[:], sparseMax); err != nil {
+			return fmt.Errorf("TESTFAILED dense add: %v", err)
+		}
 		sparse, _, _ = Add(sparse, ele[:], sparseMax)
 		if j != checkpoint {
 			continue
