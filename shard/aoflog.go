@@ -175,10 +175,14 @@ func appendCommand(dst []byte, args [][]byte) []byte {
 // command that then fails, LSET on an expired key, would be logged and its
 // error stop the replay), and a DEL goes to the append-only log, which is
 // replayed without expiring or evicting anything (Redis' propagateDeletion).
+// The Env's dropped hook (client tracking) hears of the key first.
 func (d *DB) dropKey(o *object, pos uint32) {
 	if st := d.owner; st != nil {
 		if p := st.env.prop.Load(); p != nil {
 			p.propagateDel(d.num, o.key)
+		}
+		if f := st.env.dropped.Load(); f != nil {
+			(*f)(d.num, o.key)
 		}
 	}
 	d.detach(o, pos)

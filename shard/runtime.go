@@ -394,10 +394,27 @@ type Hooks struct {
 	// c.Cmd, c.Args and CommandKeys say what ran and which keys it names.
 	// Commands that ran and changed nothing are not reported.
 	Changed func(c *Ctx)
+	// Read is called after a read-only command (its subcommand's flags for
+	// a container) ran for a context with TrackReads set, whatever its
+	// reply, as Redis remembers a tracking client's keys in call(): c.Args
+	// and CommandKeys name the keys it read. Client tracking plugs in here.
+	Read func(c *Ctx)
+	// Dropped is called for every key the keyspace removes on its own, not
+	// as a command's change: lazy and active expiry, and eviction (Redis'
+	// signalModifiedKey with no client). It gets the database number and
+	// the key, valid for the call only, while the key's shard is held.
+	Dropped func(db int, key string)
 }
 
 // SetHooks installs h (nil: none). Call it before clients are served.
-func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
+func (rt *Runtime) SetHooks(h *Hooks) {
+	rt.hooks.Store(h)
+	if h == nil {
+		rt.env.SetKeyDropped(nil)
+		return
+	}
+	rt.env.SetKeyDropped(h.Dropped)
+}
 
 // execute runs one command, and is the only function that does: a command
 // on one shard (TryExec, queued batches, AOF replay), across shards
@@ -410,7 +427,7 @@ func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
 //   - the running snapshot's before-command hook (snapshot.go);
 //   - the handler, with panic recovery, and the append-only log's feed for
 //     a command that changed the dataset (run, aoflog.go);
-//   - the Hooks (Changed);
+//   - the Hooks (Changed; Read for a client that tracks its reads);
 //   - the hot-shard counters (count);
 //   - serving the clients blocked on keys the command filled (blocking.go):
 //     here for one shard, at releaseSet for several, at ReleaseAll for EXEC.
@@ -438,6 +455,9 @@ func (rt *Runtime) execute(s *Shard, c *Ctx) {
 		c.SnapBeforeCommand() // snapshot.go
 	}
 	rt.run(c)
+	if c.TrackReads {
+		rt.trackRead(c)
+	}
 	if c.Blocked == nil { // a command that parked counts when it is served (serveKey)
 		rt.count(s, c)
 	}
@@ -445,6 +465,17 @@ func (rt *Runtime) execute(s *Shard, c *Ctx) {
 		rt.serveReady(s) // blocking.go; its waiters run through execute
 	}
 	c.Finished()
+}
+
+// trackRead hands a read-only command run for a tracking client to
+// Hooks.Read, while its shards are still held: a write that follows it
+// cannot come between the read and its record.
+func (rt *Runtime) trackRead(c *Ctx) {
+	h := rt.hooks.Load()
+	if h == nil || h.Read == nil || c.Effective().Flags&command.FlagReadonly == 0 {
+		return
+	}
+	h.Read(c)
 }
 
 // admitCmd is maxmemory admission for the shard or shards c runs on.

@@ -19,7 +19,7 @@ func argv(s string) [][]byte {
 var wantNames = map[string][]string{
 	// connection
 	"ping": nil, "echo": nil, "quit": nil, "reset": nil, "hello": nil, "auth": nil, "select": nil,
-	"client": {"getname", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname"},
+	"client": {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname", "tracking", "trackinginfo"},
 	// strings
 	"get": nil, "set": nil, "setnx": nil, "setex": nil, "psetex": nil, "getset": nil, "getdel": nil,
 	"getex": nil, "mget": nil, "mset": nil, "msetnx": nil, "incr": nil, "decr": nil, "incrby": nil,
