@@ -155,6 +155,7 @@ type Server struct {
 
 	stats  serverStats
 	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
+	track  tracker   // client-side caching's tables (tracking.go)
 	params *config.Registry
 
 	// cmdStats holds one recorder per event loop (loopState.rec).
@@ -239,6 +240,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.debugCmd = table.Lookup([]byte("debug"))
 	s.bindParams(cfg.Params)
 	s.initPubSub()
+	s.initTracking()
 	return s
 }
 
@@ -355,6 +357,9 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 // woken by the resumer (client.go), those waiting for a shard by the shard.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
+	if s.track.pending.Load() {
+		s.trackBroadcast() // keys expiry removed with no loop turn after it
+	}
 	if s.live.idleTimeout.Load() > 0 {
 		s.closeIdle()
 	}
