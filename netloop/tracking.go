@@ -14,9 +14,12 @@ package netloop
 // shards hashing keys into the same stripe, and held for one map operation.
 //
 // What it costs a client that does not track: shard.Ctx.TrackReads is
-// false, one check in the runtime's execute; its writes cost the Changed
-// hook two atomic loads (tracking_clients and tracking_total_keys both 0:
-// return) once any hook is installed. Nothing on GET/SET's path allocates.
+// false, one check in the runtime's execute. The hooks are installed by the
+// first CLIENT TRACKING ON, so a server where nobody ever tracked runs
+// without them; after that a write costs the Changed hook (two atomic loads
+// when nothing is tracked any more, else a stripe lock and a map lookup per
+// key). Nothing on GET/SET's path allocates. docs/performance.md has the
+// numbers.
 //
 // Reads are remembered by the runtime's Read hook, called while the
 // command's shards are still held, so no write can come between a read and
@@ -58,6 +61,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -118,6 +122,7 @@ type tracker struct {
 	// (execCoordinated).
 	flushes           atomic.Uint64
 	flushall, flushdb *command.Command
+	hooksOnce         sync.Once        // installTrackingHooks
 	client            *command.Command // CLIENT keeps CACHING's flag (Redis' resetClient)
 }
 
@@ -153,10 +158,22 @@ func (s *Server) initTracking() {
 		t.maxKeys.Store(s.params.Int("tracking-table-max-keys"))
 		return nil
 	})
-	s.rt.SetHooks(&shard.Hooks{
-		Changed: s.trackChanged,
-		Read:    s.trackRead,
-		Dropped: s.trackDropped,
+}
+
+// installTrackingHooks plugs the tracker into the runtime, on the first
+// CLIENT TRACKING ON (as Redis makes its tables then): until a client
+// tracks, commands run without hooks, as before client-side caching
+// existed. A command running on another loop meanwhile sees the hooks or
+// not; nothing is tracked before the enabling client's next command, which
+// runs after the hooks are in (and any write after that read finds them:
+// the shard's token orders the two).
+func (s *Server) installTrackingHooks() {
+	s.track.hooksOnce.Do(func() {
+		s.rt.SetHooks(&shard.Hooks{
+			Changed: s.trackChanged,
+			Read:    s.trackRead,
+			Dropped: s.trackDropped,
+		})
 	})
 }
 
@@ -164,8 +181,8 @@ func (s *Server) initTracking() {
 // cost of a write while nobody tracks.
 func (t *tracker) active() bool { return t.clients.Load() != 0 || t.keys.Load() != 0 }
 
-func (t *tracker) stripe(key string) *trackStripe {
-	return &t.stripes[xxhash.Sum64String(key)%trackStripes]
+func (t *tracker) stripe(key []byte) *trackStripe {
+	return &t.stripes[xxhash.Sum64(key)%trackStripes]
 }
 
 // ---- the runtime's hooks (called by a shard's token holder) -----------------
@@ -180,20 +197,22 @@ func (s *Server) trackRead(c *shard.Ctx) {
 	}
 	t := &s.track
 	for _, k := range keys {
-		t.remember(string(k), c.Tracking)
+		t.remember(k, c.Tracking)
 	}
 	if max := t.maxKeys.Load(); max > 0 && t.keys.Load() > max {
 		s.trackLimit(max)
 	}
 }
 
-func (t *tracker) remember(key string, id int64) {
+// remember records that client id read key; it allocates only for a key
+// or a reader new to the table.
+func (t *tracker) remember(key []byte, id int64) {
 	st := t.stripe(key)
 	st.mu.Lock()
-	ids := st.keys[key]
+	ids := st.keys[string(key)]
 	if ids == nil {
 		ids = make(map[int64]struct{}, 1)
-		st.keys[key] = ids
+		st.keys[string(key)] = ids
 		t.keys.Add(1)
 	}
 	if _, ok := ids[id]; !ok {
@@ -217,22 +236,24 @@ func (s *Server) trackChanged(c *shard.Ctx) {
 	}
 	var buf [8][]byte
 	for _, k := range c.CommandKeys(buf[:0]) {
-		s.trackInvalidate(c.Tracking, string(k), true)
+		s.trackInvalidate(c.Tracking, k, true)
 	}
 }
 
 // trackDropped invalidates a key expiry or eviction removed.
 func (s *Server) trackDropped(_ int, key string) {
 	if s.track.active() {
-		s.trackInvalidate(0, key, true)
+		// Read only, for the call: the key's bytes without a copy.
+		s.trackInvalidate(0, unsafe.Slice(unsafe.StringData(key), len(key)), true)
 	}
 }
 
 // trackInvalidate is Redis' trackingInvalidateKey: key changed (by the
 // tracking client writer, 0 for none); the clients that read it are told
 // and forgotten, and, with bcast, the key is remembered for the prefixes it
-// matches.
-func (s *Server) trackInvalidate(writer int64, key string, bcast bool) {
+// matches. key is valid for the call only; a key nobody tracks costs a
+// stripe lock and a map lookup, and allocates nothing.
+func (s *Server) trackInvalidate(writer int64, key []byte, bcast bool) {
 	t := &s.track
 	if bcast && t.nprefix.Load() > 0 {
 		t.rememberBroadcast(writer, key)
@@ -242,9 +263,9 @@ func (s *Server) trackInvalidate(writer int64, key string, bcast bool) {
 	}
 	st := t.stripe(key)
 	st.mu.Lock()
-	ids, ok := st.keys[key]
+	ids, ok := st.keys[string(key)]
 	if ok {
-		delete(st.keys, key)
+		delete(st.keys, string(key))
 		st.items -= len(ids)
 	}
 	st.mu.Unlock()
@@ -268,7 +289,7 @@ func (s *Server) trackInvalidate(writer int64, key string, bcast bool) {
 		if f&trkOn == 0 || f&trkBcast != 0 || f&trkNoloop != 0 && id == writer {
 			continue
 		}
-		s.sendInvalidation(target, ts, invalidation{key: key})
+		s.sendInvalidation(target, ts, invalidation{key: string(key)})
 	}
 }
 
@@ -319,7 +340,7 @@ func (s *Server) trackLimit(max int64) {
 		if !ok {
 			break
 		}
-		s.trackInvalidate(0, key, false) // not a change: no broadcast
+		s.trackInvalidate(0, []byte(key), false) // not a change: no broadcast
 		if t.keys.Load() <= max {
 			t.overLimit.Store(0)
 			return
@@ -347,14 +368,14 @@ func (t *tracker) randomKey() (string, bool) {
 // ---- BCAST ----------------------------------------------------------------------
 
 // rememberBroadcast is Redis' trackingRememberKeyToBroadcast.
-func (t *tracker) rememberBroadcast(writer int64, key string) {
+func (t *tracker) rememberBroadcast(writer int64, key []byte) {
 	t.bmu.Lock()
 	for p, bs := range t.prefixes {
-		if !strings.HasPrefix(key, p) {
+		if len(key) < len(p) || string(key[:len(p)]) != p {
 			continue
 		}
-		if _, ok := bs.keys[key]; !ok {
-			bs.keys[key] = writer
+		if _, ok := bs.keys[string(key)]; !ok {
+			bs.keys[string(key)] = writer
 		}
 		t.pending.Store(true)
 	}
@@ -552,6 +573,7 @@ func (s *Server) trackAfterCommand(c *client, cmd *command.Command) {
 
 // enableTracking is Redis' enableTracking; on c's loop.
 func (s *Server) enableTracking(c *client, redirect int64, opts uint32, prefixes [][]byte) {
+	s.installTrackingHooks()
 	t := &s.track
 	ts := c.trk.Load()
 	if ts == nil {

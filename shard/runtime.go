@@ -406,7 +406,8 @@ type Hooks struct {
 	Dropped func(db int, key string)
 }
 
-// SetHooks installs h (nil: none). Call it before clients are served.
+// SetHooks installs h (nil: none), at any time: a command running
+// meanwhile sees the hooks before or after.
 func (rt *Runtime) SetHooks(h *Hooks) {
 	rt.hooks.Store(h)
 	if h == nil {
