@@ -737,6 +737,12 @@ loop:
 		}
 		d := c.db(key)
 		o := d.lookup(key, c.Now)
+		if c.ready != nil && group && (o == nil || o.kind != KindStream) {
+			// As Redis 7.0: a woken XREADGROUP whose stream went (deleted,
+			// overwritten, renamed away, flushed, expired) is told so.
+			c.err("UNBLOCKED the stream key no longer exists")
+			return
+		}
 		if o == nil {
 			d.misses.Add(1)
 		} else {
@@ -745,7 +751,7 @@ loop:
 				if c.ready == nil {
 					c.wrongType()
 				}
-				return // a woken client whose key changed type keeps waiting
+				return // a woken XREAD whose key changed type keeps waiting
 			}
 		}
 		if group && (o == nil || streamOf(o).Group(groupName) == nil) {

@@ -213,6 +213,9 @@ func (d *DB) detach(o *object, pos uint32) {
 		d.snapSave(pos) // written as it was before it goes
 	}
 	d.touchedWatches(o.key)
+	if d.blocked != nil {
+		d.markReady(o.key) // an XREADGROUP waiting on it is told (blocking.go)
+	}
 	if o.expireAt != 0 {
 		d.unindexExpire(o)
 	}
@@ -251,6 +254,11 @@ func (d *DB) flush() int {
 	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
 		if _, ok := d.index[key]; ok {
 			d.touched(key)
+		}
+	}
+	for key := range d.blocked { // XREADGROUP waiters hear their stream went (blocking.go)
+		if _, ok := d.index[key]; ok {
+			d.markReady(key)
 		}
 	}
 	d.freeAllOffHeap()
@@ -316,6 +324,9 @@ func (d *DB) setString(o *object, val []byte) {
 	default:
 		d.unmapStr(o)
 		o.str = append(make([]byte, 0, len(val)), val...)
+	}
+	if o.kind != KindString && d.blocked != nil {
+		d.markReady(o.key) // a stream overwritten: its XREADGROUP waiters are told
 	}
 	o.kind = KindString
 	o.enc = encRaw

@@ -592,6 +592,9 @@ func (rt *Runtime) expireLoop() {
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
 			s.store.ExpireCycle(now.UnixMilli(), deadline)
 			rt.keepUnderLimit(s, rt.expireEvery/4/time.Duration(len(rt.shards))) // evict.go
+			if s.store.HasReady() {
+				rt.serveReady(s) // an expired stream's XREADGROUP waiters (blocking.go)
+			}
 			rt.release(s)
 			if lat != nil {
 				// How long the shard was held: what its clients waited.
