@@ -119,7 +119,8 @@ type tracker struct {
 
 	// flushes counts the flushes the Changed hook saw, so a FLUSHDB or
 	// FLUSHALL that removed nothing (no change, no hook) is still told
-	// (execCoordinated).
+	// (process notes it in client.flushSeen, accountWaited checks it:
+	// trackEmptyFlush).
 	flushes           atomic.Uint64
 	flushall, flushdb *command.Command
 	hooksOnce         sync.Once        // installTrackingHooks
