@@ -17,7 +17,7 @@ import (
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/status"
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // The read-only JSON documents of /debug/api/: cluster, metrics, slowlog and
@@ -338,7 +338,7 @@ func (s *docs) metricsDoc(now time.Time) metricsDoc {
 		},
 	}
 
-	var perDB [shard.NumDatabases]databaseKs
+	var perDB [keyspace.NumDatabases]databaseKs
 	for i := range snaps {
 		sn := &snaps[i]
 		d.Shards[i] = metricsShard{

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 const bigMiB = 1 << 20
@@ -112,9 +112,9 @@ func TestBigStringDropPaths(t *testing.T) {
 			must(c.Do(ctx, "SET", "k", "v", "PXAT", "1").Err())
 		}},
 		{"eviction", func(int) {
-			ts.RT.SetMaxMemory(64<<10, shard.AllKeysLRU)
+			ts.RT.SetMaxMemory(64<<10, keyspace.AllKeysLRU)
 			must(c.Set(ctx, "{k}trigger", "v", 0).Err()) // eviction frees on the shard written to
-			ts.RT.SetMaxMemory(0, shard.NoEviction)
+			ts.RT.SetMaxMemory(0, keyspace.NoEviction)
 		}},
 		{"FLUSHDB", func(int) { must(c.FlushDB(ctx).Err()) }},
 		{"FLUSHALL", func(int) { must(c.FlushAll(ctx).Err()) }},

@@ -13,6 +13,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // client is one connection's state. Fields without "atomic" in their type are
@@ -34,9 +35,9 @@ type client struct {
 
 	parser resp.Parser
 	argv   [][]byte
-	qb     []byte    // a large command's own query buffer (querybuf.go)
-	out    []byte    // replies of this loop turn, written once at its end
-	ctx    shard.Ctx // DB, RESP3 and scratch for inline execution
+	qb     []byte       // a large command's own query buffer (querybuf.go)
+	out    []byte       // replies of this loop turn, written once at its end
+	ctx    keyspace.Ctx // DB, RESP3 and scratch for inline execution
 	batch  shard.Batch
 	// state is the connection's phase (state.go); the fields below it are
 	// meaningful only in the states named.
@@ -53,7 +54,7 @@ type client struct {
 	deferred atomic.Pointer[[]byte]
 	// blocked: connBlocked's waiter (multi.go); retryBlocked: its wait ended
 	// without a reply, run it again.
-	blocked      *shard.Waiter
+	blocked      *keyspace.Waiter
 	retryBlocked atomic.Bool
 	multi        multiState // MULTI/EXEC/WATCH (multi.go)
 	// flushSeen: the tracker's flush count when a FLUSHDB or FLUSHALL

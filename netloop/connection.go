@@ -8,6 +8,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // localHandler runs a connection or server command on the client's loop.
@@ -164,7 +165,7 @@ func (s *Server) cmdSelect(c *client, args [][]byte) {
 		c.out = append(c.out, resp.ErrNotInteger...)
 		return
 	}
-	if n < 0 || n >= shard.NumDatabases {
+	if n < 0 || n >= keyspace.NumDatabases {
 		c.out = resp.AppendError(c.out, "ERR DB index is out of range")
 		return
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/svcdb/svcdb/diaghttp"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 const (
@@ -90,7 +91,7 @@ func (e *evictEnv) set(keys []string, ttl func(i int) time.Duration) (oom int) {
 			switch err := c.Err(); {
 			case err == nil:
 				e.written[keys[start+i]] = true
-			case err.Error() == shard.OOMMessage:
+			case err.Error() == keyspace.OOMMessage:
 				oom++
 			default:
 				e.t.Fatalf("SET %s: %v", keys[start+i], err)
@@ -165,7 +166,7 @@ func TestEvictionPolicies(t *testing.T) {
 		if v, err := e.rdb.Get(e.ctx, keys[0]).Result(); err != nil || len(v) != evictValueSize {
 			t.Fatalf("GET over the limit: %q %v", v, err)
 		}
-		if err := e.rdb.Set(e.ctx, "one-more", "v", 0).Err(); err == nil || err.Error() != shard.OOMMessage {
+		if err := e.rdb.Set(e.ctx, "one-more", "v", 0).Err(); err == nil || err.Error() != keyspace.OOMMessage {
 			t.Fatalf("SET over the limit: %v", err)
 		}
 		if n, err := e.rdb.Del(e.ctx, keys[:50]...).Result(); err != nil || n != 50 {
@@ -488,7 +489,7 @@ func TestMaxMemoryFollowsConfigSet(t *testing.T) {
 		t.Error("GoMemoryLimit overflows for a huge maxmemory")
 	}
 	r.do("CONFIG", "SET", "maxmemory-policy", "volatile-ttl")
-	if _, p := ts.RT.MaxMemory(); p != shard.VolatileTTL || r.info("memory")["maxmemory_policy"] != "volatile-ttl" {
+	if _, p := ts.RT.MaxMemory(); p != keyspace.VolatileTTL || r.info("memory")["maxmemory_policy"] != "volatile-ttl" {
 		t.Errorf("maxmemory-policy volatile-ttl: shards have %v, INFO %q", p, r.info("memory")["maxmemory_policy"])
 	}
 	for i := range 100 {

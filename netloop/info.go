@@ -14,6 +14,7 @@ import (
 	"github.com/svcdb/svcdb/core/procmem"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // infoSections lists INFO's sections in Redis' order, with whether a plain
@@ -253,7 +254,7 @@ func (s *Server) infoCPU(_ *infoInput, b *strings.Builder) {
 }
 
 func (s *Server) infoKeyspace(in *infoInput, b *strings.Builder) {
-	var keys, expires, ttlWeighted [shard.NumDatabases]int64
+	var keys, expires, ttlWeighted [keyspace.NumDatabases]int64
 	for _, sn := range in.shards() {
 		for i := range keys {
 			keys[i] += sn.Keys[i]

@@ -3,7 +3,7 @@ package netloop
 import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // MULTI/EXEC/DISCARD/WATCH/UNWATCH and parked (blocked) clients.
@@ -19,11 +19,11 @@ import (
 
 // multiState is a client's transaction, owned by its loop.
 type multiState struct {
-	active bool        // between MULTI and EXEC/DISCARD
-	failed bool        // a queued command was refused: EXEC replies EXECABORT
-	inExec bool        // EXEC is running the queue (no parking, no async work)
-	queue  []queuedCmd // commands waiting for EXEC
-	watch  shard.Watch // WATCHed keys
+	active bool           // between MULTI and EXEC/DISCARD
+	failed bool           // a queued command was refused: EXEC replies EXECABORT
+	inExec bool           // EXEC is running the queue (no parking, no async work)
+	queue  []queuedCmd    // commands waiting for EXEC
+	watch  keyspace.Watch // WATCHed keys
 }
 
 type queuedCmd struct {
@@ -85,7 +85,7 @@ func (s *Server) refuseOOMInMulti(c *client, cmd, checked *command.Command, mark
 		if !denyOOM || !s.rt.OutOfMemory() {
 			return false
 		}
-		c.out = resp.AppendError(c.out, "EXECABORT Transaction discarded because of: "+shard.OOMMessage)
+		c.out = resp.AppendError(c.out, "EXECABORT Transaction discarded because of: "+keyspace.OOMMessage)
 		s.rejected(c, checked, c.out[mark:])
 		s.endMulti(c)
 		return true
@@ -93,7 +93,7 @@ func (s *Server) refuseOOMInMulti(c *client, cmd, checked *command.Command, mark
 	if !s.rt.OutOfMemory() {
 		return false
 	}
-	c.out = resp.AppendError(c.out, shard.OOMMessage)
+	c.out = resp.AppendError(c.out, keyspace.OOMMessage)
 	s.rejected(c, checked, c.out[mark:])
 	return true
 }
@@ -165,7 +165,7 @@ func (s *Server) cmdExec(c *client) {
 		if !c.user.AllowsAll() && s.aclDeniedInExec(c, q.checked, q.args) { // acl.go
 			continue
 		}
-		if _, where := s.rt.RouteFor(&c.ctx, q.cmd, q.args); where == shard.NotShard {
+		if _, where := s.rt.RouteFor(&c.ctx, q.cmd, q.args); where == keyspace.NotShard {
 			s.local(c, q.cmd, subOf(q.cmd, q.checked), q.args)
 		} else {
 			c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = q.cmd, subOf(q.cmd, q.checked), q.args, c.out
@@ -194,7 +194,7 @@ func (c *client) Unblocked(reply []byte, retry bool) {
 }
 
 // park makes c wait for w: it parses nothing more until the reply is in.
-func (s *Server) park(c *client, w *shard.Waiter) {
+func (s *Server) park(c *client, w *keyspace.Waiter) {
 	c.blocked = w
 	c.to(connBlocked)
 }
@@ -202,7 +202,7 @@ func (s *Server) park(c *client, w *shard.Waiter) {
 // unparked is called by OnTraffic when a parked client's wait for w ended.
 // It reports whether the client is parked again (a retried command blocked
 // anew).
-func (s *Server) unparked(c *client, w *shard.Waiter) bool {
+func (s *Server) unparked(c *client, w *keyspace.Waiter) bool {
 	if !c.retryBlocked.Swap(false) {
 		return false
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/latency"
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // liveParams are the parameters netloop applies while running. The registry
@@ -114,7 +114,7 @@ func GoMemoryLimit(maxmemory int64) int64 {
 // the Go runtime's memory limit, now and on every change.
 func (s *Server) bindMemoryParams(reg *config.Registry) {
 	apply := func(string) error {
-		policy, err := shard.ParsePolicy(reg.String("maxmemory-policy"))
+		policy, err := keyspace.ParsePolicy(reg.String("maxmemory-policy"))
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 }
 
 // encodingParams are the thresholds past which compact values convert to
-// their full structures (shard.EncodingLimits).
+// their full structures (keyspace.EncodingLimits).
 var encodingParams = []string{
 	"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
@@ -147,7 +147,7 @@ var encodingParams = []string{
 // every change.
 func (s *Server) bindEncodingParams(reg *config.Registry) {
 	apply := func(string) error {
-		s.rt.SetEncodingLimits(shard.EncodingLimits{
+		s.rt.SetEncodingLimits(keyspace.EncodingLimits{
 			HashMaxListpackEntries: reg.Int("hash-max-listpack-entries"),
 			HashMaxListpackValue:   reg.Int("hash-max-listpack-value"),
 			SetMaxIntsetEntries:    reg.Int("set-max-intset-entries"),

@@ -11,7 +11,7 @@ import (
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/status"
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // The status collector: the one place the status document is built, for
@@ -134,7 +134,7 @@ func (s *Server) StatusDocument(now time.Time) status.Document {
 		d.Memory.UsedPercent = &p
 	}
 
-	var keys, expires [shard.NumDatabases]int64
+	var keys, expires [keyspace.NumDatabases]int64
 	for i := range reports {
 		r := &reports[i]
 		sh := status.Shard{ID: r.ID, State: status.ShardOK, QueueDepth: r.QueueDepth}

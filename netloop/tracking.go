@@ -68,6 +68,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Tracking flags of one client (trackState.flags), Redis' CLIENT_TRACKING_*.
@@ -190,7 +191,7 @@ func (t *tracker) stripe(key []byte) *trackStripe {
 
 // trackRead remembers the keys a read-only command named for the client
 // that ran it (Redis' trackingRememberKeys).
-func (s *Server) trackRead(c *shard.Ctx) {
+func (s *Server) trackRead(c *keyspace.Ctx) {
 	var buf [8][]byte
 	keys := c.CommandKeys(buf[:0])
 	if len(keys) == 0 {
@@ -226,7 +227,7 @@ func (t *tracker) remember(key []byte, id int64) {
 
 // trackChanged invalidates the keys of a command that changed the dataset;
 // FLUSHDB and FLUSHALL invalidate everything.
-func (s *Server) trackChanged(c *shard.Ctx) {
+func (s *Server) trackChanged(c *keyspace.Ctx) {
 	t := &s.track
 	if !t.active() {
 		return

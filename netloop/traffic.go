@@ -14,7 +14,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/core/tracing"
-	"github.com/svcdb/svcdb/shard"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 var errMaxClients = []byte("-ERR max number of clients reached\r\n")
@@ -437,7 +437,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 			return false
 		}
 		idx, where := s.rt.Route(cmd, args)
-		if where != shard.OneShard || idx != c.batch.TargetShard() {
+		if where != keyspace.OneShard || idx != c.batch.TargetShard() {
 			return false
 		}
 		c.batch.Add(cmd, args)
@@ -511,13 +511,13 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	var span trace.Span
 	if s.cfg.Tracer.PerRequest() { // one atomic load when per-request spans are off
 		spanShard := -1
-		if where == shard.OneShard {
+		if where == keyspace.OneShard {
 			spanShard = idx
 		}
 		_, span = s.cfg.Tracer.StartCommand(context.Background(), checked.FullName, c.ctx.DB, spanShard, c.addr)
 	}
 	switch where {
-	case shard.OneShard:
+	case keyspace.OneShard:
 		c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = cmd, subOf(cmd, checked), args, c.out
 		if s.rt.TryExec(idx, &c.ctx) {
 			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
@@ -530,7 +530,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 			c.spans = append(c.spans, span) // ended when the batch completes
 			span = nil
 		}
-	case shard.Coordinated:
+	case keyspace.Coordinated:
 		c.ctx.Sub = subOf(cmd, checked)
 		s.execCoordinated(c, cmd, args, 0)
 	default:

@@ -4,18 +4,19 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // SetMaxMemory applies maxmemory (bytes, 0 = unlimited) and maxmemory-policy;
 // commands see them from their next check on. Keys keep their access words:
 // after a switch between LRU and LFU policies they take a while to mean the
 // new thing again, as in Redis.
-func (rt *Runtime) SetMaxMemory(limit int64, p Policy) {
+func (rt *Runtime) SetMaxMemory(limit int64, p keyspace.Policy) {
 	rt.env.SetMaxMemory(limit, p)
 }
 
 // MaxMemory reports the limit and policy in force.
-func (rt *Runtime) MaxMemory() (limit int64, p Policy) {
+func (rt *Runtime) MaxMemory() (limit int64, p keyspace.Policy) {
 	return rt.env.MaxMemory()
 }
 
@@ -43,7 +44,7 @@ func (rt *Runtime) overLimit(limit int64) int64 {
 // checked): Redis' performEvictions for a command that may grow memory,
 // evicting from s's keys only. It reports false, having replied -OOM, when
 // the command must not run. REQUIRES: the caller holds s's token.
-func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
+func (rt *Runtime) admit(s *Shard, c *keyspace.Ctx) bool {
 	limit := rt.env.MemoryLimit()
 	if limit == 0 || s.store.Loading() || !rt.denyOOM(c) {
 		return true
@@ -60,20 +61,20 @@ func (rt *Runtime) admit(s *Shard, c *Ctx) bool {
 	if over <= 0 {
 		return true
 	}
-	freed, timedOut := rt.evictFrom(s, over, EvictionTimeLimit)
+	freed, timedOut := rt.evictFrom(s, over, keyspace.EvictionTimeLimit)
 	if freed >= over || timedOut {
 		if freed >= over {
 			rt.overLimit(limit) // publish that it is under again
 		}
 		return true
 	}
-	c.Out = append(c.Out, OOMReply...)
+	c.Out = append(c.Out, keyspace.OOMReply...)
 	return false
 }
 
 // admitHeld is admit for a command holding the shards in set (ExecMulti): it
 // evicts from those shards, in ascending order.
-func (rt *Runtime) admitHeld(set *ShardSet, c *Ctx) bool {
+func (rt *Runtime) admitHeld(set *keyspace.ShardSet, c *keyspace.Ctx) bool {
 	limit := rt.env.MemoryLimit()
 	if limit == 0 || !rt.denyOOM(c) {
 		return true
@@ -83,14 +84,14 @@ func (rt *Runtime) admitHeld(set *ShardSet, c *Ctx) bool {
 		if !set.Has(i) || rt.shards[i].store.Loading() {
 			continue
 		}
-		freed, timedOut := rt.evictFrom(rt.shards[i], over, EvictionTimeLimit)
+		freed, timedOut := rt.evictFrom(rt.shards[i], over, keyspace.EvictionTimeLimit)
 		if timedOut {
 			return true
 		}
 		over -= freed
 	}
 	if over > 0 {
-		c.Out = append(c.Out, OOMReply...)
+		c.Out = append(c.Out, keyspace.OOMReply...)
 		return false
 	}
 	rt.overLimit(limit)
@@ -111,7 +112,7 @@ func (rt *Runtime) OutOfMemory() bool {
 	if over <= 0 {
 		return false
 	}
-	if _, p := rt.env.MaxMemory(); p == NoEviction {
+	if _, p := rt.env.MaxMemory(); p == keyspace.NoEviction {
 		return true
 	}
 	for _, s := range rt.shards {
@@ -119,7 +120,7 @@ func (rt *Runtime) OutOfMemory() bool {
 		var freed int64
 		timedOut := false
 		if !s.store.Loading() {
-			freed, timedOut = rt.evictFrom(s, over, EvictionTimeLimit)
+			freed, timedOut = rt.evictFrom(s, over, keyspace.EvictionTimeLimit)
 		}
 		rt.release(s)
 		if timedOut {
@@ -135,7 +136,7 @@ func (rt *Runtime) OutOfMemory() bool {
 
 // denyOOM reports whether c's command may grow memory (Redis' CMD_DENYOOM),
 // looking at the subcommand for containers (XGROUP CREATE, ...).
-func (rt *Runtime) denyOOM(c *Ctx) bool {
+func (rt *Runtime) denyOOM(c *keyspace.Ctx) bool {
 	return c.Effective().Flags&command.FlagDenyOOM != 0
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/svcdb/svcdb/core/redistest"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/aof"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // What this file proves: every change a command makes reaches the
@@ -60,7 +61,7 @@ func (l *memLog) size() int {
 
 // replayLimits make the encodings convert and stream nodes fill within a
 // short workload (approximate trimming only drops whole nodes).
-var replayLimits = EncodingLimits{
+var replayLimits = keyspace.EncodingLimits{
 	HashMaxListpackEntries: 8,
 	HashMaxListpackValue:   16,
 	SetMaxIntsetEntries:    8,
@@ -90,7 +91,7 @@ func newRuntimeForLog(t testing.TB, table *command.Table, start bool) *Runtime {
 // logExec runs one command in database db with the clock at now, the way
 // netloop does (Cmd is the top-level command, subcommands included), waiting
 // for the shard when another goroutine holds it.
-func logExec(rt *Runtime, table *command.Table, c *Ctx, db int, now int64, args [][]byte) []byte {
+func logExec(rt *Runtime, table *command.Table, c *keyspace.Ctx, db int, now int64, args [][]byte) []byte {
 	c.Bind(rt.env)
 	c.DB, c.Now = db, now
 	c.Cmd, c.Args, c.Out = table.Lookup(args[0]), args, c.Out[:0]
@@ -182,12 +183,12 @@ func replayInto(t testing.TB, rt *Runtime, log []byte) {
 // consumer's seen-time is left out: neither Redis nor svcdb logs it.
 func dumpDataset(t testing.TB, rt *Runtime, table *command.Table, now int64) []string {
 	t.Helper()
-	var c Ctx
+	var c keyspace.Ctx
 	do := func(db int, args ...string) resp.Value {
 		return logReply(t, logExec(rt, table, &c, db, now, logArgv(args...)))
 	}
 	var lines []string
-	for db := range NumDatabases {
+	for db := range keyspace.NumDatabases {
 		keys := do(db, "KEYS", "*")
 		var names []string
 		for _, k := range keys.Elems {
@@ -289,7 +290,7 @@ type logParked struct {
 	ch   chan []byte
 	db   int
 	args [][]byte
-	w    *Waiter
+	w    *keyspace.Waiter
 }
 
 func (p *logParked) Unblocked(reply []byte, retry bool) {
@@ -306,7 +307,7 @@ type logWorkload struct {
 	rt    *Runtime
 	table *command.Table
 	r     *rand.Rand
-	ctx   Ctx
+	ctx   keyspace.Ctx
 	calls []*logParked // blocked clients not yet answered
 	n     int          // commands issued
 }
@@ -325,7 +326,7 @@ func (w *logWorkload) park(db int, args ...string) {
 }
 
 func (w *logWorkload) start(p *logParked, retryDeadline int64) {
-	c := &Ctx{Blocker: p, RetryDeadline: retryDeadline}
+	c := &keyspace.Ctx{Blocker: p, RetryDeadline: retryDeadline}
 	logExec(w.rt, w.table, c, p.db, time.Now().UnixMilli(), slices.Clone(p.args))
 	p.w = c.Blocked
 	if c.Blocked == nil {
@@ -941,7 +942,7 @@ func dialAOFRedis(addr string) (*aofRedisConn, error) {
 func (c *aofRedisConn) close() { c.c.Close() }
 
 func (c *aofRedisConn) send(args ...string) {
-	if _, err := c.c.Write(appendCommand(nil, logArgv(args...))); err != nil {
+	if _, err := c.c.Write(keyspace.AppendCommand(nil, logArgv(args...))); err != nil {
 		panic(err) // the reference server went away: the test cannot go on
 	}
 }
@@ -986,13 +987,13 @@ type logSvcdbSide struct {
 	rt    *Runtime
 	table *command.Table
 	log   *memLog
-	ctx   Ctx
+	ctx   keyspace.Ctx
 }
 
 func newLogSvcdbSide(t testing.TB) *logSvcdbSide {
 	table := command.New()
 	rt := newRuntimeForLog(t, table, false)
-	rt.SetEncodingLimits(EncodingLimits{
+	rt.SetEncodingLimits(keyspace.EncodingLimits{
 		HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
 		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64, ListMaxListpackSize: -2,
 		StreamNodeMaxEntries: 4, // as the redis-server of these tests
@@ -1288,7 +1289,7 @@ func TestRewritesCostNothingWithoutLog(t *testing.T) {
 	table := command.New()
 	rt := newRuntimeForLog(t, table, false)
 	defer rt.Close()
-	var c Ctx
+	var c keyspace.Ctx
 	now := time.Now().UnixMilli()
 	logExec(rt, table, &c, 0, now, logArgv("SET", "k", "v"))
 	for _, args := range [][][]byte{

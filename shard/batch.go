@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Completer is told when a queued batch has been executed, and when the queue
@@ -24,7 +25,7 @@ type Completer interface {
 // allocates nothing in steady state either.
 type Batch struct {
 	Owner Completer
-	Ctx   Ctx // DB, RESP3 and client fields the commands run with; Args/Out are set per command
+	Ctx   keyspace.Ctx // DB, RESP3 and client fields the commands run with; Args/Out are set per command
 
 	shard int
 	cmds  []queuedCommand

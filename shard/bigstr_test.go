@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/shard/bigbuf"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // checkOffHeap walks every database of rt (tokens idle: the producer's
-// commands have completed) and checks bigstr.go's invariants: o.offHeap ⇔
-// o ∈ d.big, only strings are off-heap, d.offHeap is the sum of their
+// commands have completed) and checks bigstr.go's invariants: o.OffHeap ⇔
+// o ∈ d.OffHeapStrings(), only strings are off-heap, d.offHeap is the sum of their
 // capacities, and an off-heap buffer is never shared by two objects.
 // The pages they map add up to what bigbuf has mapped since base (no
 // buffer mapped and not owned, none owned by an object that does not know
@@ -23,35 +24,35 @@ func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) 
 	page := os.Getpagesize()
 	var mapped int64
 	for _, s := range rt.shards {
-		for n, d := range s.store.dbs {
+		for n, d := range s.store.DBs() {
 			var sum int64
 			count := 0
-			for _, pos := range d.index {
-				o := d.slot(pos)
-				if !o.offHeap {
-					if _, in := d.big[o]; in {
-						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.key, n)
+			for _, pos := range d.Index() {
+				o := d.Slot(pos)
+				if !o.OffHeap {
+					if _, in := d.OffHeapStrings()[o]; in {
+						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.Key, n)
 					}
 					continue
 				}
 				count++
-				if _, in := d.big[o]; !in {
-					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.key, n)
+				if _, in := d.OffHeapStrings()[o]; !in {
+					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.Key, n)
 				}
-				if o.kind != KindString || (o.enc != encRaw && o.enc != encRawEdited) || cap(o.str) < bigbuf.Threshold {
-					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.key, o.kind, o.enc, cap(o.str))
+				if o.Kind != keyspace.KindString || (o.Enc != keyspace.EncRaw && o.Enc != keyspace.EncRawEdited) || cap(o.Str) < bigbuf.Threshold {
+					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.Key, o.Kind, o.Enc, cap(o.Str))
 				}
-				p := &o.str[:1][0]
+				p := &o.Str[:1][0]
 				if other, dup := seen[p]; dup {
-					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.key, other)
+					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.Key, other)
 				}
-				seen[p] = o.key
-				sum += int64(cap(o.str))
-				mapped += int64((cap(o.str) + page - 1) &^ (page - 1))
+				seen[p] = o.Key
+				sum += int64(cap(o.Str))
+				mapped += int64((cap(o.Str) + page - 1) &^ (page - 1))
 			}
-			if count != len(d.big) || sum != d.offHeap.Load() {
+			if count != len(d.OffHeapStrings()) || sum != d.OffHeapBytes() {
 				t.Fatalf("step %d (%s): db %d: %d off-heap objects, big set %d; capacities %d, counter %d",
-					step, what, n, count, len(d.big), sum, d.offHeap.Load())
+					step, what, n, count, len(d.OffHeapStrings()), sum, d.OffHeapBytes())
 			}
 		}
 	}
@@ -114,9 +115,9 @@ func TestOffHeapInvariants(t *testing.T) {
 	p.do("FLUSHALL")
 	checkOffHeap(t, rt, base, -1, "FLUSHALL")
 	for _, s := range rt.shards {
-		for _, d := range s.store.dbs {
-			if d.offHeap.Load() != 0 || d.big != nil {
-				t.Fatalf("after FLUSHALL: counter %d, big set %v", d.offHeap.Load(), d.big)
+		for _, d := range s.store.DBs() {
+			if d.OffHeapBytes() != 0 || d.OffHeapStrings() != nil {
+				t.Fatalf("after FLUSHALL: counter %d, big set %v", d.OffHeapBytes(), d.OffHeapStrings())
 			}
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 // TestOffHeapBitmaps drives SETBIT, BITFIELD and BITOP over the off-heap
 // threshold and checks bigstr.go's invariants after every step (the bitmap
-// commands grow strings through growString, as SETRANGE does), that the
+// commands grow strings through GrowString, as SETRANGE does), that the
 // bits counted are the bits set, and that FLUSHALL gives every mapping
 // back and leaves used_memory at zero.
 func TestOffHeapBitmaps(t *testing.T) {
@@ -77,9 +77,9 @@ func TestOffHeapBitmaps(t *testing.T) {
 	p.do("FLUSHALL")
 	checkOffHeap(t, rt, base, -1, "FLUSHALL")
 	for _, s := range rt.shards {
-		for _, d := range s.store.dbs {
-			if d.offHeap.Load() != 0 || d.big != nil || d.memory.Load() != 0 {
-				t.Fatalf("after FLUSHALL: off-heap %d, big set %v, used_memory %d", d.offHeap.Load(), d.big, d.memory.Load())
+		for _, d := range s.store.DBs() {
+			if d.OffHeapBytes() != 0 || d.OffHeapStrings() != nil || d.Memory() != 0 {
+				t.Fatalf("after FLUSHALL: off-heap %d, big set %v, used_memory %d", d.OffHeapBytes(), d.OffHeapStrings(), d.Memory())
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // parked receives a parked client's final reply.
@@ -22,7 +23,7 @@ func (w parked) Unblocked(reply []byte, retry bool) {
 func parkClient(t *testing.T, rt *Runtime, p *producer, args ...string) parked {
 	t.Helper()
 	w := make(parked, 1)
-	c := &Ctx{}
+	c := &keyspace.Ctx{}
 	c.Bind(rt.env)
 	c.Blocker = w
 	c.Now = time.Now().UnixMilli()
@@ -30,7 +31,7 @@ func parkClient(t *testing.T, rt *Runtime, p *producer, args ...string) parked {
 		c.Args = append(c.Args, []byte(a))
 	}
 	c.Cmd = p.table.Lookup(c.Args[0])
-	if _, where := rt.Route(c.Cmd, c.Args); where != Coordinated {
+	if _, where := rt.Route(c.Cmd, c.Args); where != keyspace.Coordinated {
 		t.Fatalf("%s is not routed through ExecMulti", args[0])
 	}
 	rt.ExecMulti(c)

@@ -1,53 +1,55 @@
-// Package shard owns the keyspace and the runtime that executes commands on
-// it: N shards, each holding its part of the keys (xxhash of the key, or of
-// its {hash tag}, picks the shard), the commands that read and write them,
-// and key expiry.
+// Package shard is the runtime that executes commands on the keyspace: N
+// shards, each owning its part of the keys (xxhash of the key, or of its
+// {hash tag}, picks the shard), the tokens, queues and batches through which
+// producers reach them, and the one execution path every command takes.
+//
+// # The packages
+//
+// The shard tree is four rooms with one-way imports (docs/architecture.md,
+// "The rooms"):
+//
+//	shard (this package: the runtime)
+//	  -> shard/commands (keys, strings, bitmaps, hashes, lists, sets; the handler table)
+//	       -> shard/commands/zsets, shard/commands/streams
+//	  -> shard/keyspace (Store, Env, DB, objects, Ctx and routing, expiry, eviction,
+//	                     WATCH and blocked tables, snapshot step, load, log records)
+//	       -> shard/values (the encodings) -> shard/listpack
+//
+// Every commands package imports the keyspace and never this package; the
+// keyspace imports neither this package nor any commands package (it runs
+// handlers through the table in its Env); shard/values/imports_test.go
+// checks these arrows with go list.
+//
+// This package owns tokens and the order in which shards are held: Runtime,
+// Shard, queues, batches, the drain strategies, execute and its per-command
+// effects, the transaction and WATCH holds, maxmemory admission across
+// shards, the snapshot driver, AOF replay, control messages and the
+// hot-shard counters. It builds the keyspace once (keyspace.NewEnv, with
+// commands.Handlers()) and must never read or write a key, a DB or an
+// object itself: it calls the exported methods of keyspace's Store, Env and
+// Ctx, with the tokens held.
 //
 // # Ownership
 //
 // Only the token holder touches data: whoever currently holds a shard's drain
 // token, and nobody else, reads or writes that shard's databases, its expiry
 // index, its WATCH and blocked tables, its ready keys and its plain counters
-// (all of it is the shard's Store, store.go; the Shard keeps it in an
-// unexported field and hands it to a command's Ctx only inside execute, with
-// the token held). Everything else sends a Batch through the shard's bounded
-// queue or takes the token through the Runtime. No mutex guards keyspace
-// data, and a *DB or *object pointer never leaves a command handler.
+// (all of it is the shard's keyspace.Store). Everything else sends a Batch
+// through the shard's bounded queue or takes the token through the Runtime.
+// No mutex guards keyspace data, and a *DB or *Object pointer never leaves a
+// command handler.
 //
-// # Two rooms in one package
+// Token ownership is a type boundary: keyspace.NewEnv returns the stores
+// once, this package keeps each in an unexported field of its Shard
+// (Shard.store) and hands it out only with the token held: execute gives it
+// to the command's Ctx (Ctx.Enter); maintenance calls its methods after
+// acquire (ExpireCycle, Evict, Load, MarkSnapshot); a control message gets
+// it from the drainer (SnapshotPart.Step). Nothing outside this package can
+// obtain a *keyspace.Store: the Env offers no way back to the stores and
+// stays inside the runtime (producers bind their contexts with
+// Runtime.Bind), since its methods touch stores and must run with their
+// tokens held.
 //
-// The package holds the runtime and the keyspace, kept apart so that the
-// keyspace can move to a package of its own (shard/keyspace) that does not
-// import this one; rooms_test.go (runtimeFiles) lists the runtime's files and
-// fails when either room reaches across the line; docs/architecture.md ("The
-// rooms") says what each owns.
-//
-// The runtime (Runtime, Shard, queues, batches, strategies, execute, the
-// transaction and WATCH holds, maxmemory admission across shards, the
-// snapshot driver, replay, control messages, hot-shard counters) owns tokens
-// and the order in which shards are held. It must never read or write a key,
-// a DB or an object itself: it calls the exported methods of Store, Env and
-// Ctx, with the tokens held.
-//
-// The keyspace (Store, Env, DB, objects, Ctx and the command handlers,
-// expiry, eviction within one store, the WATCH and blocked tables, the
-// snapshot step and entry encoding, RDB entry load, the log records) owns one
-// shard's data and what commands do to it. It must never take a token, wait,
-// or reach the Runtime or a Shard: what it needs from the runtime (the stores
-// a command holds, the handlers and routes, the encoding thresholds, the log
-// feed, the parked clients' count) is in the Env the runtime builds once
-// (NewEnv), and a key's shard is ShardOf(key, n).
-//
-// Token ownership is a type boundary: NewEnv returns the stores once, the
-// runtime keeps each in an unexported field of its Shard (Shard.store) and
-// hands it out only with the token held: execute gives it to the command's
-// Ctx (Ctx.Enter); maintenance calls its methods after acquire (ExpireCycle,
-// Evict, Load, MarkSnapshot); a control message gets it from the drainer
-// (SnapshotPart.Step). Nothing outside this package can obtain a *Store:
-// Env offers no way back to the stores and stays inside the runtime
-// (producers bind their contexts with Runtime.Bind), since its methods touch
-// stores and must run with their tokens held.
-
 // # One way a command runs
 //
 // Every command, however it arrives (one shard: TryExec or a queued Batch;
@@ -75,26 +77,10 @@
 // and cannot deadlock: a token holder never waits for a lower-numbered token, and
 // queued batches never need a second token.
 //
-// # Values
-//
-// A key's value is an object (db.go): a string, or a list, set, sorted set,
-// hash or stream. Small collections live in one flat buffer (package listpack,
-// or an intset), larger ones in a structure behind a values.Collection; the
-// encodings themselves (quicklist, skiplist, hash table, intset, stream) are
-// the leaf package values, which knows nothing of this one. What an object's
-// value is, and the switch between its flat and full encodings at Redis'
-// *-max-listpack-* thresholds, stay here: listvalue.go, zsetvalue.go,
-// hashvalue.go, setvalue.go (and value.go for what they share). Strings of
-// 1 MiB and more live off the Go heap in package bigbuf's mappings, each
-// owned by exactly one object and unmapped on every path that drops it
-// (bigstr.go). Every change to a value
-// ends with DB.valueChanged, which keeps the shard's memory figure and WATCH
-// (watch.go) current; blocking commands park and are served through the API
-// in block.go and blocking.go.
-//
 // # What it must never do
 //
-// Know about sockets, connections or HTTP; block while holding a token; allocate
-// per command on the hot paths (GET, SET, INCR, HSET, HGET, SADD, ZADD,
-// LPUSH/RPOP, LRANGE ...) in steady state; walk a value to learn its size.
+// Know about sockets, connections or HTTP; block while holding a token; read
+// or write keyspace data other than through keyspace's exported methods;
+// allocate per command on the hot paths (GET, SET, INCR, HSET, HGET, SADD,
+// ZADD, LPUSH/RPOP, LRANGE ...) in steady state.
 package shard

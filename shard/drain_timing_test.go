@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // BenchmarkDrain compares the drain strategies with several producers (one
@@ -52,7 +53,7 @@ func benchDrain(b *testing.B, st Strategy, shards, batch int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		var ctx Ctx
+		var ctx keyspace.Ctx
 		ctx.Bind(rt.env)
 		w := &spinWaiter{}
 		var bt Batch

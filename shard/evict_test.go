@@ -2,16 +2,14 @@ package shard
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // newBareRuntime is a Runtime without its background loops: the access clock
@@ -29,112 +27,13 @@ func newBareRuntime(t testing.TB, shards int) (*Runtime, *command.Table) {
 	return rt, table
 }
 
-// TestObjectSize pins the slot size the memory accounting and the docs
-// assume: the access word took the object from 80 to 88 bytes.
-func TestObjectSize(t *testing.T) {
-	if got := unsafe.Sizeof(object{}); got != 88 {
-		t.Fatalf("object is %d bytes; objectOverhead and docs/persistence.md assume 88", got)
-	}
-	if objectOverhead < int(unsafe.Sizeof(object{}))+40 {
-		t.Fatalf("objectOverhead %d does not cover the object (%d) and its map entry", objectOverhead, unsafe.Sizeof(object{}))
-	}
-}
-
-func TestParsePolicy(t *testing.T) {
-	for _, name := range []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"} {
-		p, err := ParsePolicy(name)
-		if err != nil || p.String() != name {
-			t.Errorf("ParsePolicy(%q) = %v, %v", name, p, err)
-		}
-	}
-	if _, err := ParsePolicy("allkeys-fifo"); err == nil {
-		t.Error("ParsePolicy accepted allkeys-fifo")
-	}
-	// Redis' flag bits decide what a policy tracks.
-	if AllKeysLFU&policyLFU == 0 || VolatileLFU&policyLFU == 0 || AllKeysLRU&policyLFU != 0 ||
-		AllKeysLRU&policyAllKeys == 0 || VolatileLRU&policyAllKeys != 0 || VolatileTTL&(policyLRU|policyLFU) != 0 {
-		t.Error("policy flag bits differ from Redis' MAXMEMORY_FLAG_*")
-	}
-}
-
-// TestLFUArithmetic checks evict.c's counter arithmetic: deterministic
-// increments up to LFU_INIT_VAL+1, then probability 1/((c-5)*10+1),
-// saturation at 255, one decrement per minute with the 16-bit wrap.
-func TestLFUArithmetic(t *testing.T) {
-	for c := uint32(0); c <= lfuInitVal; c++ {
-		if got := lfuLogIncr(c); got != c+1 {
-			t.Fatalf("lfuLogIncr(%d) = %d; want %d (probability 1)", c, got, c+1)
-		}
-	}
-	if lfuLogIncr(255) != 255 {
-		t.Fatal("the counter must saturate at 255")
-	}
-	const n = 200000
-	for _, c := range []uint32{6, 10, 20} {
-		inc := 0
-		for range n {
-			if lfuLogIncr(c) == c+1 {
-				inc++
-			}
-		}
-		p := 1 / (float64(c-lfuInitVal)*lfuLogFactor + 1)
-		if got := float64(inc) / n; got < p*0.9 || got > p*1.1 {
-			t.Errorf("counter %d incremented with frequency %.4f; want %.4f", c, got, p)
-		}
-	}
-	e := &evictor{}
-	e.minutes.Store(100)
-	for _, tc := range []struct{ ldt, counter, want uint32 }{
-		{100, 7, 7}, {97, 7, 4}, {90, 7, 0}, {0, 255, 155},
-	} {
-		if got := e.lfuDecr(tc.ldt<<8 | tc.counter); got != tc.want {
-			t.Errorf("lfuDecr(ldt %d, counter %d) at minute 100 = %d; want %d", tc.ldt, tc.counter, got, tc.want)
-		}
-	}
-	e.minutes.Store(2) // wrapped: 65535-65530+2 = 7 minutes
-	if got := e.lfuDecr(65530<<8 | 10); got != 3 {
-		t.Errorf("lfuDecr across the minute wrap = %d; want 3", got)
-	}
-}
-
-func TestIdleMillisWraps(t *testing.T) {
-	e := &evictor{}
-	e.stamp.Store(50)
-	if got := e.idleMillis(40); got != 10_000 {
-		t.Errorf("idle = %d ms; want 10000", got)
-	}
-	if got := e.idleMillis(lruClockMax - 5); got != 55_000 { // estimateObjectIdleTime's wrap
-		t.Errorf("idle across the clock wrap = %d ms; want 55000", got)
-	}
-}
-
-// TestEvictionPoolKeepsBest feeds the pool random candidates and checks it
-// holds the 16 best, sorted, as Redis' evictionPoolPopulate does.
-func TestEvictionPoolKeepsBest(t *testing.T) {
-	var p evictionPool
-	var all []uint64
-	for i := range 500 {
-		idle := rand.Uint64N(1 << 40)
-		all = append(all, idle)
-		p.insert(idle, strconv.Itoa(i), 0)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	best := all[len(all)-evictionPoolSize:]
-	for i, ent := range p.entries {
-		if !ent.used || ent.idle != best[i] {
-			t.Fatalf("entry %d = %+v; want idle %d (pool %+v)", i, ent, best[i], p.entries)
-		}
-	}
-}
-
 // TestLookupTouches checks which commands record an access (Redis'
 // lookupKey) and which do not (LOOKUP_NOTOUCH: OBJECT, TYPE, TTL, EXISTS).
 func TestLookupTouches(t *testing.T) {
 	rt, table := newBareRuntime(t, 2)
 	p := newProducer(rt, table)
 	base := time.Now()
-	rt.env.evict.tick(base)
+	rt.env.Tick(base)
 	p.do("SET", "k", "v")
 	p.do("HSET", "h", "f", "v")
 	idle := func(key string) int64 {
@@ -145,7 +44,7 @@ func TestLookupTouches(t *testing.T) {
 		}
 		return v.Int
 	}
-	rt.env.evict.tick(base.Add(30 * time.Second))
+	rt.env.Tick(base.Add(30 * time.Second))
 	for _, cmd := range [][]string{{"TYPE", "k"}, {"EXISTS", "k"}, {"TTL", "k"}, {"PTTL", "k"},
 		{"OBJECT", "ENCODING", "k"}, {"MEMORY", "USAGE", "k"}} {
 		p.do(cmd...)
@@ -154,7 +53,7 @@ func TestLookupTouches(t *testing.T) {
 		}
 	}
 	for _, cmd := range [][]string{{"GET", "k"}, {"TOUCH", "k"}, {"APPEND", "k", "x"}, {"HGET", "h", "f"}, {"EXPIRE", "k", "100"}} {
-		rt.env.evict.tick(base.Add(60 * time.Second))
+		rt.env.Tick(base.Add(60 * time.Second))
 		p.do("SET", "reset-nothing", "x")
 		key := cmd[1]
 		if got := idle(key); got == 0 {
@@ -179,10 +78,10 @@ func TestObjectFreq(t *testing.T) {
 	if v := p.do("OBJECT", "FREQ", "k"); v.Type != '-' || !strings.Contains(string(v.Str), "An LFU maxmemory policy is not selected") {
 		t.Fatalf("FREQ under noeviction: %q", v.Str)
 	}
-	rt.SetMaxMemory(0, AllKeysLFU)
+	rt.SetMaxMemory(0, keyspace.AllKeysLFU)
 	p.do("SET", "k2", "v")
-	if v := p.do("OBJECT", "FREQ", "k2"); v.Int != lfuInitVal {
-		t.Fatalf("a new key's FREQ = %d; want %d", v.Int, lfuInitVal)
+	if v := p.do("OBJECT", "FREQ", "k2"); v.Int != keyspace.LFUInitVal {
+		t.Fatalf("a new key's FREQ = %d; want %d", v.Int, keyspace.LFUInitVal)
 	}
 	for range 200 {
 		p.do("GET", "k2")
@@ -195,7 +94,7 @@ func TestObjectFreq(t *testing.T) {
 	}
 	// Counters decay by one per minute without access.
 	before := p.do("OBJECT", "FREQ", "k2").Int
-	rt.env.evict.tick(time.Now().Add(3 * time.Minute))
+	rt.env.Tick(time.Now().Add(3 * time.Minute))
 	if v := p.do("OBJECT", "FREQ", "k2"); v.Int != before-3 {
 		t.Fatalf("FREQ after 3 idle minutes = %d; want %d", v.Int, before-3)
 	}
@@ -231,13 +130,13 @@ func (rt *Runtime) evictedTotal() int64 {
 // policies never take a key without a TTL.
 func TestEvictionKeepsMemoryUnderLimit(t *testing.T) {
 	const limit = 400 << 10
-	for _, policy := range []Policy{AllKeysLRU, AllKeysLFU, AllKeysRandom, VolatileLRU, VolatileLFU, VolatileRandom, VolatileTTL} {
+	for _, policy := range []keyspace.Policy{keyspace.AllKeysLRU, keyspace.AllKeysLFU, keyspace.AllKeysRandom, keyspace.VolatileLRU, keyspace.VolatileLFU, keyspace.VolatileRandom, keyspace.VolatileTTL} {
 		for _, shards := range []int{1, 4} {
 			t.Run(fmt.Sprintf("%v/shards=%d", policy, shards), func(t *testing.T) {
 				rt, table := newBareRuntime(t, shards)
 				p := newProducer(rt, table)
 				rt.SetMaxMemory(limit, policy)
-				volatile := policy&policyAllKeys == 0
+				volatile := !policy.AllKeys()
 				persistent := fill(p, "keep:", 200, 100, false) // about 64 KiB that volatile policies must keep
 				var keys []string
 				for i := range 3000 {
@@ -277,7 +176,7 @@ func TestVolatileTTLOrder(t *testing.T) {
 		p.do("SET", "k"+strconv.Itoa(i), val, "EX", strconv.Itoa(10000+i*10)) // k0 expires first
 	}
 	limit := rt.MemoryUsed() * 3 / 4
-	rt.SetMaxMemory(limit, VolatileTTL)
+	rt.SetMaxMemory(limit, keyspace.VolatileTTL)
 	// Each command evicts for at most 500 µs (more under -race).
 	for i := 0; i == 0 || rt.MemoryUsed() > limit && i < 1000; i++ {
 		p.do("SET", "trigger", "x")
@@ -305,12 +204,12 @@ func TestOOMAdmission(t *testing.T) {
 	rt, table := newBareRuntime(t, 2)
 	p := newProducer(rt, table)
 	keys := fill(p, "k:", 500, 100, false)
-	rt.SetMaxMemory(rt.MemoryUsed()-1000, NoEviction)
+	rt.SetMaxMemory(rt.MemoryUsed()-1000, keyspace.NoEviction)
 	for _, cmd := range [][]string{{"SET", "new", "v"}, {"APPEND", "k:1", "x"}, {"LPUSH", "l", "x"},
 		{"MSET", "a", "1", "b", "2", "c", "3"}, {"XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"}} {
 		v := p.do(cmd...)
-		if v.Type != '-' || string(v.Str) != OOMMessage {
-			t.Fatalf("%v under the limit's excess: %c%q; want -%s", cmd, v.Type, v.Str, OOMMessage)
+		if v.Type != '-' || string(v.Str) != keyspace.OOMMessage {
+			t.Fatalf("%v under the limit's excess: %c%q; want -%s", cmd, v.Type, v.Str, keyspace.OOMMessage)
 		}
 	}
 	if v := p.do("GET", keys[3]); v.Type != '$' {
@@ -326,14 +225,14 @@ func TestOOMAdmission(t *testing.T) {
 		t.Fatalf("noeviction evicted %d keys", rt.evictedTotal())
 	}
 	// Volatile policies with no volatile key left refuse as well.
-	rt.SetMaxMemory(rt.MemoryUsed()-1000, VolatileLRU)
-	if v := p.do("SET", "new2", "v"); v.Type != '-' || string(v.Str) != OOMMessage {
+	rt.SetMaxMemory(rt.MemoryUsed()-1000, keyspace.VolatileLRU)
+	if v := p.do("SET", "new2", "v"); v.Type != '-' || string(v.Str) != keyspace.OOMMessage {
 		t.Fatalf("volatile-lru without volatile keys: %q", v.Str)
 	}
 	if !rt.OutOfMemory() {
 		t.Fatal("OutOfMemory reports false over the limit with nothing evictable")
 	}
-	rt.SetMaxMemory(0, VolatileLRU)
+	rt.SetMaxMemory(0, keyspace.VolatileLRU)
 	if rt.OutOfMemory() {
 		t.Fatal("OutOfMemory with maxmemory 0")
 	}
@@ -345,10 +244,10 @@ func TestEvictionTouchesWatch(t *testing.T) {
 	rt, table := newBareRuntime(t, 1)
 	p := newProducer(rt, table)
 	p.do("SET", "watched", "v")
-	var w Watch
+	var w keyspace.Watch
 	rt.Watch(&w, 0, [][]byte{[]byte("watched")})
 	defer rt.Unwatch(&w)
-	rt.SetMaxMemory(1, AllKeysRandom)
+	rt.SetMaxMemory(1, keyspace.AllKeysRandom)
 	p.do("SET", "other", "v") // evicts everything it can, then refuses
 	if p.do("EXISTS", "watched").Int != 0 {
 		t.Fatal("watched key survived a limit of 1 byte")
@@ -367,8 +266,8 @@ func TestAdmissionAllocatesNothing(t *testing.T) {
 	rt, table := newBareRuntime(t, 4)
 	p := newProducer(rt, table)
 	keys := fill(p, "k:", 2000, 50, false)
-	rt.SetMaxMemory(rt.MemoryUsed()+10_000, AllKeysLFU)
-	var c Ctx
+	rt.SetMaxMemory(rt.MemoryUsed()+10_000, keyspace.AllKeysLFU)
+	var c keyspace.Ctx
 	c.Bind(rt.env)
 	get, set := table.Lookup([]byte("get")), table.Lookup([]byte("set"))
 	args := [][]byte{[]byte("set"), []byte(keys[7]), []byte(strings.Repeat("z", 50))}
@@ -440,9 +339,9 @@ func BenchmarkMaxMemoryCheck(b *testing.B) {
 			fill(p, "k:", 20000, 50, false)
 			switch mode {
 			case "under-limit":
-				rt.SetMaxMemory(1<<40, AllKeysLRU)
+				rt.SetMaxMemory(1<<40, keyspace.AllKeysLRU)
 			case "evicting":
-				rt.SetMaxMemory(rt.MemoryUsed(), AllKeysLRU)
+				rt.SetMaxMemory(rt.MemoryUsed(), keyspace.AllKeysLRU)
 			}
 			set := table.Lookup([]byte("set"))
 			keys := make([][]byte, 1<<16)
@@ -453,7 +352,7 @@ func BenchmarkMaxMemoryCheck(b *testing.B) {
 				}
 			}
 			val := []byte(strings.Repeat("z", 50))
-			var c Ctx
+			var c keyspace.Ctx
 			c.Bind(rt.env)
 			c.Now = time.Now().UnixMilli()
 			args := [][]byte{[]byte("set"), nil, val}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // BenchmarkExecPath runs SET and a 10-key MSET across 4 shards the way
@@ -11,7 +13,7 @@ import (
 // execution entry point's cost with an older tree.
 func BenchmarkExecPath(b *testing.B) {
 	rt, table := newTestRuntime(b, 4, RunToCompletion)
-	var c Ctx
+	var c keyspace.Ctx
 	c.Bind(rt.env)
 	set, mset := table.Lookup([]byte("set")), table.Lookup([]byte("mset"))
 	msetArgs := [][]byte{[]byte("mset")}
@@ -34,7 +36,7 @@ func BenchmarkExecPath(b *testing.B) {
 		for range b.N {
 			c.Now = time.Now().UnixMilli()
 			c.Cmd, c.Args, c.Out = mset, msetArgs, c.Out[:0]
-			if _, where := rt.RouteFor(&c, mset, msetArgs); where != Coordinated {
+			if _, where := rt.RouteFor(&c, mset, msetArgs); where != keyspace.Coordinated {
 				b.Fatal("MSET not coordinated")
 			}
 			rt.ExecMulti(&c)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // execer runs one command at a time on a one-shard runtime through TryExec,
@@ -14,7 +15,7 @@ import (
 type execer struct {
 	rt    *Runtime
 	table *command.Table
-	ctx   Ctx
+	ctx   keyspace.Ctx
 	args  [][]byte
 }
 
@@ -69,8 +70,8 @@ func TestSmallHashNoAllocs(t *testing.T) {
 
 // TestRandomReplyTooLarge checks the bound on negative-count replies.
 func TestRandomReplyTooLarge(t *testing.T) {
-	defer func(old int) { maxRandomReply = old }(maxRandomReply)
-	maxRandomReply = 1000
+	defer func(old int) { keyspace.MaxRandomReply = old }(keyspace.MaxRandomReply)
+	keyspace.MaxRandomReply = 1000
 	rt, table := newTestRuntime(t, 1, RunToCompletion)
 	p := newProducer(rt, table)
 	p.do("SADD", "s", "member")
@@ -80,7 +81,7 @@ func TestRandomReplyTooLarge(t *testing.T) {
 		{"HRANDFIELD", "h", "-1000"},
 		{"HRANDFIELD", "h", "-1000", "WITHVALUES"},
 	} {
-		if got := p.do(args...); got.Type != '-' || string(got.Str) != errRandomReplyTooLarge {
+		if got := p.do(args...); got.Type != '-' || string(got.Str) != keyspace.ErrRandomReplyTooLarge {
 			t.Errorf("%v = %v, want the too-large error", args, got)
 		}
 	}

@@ -10,12 +10,13 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
 // Small thresholds so that random operations cross the compact -> full
 // conversion often.
-var propLimits = EncodingLimits{
+var propLimits = keyspace.EncodingLimits{
 	HashMaxListpackEntries: 6,
 	HashMaxListpackValue:   5,
 	SetMaxIntsetEntries:    6,
@@ -352,34 +353,34 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 	t.Helper()
 	for i, s := range rt.shards {
 		release := rt.HoldShard(i)
-		for n, d := range s.store.dbs {
+		for n, d := range s.store.DBs() {
 			var sum int64
-			for k, pos := range d.index {
-				o := d.slot(pos)
-				sum += int64(len(k)+objectOverhead) + o.valueMemory()
-				if ht, ok := o.coll.(*values.HTable); ok {
+			for k, pos := range d.Index() {
+				o := d.Slot(pos)
+				sum += int64(len(k)+keyspace.ObjectOverhead) + o.ValueMemory()
+				if ht, ok := o.Coll.(*values.HTable); ok {
 					if err := ht.Verify(); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}
 				}
-				if o.enc == encListpack && o.kind == KindHash && hashLen(o) == 0 ||
-					(o.kind == KindHash || o.kind == KindSet) && o.enc != encListpack && o.enc != encIntset && o.enc != encHashtable {
+				if o.Enc == keyspace.EncListpack && o.Kind == keyspace.KindHash && keyspace.HashLen(o) == 0 ||
+					(o.Kind == keyspace.KindHash || o.Kind == keyspace.KindSet) && o.Enc != keyspace.EncListpack && o.Enc != keyspace.EncIntset && o.Enc != keyspace.EncHashtable {
 					release()
-					t.Fatalf("shard %d db %d key %q: empty or badly encoded (enc %d)", i, n, k, o.enc)
+					t.Fatalf("shard %d db %d key %q: empty or badly encoded (enc %d)", i, n, k, o.Enc)
 				}
-				if o.kind == KindSet && setLen(o) == 0 {
+				if o.Kind == keyspace.KindSet && keyspace.SetLen(o) == 0 {
 					release()
 					t.Fatalf("shard %d db %d key %q: an empty set was kept", i, n, k)
 				}
-				if o.enc == encIntset {
-					if err := values.VerifyIntset(o.str); err != nil {
+				if o.Enc == keyspace.EncIntset {
+					if err := values.VerifyIntset(o.Str); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}
 				}
 			}
-			if got := d.memory.Load(); got != sum {
+			if got := d.Memory(); got != sum {
 				release()
 				t.Fatalf("shard %d db %d: memory counter %d, recount %d", i, n, got, sum)
 			}

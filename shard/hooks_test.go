@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // The Changed hook is told, through the one entry point, of every command
@@ -12,14 +14,14 @@ import (
 func TestHooksChangedEveryPath(t *testing.T) {
 	rt, table := newTestRuntime(t, 4, RunToCompletion)
 	var got []string
-	rt.SetHooks(&Hooks{Changed: func(c *Ctx) {
+	rt.SetHooks(&Hooks{Changed: func(c *keyspace.Ctx) {
 		var keys []string
 		for _, k := range c.CommandKeys(nil) {
 			keys = append(keys, string(k))
 		}
 		got = append(got, c.Cmd.Name+" "+strings.Join(keys, ","))
 	}})
-	var c Ctx
+	var c keyspace.Ctx
 	c.Bind(rt.env)
 	run := func(args ...string) string {
 		t.Helper()
@@ -31,10 +33,10 @@ func TestHooksChangedEveryPath(t *testing.T) {
 		c.Now = time.Now().UnixMilli()
 		c.Cmd, c.Args, c.Out = cmd, argv, c.Out[:0]
 		switch idx, where := rt.RouteFor(&c, cmd, argv); where {
-		case OneShard:
+		case keyspace.OneShard:
 			for !rt.TryExec(idx, &c) {
 			}
-		case Coordinated:
+		case keyspace.Coordinated:
 			rt.ExecMulti(&c)
 		default:
 			t.Fatalf("%v: not a shard command", args)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Control messages. Some of a shard's state may only be read by its owner
@@ -26,9 +28,9 @@ type ShardReport struct {
 	Late bool // no answer within the deadline
 
 	// Read by the owner.
-	Keys       [NumDatabases]int64 // entries in each database's index (keys not yet lazily expired included, as DBSIZE)
-	Expires    [NumDatabases]int64 // keys with a time to live, per database
-	MemoryUsed int64               // approximate bytes held by keys and values
+	Keys       [keyspace.NumDatabases]int64 // entries in each database's index (keys not yet lazily expired included, as DBSIZE)
+	Expires    [keyspace.NumDatabases]int64 // keys with a time to live, per database
+	MemoryUsed int64                        // approximate bytes held by keys and values
 
 	// QueueDepth is the number of batches waiting: seen by the owner behind
 	// the control message when it answered, read from outside when Late.

@@ -3,13 +3,15 @@ package shard
 import (
 	"strconv"
 	"testing"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // benchCtx runs one command repeatedly the way a producer does, reusing its
 // arguments and reply buffer, so the benchmark measures the handler alone.
 type benchCtx struct {
 	rt  *Runtime
-	c   Ctx
+	c   keyspace.Ctx
 	idx int
 }
 
@@ -21,7 +23,7 @@ func newBenchCtx(b *testing.B, rt *Runtime, args ...string) *benchCtx {
 	}
 	bc.c.Cmd = rt.table.Lookup(bc.c.Args[0])
 	idx, where := rt.Route(bc.c.Cmd, bc.c.Args)
-	if where != OneShard {
+	if where != keyspace.OneShard {
 		b.Fatalf("%s: not a one-shard command", args[0])
 	}
 	bc.idx = idx

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
@@ -121,42 +122,42 @@ func checkListState(t *testing.T, rt *Runtime, m listModel, keys []string, after
 
 func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 	for _, s := range rt.shards {
-		d := s.store.dbs[0]
+		d := s.store.DBs()[0]
 		var mem int64
-		for k, pos := range d.index {
-			o := d.slot(pos)
-			mem += int64(len(k)+objectOverhead) + o.valueMemory()
+		for k, pos := range d.Index() {
+			o := d.Slot(pos)
+			mem += int64(len(k)+keyspace.ObjectOverhead) + o.ValueMemory()
 		}
-		if got := d.memory.Load(); got != mem {
+		if got := d.Memory(); got != mem {
 			t.Fatalf("shard %d: memory counter %d; a recount gives %d", s.id, got, mem)
 		}
 	}
 	for _, k := range keys {
 		s := rt.shards[rt.ShardOf([]byte(k))]
-		o, _ := s.store.dbs[0].find([]byte(k))
+		o, _ := s.store.DBs()[0].Find([]byte(k))
 		want := m[k]
 		switch {
 		case o == nil && len(want) > 0:
 			t.Fatalf("%s: missing; want %q", k, want)
 		case o != nil && len(want) == 0:
-			t.Fatalf("%s: present (%d elements); want it deleted", k, listLen(o))
+			t.Fatalf("%s: present (%d elements); want it deleted", k, keyspace.ListLen(o))
 		case o != nil:
-			if o.kind != KindList {
-				t.Fatalf("%s: kind %v", k, o.kind)
+			if o.Kind != keyspace.KindList {
+				t.Fatalf("%s: kind %v", k, o.Kind)
 			}
-			switch o.enc {
-			case encQuicklist:
-				checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
-			case encListpack:
+			switch o.Enc {
+			case keyspace.EncQuicklist:
+				checkQuicklist(t, k, o.Coll.(*values.Quicklist), want)
+			case keyspace.EncListpack:
 				var got []string
-				for _, e := range listElements(o) {
+				for _, e := range keyspace.ListElements(o) {
 					got = append(got, string(e))
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s: listpack holds %s; want %s", k, squeeze(fmt.Sprintf("%q", got)), squeeze(fmt.Sprintf("%q", want)))
 				}
 			default:
-				t.Fatalf("%s: encoding %d", k, o.enc)
+				t.Fatalf("%s: encoding %d", k, o.Enc)
 			}
 		}
 	}
@@ -176,7 +177,7 @@ func TestListProperties(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt, table := newTestRuntime(t, 3, RunToCompletion)
-			l := DefaultEncodingLimits
+			l := keyspace.DefaultEncodingLimits
 			l.ListMaxListpackSize = tc.fill
 			rt.SetEncodingLimits(l)
 			p := newProducer(rt, table)
@@ -536,7 +537,7 @@ func runListOps(t *testing.T, rt *Runtime, p *producer, r *rand.Rand, maxVal, op
 // from both ends and back to empty, checking the structure on the way.
 func TestListQuicklistGrowsAndShrinks(t *testing.T) {
 	rt, table := newTestRuntime(t, 1, RunToCompletion)
-	l := DefaultEncodingLimits
+	l := keyspace.DefaultEncodingLimits
 	l.ListMaxListpackSize = -1
 	rt.SetEncodingLimits(l)
 	p := newProducer(rt, table)
@@ -609,7 +610,7 @@ func TestListNullShapes(t *testing.T) {
 		{[]string{"BLMPOP", "0.01", "1", "nokey", "LEFT"}, "*-1\r\n", "_\r\n"},
 	} {
 		for _, resp3 := range []bool{false, true} {
-			var c Ctx
+			var c keyspace.Ctx
 			c.Bind(rt.env)
 			c.RESP3 = resp3
 			argv := make([][]byte, len(tc.args))

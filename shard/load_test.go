@@ -18,6 +18,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/redistest"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // ---- a real redis-server and a raw RESP client --------------------------------
@@ -101,7 +102,7 @@ func producerRunner(p *producer) runner {
 // skiplist sorted sets (infinite scores included), listpack and hash-table
 // hashes, and streams: plain, trimmed and deleted-from, with consumer
 // groups, consumers, pending entries and an emptied stream. Keys in db 0
-// get times to live at expireAt (unix ms).
+// get times to live at ExpireAt (unix ms).
 func fillEveryEncoding(t *testing.T, run runner, expireAt int64) {
 	t.Helper()
 	must := func(db int, args ...string) resp.Value {
@@ -207,7 +208,7 @@ func fillEveryEncoding(t *testing.T, run runner, expireAt int64) {
 func keyspaceVia(t *testing.T, run runner) (keys, encodings map[string]string) {
 	t.Helper()
 	keys, encodings = map[string]string{}, map[string]string{}
-	for db := range NumDatabases {
+	for db := range keyspace.NumDatabases {
 		for _, k := range run(db, "KEYS", "*").Elems {
 			key := string(k.Str)
 			kind := string(run(db, "TYPE", key).Str)
@@ -359,12 +360,12 @@ func TestLoadRedisDump(t *testing.T) {
 	type limits struct {
 		name  string
 		redis []string
-		ours  EncodingLimits
+		ours  keyspace.EncodingLimits
 	}
-	low := DefaultEncodingLimits
+	low := keyspace.DefaultEncodingLimits
 	low.HashMaxListpackEntries, low.SetMaxIntsetEntries, low.ZSetMaxListpackEntries = 3, 3, 3
 	for _, l := range []limits{
-		{"default thresholds", nil, DefaultEncodingLimits},
+		{"default thresholds", nil, keyspace.DefaultEncodingLimits},
 		{"low thresholds", []string{"--hash-max-listpack-entries", "3", "--set-max-intset-entries", "3", "--zset-max-listpack-entries", "3"}, low},
 	} {
 		t.Run(l.name, func(t *testing.T) {
@@ -433,9 +434,9 @@ func fillStrings(rt *Runtime, n int) {
 	}
 	for i := range n {
 		key = strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10)
-		d := rt.shards[rt.ShardOf(key)].store.dbs[0]
-		o := d.insert(key, KindString)
-		d.setString(o, val)
+		d := rt.shards[rt.ShardOf(key)].store.DBs()[0]
+		o := d.Insert(key, keyspace.KindString)
+		d.SetString(o, val)
 	}
 	for _, s := range rt.shards {
 		rt.release(s)
@@ -527,16 +528,16 @@ func TestSnapshotStepAllocs(t *testing.T) {
 		p.do("ZADD", "z"+k, "1", "m")
 	}
 	s := rt.shards[0]
-	d := s.store.dbs[0]
-	ss := &SnapshotPart{}
+	d := s.store.DBs()[0]
+	ss := &keyspace.SnapshotPart{}
 	out := make([]byte, 0, 1<<20)
 	allocs := testing.AllocsPerRun(20, func() {
 		out = out[:0]
-		for _, pos := range d.index {
-			out = ss.appendEntry(out, d.slot(pos))
+		for _, pos := range d.Index() {
+			out = ss.AppendEntry(out, d.Slot(pos))
 		}
 	})
 	if allocs > 0 {
-		t.Fatalf("encoding %d keys allocated %.1f times", len(d.index), allocs)
+		t.Fatalf("encoding %d keys allocated %.1f times", len(d.Index()), allocs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/rdb"
 )
 
@@ -33,8 +34,8 @@ func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 		return err
 	}
 	_, err := rdb.Load(r, func(e *rdb.Entry) error {
-		if e.DB < 0 || e.DB >= NumDatabases {
-			return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", NumDatabases)
+		if e.DB < 0 || e.DB >= keyspace.NumDatabases {
+			return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", keyspace.NumDatabases)
 		}
 		if e.ExpireAt != 0 && e.ExpireAt < now {
 			st.Expired++
@@ -42,7 +43,7 @@ func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 		}
 		i := rt.ShardOf(e.Key)
 		pending[i] = append(pending[i], *e) // Load reuses *e; its slices are ours
-		if len(pending[i]) >= LoadBatchKeys {
+		if len(pending[i]) >= keyspace.LoadBatchKeys {
 			return flush(i)
 		}
 		return nil
@@ -60,7 +61,7 @@ func (rt *Runtime) LoadRDB(r io.Reader) (LoadStats, error) {
 
 // loadBatch inserts entries into shard s, holding it, and returns how many
 // it inserted before an error.
-func (rt *Runtime) loadBatch(s *Shard, entries []rdb.Entry, lim *EncodingLimits) (int, error) {
+func (rt *Runtime) loadBatch(s *Shard, entries []rdb.Entry, lim *keyspace.EncodingLimits) (int, error) {
 	rt.acquire(s)
 	n, err := s.store.Load(entries, lim)
 	rt.release(s)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Replayer executes the commands of an append-only file against the
@@ -16,7 +17,7 @@ import (
 // Use it before clients are served; one Replayer at a time.
 type Replayer struct {
 	rt    *Runtime
-	ctx   Ctx
+	ctx   keyspace.Ctx
 	multi [][][]byte // commands queued since MULTI; nil outside a transaction
 	inTx  bool
 	n     int64
@@ -33,7 +34,7 @@ func (rt *Runtime) NewReplayer() *Replayer {
 // setLoading turns expiry off (on) for every shard, holding them all so the
 // expiry cycle sees the change at its next turn.
 func (rt *Runtime) setLoading(on bool) {
-	var all ShardSet
+	var all keyspace.ShardSet
 	all.All(len(rt.shards))
 	rt.holdSet(&all)
 	for _, s := range rt.shards {
@@ -89,7 +90,7 @@ func (r *Replayer) Apply(args [][]byte) error {
 
 func (r *Replayer) selectDB(args [][]byte) error {
 	n, ok := resp.ParseInt(args[len(args)-1])
-	if len(args) != 2 || !ok || n < 0 || n >= NumDatabases {
+	if len(args) != 2 || !ok || n < 0 || n >= keyspace.NumDatabases {
 		return fmt.Errorf("bad SELECT %q", args[1:])
 	}
 	r.ctx.DB = int(n)

@@ -10,6 +10,8 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/latency"
+	"github.com/svcdb/svcdb/shard/commands"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Strategy says who executes a shard's queued batches.
@@ -62,7 +64,7 @@ type Runtime struct {
 	shards   []*Shard
 	strategy Strategy
 	table    *command.Table
-	env      *Env // the keyspace: every shard's Store, the handlers (store.go)
+	env      *keyspace.Env // the keyspace: every shard's Store, the handlers (store.go)
 	onPanic  func(string, any, []byte)
 
 	expireEvery  time.Duration
@@ -77,8 +79,8 @@ type Runtime struct {
 
 // New builds the shards. Call Start to begin background work.
 func New(cfg Config, table *command.Table) (*Runtime, error) {
-	if cfg.Shards < 1 || cfg.Shards > MaxShards {
-		return nil, fmt.Errorf("shards: got %d; want 1..%d", cfg.Shards, MaxShards)
+	if cfg.Shards < 1 || cfg.Shards > keyspace.MaxShards {
+		return nil, fmt.Errorf("shards: got %d; want 1..%d", cfg.Shards, keyspace.MaxShards)
 	}
 	if cfg.QueueCap <= 0 {
 		cfg.QueueCap = 1024
@@ -93,14 +95,14 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 		expireEvery: cfg.ActiveExpireEvery,
 		stop:        make(chan struct{}),
 	}
-	env, stores, err := NewEnv(cfg.Shards, table)
+	env, stores, err := keyspace.NewEnv(cfg.Shards, table, commands.Handlers())
 	if err != nil {
 		return nil, err
 	}
 	rt.env = env
 	for i, st := range stores {
 		s := newShard(i, cfg.QueueCap, st)
-		s.runServed = func(c *Ctx) { rt.execute(s, c) }
+		s.runServed = func(c *keyspace.Ctx) { rt.execute(s, c) }
 		rt.shards = append(rt.shards, s)
 	}
 	rt.hot = newHotRing(cfg.Shards)
@@ -136,7 +138,7 @@ func (rt *Runtime) Close() {
 // Bind attaches c to the runtime's keyspace; a producer calls it once per
 // context it keeps. The keyspace's Env itself stays inside the runtime: its
 // methods touch stores and must run with their tokens held.
-func (rt *Runtime) Bind(c *Ctx) { c.Bind(rt.env) }
+func (rt *Runtime) Bind(c *keyspace.Ctx) { c.Bind(rt.env) }
 
 // NumShards is the number of shards.
 func (rt *Runtime) NumShards() int { return len(rt.shards) }
@@ -147,7 +149,7 @@ func (rt *Runtime) Strategy() Strategy { return rt.strategy }
 // ShardOf returns the shard that owns key: xxhash of the key, or of the part
 // between the first '{' and the next '}' when that part is not empty (Redis
 // Cluster's hash tag rule), so keys sharing a tag live on one shard.
-func (rt *Runtime) ShardOf(key []byte) int { return ShardOf(key, len(rt.shards)) }
+func (rt *Runtime) ShardOf(key []byte) int { return keyspace.ShardOf(key, len(rt.shards)) }
 
 // Snapshots reads every shard's published counters.
 func (rt *Runtime) Snapshots() []Snapshot {
@@ -260,7 +262,7 @@ func (rt *Runtime) execBatch(s *Shard, b *Batch) {
 // strategy allows it, appending the reply to c.Out. It reports false when the
 // command must be queued instead: the producer adds it to its Batch (Reset,
 // Target, Add) and hands the batch over with TrySubmit.
-func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
+func (rt *Runtime) TryExec(idx int, c *keyspace.Ctx) bool {
 	if rt.strategy == Dedicated {
 		c.ForgetRoute()
 		return false
@@ -282,14 +284,14 @@ func (rt *Runtime) TryExec(idx int, c *Ctx) bool {
 // waits), TrySubmit (never waits: a full queue parks the connection) and
 // ExecMulti (waits for the tokens of the shards it needs, in ascending order:
 // bounded by the commands running on them now, see acquire).
-func (rt *Runtime) execHere(c *Ctx) bool {
+func (rt *Runtime) execHere(c *keyspace.Ctx) bool {
 	switch idx, where := rt.RouteFor(c, c.Cmd, c.Args); where {
-	case OneShard:
+	case keyspace.OneShard:
 		s := rt.shards[idx]
 		rt.acquire(s)
 		rt.execute(s, c)
 		rt.release(s)
-	case Coordinated:
+	case keyspace.Coordinated:
 		rt.ExecMulti(c)
 	default:
 		return false
@@ -344,11 +346,11 @@ func (b *Batch) TargetShard() int { return b.shard }
 // acquire): holders never wait for a lower-numbered token, so the wait is
 // bounded by the commands running on those shards now. The shards are the
 // ones Route recorded in c (routed here when the producer did not route c).
-func (rt *Runtime) ExecMulti(c *Ctx) {
+func (rt *Runtime) ExecMulti(c *keyspace.Ctx) {
 	if !c.Routed() {
 		rt.RouteFor(c, c.Cmd, c.Args)
 	}
-	if where, one := c.RoutedTo(); where == OneShard {
+	if where, one := c.RoutedTo(); where == keyspace.OneShard {
 		c.RoutedSet().Add(one)
 	}
 	set := *c.RoutedSet()
@@ -358,7 +360,7 @@ func (rt *Runtime) ExecMulti(c *Ctx) {
 }
 
 // holdSet takes the shards in set in ascending order (see acquire).
-func (rt *Runtime) holdSet(set *ShardSet) {
+func (rt *Runtime) holdSet(set *keyspace.ShardSet) {
 	for i := range len(rt.shards) {
 		if set.Has(i) {
 			rt.acquire(rt.shards[i])
@@ -368,7 +370,7 @@ func (rt *Runtime) holdSet(set *ShardSet) {
 
 // releaseSet serves the clients blocked on keys the held commands filled and
 // lets the shards in set go.
-func (rt *Runtime) releaseSet(set *ShardSet) {
+func (rt *Runtime) releaseSet(set *keyspace.ShardSet) {
 	for i := len(rt.shards) - 1; i >= 0; i-- {
 		if set.Has(i) {
 			s := rt.shards[i]
@@ -393,12 +395,12 @@ type Hooks struct {
 	// change counter of a shard it held moved): c.DB is the database,
 	// c.Cmd, c.Args and CommandKeys say what ran and which keys it names.
 	// Commands that ran and changed nothing are not reported.
-	Changed func(c *Ctx)
+	Changed func(c *keyspace.Ctx)
 	// Read is called after a read-only command (its subcommand's flags for
 	// a container) ran for a context with TrackReads set, whatever its
 	// reply, as Redis remembers a tracking client's keys in call(): c.Args
 	// and CommandKeys name the keys it read. Client tracking plugs in here.
-	Read func(c *Ctx)
+	Read func(c *keyspace.Ctx)
 	// Dropped is called for every key the keyspace removes on its own, not
 	// as a command's change: lazy and active expiry, and eviction (Redis'
 	// signalModifiedKey with no client). It gets the database number and
@@ -430,7 +432,7 @@ func (rt *Runtime) SetHooks(h *Hooks) {
 //     a command that changed the dataset (run, aoflog.go);
 //   - the Hooks (Changed; Read for a client that tracks its reads);
 //   - the hot-shard counters (count);
-//   - serving the clients blocked on keys the command filled (blocking.go):
+//   - serving the clients blocked on keys the command filled (keyspace/waiters.go):
 //     here for one shard, at releaseSet for several, at ReleaseAll for EXEC.
 //
 // WATCH touches are not a step: the DB primitives mark watched keys as they
@@ -442,8 +444,8 @@ func (rt *Runtime) SetHooks(h *Hooks) {
 // REQUIRES: the caller holds s's token when s is not nil (the command runs on
 // s alone); else the shards of c.route.set (ExecMulti) or, with c.inTxn,
 // every shard (HoldAll). Only the token holder touches a shard's data.
-func (rt *Runtime) execute(s *Shard, c *Ctx) {
-	var st *Store
+func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
+	var st *keyspace.Store
 	if s != nil {
 		st = s.store
 	}
@@ -463,7 +465,7 @@ func (rt *Runtime) execute(s *Shard, c *Ctx) {
 		rt.count(s, c)
 	}
 	if st != nil && !c.Serving() && !c.InTxn() && st.HasReady() {
-		rt.serveReady(s) // blocking.go; its waiters run through execute
+		rt.serveReady(s) // keyspace/waiters.go; its waiters run through execute
 	}
 	c.Finished()
 }
@@ -471,7 +473,7 @@ func (rt *Runtime) execute(s *Shard, c *Ctx) {
 // trackRead hands a read-only command run for a tracking client to
 // Hooks.Read, while its shards are still held: a write that follows it
 // cannot come between the read and its record.
-func (rt *Runtime) trackRead(c *Ctx) {
+func (rt *Runtime) trackRead(c *keyspace.Ctx) {
 	h := rt.hooks.Load()
 	if h == nil || h.Read == nil || c.Effective().Flags&command.FlagReadonly == 0 {
 		return
@@ -480,7 +482,7 @@ func (rt *Runtime) trackRead(c *Ctx) {
 }
 
 // admitCmd is maxmemory admission for the shard or shards c runs on.
-func (rt *Runtime) admitCmd(s *Shard, c *Ctx) bool {
+func (rt *Runtime) admitCmd(s *Shard, c *keyspace.Ctx) bool {
 	if s != nil {
 		return rt.admit(s, c)
 	}
@@ -498,7 +500,7 @@ func (rt *Runtime) admitCmd(s *Shard, c *Ctx) bool {
 // shard serves it (once, on the serving shard); one that times out ran
 // nothing and is not counted.
 // One atomic add per shard; the total is derived (see Snapshot).
-func (rt *Runtime) count(s *Shard, c *Ctx) {
+func (rt *Runtime) count(s *Shard, c *keyspace.Ctx) {
 	f := c.Cmd.Flags
 	if c.Sub != nil || len(c.Cmd.Subcommands) > 0 {
 		f = c.Effective().Flags // a container counts as its subcommand
@@ -529,7 +531,7 @@ func (st *shardStats) count(f command.Flag) {
 // run calls the handler and, when the append-only log is on or a Changed
 // hook is installed and the command changed the dataset, records it in the
 // log (aoflog.go) and tells the hook.
-func (rt *Runtime) run(c *Ctx) {
+func (rt *Runtime) run(c *keyspace.Ctx) {
 	p, h := rt.env.LogFeed(), rt.hooks.Load()
 	if p == nil && h == nil {
 		rt.call(c)
@@ -556,7 +558,7 @@ func (rt *Runtime) run(c *Ctx) {
 
 // call calls the handler; a panic becomes an error reply so one bad command
 // cannot take the server down (OnPanic records it: a panic is always a bug).
-func (rt *Runtime) call(c *Ctx) {
+func (rt *Runtime) call(c *keyspace.Ctx) {
 	defer func() {
 		if r := recover(); r != nil {
 			buf := make([]byte, 16<<10)

@@ -3,12 +3,16 @@ package shard
 // The runtime's calls into the keyspace that need no token logic of their
 // own: routing, the log feed, the encoding thresholds, parked clients.
 
-import "github.com/svcdb/svcdb/core/command"
+import (
+	"github.com/svcdb/svcdb/core/command"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
+)
 
 // Route tells the producer where cmd with args runs. args must already have
 // passed the arity check. A producer that runs the command next calls
 // RouteFor instead, so the execution hashes no key again.
-func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where Where) {
+func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where keyspace.Where) {
 	return rt.env.Route(cmd, args)
 }
 
@@ -16,23 +20,23 @@ func (rt *Runtime) Route(cmd *command.Command, args [][]byte) (shard int, where 
 // what it found (the shard, or every key's shard and the set of them) for
 // the execution of the same command that follows (TryExec, ExecMulti,
 // ExecHeld), which then hashes no key again; the execution consumes it.
-func (rt *Runtime) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard int, where Where) {
+func (rt *Runtime) RouteFor(c *keyspace.Ctx, cmd *command.Command, args [][]byte) (shard int, where keyspace.Where) {
 	return rt.env.RouteFor(c, cmd, args)
 }
 
 // SetAppendLog makes the runtime record every change in l (nil: stop).
 // Call it while no command runs (before serving, or holding every shard).
-func (rt *Runtime) SetAppendLog(l AppendLog) { rt.env.SetAppendLog(l) }
+func (rt *Runtime) SetAppendLog(l keyspace.AppendLog) { rt.env.SetAppendLog(l) }
 
 // logged reports whether c's command is one whose changes are logged: a
 // write command, or a container's write subcommand.
-func (rt *Runtime) logged(c *Ctx) bool {
+func (rt *Runtime) logged(c *keyspace.Ctx) bool {
 	return c.Effective().Flags&command.FlagWrite != 0
 }
 
 // SetEncodingLimits replaces the thresholds; values already stored convert
 // when next written, as in Redis.
-func (rt *Runtime) SetEncodingLimits(l EncodingLimits) { rt.env.SetEncodingLimits(l) }
+func (rt *Runtime) SetEncodingLimits(l keyspace.EncodingLimits) { rt.env.SetEncodingLimits(l) }
 
 // BlockedClients is how many clients are parked now (INFO blocked_clients).
 func (rt *Runtime) BlockedClients() int64 { return rt.env.Blocked() }

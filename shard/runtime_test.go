@@ -9,6 +9,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // waiter is a Completer for tests: it signals a channel.
@@ -35,7 +36,7 @@ func newTestRuntime(t testing.TB, shards int, st Strategy) (*Runtime, *command.T
 type producer struct {
 	rt    *Runtime
 	table *command.Table
-	ctx   Ctx
+	ctx   keyspace.Ctx
 	batch Batch
 	done  waiter
 }
@@ -63,7 +64,7 @@ func (p *producer) do(args ...string) resp.Value {
 	p.ctx.Cmd, p.ctx.Args, p.ctx.Out = cmd, argv, p.ctx.Out[:0]
 	var out []byte
 	switch idx, where := p.rt.Route(cmd, argv); where {
-	case OneShard:
+	case keyspace.OneShard:
 		if p.rt.TryExec(idx, &p.ctx) {
 			out = p.ctx.Out
 			break
@@ -78,7 +79,7 @@ func (p *producer) do(args ...string) resp.Value {
 			panic("woken before done")
 		}
 		out = p.batch.Out
-	case Coordinated:
+	case keyspace.Coordinated:
 		p.rt.ExecMulti(&p.ctx)
 		out = p.ctx.Out
 	default:
@@ -160,7 +161,7 @@ func TestHashTagsColocate(t *testing.T) {
 	for _, tc := range []struct{ key, tag string }{
 		{"{a}b", "a"}, {"x{a}b", "a"}, {"{a", "{a"}, {"a}", "a}"}, {"{}a", "{}a"}, {"{a}{b}", "a"}, {"{{a}}", "{a"},
 	} {
-		if got := string(hashTag([]byte(tc.key))); got != tc.tag {
+		if got := string(keyspace.HashTag([]byte(tc.key))); got != tc.tag {
 			t.Errorf("hashTag(%q) = %q; want %q", tc.key, got, tc.tag)
 		}
 	}

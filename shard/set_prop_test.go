@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/commands"
 )
 
 // propSet is the reference model of one set key: its members and whether it
@@ -189,7 +190,7 @@ func TestSetModel(t *testing.T) {
 						}
 						delete(s.members, string(e.Str))
 					}
-					if remaining := size - count; count > 0 && remaining > 0 && remaining*spopMoveStrategyMul <= count {
+					if remaining := size - count; count > 0 && remaining > 0 && remaining*commands.SPopMoveStrategyMul <= count {
 						// The survivors were moved into a new set.
 						s.intset = allInts(s.members) && int64(len(s.members)) <= lim.SetMaxIntsetEntries
 					}

@@ -2,6 +2,8 @@ package shard
 
 import (
 	"sync/atomic"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // Shard is one part of the keyspace with its queue and drain token.
@@ -16,10 +18,10 @@ type Shard struct {
 	// (expiry, eviction, snapshots, load, WATCH tables, inspection) takes
 	// the token first or runs as a control message drained by the holder
 	// (inspect.go). Nothing else in this package or outside reads it.
-	store *Store
+	store *keyspace.Store
 	// runServed runs a woken blocked client's command through the runtime's
 	// execute on this shard (Store.ServeReady); built once, in New.
-	runServed func(c *Ctx)
+	runServed func(c *keyspace.Ctx)
 
 	stats shardStats
 }
@@ -35,7 +37,7 @@ type shardStats struct {
 	_       [32]byte
 }
 
-func newShard(id, queueCap int, st *Store) *Shard {
+func newShard(id, queueCap int, st *keyspace.Store) *Shard {
 	return &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1), store: st}
 }
 
@@ -44,11 +46,11 @@ func (s *Shard) tryAcquire() bool { return s.token.CompareAndSwap(0, 1) }
 // Snapshot is what a reader outside the shard may see of it.
 type Snapshot struct {
 	ID      int
-	Keys    [NumDatabases]int64
-	Expires [NumDatabases]int64
+	Keys    [keyspace.NumDatabases]int64
+	Expires [keyspace.NumDatabases]int64
 	// AvgTTL is Redis' avg_ttl per database in milliseconds: a running
 	// estimate from the keys the active expiry cycle samples (0 = none yet).
-	AvgTTL     [NumDatabases]int64
+	AvgTTL     [keyspace.NumDatabases]int64
 	Expired    int64
 	Evicted    int64 // keys deleted to stay under maxmemory
 	MemoryUsed int64
@@ -72,7 +74,7 @@ func (sn *Snapshot) TotalKeys() int64 { return sumDBs(&sn.Keys) }
 // databases.
 func (sn *Snapshot) TotalExpires() int64 { return sumDBs(&sn.Expires) }
 
-func sumDBs(per *[NumDatabases]int64) int64 {
+func sumDBs(per *[keyspace.NumDatabases]int64) int64 {
 	var n int64
 	for _, v := range per {
 		n += v

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/rdb"
 )
 
@@ -59,14 +60,14 @@ func (rt *Runtime) WriteSnapshotAt(w io.Writer, at func() error, aux ...[2]strin
 	if err := wr.Header(aux...); err != nil {
 		return st, err
 	}
-	results := make(chan StepResult, len(rt.shards))
+	results := make(chan keyspace.StepResult, len(rt.shards))
 	m, err := rt.markSnapshot(results, at)
 	st.Mark = m.hold
 	if err != nil {
 		return st, err
 	}
-	last := make([]StepResult, len(rt.shards))
-	for db := range NumDatabases {
+	last := make([]keyspace.StepResult, len(rt.shards))
+	for db := range keyspace.NumDatabases {
 		if m.keys[db] == 0 {
 			continue
 		}
@@ -106,26 +107,26 @@ var snapshotDuty = 0.10
 // shard with no keys), which databases each shard has keys in, and the key
 // and expiry counts per database at the point in time (for RESIZEDB).
 type snapshotMark struct {
-	snaps   []*SnapshotPart
+	snaps   []*keyspace.SnapshotPart
 	msgs    []Batch // each shard's step, a control message queued again for each step
-	marked  [][NumDatabases]bool
-	keys    [NumDatabases]int64
-	expires [NumDatabases]int64
+	marked  [][keyspace.NumDatabases]bool
+	keys    [keyspace.NumDatabases]int64
+	expires [keyspace.NumDatabases]int64
 	hold    time.Duration
 }
 
 // markSnapshot fixes the point in time: it holds every shard and gives each
 // non-empty database its bitmap of pending slots, then calls at. When at
 // fails the snapshot is detached again before the shards are let go.
-func (rt *Runtime) markSnapshot(results chan<- StepResult, at func() error) (*snapshotMark, error) {
-	m := &snapshotMark{snaps: make([]*SnapshotPart, len(rt.shards)), msgs: make([]Batch, len(rt.shards)),
-		marked: make([][NumDatabases]bool, len(rt.shards))}
-	var all ShardSet
+func (rt *Runtime) markSnapshot(results chan<- keyspace.StepResult, at func() error) (*snapshotMark, error) {
+	m := &snapshotMark{snaps: make([]*keyspace.SnapshotPart, len(rt.shards)), msgs: make([]Batch, len(rt.shards)),
+		marked: make([][keyspace.NumDatabases]bool, len(rt.shards))}
+	var all keyspace.ShardSet
 	all.All(len(rt.shards))
 	rt.holdSet(&all)
 	t := time.Now()
 	for i, s := range rt.shards {
-		ss := NewSnapshotPart(i, results, rt.snapCompress.Load())
+		ss := keyspace.NewSnapshotPart(i, results, rt.snapCompress.Load())
 		m.msgs[i].shard = i
 		m.msgs[i].control = func(s *Shard) { ss.Step(s.store) }
 		if s.store.MarkSnapshot(ss, &m.keys, &m.expires, &m.marked[i]) {
@@ -150,7 +151,7 @@ func (rt *Runtime) markSnapshot(results chan<- StepResult, at func() error) (*sn
 // writeSnapshotDB writes database db's entries: one step at a time per
 // shard, shards in parallel, each buffer written as it arrives. On a write
 // error it stops asking and waits for the steps still out.
-func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, results <-chan StepResult, last []StepResult) error {
+func (rt *Runtime) writeSnapshotDB(db int, m *snapshotMark, wr *rdb.Writer, results <-chan keyspace.StepResult, last []keyspace.StepResult) error {
 	out := 0
 	for i, ss := range m.snaps {
 		if ss != nil && m.marked[i][db] {
@@ -222,8 +223,8 @@ func (rt *Runtime) queueStep(m *snapshotMark, i, db int, out []byte) {
 
 // abortSnapshot detaches a snapshot that failed half-way from every shard,
 // so that the hooks stop encoding for it. No step of it is queued any more.
-func (rt *Runtime) abortSnapshot(snaps []*SnapshotPart) {
-	var all ShardSet
+func (rt *Runtime) abortSnapshot(snaps []*keyspace.SnapshotPart) {
+	var all keyspace.ShardSet
 	all.All(len(rt.shards))
 	rt.holdSet(&all)
 	rt.detachSnapshot(snaps)
@@ -232,7 +233,7 @@ func (rt *Runtime) abortSnapshot(snaps []*SnapshotPart) {
 
 // detachSnapshot clears every shard's and database's pointer to snaps.
 // REQUIRES: every shard is held.
-func (rt *Runtime) detachSnapshot(snaps []*SnapshotPart) {
+func (rt *Runtime) detachSnapshot(snaps []*keyspace.SnapshotPart) {
 	for i, s := range rt.shards {
 		if ss := snaps[i]; ss != nil {
 			s.store.DetachSnapshot(ss)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/rdb"
 	"github.com/svcdb/svcdb/shard/values"
 )
@@ -80,16 +81,17 @@ func valueText(run runner, db int, kind, key string) string {
 // is still read, as the snapshot writes it).
 // REQUIRES: every shard of rt is held by the caller.
 func dumpHeld(rt *Runtime) map[string]keyState {
-	c := &Ctx{}
+	c := &keyspace.Ctx{}
 	c.Bind(rt.env)
 	run := func(db int, args ...string) resp.Value {
-		c.DB, c.Now, c.Out, c.single = db, 1, c.Out[:0], nil
+		c.DB, c.Now, c.Out = db, 1, c.Out[:0]
+		c.Enter(nil)
 		c.Args = c.Args[:0]
 		for _, a := range args {
 			c.Args = append(c.Args, []byte(a))
 		}
 		c.Cmd = rt.table.Lookup(c.Args[0])
-		rt.env.handlers[c.Cmd.ID](c)
+		rt.env.Handle(c)
 		v, _, err := resp.ReadReply(c.Out)
 		if err != nil {
 			panic(fmt.Sprintf("%v: bad reply %q: %v", args, c.Out, err))
@@ -98,10 +100,10 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 	}
 	out := map[string]keyState{}
 	for _, s := range rt.shards {
-		for n, d := range s.store.dbs {
-			for k, pos := range d.index {
-				o := d.slot(pos)
-				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.kind.String(), expireAt: o.expireAt, val: valueText(run, n, o.kind.String(), k)}
+		for n, d := range s.store.DBs() {
+			for k, pos := range d.Index() {
+				o := d.Slot(pos)
+				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.Kind.String(), expireAt: o.ExpireAt, val: valueText(run, n, o.Kind.String(), k)}
 			}
 		}
 	}
@@ -143,21 +145,21 @@ func checkLoadedStructures(t *testing.T, rt *Runtime) {
 	checkValueMemory(t, rt)
 	zcheckMemory(t, rt)
 	for _, s := range rt.shards {
-		for n, d := range s.store.dbs {
-			for k, pos := range d.index {
-				o := d.slot(pos)
+		for n, d := range s.store.DBs() {
+			for k, pos := range d.Index() {
+				o := d.Slot(pos)
 				switch {
-				case o.enc == encQuicklist:
-					want := make([]string, 0, listLen(o))
-					for _, e := range listElements(o) {
+				case o.Enc == keyspace.EncQuicklist:
+					want := make([]string, 0, keyspace.ListLen(o))
+					for _, e := range keyspace.ListElements(o) {
 						want = append(want, string(e))
 					}
-					checkQuicklist(t, k, o.coll.(*values.Quicklist), want)
-				case o.enc == encStream:
-					if err := checkStream(o.coll.(*values.Stream)); err != nil {
+					checkQuicklist(t, k, o.Coll.(*values.Quicklist), want)
+				case o.Enc == keyspace.EncStream:
+					if err := checkStream(o.Coll.(*values.Stream)); err != nil {
 						t.Fatalf("db %d key %q: %v", n, k, err)
 					}
-				case o.kind == KindList && listLen(o) == 0:
+				case o.Kind == keyspace.KindList && keyspace.ListLen(o) == 0:
 					t.Fatalf("db %d key %q: empty list kept", n, k)
 				}
 			}
@@ -366,7 +368,7 @@ func randomTransaction(rt *Runtime, table *command.Table, r *rand.Rand) {
 	rt.HoldAll()
 	for range 3 {
 		args := cmds[r.IntN(len(cmds))]
-		c := &Ctx{DB: db, Now: time.Now().UnixMilli()}
+		c := &keyspace.Ctx{DB: db, Now: time.Now().UnixMilli()}
 		c.Bind(rt.env)
 		for _, a := range args {
 			c.Args = append(c.Args, []byte(a))
@@ -386,7 +388,7 @@ func blockingMove(rt *Runtime, p *producer, r *rand.Rand) error {
 	p.ctx.DB = db
 	p.do("DEL", src)
 	w := make(parked, 1)
-	c := &Ctx{DB: db, Now: time.Now().UnixMilli(), Blocker: w}
+	c := &keyspace.Ctx{DB: db, Now: time.Now().UnixMilli(), Blocker: w}
 	c.Bind(rt.env)
 	for _, a := range []string{"BLMOVE", src, dst, "LEFT", "RIGHT", "1"} {
 		c.Args = append(c.Args, []byte(a))
@@ -452,9 +454,9 @@ func TestSnapshotPointInTime(t *testing.T) {
 // testSnapshotPointInTime runs one round and returns how many keys the
 // snapshot wrote early.
 func testSnapshotPointInTime(t *testing.T, st Strategy, seed uint64) int64 {
-	keys, bytes_ := snapshotStepKeys, snapshotStepBytes
-	snapshotStepKeys, snapshotStepBytes = 3, 2048
-	defer func() { snapshotStepKeys, snapshotStepBytes = keys, bytes_ }()
+	keys, bytes_ := keyspace.SnapshotStepKeys, keyspace.SnapshotStepBytes
+	keyspace.SnapshotStepKeys, keyspace.SnapshotStepBytes = 3, 2048
+	defer func() { keyspace.SnapshotStepKeys, keyspace.SnapshotStepBytes = keys, bytes_ }()
 
 	rt, table := newSnapRuntime(t, 4, st, true)
 	fillSnapshotData(newProducer(rt, table), rand.New(rand.NewPCG(seed, 1)))
@@ -583,11 +585,11 @@ func testSnapshotPointInTime(t *testing.T, st Strategy, seed uint64) int64 {
 	// Nothing of the snapshot is left attached to the shards.
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.store.snap != nil {
+		if s.store.Snapshotting() {
 			t.Errorf("shard %d still has a snapshot attached", s.id)
 		}
-		for n, d := range s.store.dbs {
-			if d.snap != nil {
+		for n, d := range s.store.DBs() {
+			if d.Snapshotting() {
 				t.Errorf("shard %d db %d still has a snapshot attached", s.id, n)
 			}
 		}
@@ -637,9 +639,9 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 // the error, detaches from every shard (later writes pay nothing) and does
 // not stop the next snapshot.
 func TestSnapshotWriteError(t *testing.T) {
-	keys := snapshotStepKeys
-	snapshotStepKeys = 10
-	defer func() { snapshotStepKeys = keys }()
+	keys := keyspace.SnapshotStepKeys
+	keyspace.SnapshotStepKeys = 10
+	defer func() { keyspace.SnapshotStepKeys = keys }()
 	rt, table := newSnapRuntime(t, 4, RunToCompletion, true)
 	p := newProducer(rt, table)
 	for i := range 3000 {
@@ -651,11 +653,11 @@ func TestSnapshotWriteError(t *testing.T) {
 	}
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.store.snap != nil {
+		if s.store.Snapshotting() {
 			t.Errorf("shard %d: snapshot still attached", s.id)
 		}
-		for n, d := range s.store.dbs {
-			if d.snap != nil {
+		for n, d := range s.store.DBs() {
+			if d.Snapshotting() {
 				t.Errorf("shard %d db %d: snapshot still attached", s.id, n)
 			}
 		}
@@ -734,11 +736,11 @@ func TestWriteSnapshotAt(t *testing.T) {
 	}
 	rt.HoldAll()
 	for _, s := range rt.shards {
-		if s.store.snap != nil {
+		if s.store.Snapshotting() {
 			t.Errorf("shard %d: snapshot still attached after at failed", s.id)
 		}
-		for n, d := range s.store.dbs {
-			if d.snap != nil {
+		for n, d := range s.store.DBs() {
+			if d.Snapshotting() {
 				t.Errorf("shard %d db %d: snapshot still attached after at failed", s.id, n)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
@@ -358,12 +359,12 @@ func checkStream(s *values.Stream) error {
 }
 
 // inspectKey runs fn on key's object holding its shard (nil when missing).
-func inspectKey(rt *Runtime, key string, fn func(d *DB, o *object)) {
+func inspectKey(rt *Runtime, key string, fn func(d *keyspace.DB, o *keyspace.Object)) {
 	sh := rt.shards[rt.ShardOf([]byte(key))]
 	rt.acquire(sh)
 	defer rt.release(sh)
-	d := sh.store.dbs[0]
-	o, _ := d.find([]byte(key))
+	d := sh.store.DBs()[0]
+	o, _ := d.Find([]byte(key))
 	fn(d, o)
 }
 
@@ -386,7 +387,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 	rt, table := newTestRuntime(t, 2, RunToCompletion)
 	r := rand.New(rand.NewPCG(seed, 99))
 	maxEntries := 2 + r.IntN(5)
-	lim := DefaultEncodingLimits
+	lim := keyspace.DefaultEncodingLimits
 	lim.StreamNodeMaxEntries = int64(maxEntries)
 	rt.SetEncodingLimits(lim)
 	p := newProducer(rt, table)
@@ -1000,22 +1001,22 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 			m = nil
 		}
 		var err error
-		inspectKey(rt, key, func(d *DB, o *object) {
+		inspectKey(rt, key, func(d *keyspace.DB, o *keyspace.Object) {
 			if (o == nil) != (m == nil) {
 				err = fmt.Errorf("key exists: %v, model: %v", o != nil, m != nil)
 				return
 			}
 			if o == nil {
-				if mem := d.memory.Load(); mem != 0 {
+				if mem := d.Memory(); mem != 0 {
 					err = fmt.Errorf("empty database holds %d bytes", mem)
 				}
 				return
 			}
-			if err = checkStream(streamOf(o)); err != nil {
+			if err = checkStream(o.Coll.(*values.Stream)); err != nil {
 				return
 			}
-			if want := int64(len(key)+objectOverhead) + o.valueMemory(); d.memory.Load() != want {
-				err = fmt.Errorf("database memory %d, key accounts for %d", d.memory.Load(), want)
+			if want := int64(len(key)+keyspace.ObjectOverhead) + o.ValueMemory(); d.Memory() != want {
+				err = fmt.Errorf("database memory %d, key accounts for %d", d.Memory(), want)
 			}
 		})
 		if err != nil {
@@ -1060,16 +1061,16 @@ func TestStreamCopyIsDeep(t *testing.T) {
 		t.Fatalf("XLEN original: %s", got)
 	}
 	for _, k := range []string{"{s}a", "{s}b"} {
-		inspectKey(rt, k, func(d *DB, o *object) {
-			if err := checkStream(streamOf(o)); err != nil {
+		inspectKey(rt, k, func(d *keyspace.DB, o *keyspace.Object) {
+			if err := checkStream(o.Coll.(*values.Stream)); err != nil {
 				t.Fatalf("%s: %v", k, err)
 			}
 		})
 	}
 	p.do("DEL", "{s}a", "{s}b")
-	inspectKey(rt, "{s}a", func(d *DB, o *object) {
-		if d.memory.Load() != 0 {
-			t.Fatalf("memory left after DEL: %d", d.memory.Load())
+	inspectKey(rt, "{s}a", func(d *keyspace.DB, o *keyspace.Object) {
+		if d.Memory() != 0 {
+			t.Fatalf("memory left after DEL: %d", d.Memory())
 		}
 	})
 }

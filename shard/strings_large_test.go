@@ -4,18 +4,20 @@ import (
 	"bytes"
 	"strconv"
 	"testing"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // stringObject returns key's object in db 0 (after the commands that built it
 // have completed) and the shard's memory figure.
-func stringObject(t testing.TB, rt *Runtime, key string) (*object, int64) {
+func stringObject(t testing.TB, rt *Runtime, key string) (*keyspace.Object, int64) {
 	t.Helper()
-	d := rt.shards[rt.ShardOf([]byte(key))].store.dbs[0]
-	o, _ := d.find([]byte(key))
+	d := rt.shards[rt.ShardOf([]byte(key))].store.DBs()[0]
+	o, _ := d.Find([]byte(key))
 	if o == nil {
 		t.Fatalf("%s: missing", key)
 	}
-	return o, d.memory.Load()
+	return o, d.Memory()
 }
 
 func TestStringCapFor(t *testing.T) {
@@ -28,25 +30,25 @@ func TestStringCapFor(t *testing.T) {
 		{3 * mb, 4*mb + mb/2},
 		{8 * mb, 12 * mb},
 		{300 * mb, 450 * mb},
-		{400 * mb, MaxStringLen}, // never past the longest string
-		{MaxStringLen, MaxStringLen},
+		{400 * mb, keyspace.MaxStringLen}, // never past the longest string
+		{keyspace.MaxStringLen, keyspace.MaxStringLen},
 	} {
-		if got := stringCapFor(c.need); got != c.want {
+		if got := keyspace.StringCapFor(c.need); got != c.want {
 			t.Errorf("stringCapFor(%d) = %d; want %d", c.need, got, c.want)
 		}
 	}
 }
 
 // TestAppendGrowthPolicy follows a string's capacity across APPENDs: it grows
-// only when the string outgrows it, to stringCapFor of the new length, and
+// only when the string outgrows it, to StringCapFor of the new length, and
 // the shard's memory figure counts the capacity, not the length.
 func TestAppendGrowthPolicy(t *testing.T) {
 	rt, table := newTestRuntime(t, 1, RunToCompletion)
 	p := newProducer(rt, table)
 	p.do("SET", "s", "ab")
 	o, _ := stringObject(t, rt, "s")
-	if cap(o.str) != 2 {
-		t.Fatalf("SET: cap %d; want 2", cap(o.str))
+	if cap(o.Str) != 2 {
+		t.Fatalf("SET: cap %d; want 2", cap(o.Str))
 	}
 	chunk := string(bytes.Repeat([]byte("x"), 300<<10))
 	want, wantCap := "ab", 2
@@ -60,13 +62,13 @@ func TestAppendGrowthPolicy(t *testing.T) {
 		}
 		want += add
 		if len(want) > wantCap {
-			wantCap = stringCapFor(len(want))
+			wantCap = keyspace.StringCapFor(len(want))
 		}
 		o, mem := stringObject(t, rt, "s")
-		if cap(o.str) != wantCap || string(o.str) != want {
-			t.Fatalf("after APPEND %d (len %d): cap %d; want %d (content ok: %v)", i, len(want), cap(o.str), wantCap, string(o.str) == want)
+		if cap(o.Str) != wantCap || string(o.Str) != want {
+			t.Fatalf("after APPEND %d (len %d): cap %d; want %d (content ok: %v)", i, len(want), cap(o.Str), wantCap, string(o.Str) == want)
 		}
-		if wantMem := int64(len("s")+objectOverhead) + int64(wantCap); mem != wantMem {
+		if wantMem := int64(len("s")+keyspace.ObjectOverhead) + int64(wantCap); mem != wantMem {
 			t.Fatalf("after APPEND %d: memory %d; want %d (capacity counted)", i, mem, wantMem)
 		}
 	}
@@ -115,8 +117,8 @@ func TestSetRangeAppendGetRangeAcrossGrowth(t *testing.T) {
 		}
 	}
 	setrange(5, "hello") // a new key: exactly 10 bytes
-	if o, _ := stringObject(t, rt, "k"); cap(o.str) != 10 {
-		t.Fatalf("SETRANGE on a new key: cap %d; want 10", cap(o.str))
+	if o, _ := stringObject(t, rt, "k"); cap(o.Str) != 10 {
+		t.Fatalf("SETRANGE on a new key: cap %d; want 10", cap(o.Str))
 	}
 	check("new key")
 	for i := range 20 {
@@ -172,7 +174,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 // (one 512 MiB allocation), then DEL.
 func BenchmarkSetRangeLarge(b *testing.B) {
 	rt, _ := newTestRuntime(b, 1, RunToCompletion)
-	bc := newBenchCtx(b, rt, "SETRANGE", "k", strconv.Itoa(MaxStringLen-1), "x")
+	bc := newBenchCtx(b, rt, "SETRANGE", "k", strconv.Itoa(keyspace.MaxStringLen-1), "x")
 	del := newBenchCtx(b, rt, "DEL", "k")
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -1,8 +1,10 @@
 package shard
 
+import "github.com/svcdb/svcdb/shard/keyspace"
+
 // Watch adds keys of database db to w.
-func (rt *Runtime) Watch(w *Watch, db int, keys [][]byte) {
-	var set ShardSet
+func (rt *Runtime) Watch(w *keyspace.Watch, db int, keys [][]byte) {
+	var set keyspace.ShardSet
 	for _, k := range keys {
 		set.Add(rt.ShardOf(k))
 	}
@@ -12,7 +14,7 @@ func (rt *Runtime) Watch(w *Watch, db int, keys [][]byte) {
 }
 
 // Unwatch forgets all of w's keys and clears its dirty mark.
-func (rt *Runtime) Unwatch(w *Watch) {
+func (rt *Runtime) Unwatch(w *keyspace.Watch) {
 	if !w.Watching() {
 		rt.env.Unwatch(w) // clears the dirty mark
 		return
@@ -26,14 +28,14 @@ func (rt *Runtime) Unwatch(w *Watch) {
 // WatchFailed reports whether EXEC must abort: a watched key changed, or
 // expired since it was watched (now is unix ms).
 // REQUIRES: HoldAll is in effect.
-func (rt *Runtime) WatchFailed(w *Watch, now int64) bool {
+func (rt *Runtime) WatchFailed(w *keyspace.Watch, now int64) bool {
 	return rt.env.WatchFailed(w, now)
 }
 
 // HoldAll takes every shard, in ascending order (EXEC). The commands run
 // with ExecHeld until ReleaseAll are one transaction in the append-only log.
 func (rt *Runtime) HoldAll() {
-	var all ShardSet
+	var all keyspace.ShardSet
 	all.All(len(rt.shards))
 	rt.holdSet(&all)
 	if p := rt.env.LogFeed(); p != nil {
@@ -46,12 +48,12 @@ func (rt *Runtime) HoldAll() {
 // here when the producer did not): the command counts on the shards of its
 // keys, and the clients it unblocks are served at ReleaseAll, after the
 // transaction.
-func (rt *Runtime) ExecHeld(c *Ctx) {
+func (rt *Runtime) ExecHeld(c *keyspace.Ctx) {
 	if !c.Routed() {
 		rt.RouteFor(c, c.Cmd, c.Args)
 	}
 	var s *Shard
-	if where, one := c.RoutedTo(); where == OneShard {
+	if where, one := c.RoutedTo(); where == keyspace.OneShard {
 		s = rt.shards[one]
 	}
 	c.SetInTxn(true)
@@ -69,7 +71,7 @@ func (rt *Runtime) ReleaseAll() int64 {
 	if p := rt.env.LogFeed(); p != nil {
 		end = p.EndTxn()
 	}
-	var all ShardSet
+	var all keyspace.ShardSet
 	all.All(len(rt.shards))
 	rt.releaseSet(&all)
 	return end

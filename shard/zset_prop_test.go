@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/keyspace"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
@@ -99,7 +100,7 @@ func pairsValue(ps []zmPair, withScores bool) resp.Value {
 	return zvArr(e...)
 }
 
-var zpropLimits = EncodingLimits{
+var zpropLimits = keyspace.EncodingLimits{
 	HashMaxListpackEntries: 512,
 	HashMaxListpackValue:   64,
 	SetMaxIntsetEntries:    512,
@@ -160,7 +161,7 @@ func runZSetModel(t *testing.T, seed uint64, steps int) {
 			z.skiplist = lim.ZSetMaxListpackEntries == 0 || int64(len(first)) > lim.ZSetMaxListpackValue
 		}
 	}
-	// adding applies zsetAdd's conversion rule before a new member goes in.
+	// adding applies ZSetAdd's conversion rule before a new member goes in.
 	adding := func(z *zmodel, m string) {
 		if !z.skiplist && (int64(len(z.m))+1 > lim.ZSetMaxListpackEntries || int64(len(m)) > lim.ZSetMaxListpackValue) {
 			z.skiplist = true
@@ -1007,31 +1008,31 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 	t.Helper()
 	for i, s := range rt.shards {
 		rt.acquire(s)
-		for n, d := range s.store.dbs {
+		for n, d := range s.store.DBs() {
 			var sum int64
-			for k, pos := range d.index {
-				o := d.slot(pos)
-				sum += int64(len(k)+objectOverhead) + o.valueMemory()
-				if o.kind != KindZSet {
+			for k, pos := range d.Index() {
+				o := d.Slot(pos)
+				sum += int64(len(k)+keyspace.ObjectOverhead) + o.ValueMemory()
+				if o.Kind != keyspace.KindZSet {
 					continue
 				}
 				var err error
 				switch {
-				case o.enc == encSkiplist:
-					err = o.coll.(*values.Skiplist).Verify()
-				case o.enc != encListpack:
-					err = fmt.Errorf("encoding %d", o.enc)
-				case values.ZlLen(o.str) == 0:
+				case o.Enc == keyspace.EncSkiplist:
+					err = o.Coll.(*values.Skiplist).Verify()
+				case o.Enc != keyspace.EncListpack:
+					err = fmt.Errorf("encoding %d", o.Enc)
+				case values.ZlLen(o.Str) == 0:
 					err = fmt.Errorf("empty listpack kept")
 				default:
-					err = zlCheck(o.str)
+					err = zlCheck(o.Str)
 				}
 				if err != nil {
 					rt.release(s)
 					t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 				}
 			}
-			if got := d.memory.Load(); got != sum {
+			if got := d.Memory(); got != sum {
 				rt.release(s)
 				t.Fatalf("shard %d db %d: memory counter %d, recount %d", i, n, got, sum)
 			}

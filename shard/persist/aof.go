@@ -11,6 +11,7 @@ import (
 
 	"github.com/svcdb/svcdb/shard"
 	"github.com/svcdb/svcdb/shard/aof"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // aofRewriteInProgress is Redis' reply to BGREWRITEAOF while one runs.
@@ -347,4 +348,4 @@ func (m *Manager) aofInfo(add func(string, any)) {
 	}
 }
 
-var _ shard.AppendLog = (*aof.Log)(nil)
+var _ keyspace.AppendLog = (*aof.Log)(nil)

@@ -25,11 +25,12 @@
 //
 // # What it must never do
 //
-// Import the keyspace or the runtime (package shard), or any package of ours
-// other than listpack and core, which imports nothing of ours (imports_test.go
-// checks it): an encoding knows nothing
-// of keys, databases, commands, clients, tokens or shards, and is tested on its
-// own. It holds no global mutable state, takes no locks and starts no
+// Import the keyspace (shard/keyspace), the commands (shard/commands...) or
+// the runtime (shard), or any package of ours other than listpack and core,
+// which imports nothing of ours (imports_test.go checks it, and the arrows
+// between the other shard packages too): an encoding knows nothing of keys,
+// databases, commands, clients, tokens or shards, and is tested on its own.
+// It holds no global mutable state, takes no locks and starts no
 // goroutines: whoever owns the value (the token holder of its shard) is the
 // only one calling it. The hot operations (push, pop, index, add, find,
 // score lookups) allocate nothing beyond the growth of the value itself.

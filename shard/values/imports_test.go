@@ -28,6 +28,24 @@ var importRules = []importRule{
 		},
 	},
 	{
+		// The keyspace owns one shard's data and what commands do to it; it
+		// never reaches the runtime (tokens, queues, the Runtime): what it
+		// needs from it is in the Env the runtime builds (shard/keyspace
+		// doc.go).
+		pkg: module + "/shard/keyspace",
+		allowed: func(dep string) bool {
+			return dep != module+"/shard" && !under(dep, commandsRoot)
+		},
+	},
+	{
+		// The command handlers run with their shards held: they reach data
+		// through the keyspace and never the runtime.
+		pkg: commandsRoot,
+		allowed: func(dep string) bool {
+			return dep != module+"/shard"
+		},
+	},
+	{
 		// The RDB codec reads and writes files of values; it never reaches
 		// into the keyspace or the runtime that hold them.
 		pkg: module + "/shard/rdb",
@@ -35,6 +53,38 @@ var importRules = []importRule{
 			return dep != module+"/shard"
 		},
 	},
+}
+
+const commandsRoot = module + "/shard/commands"
+
+// under reports whether pkg is root or a package below it.
+func under(pkg, root string) bool {
+	return pkg == root || strings.HasPrefix(pkg, root+"/")
+}
+
+// familyRule is the rule of a command family package below shard/commands
+// (zsets, streams, and every family added later): the keyspace and the
+// encodings, never the runtime, the table package or another family.
+func familyRule(pkg string) func(string) bool {
+	return func(dep string) bool {
+		return dep != module+"/shard" && (dep == pkg || !under(dep, commandsRoot))
+	}
+}
+
+// families lists the packages below shard/commands with go list.
+func families(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", commandsRoot+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list %s/...: %v", commandsRoot, err)
+	}
+	var fs []string
+	for _, p := range strings.Fields(string(out)) {
+		if p != commandsRoot {
+			fs = append(fs, p)
+		}
+	}
+	return fs
 }
 
 // deps lists pkg's non-test dependencies (pkg included) with go list -deps.
@@ -72,9 +122,27 @@ func TestImportGraph(t *testing.T) {
 			t.Errorf("%s must not import %s", r.pkg, strings.Join(bad, ", "))
 		}
 	}
+	fams := families(t)
+	if len(fams) < 2 {
+		t.Fatalf("go list found the command families %v; want zsets and streams at least", fams)
+	}
+	for _, f := range fams {
+		if bad := violations(t, f, familyRule(f)); len(bad) > 0 {
+			t.Errorf("%s must not import %s", f, strings.Join(bad, ", "))
+		}
+	}
 	// The check itself must be able to fail: the keyspace and runtime,
 	// which import the encodings and the codecs, break the leaf rule.
 	if bad := violations(t, module+"/shard", importRules[0].allowed); len(bad) == 0 {
 		t.Errorf("the leaf rule found nothing wrong with %s/shard, which imports shard/rdb: the check is broken", module)
+	}
+	// And the keyspace rule fails on the runtime, which is shard itself.
+	if bad := violations(t, module+"/shard", importRules[1].allowed); len(bad) == 0 {
+		t.Errorf("the keyspace rule found nothing wrong with %s/shard: the check is broken", module)
+	}
+	// And the family rule fails on the table package, which imports every
+	// family.
+	if bad := violations(t, commandsRoot, familyRule(fams[0])); len(bad) == 0 {
+		t.Errorf("the family rule found nothing wrong with %s: the check is broken", commandsRoot)
 	}
 }

@@ -645,8 +645,8 @@ func ListpackSetLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32
 // ListIter walks a list's elements from a start index towards the back
 // (forward) or the front. The caller bounds the walk by the list's length.
 type ListIter struct {
-	lp   []byte  // encListpack
-	offs []int32 // encListpack walked backwards: entry offsets, used from the end
+	lp   []byte  // EncListpack
+	offs []int32 // EncListpack walked backwards: entry offsets, used from the end
 	q    *Quicklist
 	node *qnode
 	ni   int // quicklist: node index

@@ -97,7 +97,7 @@ func parseULL(s []byte) (uint64, bool) {
 		return uint64(v), true
 	}
 	i := 0
-	for i < len(s) && isCSpace(s[i]) {
+	for i < len(s) && IsCSpace(s[i]) {
 		i++
 	}
 	if i == len(s) {
@@ -317,7 +317,7 @@ func (b *StreamBlock) sameFields(fv [][]byte) bool {
 
 // ---- the stream ------------------------------------------------------------
 
-// Stream is a stream value (o.coll with encStream): its entries in blocks
+// Stream is a stream value (o.Coll with EncStream): its entries in blocks
 // ordered by ID, and its consumer groups.
 //
 // Invariants: blocks are sorted by master ID and every entry of blocks[i] is

@@ -35,7 +35,9 @@ func ParseStrtoul(b []byte) (uint64, bool) {
 	return v, true
 }
 
-func isCSpace(ch byte) bool {
+// IsCSpace is C's isspace in the C locale (what strtoul, strtold and
+// Redis' number parsers skip or refuse).
+func IsCSpace(ch byte) bool {
 	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
 }
 

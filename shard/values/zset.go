@@ -137,7 +137,7 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 // getDoubleFromObject (string2d): the whole argument, no leading space, no
 // NaN, and neither overflow nor underflow to zero.
 func ParseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isCSpace(b[0]) {
+	if len(b) == 0 || IsCSpace(b[0]) {
 		return 0, false
 	}
 	f, ok, over, under := cStrtod(b)
@@ -168,7 +168,7 @@ func parseScoreBound(b []byte) (f float64, ex, ok bool) {
 		return 0, ex, true
 	}
 	t := b
-	for len(t) > 0 && isCSpace(t[0]) {
+	for len(t) > 0 && IsCSpace(t[0]) {
 		t = t[1:]
 	}
 	f, ok, _, _ = cStrtod(t)

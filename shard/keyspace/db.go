@@ -1,0 +1,582 @@
+package keyspace
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/svcdb/svcdb/shard/bigbuf"
+	"github.com/svcdb/svcdb/shard/values"
+)
+
+// Kind is the type of a value, as TYPE reports it: the one enum of package
+// values, shared with the RDB codec. The names below let the command handlers
+// say KindList rather than values.KindList.
+type Kind = values.Kind
+
+const (
+	KindNone   = values.KindNone // an empty slot
+	KindString = values.KindString
+	KindList   = values.KindList
+	KindSet    = values.KindSet
+	KindZSet   = values.KindZSet
+	KindHash   = values.KindHash
+	KindStream = values.KindStream
+)
+
+// Object is one key and its value. Objects live in fixed-size chunks that never
+// move, so an *object stays valid until the key is deleted; it must not outlive
+// the command handler that looked it up.
+//
+// Where a value lives depends on its encoding (see value.go): strings in str
+// or ival, compact collections (listpack, intset) in str as one flat buffer,
+// full collections behind coll.
+type Object struct {
+	Key      string            // shares its bytes with the index map's key
+	Str      []byte            // EncRaw: the string; EncListpack/EncIntset: the flat encoding
+	Coll     values.Collection // EncHashtable, EncSkiplist, EncQuicklist, EncStream: the structure
+	IntVal   int64             // KindString with EncInt: the value, as Redis' OBJ_ENCODING_INT
+	ExpireAt int64             // unix milliseconds; 0 = no expiry
+	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
+	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
+	Kind     Kind
+	Enc      Encoding
+	OffHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
+}
+
+// Encoding is how a string value is held. EncInt keeps an integer inside the
+// object, so INCR touches no second allocation and parses nothing: on a
+// keyspace larger than the cache that saves a memory stall per command.
+type Encoding uint8
+
+const (
+	EncRaw       Encoding = iota // o.Str holds the bytes
+	EncInt                       // o.IntVal holds the value; o.Str is nil
+	EncListpack                  // o.Str is a listpack (package listpack)
+	EncIntset                    // o.Str is an intset (sorted integers)
+	EncHashtable                 // o.Coll is a hash table (hash or set)
+	EncSkiplist                  // o.Coll is a sorted set's skiplist and map
+	EncQuicklist                 // o.Coll is a list of listpacks
+	EncStream                    // o.Coll is a stream
+	EncRawEdited                 // o.Str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
+)
+
+// Value returns a string object's bytes; for EncInt they are formatted into
+// buf. The result is valid until buf or the object changes.
+func (o *Object) Value(buf *[20]byte) []byte {
+	if o.Enc == EncInt {
+		return strconv.AppendInt(buf[:0], o.IntVal, 10)
+	}
+	return o.Str
+}
+
+const chunkBits = 10
+const chunkSize = 1 << chunkBits
+
+// DB is one numbered database inside one shard. Keys are found through index
+// and stored in slots, a chunked array whose positions never change while a key
+// lives: SCAN walks slot positions, so a key present for a whole scan is always
+// returned, and RANDOMKEY and the expiry sampler pick random slots in O(1).
+//
+// Invariants (kept by insert/remove/SetExpire):
+//   - index[k] == i  ⇔  slot(i).kind != KindNone && slot(i).key == k
+//   - free holds exactly the empty slot positions below len(slots)*chunkSize that were used
+//   - volatile[o.volIdx] == position of o  ⇔  o.ExpireAt != 0
+type DB struct {
+	index    map[string]uint32
+	chunks   []*[chunkSize]Object
+	used     uint32               // slot positions handed out so far
+	free     []uint32             // emptied positions, reused before growing
+	volatile []uint32             // positions of keys with an expiry
+	owner    *Store               // nil for a DB built alone (tests)
+	evict    *evictor             // maxmemory policy and access clock (evict.go)
+	num      int                  // database number
+	blocked  map[string][]*Waiter // clients blocked on keys, oldest first (waiters.go); nil when none
+	watched  map[string][]*Watch  // WATCHed keys (watch.go); nil when none
+	snap     *dbSnap              // a running snapshot's pending keys (snapshot.go); nil when none
+	big      map[*Object]struct{} // strings held off the Go heap (bigstr.go); nil when none
+
+	// Published for readers outside the shard (INFO keyspace, metrics).
+	keys    atomic.Int64
+	expires atomic.Int64
+	// Counters owned by the shard, published atomically.
+	expired atomic.Int64
+	hits    atomic.Int64 // keyspace_hits: reads that found their key
+	misses  atomic.Int64 // keyspace_misses
+	memory  atomic.Int64 // approximate bytes held by keys and values
+	avgTTL  atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
+	evicted atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
+	offHeap atomic.Int64 // bytes of memory held in off-heap strings (bigstr.go)
+}
+
+// ObjectOverhead approximates the bytes a key costs beyond its key and value
+// bytes: its slot (an object, 88 bytes), its index map entry at the map's
+// average load (about 40) and the allocator's rounding of the key and value
+// buffers to size classes (about 24). Calibrated against the Go heap
+// (TestMemoryAccountingMatchesHeap): within about 10% for small keys.
+const ObjectOverhead = 152
+
+func newDB() *DB {
+	return &DB{index: make(map[string]uint32), evict: detachedEvictor}
+}
+
+// Len is the number of keys in d's index (expired keys not yet removed
+// included, as DBSIZE counts them).
+func (d *DB) Len() int { return len(d.index) }
+
+// Slots is the number of slot positions handed out so far: Slot(pos) is
+// valid for pos < Slots() (SCAN walks them; empty slots have KindNone).
+func (d *DB) Slots() uint32 { return d.used }
+
+// EachKey calls fn with every key in d's index and its object, in the
+// index's (random) order; fn must not insert or remove keys.
+func (d *DB) EachKey(fn func(key string, o *Object)) {
+	for k, pos := range d.index {
+		fn(k, d.Slot(pos))
+	}
+}
+
+// Hit and Miss count a read that found its key, or did not
+// (keyspace_hits, keyspace_misses).
+func (d *DB) Hit()  { d.hits.Add(1) }
+func (d *DB) Miss() { d.misses.Add(1) }
+
+// CountExpired counts a key removed because its time to live passed
+// (expired_keys).
+func (d *DB) CountExpired() { d.expired.Add(1) }
+
+// Memory is the approximate bytes held by d's keys and values; AddMemory
+// changes it by delta (for a handler that accounts a change itself).
+func (d *DB) Memory() int64         { return d.memory.Load() }
+func (d *DB) AddMemory(delta int64) { d.memory.Add(delta) }
+
+// Loading reports whether an append-only file is being replayed into d's
+// store (never for a DB built alone).
+func (d *DB) Loading() bool { return d.owner != nil && d.owner.loading }
+
+// ---- inspection: read-only views for tests and diagnostics ----------------
+// REQUIRES (each): the caller holds the store's shard.
+
+// Index is d's key index (key -> slot position); callers must not change it.
+func (d *DB) Index() map[string]uint32 { return d.index }
+
+// OffHeapStrings is the set of d's strings held off the Go heap (nil when
+// none; bigstr.go); callers must not change it. OffHeapBytes is their size.
+func (d *DB) OffHeapStrings() map[*Object]struct{} { return d.big }
+func (d *DB) OffHeapBytes() int64                  { return d.offHeap.Load() }
+
+// Snapshotting reports whether a running snapshot still has keys of d to
+// write (snapshot.go).
+func (d *DB) Snapshotting() bool { return d.snap != nil }
+
+// Slot returns the object at slot position pos.
+func (d *DB) Slot(pos uint32) *Object {
+	return &d.chunks[pos>>chunkBits][pos&(chunkSize-1)]
+}
+
+// Find returns the object for key without looking at its expiry.
+func (d *DB) Find(key []byte) (*Object, uint32) {
+	pos, ok := d.index[string(key)]
+	if !ok {
+		return nil, 0
+	}
+	return d.Slot(pos), pos
+}
+
+// Lookup returns the live object for key, deleting it first if it has expired
+// (lazy expiry, as Redis' expireIfNeeded), and records the access for the
+// eviction policy, as Redis' lookupKey.
+func (d *DB) Lookup(key []byte, now int64) *Object {
+	o, _ := d.Find(key)
+	if o == nil || o.ExpireAt != 0 && o.ExpireAt <= now {
+		return d.Peek(key, now) // nil, after deleting an expired key
+	}
+	if w := d.evict.stamp.Load(); w&stampLFU == 0 {
+		o.Access = w // the LRU clock, inline: the common case (evict.go)
+	} else {
+		d.touch(o)
+	}
+	return o
+}
+
+// Peek is lookup without recording the access: Redis' LOOKUP_NOTOUCH, for
+// commands that inspect a key (OBJECT, TYPE, TTL, EXISTS, MEMORY USAGE).
+func (d *DB) Peek(key []byte, now int64) *Object {
+	o, pos := d.Find(key)
+	if o == nil {
+		return nil
+	}
+	if o.ExpireAt != 0 && o.ExpireAt <= now {
+		d.dropKey(o, pos)
+		d.expired.Add(1)
+		return nil
+	}
+	return o
+}
+
+// Insert adds key with an empty value of kind and returns it.
+// REQUIRES: key is not present.
+func (d *DB) Insert(key []byte, kind Kind) *Object {
+	var pos uint32
+	if n := len(d.free); n > 0 {
+		pos = d.free[n-1]
+		d.free = d.free[:n-1]
+	} else {
+		pos = d.used
+		if pos>>chunkBits >= uint32(len(d.chunks)) {
+			d.chunks = append(d.chunks, new([chunkSize]Object))
+		}
+		d.used++
+	}
+	if d.snap != nil {
+		d.snapForget(pos) // a key born after the snapshot's point in time
+	}
+	k := string(key)
+	d.index[k] = pos
+	o := d.Slot(pos)
+	*o = Object{Key: k, Kind: kind, volIdx: -1, Access: d.evict.newAccess()}
+	d.keys.Store(int64(len(d.index)))
+	d.memory.Add(int64(len(k) + ObjectOverhead))
+	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
+		d.markReady(k)
+	}
+	d.touchedWatches(k)
+	return o
+}
+
+// Remove deletes o from the database.
+func (d *DB) Remove(o *Object) {
+	d.removeAt(o, d.index[o.Key])
+}
+
+func (d *DB) removeAt(o *Object, pos uint32) {
+	d.CountChange()
+	d.detach(o, pos)
+}
+
+// detach deletes o at slot pos without counting a change: removeAt for
+// commands, dropKey for expiry and eviction. WATCHes on the key still see
+// it go.
+func (d *DB) detach(o *Object, pos uint32) {
+	if d.snap != nil {
+		d.snapSave(pos) // written as it was before it goes
+	}
+	d.touchedWatches(o.Key)
+	if d.blocked != nil {
+		d.markReady(o.Key) // an XREADGROUP waiting on it is told (waiters.go)
+	}
+	if o.ExpireAt != 0 {
+		d.unindexExpire(o)
+	}
+	delete(d.index, o.Key)
+	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
+	d.unmapStr(o)
+	*o = Object{volIdx: -1}
+	d.free = append(d.free, pos)
+	d.keys.Store(int64(len(d.index)))
+	if len(d.index) == 0 {
+		d.reset() // give the memory back once the database is empty
+	}
+}
+
+func (d *DB) reset() {
+	clear(d.index)
+	d.chunks = nil
+	d.used = 0
+	d.free = nil
+	d.volatile = nil
+	d.keys.Store(0)
+	d.expires.Store(0)
+	d.memory.Store(0)
+}
+
+// Flush deletes every key and returns how many there were.
+func (d *DB) Flush() int {
+	n := len(d.index)
+	if d.snap != nil {
+		d.snapFlush()
+	}
+	if s := d.owner; s != nil { // as Redis' flushdbCommand: server.dirty += keys removed
+		s.dirty += int64(n)
+		s.dirtyPub.Store(s.dirty)
+	}
+	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
+		if _, ok := d.index[key]; ok {
+			d.Touched(key)
+		}
+	}
+	for key := range d.blocked { // XREADGROUP waiters hear their stream went (waiters.go)
+		if _, ok := d.index[key]; ok {
+			d.markReady(key)
+		}
+	}
+	d.freeAllOffHeap()
+	d.index = make(map[string]uint32)
+	d.reset()
+	d.avgTTL.Store(0)
+	return n
+}
+
+// SetExpire gives o an expiry (unix ms, > 0), or removes it when at == 0.
+func (d *DB) SetExpire(o *Object, at int64) {
+	if at == 0 {
+		if o.ExpireAt != 0 {
+			d.clearExpire(o)
+		}
+		return
+	}
+	d.Touched(o.Key)
+	if o.ExpireAt == 0 {
+		o.volIdx = int32(len(d.volatile))
+		d.volatile = append(d.volatile, d.index[o.Key])
+		d.expires.Store(int64(len(d.volatile)))
+	}
+	o.ExpireAt = at
+}
+
+func (d *DB) clearExpire(o *Object) {
+	d.Touched(o.Key)
+	d.unindexExpire(o)
+}
+
+// unindexExpire removes o's expiry and its place in volatile.
+func (d *DB) unindexExpire(o *Object) {
+	i := o.volIdx
+	last := len(d.volatile) - 1
+	if int(i) != last {
+		moved := d.volatile[last]
+		d.volatile[i] = moved
+		d.Slot(moved).volIdx = i
+	}
+	d.volatile = d.volatile[:last]
+	o.ExpireAt = 0
+	o.volIdx = -1
+	d.expires.Store(int64(len(d.volatile)))
+}
+
+// SetString stores val as o's string value, reusing o's buffer when it fits so
+// that overwriting a key with a value of similar size allocates nothing.
+//
+// A value of bigbuf.Threshold bytes or more goes off the Go heap
+// (bigstr.go), copied in preemptible steps.
+func (d *DB) SetString(o *Object, val []byte) {
+	old := cap(o.Str)
+	switch {
+	case cap(o.Str) >= len(val) && cap(o.Str) <= 2*len(val)+16:
+		o.Str = o.Str[:len(val)]
+		copyPreemptible(o.Str, val)
+	case len(val) >= bigbuf.Threshold:
+		d.unmapStr(o)
+		o.Str = nil
+		d.NewStringBuf(o, len(val), len(val), true)
+		copyPreemptible(o.Str, val)
+	default:
+		d.unmapStr(o)
+		o.Str = append(make([]byte, 0, len(val)), val...)
+	}
+	if o.Kind != KindString && d.blocked != nil {
+		d.markReady(o.Key) // a stream overwritten: its XREADGROUP waiters are told
+	}
+	o.Kind = KindString
+	o.Enc = EncRaw
+	d.AccountResize(o, old)
+	d.Touched(o.Key)
+}
+
+// MaxStringLen is the largest string value (Redis' proto-max-bulk-len default).
+const MaxStringLen = 512 << 20
+
+// stringMaxPrealloc is Redis' SDS_MAX_PREALLOC: below it a growing string's
+// capacity doubles, at and above it the spare room stops doubling.
+const stringMaxPrealloc = 1 << 20
+
+// StringCapFor is the capacity a string that has to grow to need bytes gets:
+// Redis' sdsMakeRoomFor (greedy) below stringMaxPrealloc, twice what it
+// needs; from there on need plus max(stringMaxPrealloc, need/2), never more
+// than MaxStringLen unless need itself is (a string can never be longer).
+//
+// Redis adds a flat 1 MiB because its realloc usually extends a large block
+// in place; the Go heap cannot, so every growth copies the whole string into
+// fresh pages and leaves the old ones to the GC. With flat +1 MiB steps, 200
+// APPENDs of 1 MiB copy about 10 GB (quadratic: 15.6 s in
+// BenchmarkAppendGrowth). Growing by half keeps the copying linear (each
+// byte copied about twice) and, measured end to end against a server, was
+// both faster and left less garbage (RSS) than need/8: 1.17 s and 624 MB
+// against 1.90 s and 878 MB (docs/performance.md). The spare room, at most
+// a third of the capacity, is counted in used_memory like the rest.
+func StringCapFor(need int) int {
+	if need < stringMaxPrealloc {
+		return 2 * need
+	}
+	c := need + max(stringMaxPrealloc, need/2)
+	if c > MaxStringLen {
+		c = max(need, MaxStringLen)
+	}
+	return c
+}
+
+// GrowString makes o.Str need bytes long (need >= len(o.Str)), the new
+// bytes zero, for APPEND and SETRANGE. Within its capacity it only extends
+// the slice; otherwise it moves the string into a buffer of StringCapFor(need)
+// bytes, accounted by capacity. REQUIRES: o is a materialized string.
+//
+// The buffer comes from make, never from append(s, make([]byte, n)...): the
+// runtime zeroes a large make in preemptible 256 KiB chunks (and not at all
+// for pages fresh from the OS), while append's zero fill is one
+// non-preemptible memclr, which for 512 MiB held every other goroutine at
+// the next GC's stop-the-world for the whole clear (docs/performance.md).
+//
+// From bigbuf.Threshold on the string lives off the Go heap and grows with
+// mremap by Redis' steps (bigCapFor; bigstr.go).
+func (d *DB) GrowString(o *Object, need int) {
+	if need <= cap(o.Str) {
+		n := len(o.Str)
+		o.Str = o.Str[:need]
+		// A reused buffer may hold a previous value's bytes.
+		if o.OffHeap {
+			bigbuf.Zero(o.Str[n:])
+		} else {
+			clear(o.Str[n:])
+		}
+		return
+	}
+	old := cap(o.Str)
+	if need >= bigbuf.Threshold && d.growOffHeap(o, need) {
+		d.AccountResize(o, old)
+		return
+	}
+	buf := make([]byte, need, StringCapFor(need))
+	copyPreemptible(buf, o.Str)
+	d.unmapStr(o) // when an mremap failed
+	o.Str = buf
+	d.AccountResize(o, old)
+}
+
+// copyPreemptible is copy(dst, src) in 256 KiB steps. One copy of a large
+// string is one memmove the scheduler cannot interrupt, so a GC that wants
+// to stop the world waits for it while every other goroutine already
+// stands still; between the steps this goroutine can be preempted.
+func copyPreemptible(dst, src []byte) {
+	const step = 256 << 10
+	for len(src) > step && len(dst) > step {
+		copy(dst[:step], src[:step])
+		dst, src = dst[step:], src[step:]
+	}
+	copy(dst, src)
+}
+
+// SetInt stores n as o's value with the integer encoding, releasing any byte
+// buffer.
+func (d *DB) SetInt(o *Object, n int64) {
+	d.FreeStr(o)
+	o.Kind, o.Enc, o.IntVal = KindString, EncInt, n
+	d.Touched(o.Key)
+}
+
+// Materialize turns an integer-encoded value into bytes before a command
+// edits them in place (APPEND, SETRANGE).
+func (d *DB) Materialize(o *Object) {
+	if o.Enc != EncInt {
+		return
+	}
+	o.Str = strconv.AppendInt(make([]byte, 0, 24), o.IntVal, 10)
+	o.Enc = EncRaw
+	d.memory.Add(int64(cap(o.Str)))
+}
+
+// DropValue empties o's value before it is given a value of another kind.
+func (d *DB) DropValue(o *Object) {
+	d.memory.Add(-o.ValueMemory())
+	d.unmapStr(o)
+	o.Str, o.Coll = nil, nil
+	o.Kind, o.Enc = KindNone, EncRaw
+}
+
+// AccountResize records that o.Str's capacity changed from old. Overwrites
+// in place (the common case) change nothing and skip the atomic add.
+func (d *DB) AccountResize(o *Object, old int) {
+	if delta := cap(o.Str) - old; delta != 0 {
+		d.memory.Add(int64(delta))
+	}
+}
+
+// RandomLive returns a random live key's object, or nil if the database is
+// empty. Expired keys found on the way are deleted.
+func (d *DB) RandomLive(now int64) *Object {
+	for tries := 0; len(d.index) > 0 && tries < 100; tries++ {
+		o := d.randomSlot()
+		if o == nil {
+			continue
+		}
+		if o.ExpireAt != 0 && o.ExpireAt <= now {
+			d.dropKey(o, d.index[o.Key])
+			d.expired.Add(1)
+			continue
+		}
+		return o
+	}
+	// Sparse slots: fall back to the map's random iteration start.
+	for k, pos := range d.index {
+		_ = k
+		o := d.Slot(pos)
+		if o.ExpireAt != 0 && o.ExpireAt <= now {
+			continue
+		}
+		return o
+	}
+	return nil
+}
+
+func (d *DB) randomSlot() *Object {
+	if d.used == 0 {
+		return nil
+	}
+	o := d.Slot(uint32(rand.IntN(int(d.used))))
+	if o.Kind == KindNone {
+		return nil
+	}
+	return o
+}
+
+// expireCycle samples keys with an expiry and deletes the expired ones, as
+// Redis' activeExpireCycle: 20 samples a round, another round while more than a
+// quarter of the sample had expired, until the deadline (unix ns). It returns
+// how many keys it deleted.
+func (d *DB) expireCycle(now int64, deadline int64) int {
+	deleted := 0
+	for len(d.volatile) > 0 {
+		sample := min(20, len(d.volatile))
+		expired := 0
+		var ttlSum, ttlSamples int64
+		for range sample {
+			if len(d.volatile) == 0 {
+				break
+			}
+			pos := d.volatile[rand.IntN(len(d.volatile))]
+			o := d.Slot(pos)
+			if o.ExpireAt <= now {
+				d.dropKey(o, pos)
+				expired++
+			} else {
+				ttlSum += o.ExpireAt - now
+				ttlSamples++
+			}
+		}
+		if ttlSamples > 0 {
+			// As Redis' activeExpireCycle: the first estimate is taken as is,
+			// later ones move it by 2% of the difference.
+			avg, prev := ttlSum/ttlSamples, d.avgTTL.Load()
+			if prev != 0 {
+				avg = prev/50*49 + avg/50
+			}
+			d.avgTTL.Store(avg)
+		}
+		deleted += expired
+		if expired*4 <= sample || time.Now().UnixNano() > deadline {
+			break
+		}
+	}
+	d.expired.Add(int64(deleted))
+	return deleted
+}

@@ -1,0 +1,225 @@
+package keyspace
+
+import (
+	"slices"
+
+	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/values"
+)
+
+// A list lives in one of two encodings:
+//
+//   - EncListpack: o.Str is one listpack (package listpack) holding every
+//     element in order. Small lists stay here: one flat buffer, no pointers.
+//   - EncQuicklist: o.Coll is a *quicklist, a sequence of nodes each holding a
+//     run of elements up to the node limit (list-max-listpack-size). O(1)
+//     push and pop at both ends, O(n/node) index.
+//
+// A list converts from the first to the second when a write would take the
+// listpack past the node limit or past listpackMaxEntries entries, and never
+// back. Both report "quicklist" to OBJECT ENCODING, as Redis 7.0 (whose lists
+// are always quicklists), so where the switch happens is not observable.
+
+// ---- the list as handlers see it ------------------------------------------------
+
+// ListLen is the number of elements of list o.
+func ListLen(o *Object) int {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).Len()
+	}
+	return listpack.Len(o.Str)
+}
+
+// listToQuicklist converts o from a listpack to a quicklist, filling nodes
+// up to the node limit, each sized to what it holds plus some slack at both
+// ends.
+func listToQuicklist(o *Object, fill int64) *values.Quicklist {
+	q := values.QuicklistFromListpack(o.Str, fill)
+	o.Str, o.Coll, o.Enc = nil, q, EncQuicklist
+	return q
+}
+
+// ListPush adds v at the front or back of o, converting o to a quicklist
+// when its listpack is full.
+func ListPush(o *Object, v []byte, front bool, fill int64) {
+	if o.Enc == EncQuicklist {
+		o.Coll.(*values.Quicklist).Push(v, front, fill)
+		return
+	}
+	if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
+		listToQuicklist(o, fill).Push(v, front, fill)
+		return
+	}
+	if front && len(o.Str) > listpack.First {
+		o.Str = listpack.Insert(o.Str, listpack.First, v)
+	} else {
+		o.Str = listpack.Append(o.Str, v)
+	}
+}
+
+// ListEnd returns o's first (front) or last element. The bytes are valid
+// until o changes. REQUIRES: o is not empty.
+func ListEnd(o *Object, front bool) []byte {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).End(front)
+	}
+	off := listpack.First
+	if !front {
+		off = values.ListpackLastOffset(o.Str)
+	}
+	v, _ := listpack.Next(o.Str, off)
+	return v
+}
+
+// ListDelEnds removes the first k (front) or last k elements of o.
+// REQUIRES: k <= ListLen(o).
+func ListDelEnds(o *Object, k int, front bool) {
+	if k == 0 {
+		return
+	}
+	if o.Enc == EncQuicklist {
+		q := o.Coll.(*values.Quicklist)
+		if front {
+			q.DelFront(k)
+		} else {
+			q.DelBack(k)
+		}
+		return
+	}
+	if front {
+		o.Str = listpack.Delete(o.Str, listpack.First, k)
+		return
+	}
+	n := listpack.Len(o.Str)
+	o.Str = listpack.Delete(o.Str, values.ListpackSkip(o.Str, listpack.First, n-k), k)
+}
+
+// ListIterAt returns an iterator whose first element is element start
+// (0 <= start < ListLen(o)).
+func ListIterAt(o *Object, start int, back bool) values.ListIter {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).IterAt(start, back)
+	}
+	return values.ListpackIterAt(o.Str, start, back)
+}
+
+// ListIndex returns element i (0 <= i < ListLen(o)).
+func ListIndex(o *Object, i int) []byte {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).Index(i)
+	}
+	v, _ := listpack.Next(o.Str, listpack.Offset(o.Str, i))
+	return v
+}
+
+// ListSet replaces element i (0 <= i < ListLen(o)) with v.
+func ListSet(o *Object, i int, v []byte, fill int64) {
+	if o.Enc != EncQuicklist {
+		off := listpack.Offset(o.Str, i)
+		_, next := listpack.Next(o.Str, off)
+		size := len(o.Str) - listpack.First - (next - off)
+		if listpack.Len(o.Str) == 1 || values.NodeFits(size, listpack.Len(o.Str)-1, values.NodeEntrySize(len(v)), fill) {
+			o.Str, _ = listpack.Replace(o.Str, off, v)
+			return
+		}
+		listToQuicklist(o, fill)
+	}
+	o.Coll.(*values.Quicklist).Set(i, v, fill)
+}
+
+// ListInsert adds v before (after false) or after the first element equal to
+// pivot, and reports whether pivot was found.
+func ListInsert(o *Object, pivot, v []byte, after bool, fill int64) bool {
+	if o.Enc == EncQuicklist {
+		return o.Coll.(*values.Quicklist).InsertPivot(pivot, v, after, fill)
+	}
+	for off := listpack.First; off < len(o.Str); {
+		e, next := listpack.Next(o.Str, off)
+		if string(e) != string(pivot) {
+			off = next
+			continue
+		}
+		if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
+			i := 0
+			for p := listpack.First; p < off; i++ {
+				_, p = listpack.Next(o.Str, p)
+			}
+			if after {
+				i++
+			}
+			listToQuicklist(o, fill).Insert(i, v, fill)
+			return true
+		}
+		if after {
+			off = next
+		}
+		o.Str = listpack.Insert(o.Str, off, v)
+		return true
+	}
+	return false
+}
+
+// ListRemove removes elements equal to v: the first limit of them from the
+// front, or from the back when fromBack, or all of them when limit is 0. It
+// returns how many it removed.
+func ListRemove(o *Object, v []byte, limit int, fromBack bool) int {
+	skip := 0
+	if fromBack && limit > 0 {
+		// Removing the last limit matches is skipping all but them.
+		total := listCount(o, v)
+		if total <= limit {
+			limit = 0
+		} else {
+			skip = total - limit
+		}
+	}
+	r := values.NewEqualRemover(v, limit, skip)
+	if o.Enc == EncQuicklist {
+		o.Coll.(*values.Quicklist).RemoveWhere(&r)
+		return r.Removed()
+	}
+	lp := o.Str
+	w := listpack.First
+	for rd := listpack.First; rd < len(lp); {
+		e, next := listpack.Next(lp, rd)
+		if !r.Take(e) {
+			if w != rd {
+				copy(lp[w:], lp[rd:next])
+			}
+			w += next - rd
+		}
+		rd = next
+	}
+	if removed := r.Removed(); removed > 0 {
+		o.Str = lp[:w]
+		values.ListpackSetLen(o.Str, listpack.Len(lp)-removed)
+	}
+	return r.Removed()
+}
+
+// listCount is how many elements of o equal v.
+func listCount(o *Object, v []byte) int {
+	n := ListLen(o)
+	it := ListIterAt(o, 0, false)
+	c := 0
+	for range n {
+		if string(it.Next()) == string(v) {
+			c++
+		}
+	}
+	return c
+}
+
+// ListElements returns copies of o's elements in order (tests and tools).
+func ListElements(o *Object) [][]byte {
+	n := ListLen(o)
+	out := make([][]byte, 0, n)
+	if n == 0 {
+		return out
+	}
+	it := ListIterAt(o, 0, false)
+	for range n {
+		out = append(out, slices.Clone(it.Next()))
+	}
+	return out
+}

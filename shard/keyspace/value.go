@@ -1,0 +1,189 @@
+package keyspace
+
+import (
+	"sync/atomic"
+
+	"github.com/svcdb/svcdb/core/resp"
+)
+
+// ValueMemory is the bytes o's value holds beyond the object itself.
+func (o *Object) ValueMemory() int64 {
+	n := int64(cap(o.Str))
+	if o.Coll != nil {
+		n += o.Coll.Memory()
+	}
+	return n
+}
+
+// ValueChanged accounts for a change of o's value size; before is what
+// o.ValueMemory() returned before the change. Every command that changes a
+// collection calls it once, at the end:
+//
+//	before := o.ValueMemory()
+//	... change o ...
+//	d.ValueChanged(o, before)
+func (d *DB) ValueChanged(o *Object, before int64) {
+	d.Touched(o.Key)
+	if delta := o.ValueMemory() - before; delta != 0 {
+		d.memory.Add(delta)
+	}
+}
+
+// CopyValue gives dst (a fresh object of src's kind) a deep copy of src's
+// collection value.
+func (d *DB) CopyValue(dst, src *Object) {
+	dst.Enc = src.Enc
+	if src.Str != nil {
+		dst.Str = append(make([]byte, 0, len(src.Str)), src.Str...)
+	}
+	if src.Coll != nil {
+		dst.Coll = src.Coll.Clone()
+	}
+	d.ValueChanged(dst, 0)
+}
+
+// encodingName is what OBJECT ENCODING reports, from what the value really
+// is. Strings follow Redis: "int" for integers held as numbers, "embstr" for
+// strings up to 44 bytes (Redis' embedded-string limit), "raw" above.
+func (o *Object) encodingName() string {
+	switch o.Enc {
+	case EncInt:
+		return "int"
+	case EncRaw:
+		if _, ok := resp.ParseInt(o.Str); ok {
+			return "int" // Redis' tryObjectEncoding would have made it one
+		}
+		if len(o.Str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
+	case EncRawEdited:
+		return "raw"
+	case EncListpack:
+		if o.Kind == KindList {
+			return "quicklist" // Redis 7.0 lists are always quicklists; ours has one node
+		}
+		return "listpack"
+	case EncIntset:
+		return "intset"
+	case EncHashtable:
+		return "hashtable"
+	case EncSkiplist:
+		return "skiplist"
+	case EncQuicklist:
+		return "quicklist"
+	case EncStream:
+		return "stream"
+	}
+	return "unknown"
+}
+
+// Edited records that a string was changed in place (APPEND, SETRANGE).
+func (d *DB) Edited(o *Object) {
+	o.Enc = EncRawEdited
+	d.Touched(o.Key)
+}
+
+// ReadKind looks key up for a read command: (nil, true) when missing, (nil,
+// false) after replying WRONGTYPE. It counts keyspace hits and misses.
+func (c *Ctx) ReadKind(d *DB, key []byte, kind Kind) (*Object, bool) {
+	o := d.Lookup(key, c.Now)
+	if o == nil {
+		d.misses.Add(1)
+		return nil, true
+	}
+	d.hits.Add(1)
+	if o.Kind != kind {
+		c.WrongType()
+		return nil, false
+	}
+	return o, true
+}
+
+// WriteKind looks key up for a write command: (nil, true) when missing, (nil,
+// false) after replying WRONGTYPE. Writes do not count as hits or misses, as
+// in Redis (lookupKeyWrite).
+func (c *Ctx) WriteKind(d *DB, key []byte, kind Kind) (*Object, bool) {
+	o := d.Lookup(key, c.Now)
+	if o == nil {
+		return nil, true
+	}
+	if o.Kind != kind {
+		c.WrongType()
+		return nil, false
+	}
+	return o, true
+}
+
+// RemoveMembers is HDEL, SREM and ZREM: del removes each of c.Args[2:] from
+// the key's kind value, stopping once it is empty, and the reply is how many
+// it removed. As in Redis, a no-op leaves WATCH alone and an emptied key is
+// deleted.
+func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func(*Object) int) {
+	key := c.Args[1]
+	d := c.DBFor(key)
+	o, ok := c.WriteKind(d, key, kind)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	before := o.ValueMemory()
+	var removed int64
+	for _, m := range c.Args[2:] {
+		if del(o, m) {
+			removed++
+			if size(o) == 0 {
+				break
+			}
+		}
+	}
+	if removed > 0 {
+		d.ValueChanged(o, before)
+		if size(o) == 0 {
+			d.Remove(o)
+		}
+	}
+	c.Int(removed)
+}
+
+// ---- encoding thresholds ------------------------------------------------------
+
+// EncodingLimits are the thresholds past which a compact value converts to
+// its full structure (Redis' *-max-listpack-* and set-max-intset-entries).
+type EncodingLimits struct {
+	HashMaxListpackEntries int64
+	HashMaxListpackValue   int64
+	SetMaxIntsetEntries    int64
+	ZSetMaxListpackEntries int64
+	ZSetMaxListpackValue   int64
+	ListMaxListpackSize    int64 // > 0: entries per node; < 0: -1..-5 = 4..64 KiB per node
+	StreamNodeMaxEntries   int64
+}
+
+// DefaultEncodingLimits are Redis 7.0's defaults.
+var DefaultEncodingLimits = EncodingLimits{
+	HashMaxListpackEntries: 512,
+	HashMaxListpackValue:   64,
+	SetMaxIntsetEntries:    512,
+	ZSetMaxListpackEntries: 128,
+	ZSetMaxListpackValue:   64,
+	ListMaxListpackSize:    -2,
+	StreamNodeMaxEntries:   100,
+}
+
+// encodingLimits is read by command handlers on any shard and replaced whole
+// by SetEncodingLimits (CONFIG SET).
+type encodingLimits struct {
+	p atomic.Pointer[EncodingLimits]
+}
+
+// Limits returns the current thresholds.
+func (c *Ctx) Limits() *EncodingLimits {
+	if l := c.env.limits.p.Load(); l != nil {
+		return l
+	}
+	return &DefaultEncodingLimits
+}
