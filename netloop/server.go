@@ -156,7 +156,9 @@ type Server struct {
 	stats  serverStats
 	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
 	track  tracker   // client-side caching's tables (tracking.go)
-	params *config.Registry
+	// notifyOn is notify-keyspace-events' classes (notify.go).
+	notifyOn atomic.Uint32
+	params   *config.Registry
 
 	// cmdStats holds one recorder per event loop (loopState.rec).
 	cmdStats *cmdstats.Set

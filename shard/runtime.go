@@ -609,3 +609,9 @@ func (rt *Runtime) expireLoop() {
 // ReportLatency makes the runtime record its latency events (expire-cycle)
 // in m, as Redis' latency monitor does.
 func (rt *Runtime) ReportLatency(m *latency.Monitor) { rt.latency.Store(m) }
+
+// SetNotify sets the keyspace notification classes published (0: none)
+// and the Notifier that publishes them (keyspace/notify.go).
+func (rt *Runtime) SetNotify(classes keyspace.NotifyClass, fn keyspace.Notifier) {
+	rt.env.SetNotify(classes, fn)
+}

@@ -208,7 +208,7 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 		return nil
 	}
 	if o.ExpireAt != 0 && o.ExpireAt <= now {
-		d.dropKey(o, pos)
+		d.dropKey(o, pos, NotifyExpired, "expired")
 		d.expired.Add(1)
 		return nil
 	}
@@ -242,6 +242,7 @@ func (d *DB) Insert(key []byte, kind Kind) *Object {
 		d.markReady(k)
 	}
 	d.touchedWatches(k)
+	d.notifyKey(NotifyNew, "new", k) // Redis' dbAdd
 	return o
 }
 
@@ -510,7 +511,7 @@ func (d *DB) RandomLive(now int64) *Object {
 			continue
 		}
 		if o.ExpireAt != 0 && o.ExpireAt <= now {
-			d.dropKey(o, d.index[o.Key])
+			d.dropKey(o, d.index[o.Key], NotifyExpired, "expired")
 			d.expired.Add(1)
 			continue
 		}
@@ -556,7 +557,7 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 			pos := d.volatile[rand.IntN(len(d.volatile))]
 			o := d.Slot(pos)
 			if o.ExpireAt <= now {
-				d.dropKey(o, pos)
+				d.dropKey(o, pos, NotifyExpired, "expired")
 				expired++
 			} else {
 				ttlSum += o.ExpireAt - now

@@ -74,6 +74,7 @@ type Env struct {
 	// aoflog.go); nil when nobody listens. Client tracking invalidates
 	// the key there.
 	dropped atomic.Pointer[func(db int, key string)]
+	notify  notifyState // keyspace notifications (notify.go)
 }
 
 // NewEnv builds the stores of a keyspace of n shards for table's commands,
