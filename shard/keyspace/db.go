@@ -215,9 +215,21 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 	return o
 }
 
-// Insert adds key with an empty value of kind and returns it.
+// Insert adds key with an empty value of kind and returns it, and
+// publishes the new event (Redis' dbAdd).
 // REQUIRES: key is not present.
 func (d *DB) Insert(key []byte, kind Kind) *Object {
+	o := d.insert(key, kind)
+	d.notifyKey(NotifyNew, "new", o.Key)
+	return o
+}
+
+// Reinsert is Insert for a key whose old value the command just removed
+// to put a new one in its place (a STORE destination): as Redis'
+// setKey over an existing key (dbOverwrite), no new event.
+func (d *DB) Reinsert(key []byte, kind Kind) *Object { return d.insert(key, kind) }
+
+func (d *DB) insert(key []byte, kind Kind) *Object {
 	var pos uint32
 	if n := len(d.free); n > 0 {
 		pos = d.free[n-1]
@@ -242,7 +254,6 @@ func (d *DB) Insert(key []byte, kind Kind) *Object {
 		d.markReady(k)
 	}
 	d.touchedWatches(k)
-	d.notifyKey(NotifyNew, "new", k) // Redis' dbAdd
 	return o
 }
 

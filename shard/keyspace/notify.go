@@ -153,6 +153,14 @@ func (c *Ctx) Notify(class NotifyClass, event string, key []byte) {
 	c.env.publish(c, class, event, c.DB, key)
 }
 
+// NotifyIn is Notify for a key of database db (COPY ... DB, MOVE).
+func (c *Ctx) NotifyIn(db int, class NotifyClass, event string, key []byte) {
+	if c.env.notify.classes.Load()&uint32(class) == 0 {
+		return
+	}
+	c.env.publish(c, class, event, db, key)
+}
+
 // NotifyOn reports whether class is published: for a handler that must
 // do work (format a key) only to notify.
 func (c *Ctx) NotifyOn(class NotifyClass) bool {
