@@ -196,7 +196,7 @@ func set(c *keyspace.Ctx, key, val []byte, flags setFlags, at int64, done, abort
 	c.Notify(keyspace.NotifyString, "set", key)
 	if flags&setExpire != 0 {
 		c.Notify(keyspace.NotifyGeneric, "expire", key) // as Redis, before it is checked
-		if at <= c.Now { // an EXAT/PXAT in the past: the key is gone at once
+		if at <= c.Now {                                // an EXAT/PXAT in the past: the key is gone at once
 			d.Remove(o)
 			d.CountExpired()
 			c.LogAs(cmdDEL, key)
