@@ -59,7 +59,7 @@ func cmdSAdd(c *keyspace.Ctx) {
 	c.Int(added)
 }
 
-func cmdSRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindSet, keyspace.SetRemove, keyspace.SetLen) }
+func cmdSRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindSet, keyspace.SetRemove, keyspace.SetLen, keyspace.NotifySet, "srem") }
 
 // cmdSMove follows Redis' smoveCommand: a missing source is 0 before the
 // destination's type is looked at, and moving to the same set is a

@@ -119,7 +119,7 @@ func (c *Ctx) WriteKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 // the key's kind value, stopping once it is empty, and the reply is how many
 // it removed. As in Redis, a no-op leaves WATCH alone and an emptied key is
 // deleted.
-func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func(*Object) int) {
+func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func(*Object) int, class NotifyClass, event string) {
 	key := c.Args[1]
 	d := c.DBFor(key)
 	o, ok := c.WriteKind(d, key, kind)
@@ -142,8 +142,10 @@ func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func
 	}
 	if removed > 0 {
 		d.ValueChanged(o, before)
+		c.Notify(class, event, key)
 		if size(o) == 0 {
 			d.Remove(o)
+			c.Notify(NotifyGeneric, "del", key)
 		}
 	}
 	c.Int(removed)

@@ -175,7 +175,9 @@ func zadd(c *keyspace.Ctx, flags int) {
 	}
 }
 
-func cmdZRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindZSet, keyspace.ZSetDel, keyspace.ZSetLen) }
+func cmdZRem(c *keyspace.Ctx) {
+	c.RemoveMembers(keyspace.KindZSet, keyspace.ZSetDel, keyspace.ZSetLen, keyspace.NotifyZSet, "zrem")
+}
 
 // zaddOption reads one ZADD option word: its flag, or ch for CH; neither
 // for the first score.
