@@ -68,11 +68,16 @@ const zOffsBuf = 128
 // formatted %.17g (Redis 7.0's addReplyDouble).
 func zscoreReply(c *keyspace.Ctx, f float64) { c.Out = resp.AppendDouble(c.Out, f, c.RESP3) }
 
-// zsetDone accounts for a change of o's value and deletes o once it is empty.
-func zsetDone(d *keyspace.DB, o *keyspace.Object, before int64) {
+// zsetDone accounts for a change of o's value, publishes event for key
+// (none when ""), and deletes o once it is empty, with the del event.
+func zsetDone(c *keyspace.Ctx, d *keyspace.DB, o *keyspace.Object, before int64, key []byte, event string) {
 	d.ValueChanged(o, before)
+	if event != "" {
+		c.Notify(keyspace.NotifyZSet, event, key)
+	}
 	if keyspace.ZSetLen(o) == 0 {
 		d.Remove(o)
+		c.Notify(keyspace.NotifyGeneric, "del", key)
 	}
 }
 
@@ -143,7 +148,7 @@ func zadd(c *keyspace.Ctx, flags int) {
 			if out&keyspace.ZAddOutNaN != 0 {
 				// Only INCR (one pair) meets NaN, so nothing has changed.
 				if created {
-					zsetDone(d, o, before)
+					zsetDone(c, d, o, before, key, "")
 				}
 				c.Err(errZNaN)
 				return
@@ -160,7 +165,7 @@ func zadd(c *keyspace.Ctx, flags int) {
 			score = ns
 		}
 		if added+updated > 0 || created {
-			zsetDone(d, o, before)
+			zsetDone(c, d, o, before, key, "")
 		}
 	}
 	switch {
@@ -172,6 +177,13 @@ func zadd(c *keyspace.Ctx, flags int) {
 		c.Int(added + updated)
 	default:
 		c.Int(added)
+	}
+	if added+updated > 0 { // after the reply, as Redis' zaddGenericCommand
+		if incr {
+			c.Notify(keyspace.NotifyZSet, "zincr", key)
+		} else {
+			c.Notify(keyspace.NotifyZSet, "zadd", key)
+		}
 	}
 }
 
@@ -380,6 +392,9 @@ const (
 	zrLex
 )
 
+// zremEvents are ZREMRANGEBY*'s keyspace events, by range type.
+var zremEvents = [...]string{zrRank: "zremrangebyrank", zrScore: "zremrangebyscore", zrLex: "zremrangebylex"}
+
 const (
 	zdAuto = iota
 	zdForward
@@ -544,7 +559,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 	e := zemit{c: c, withScores: withScores, store: store}
 	if o == nil {
 		if store {
-			zstore(c, c.Args[1], nil)
+			zstore(c, c.Args[1], nil, "zrangestore")
 		} else {
 			c.Out = append(c.Out, resp.EmptyArray...)
 		}
@@ -563,7 +578,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 		start = max(start, 0)
 		if start > end || start >= llen {
 			if store {
-				zstore(c, c.Args[1], nil)
+				zstore(c, c.Args[1], nil, "zrangestore")
 			} else {
 				c.Out = append(c.Out, resp.EmptyArray...)
 			}
@@ -588,7 +603,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 			z.Move(rev)
 		}
 		if store {
-			zstore(c, c.Args[1], e.pairs())
+			zstore(c, c.Args[1], e.pairs(), "zrangestore")
 		}
 		return
 	}
@@ -623,7 +638,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 		}
 	}
 	if store {
-		zstore(c, c.Args[1], e.pairs())
+		zstore(c, c.Args[1], e.pairs(), "zrangestore")
 		return
 	}
 	n := e.n
@@ -638,13 +653,21 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 // count (Redis' setKey / dbDelete at the end of ZRANGESTORE, ZUNIONSTORE,
 // ...). The encoding is the one ZSetAdd would have reached adding them one
 // by one.
-func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
+//
+// The events are Redis': event (zrangestore, zunionstore, ...) after the
+// reply, or del after it for a destination that went; a destination that
+// existed is replaced without the new event (setKey).
+func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair, event string) {
 	d := c.DBFor(dst)
-	if old := d.Lookup(dst, c.Now); old != nil {
+	old := d.Lookup(dst, c.Now)
+	if old != nil {
 		d.Remove(old)
 	}
 	if len(pairs) == 0 {
 		c.Int(0)
+		if old != nil {
+			c.Notify(keyspace.NotifyGeneric, "del", dst)
+		}
 		return
 	}
 	lim := c.Limits()
@@ -653,7 +676,12 @@ func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
 		maxLen = max(maxLen, len(p.member))
 		total += len(p.member)
 	}
-	o := d.Insert(dst, keyspace.KindZSet)
+	var o *keyspace.Object
+	if old != nil {
+		o = d.Reinsert(dst, keyspace.KindZSet)
+	} else {
+		o = d.Insert(dst, keyspace.KindZSet)
+	}
 	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
 		slices.SortFunc(pairs, zpairCmp)
 		lp := listpack.New(total + len(pairs)*(values.ZlScoreLen+3))
@@ -672,6 +700,7 @@ func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
 	}
 	d.ValueChanged(o, 0)
 	c.Int(int64(len(pairs)))
+	c.Notify(keyspace.NotifyZSet, event, dst)
 }
 
 // ---- ZREMRANGEBY* ---------------------------------------------------------------
@@ -765,7 +794,7 @@ func zremrange(c *keyspace.Ctx, rangeType int) {
 		}
 	}
 	if deleted > 0 {
-		zsetDone(d, o, before)
+		zsetDone(c, d, o, before, key, zremEvents[rangeType])
 	}
 	c.Int(int64(deleted))
 }
@@ -889,7 +918,11 @@ func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, ne
 			s.RemoveNode(x)
 		}
 	}
-	zsetDone(d, o, before)
+	event := "zpopmin"
+	if fromMax {
+		event = "zpopmax"
+	}
+	zsetDone(c, d, o, before, key, event) // after the reply, as Redis' genericZpopCommand
 }
 
 var (
@@ -1013,6 +1046,9 @@ const (
 	zopInter
 	zopDiff
 )
+
+// zstoreEvents are the STORE commands' keyspace events, by operation.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
 
 const (
 	zaggSum = iota
@@ -1288,7 +1324,7 @@ done:
 		res[i].member = arena[spans[i].off : spans[i].off+spans[i].n]
 	}
 	if dst != nil {
-		zstore(c, dst, res)
+		zstore(c, dst, res, zstoreEvents[op])
 		return
 	}
 	slices.SortFunc(res, zpairCmp)
