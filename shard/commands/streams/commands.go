@@ -420,7 +420,10 @@ func cmdXAdd(c *keyspace.Ctx) {
 	}
 	s.Append(id, fv, c.Limits().StreamNodeMaxEntries)
 	bulkID(c, id)
-	s.Trim(&a.TrimArgs)
+	c.Notify(keyspace.NotifyStream, "xadd", key) // after the reply, as Redis' xaddCommand
+	if s.Trim(&a.TrimArgs) > 0 {
+		c.Notify(keyspace.NotifyStream, "xtrim", key)
+	}
 	d.ValueChanged(o, before)
 	if existed {
 		d.SignalReady(key)
@@ -493,6 +496,7 @@ func cmdXTrim(c *keyspace.Ctx) {
 	n := s.Trim(&a.TrimArgs)
 	if n > 0 {
 		d.ValueChanged(o, before)
+		c.Notify(keyspace.NotifyStream, "xtrim", key)
 		if c.Logging() && a.Approx {
 			args := slices.Clone(c.Args)
 			rewriteTrim(c, args, s, &a.TrimArgs)
@@ -621,6 +625,7 @@ func cmdXDel(c *keyspace.Ctx) {
 			s.RefreshFirstID()
 		}
 		d.ValueChanged(o, before)
+		c.Notify(keyspace.NotifyStream, "xdel", key)
 	}
 	c.Int(deleted)
 }
@@ -824,6 +829,7 @@ loop:
 				gl = &groupLog{d: d, key: key, group: groupName, now: streamNow(c, d)}
 				if cons = g.Consumer(consumerName); cons == nil {
 					cons = s.CreateConsumer(g, consumerName, gl.now)
+					c.Notify(keyspace.NotifyStream, "xgroup-createconsumer", key)
 					// XCLAIM creates it when replayed; otherwise (NOACK as
 					// Redis, a history read as svcdb adds) the log must.
 					if noack || history {
@@ -1018,6 +1024,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		if s.CreateGroup(args[3], id, entriesRead) != nil {
 			d.CountChange()
 			c.OK()
+			c.Notify(keyspace.NotifyStream, "xgroup-create", args[2])
 		} else {
 			c.Err("BUSYGROUP Consumer Group name already exists")
 		}
@@ -1036,6 +1043,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		g.EntriesRead = entriesRead
 		d.CountChange()
 		c.OK()
+		c.Notify(keyspace.NotifyStream, "xgroup-setid", args[2])
 	case resp.EqualFold(sub, "destroy") && len(args) == 4:
 		if g == nil {
 			c.Int(0)
@@ -1046,6 +1054,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		groupsChanged(d, o, before)
 		d.CountChange()
 		c.Int(1)
+		c.Notify(keyspace.NotifyStream, "xgroup-destroy", args[2])
 		d.SignalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
 	case resp.EqualFold(sub, "createconsumer") && len(args) == 5:
 		before := o.ValueMemory()
@@ -1053,6 +1062,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		groupsChanged(d, o, before)
 		if created {
 			d.CountChange()
+			c.Notify(keyspace.NotifyStream, "xgroup-createconsumer", args[2])
 			c.Int(1)
 		} else {
 			c.Int(0)
@@ -1065,6 +1075,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 			s.DeleteConsumer(g, cons)
 			groupsChanged(d, o, before)
 			d.CountChange()
+			c.Notify(keyspace.NotifyStream, "xgroup-delconsumer", args[2])
 		}
 		c.Int(pending)
 	default:
@@ -1138,6 +1149,7 @@ func cmdXSetID(c *keyspace.Ctx) {
 	}
 	c.DBFor(key).CountChange() // as Redis 7.0's xsetidCommand: server.dirty++, WATCH not signalled
 	c.OK()
+	c.Notify(keyspace.NotifyStream, "xsetid", key)
 }
 
 // groupOf looks key's group up for XACK, XPENDING, XCLAIM, XAUTOCLAIM:
@@ -1290,6 +1302,7 @@ func claimer(c *keyspace.Ctx, s *values.Stream, g *values.StreamGroup, cons **va
 		name := c.Args[3]
 		if *cons = g.Consumer(name); *cons == nil {
 			*cons = s.CreateConsumer(g, name, now)
+			c.Notify(keyspace.NotifyStream, "xgroup-createconsumer", c.Args[1])
 		}
 		(*cons).SeenTime = now
 	}
