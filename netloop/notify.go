@@ -11,10 +11,11 @@ package netloop
 //
 // A subscriber that is itself running the command (a RESP3 client
 // subscribed to its own events) gets the message straight into the reply
-// buffer being built, before the command's reply, as Redis; when its
-// command runs as a queued batch or across shards, or the event is the
-// keyspace's own (new, expired, evicted), the message goes through the
-// mailbox and follows the reply instead (docs/compatibility.md).
+// buffer being built (its own context's, or its batch's), where Redis
+// puts it: before or after the command's reply as the handler reports it.
+// When the event is the keyspace's own (new, expired, evicted), the
+// message goes through the mailbox and follows the reply instead
+// (docs/compatibility.md).
 
 import (
 	"strconv"
@@ -81,7 +82,7 @@ func (s *Server) publishEvent(by *keyspace.Ctx, channel, msg []byte) {
 }
 
 func (s *Server) deliverEvent(by *keyspace.Ctx, to *client, kind string, pattern, channel, msg []byte) {
-	if by != nil && by == &to.ctx && by.Out != nil && !to.killed.Load() {
+	if by != nil && (by == &to.ctx || by == &to.batch.Ctx) && !to.killed.Load() {
 		by.Out = appendMessage(by.Out, by.RESP3, kind, pattern, channel, msg)
 		return
 	}

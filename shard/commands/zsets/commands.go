@@ -886,7 +886,18 @@ func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, ne
 		logZPop(c, key, fromMax, single, n)
 	}
 	before := o.ValueMemory()
+	event := "zpopmin"
+	if fromMax {
+		event = "zpopmax"
+	}
+	first := true
 	emit := func(m []byte, s float64) {
+		if first {
+			// As Redis' genericZpopCommand: the event goes before the
+			// first member's reply, inside the reply's array.
+			first = false
+			c.Notify(keyspace.NotifyZSet, event, key)
+		}
 		if nested {
 			c.Array(2)
 		}
@@ -918,11 +929,7 @@ func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, ne
 			s.RemoveNode(x)
 		}
 	}
-	event := "zpopmin"
-	if fromMax {
-		event = "zpopmax"
-	}
-	zsetDone(c, d, o, before, key, event) // after the reply, as Redis' genericZpopCommand
+	zsetDone(c, d, o, before, key, "")
 }
 
 var (
