@@ -17,6 +17,7 @@ func getString(c *keyspace.Ctx, d *keyspace.DB, key []byte) (*keyspace.Object, b
 	o := d.Lookup(key, c.Now)
 	if o == nil {
 		d.Miss()
+		c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 		return nil, true
 	}
 	d.Hit()
@@ -308,6 +309,7 @@ func cmdMGet(c *keyspace.Ctx) {
 		if o == nil || o.Kind != keyspace.KindString {
 			if o == nil {
 				d.Miss()
+				c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 			} else {
 				d.Hit()
 			}

@@ -90,6 +90,7 @@ func (c *Ctx) ReadKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 	o := d.Lookup(key, c.Now)
 	if o == nil {
 		d.misses.Add(1)
+		c.Notify(NotifyKeyMiss, "keymiss", key) // Redis' lookupKeyReadWithFlags
 		return nil, true
 	}
 	d.hits.Add(1)

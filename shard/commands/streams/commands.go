@@ -750,6 +750,7 @@ loop:
 		}
 		if o == nil {
 			d.Miss()
+			c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 		} else {
 			d.Hit()
 			if o.Kind != keyspace.KindStream {

@@ -1180,6 +1180,7 @@ func zsetop(c *keyspace.Ctx, dst []byte, numkeysIdx int, op int, cardOnly bool) 
 		o := d.Lookup(key, c.Now)
 		if o == nil {
 			d.Miss()
+			c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 		} else {
 			d.Hit()
 			if o.Kind != keyspace.KindZSet && o.Kind != keyspace.KindSet {
