@@ -200,6 +200,9 @@ func set(c *keyspace.Ctx, key, val []byte, flags setFlags, at int64, done, abort
 		if at <= c.Now {                                // an EXAT/PXAT in the past: the key is gone at once
 			d.Remove(o)
 			d.CountExpired()
+			// Redis keeps the key until expiry finds it, and then
+			// publishes expired: so does this, at once.
+			c.Notify(keyspace.NotifyExpired, "expired", key)
 			c.LogAs(cmdDEL, key)
 		} else {
 			d.SetExpire(o, at)
