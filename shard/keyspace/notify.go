@@ -147,15 +147,15 @@ func (e *Env) publish(by *Ctx, class NotifyClass, event string, db int, key []by
 // on (Redis' notifyKeyspaceEvent(class, event, key, c->db->id)). Handlers
 // call it where Redis' command does, with Redis' event name.
 func (c *Ctx) Notify(class NotifyClass, event string, key []byte) {
-	if c.env.notify.classes.Load()&uint32(class) == 0 {
-		return
+	if c.env == nil || c.env.notify.classes.Load()&uint32(class) == 0 {
+		return // an unbound context (a batch a test built) has no keyspace to tell
 	}
 	c.env.publish(c, class, event, c.DB, key)
 }
 
 // NotifyIn is Notify for a key of database db (COPY ... DB, MOVE).
 func (c *Ctx) NotifyIn(db int, class NotifyClass, event string, key []byte) {
-	if c.env.notify.classes.Load()&uint32(class) == 0 {
+	if c.env == nil || c.env.notify.classes.Load()&uint32(class) == 0 {
 		return
 	}
 	c.env.publish(c, class, event, db, key)
@@ -164,7 +164,7 @@ func (c *Ctx) NotifyIn(db int, class NotifyClass, event string, key []byte) {
 // NotifyOn reports whether class is published: for a handler that must
 // do work (format a key) only to notify.
 func (c *Ctx) NotifyOn(class NotifyClass) bool {
-	return c.env.notify.classes.Load()&uint32(class) != 0
+	return c.env != nil && c.env.notify.classes.Load()&uint32(class) != 0
 }
 
 // notifyKey publishes an event the keyspace itself causes: expired or
