@@ -61,6 +61,9 @@ type client struct {
 	blocked      *keyspace.Waiter
 	retryBlocked atomic.Bool
 	multi        multiState // MULTI/EXEC/WATCH (multi.go)
+	// flushSeen: the tracker's flush count when a FLUSHDB or FLUSHALL
+	// of this client was processed (tracking.go, trackEmptyFlush).
+	flushSeen uint64
 	// authed: authenticated, or connected while the default user needed no
 	// password (Redis' c->authenticated; see authRequired in acl.go).
 	authed bool
@@ -85,7 +88,8 @@ type client struct {
 	libName         atomic.Pointer[string]
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
-	ps              atomic.Pointer[pubsubState] // Pub/Sub state, made on the first subscription (pubsub.go)
+	ps              atomic.Pointer[pubsubState] // Pub/Sub state and mailbox, made on first use (pubsub.go)
+	trk             atomic.Pointer[trackState]  // CLIENT TRACKING state, made on the first ON (tracking.go)
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64

@@ -131,6 +131,14 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 			return
 		}
 		c.out = append(c.out, resp.OK...) // no eviction of clients exists; accepted as Redis does
+	case "tracking":
+		s.cmdTracking(c, args) // tracking.go
+	case "caching":
+		s.cmdCaching(c, args)
+	case "getredir":
+		c.out = resp.AppendInt(c.out, trackingRedirect(c))
+	case "trackinginfo":
+		s.cmdTrackingInfo(c)
 	case "info":
 		c.out = appendText(c.out, s.clientLine(c, time.Now()), c.ctx.RESP3)
 	case "list":
@@ -168,9 +176,13 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
 	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
 	sub, psub, ssub := pubsubCounts(c)
-	flags := "N"
+	flags := ""
 	if sub+psub+ssub > 0 {
 		flags = "P"
+	}
+	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
+	if flags == "" {
+		flags = "N"
 	}
 	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.db.Load())))
 	b.WriteString(" sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub)) + " multi=-1")
@@ -183,7 +195,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(qfree, 10))
 	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=0 rbs=0 rbp=0")
 	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(omem, 10))
-	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=" + c.userName() + " redir=-1 resp=" + strconv.Itoa(resp))
+	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=" + c.userName() + " redir=" + strconv.FormatInt(trackingRedirect(c), 10) + " resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
 	b.WriteString("\n")
 	return b.String()

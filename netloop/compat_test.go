@@ -410,8 +410,9 @@ func TestCompatRueidis(t *testing.T) {
 	)
 	client, err := rueidis.NewClient(rueidis.ClientOption{
 		InitAddress: []string{ts.Addr},
-		// svcdb has no CLIENT TRACKING yet, so client-side caching (rueidis'
-		// default, which sends CLIENT TRACKING ON OPTIN) cannot work.
+		// Without client-side caching: this test is about the plain
+		// commands; TestTrackingRueidisDefaults (tracking_test.go) runs
+		// rueidis with its default options, caching on.
 		DisableCache: true,
 		DialCtxFn: func(ctx context.Context, dst string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
 			c, err := d.DialContext(ctx, "tcp", dst)

@@ -55,6 +55,7 @@ func localHandlers() map[string]localHandler {
 			s.setDefaultAuth(c) // acl.go
 			c.name.Store(nil)   // as Redis' clearClientConnectionState; lib-name/lib-ver stay
 			s.pubsubReset(c)
+			s.disableTracking(c)
 			c.out = append(c.out, "+RESET\r\n"...)
 		},
 		"select": func(s *Server, c *client, _ *command.Command, args [][]byte) { s.cmdSelect(c, args) },

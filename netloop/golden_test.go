@@ -48,6 +48,9 @@ package netloop_test
 //	                       command. A no-op for Redis and for one shard.
 //	sameshard k1 k2 ...    (no reply) with svcdb, fail unless the keys all live
 //	                       on one shard (hash tags). A no-op for Redis.
+//	push                   send nothing; read the next value the server sent
+//	                       on its own (a RESP3 push such as an invalidation),
+//	                       which must come: the expectation follows ----
 //
 // A block whose comments contain "# svcdb-only: <reason>" is skipped against
 // Redis: it documents a deliberate difference. Keep such blocks rare.
@@ -195,6 +198,10 @@ func parseGoldenScript(path, text string) (*goldenScript, error) {
 		case "multishard", "sameshard":
 			if len(args) < 3 || b.hasExpect {
 				return nil, fail(b.line-1, "usage: %s key key ... (no expectation)", args[0])
+			}
+		case "push":
+			if len(args) != 1 || !b.hasExpect {
+				return nil, fail(b.line-1, "usage: push, with an expectation")
 			}
 		case "sorted":
 			if len(args) < 2 || !b.hasExpect {
@@ -421,6 +428,8 @@ func runGoldenScript(t *testing.T, tg goldenTarget, s *goldenScript) []goldenRes
 			got = formatReply(v)
 		case "scanall":
 			got = scanAll(t, c, b.args[1:])
+		case "push":
+			got = formatReply(c.read())
 		default:
 			got = formatReply(c.do(b.args...))
 		}

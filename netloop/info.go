@@ -124,7 +124,7 @@ func (s *Server) infoClients(_ *infoInput, b *strings.Builder) {
 	field(b, "cluster_connections", 0)
 	field(b, "maxclients", s.live.maxClients.Load())
 	field(b, "blocked_clients", s.rt.BlockedClients())
-	field(b, "tracking_clients", 0)
+	field(b, "tracking_clients", s.track.clients.Load())
 	field(b, "clients_in_timeout_table", 0)
 }
 
@@ -213,6 +213,10 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "pubsub_channels", psChannels)
 	field(b, "pubsub_patterns", psPatterns)
 	field(b, "pubsubshard_channels", psShard)
+	trkKeys, trkItems, trkPrefixes := s.trackingInfo()
+	field(b, "tracking_total_keys", trkKeys)
+	field(b, "tracking_total_items", trkItems)
+	field(b, "tracking_total_prefixes", trkPrefixes)
 	field(b, "total_protocol_errors", st.protocolErrors)
 	field(b, "total_error_replies", in.cmds().ErrorTotal())
 }

@@ -94,6 +94,7 @@ func (s *Server) bindParams(reg *config.Registry) {
 	}
 	s.bindEncodingParams(reg)
 	s.bindMemoryParams(reg)
+	s.bindNotifyParams(reg) // notify.go
 }
 
 // goMemoryLimitAtStart is the Go runtime's memory limit before maxmemory set

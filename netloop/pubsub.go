@@ -210,7 +210,9 @@ func (h *pubsubHub) counts() (channels, patterns, shard int) {
 
 // ---- per-client state ----------------------------------------------------------
 
-// pubsubOf returns c's state, making it on first use; on c's loop.
+// pubsubOf returns c's state, making it on first use. Any goroutine: an
+// invalidation (tracking.go) may need the mailbox of a client that never
+// subscribed; its maps are then used by c's loop only.
 func (c *client) pubsubOf() *pubsubState {
 	if ps := c.ps.Load(); ps != nil {
 		return ps
@@ -220,7 +222,9 @@ func (c *client) pubsubOf() *pubsubState {
 		patterns: make(map[string]uint64),
 		shardChs: make(map[string]uint64),
 	}
-	c.ps.Store(ps)
+	if !c.ps.CompareAndSwap(nil, ps) {
+		return c.ps.Load()
+	}
 	return ps
 }
 
@@ -320,7 +324,9 @@ func (s *Server) pubsubDeliver(c *client) (closeNow bool) {
 	}
 	drainMailbox(c, ps)
 	s.flush(c)
-	if s.pubsubOverLimit(ps, pubsubUsed(c, ps.size.Load())) {
+	// The pubsub class applies to subscribed clients; a RESP3 client that
+	// only receives invalidations (tracking.go) is a normal client.
+	if c.inPubSub() && s.pubsubOverLimit(ps, pubsubUsed(c, ps.size.Load())) {
 		s.pubsubOverflow(c)
 		return true
 	}

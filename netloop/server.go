@@ -160,7 +160,10 @@ type Server struct {
 
 	stats  serverStats
 	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
-	params *config.Registry
+	track  tracker   // client-side caching's tables (tracking.go)
+	// notifyOn is notify-keyspace-events' classes (notify.go).
+	notifyOn atomic.Uint32
+	params   *config.Registry
 
 	// cmdStats holds one recorder per event loop (loopState.rec).
 	cmdStats *cmdstats.Set
@@ -250,6 +253,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.initPubSub()
 	s.scripts = newScriptEngine(s)
 	rt.SetFunctionLibraries(functionLibraries{s}) // functions_persist.go
+	s.initTracking()
 	return s
 }
 
@@ -366,6 +370,9 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 // woken by the resumer (client.go), those waiting for a shard by the shard.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
+	if s.track.pending.Load() {
+		s.trackBroadcast() // keys expiry removed with no loop turn after it
+	}
 	if s.live.idleTimeout.Load() > 0 {
 		s.closeIdle()
 	}

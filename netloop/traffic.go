@@ -104,6 +104,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	s.dropBig(c) // a large command's buffer goes with the client, at once
 	s.connected.Add(-1)
 	s.pubsubClose(c)
+	s.disableTracking(c)
 	s.unblockOnClose(c)
 	if c.multi.watch.Watching() {
 		s.rt.Unwatch(&c.multi.watch)
@@ -121,12 +122,20 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.killed.Load() || s.overQueryLimit(c, gc) || (c.aclRecheck.Load() && s.aclRecheckFailed(c)) {
 		return gnet.Close
 	}
-	if c.ps.Load() != nil && s.pubsubDeliver(c) {
+	// A reply computed off the loop (a queued batch, an async command) may
+	// come from before a message in the mailbox was posted: an
+	// invalidation must not overtake the reply of the read it invalidates
+	// (tracking.go), so the mailbox then waits for the reply.
+	late := c.state == connQueued || c.state == connQueuedThenClose || c.state == connAwaiting
+	if !late && c.ps.Load() != nil && s.pubsubDeliver(c) {
 		return gnet.Close // over the pubsub output buffer limit
 	}
 	resumed := c.state == connOutputPaused
 	if !s.resume(c, gc) {
 		return gnet.None // still waiting; what it waits for wakes the loop again
+	}
+	if late && c.ps.Load() != nil && s.pubsubDeliver(c) {
+		return gnet.Close
 	}
 	if c.state == connClosing {
 		return s.closeWhenWritten(c)
@@ -183,6 +192,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		return s.closeWhenWritten(c)
 	}
 	c.loop.writeBack(c, busy && c.commands-served > 1)
+	if s.track.pending.Load() {
+		s.trackBroadcast() // BCAST: the keys this turn changed (tracking.go)
+	}
 	return gnet.None
 }
 
@@ -360,6 +372,7 @@ func (s *Server) openBatch(c *client, idx int, cmd *command.Command, args [][]by
 	b.Reset()
 	b.Target(idx)
 	b.Ctx.DB, b.Ctx.RESP3 = c.ctx.DB, c.ctx.RESP3
+	b.Ctx.Tracking, b.Ctx.TrackReads = c.ctx.Tracking, c.ctx.TrackReads
 	b.Add(cmd, args)
 	c.batchStart = c.tick // the end of the previous command: this one's parse began
 	c.to(connFilling)
@@ -418,7 +431,9 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	cmd := s.table.Lookup(args[0])
 	if c.state == connFilling {
 		// Only commands for the open batch's shard may join it.
-		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || !s.joinAllowed(c, cmd, args) {
+		// A command whose reads are tracked differently (CLIENT CACHING's
+		// one command) starts a batch of its own.
+		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || !s.joinAllowed(c, cmd, args) || c.batch.Ctx.TrackReads != c.ctx.TrackReads {
 			return false
 		}
 		idx, where := s.rt.Route(cmd, args)
@@ -497,6 +512,9 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		return true
 	}
 	c.commands++
+	if cmd == s.track.flushall || cmd == s.track.flushdb {
+		c.flushSeen = s.track.flushes.Load() // tracking.go: trackEmptyFlush
+	}
 	idx, where := s.rt.RouteFor(&c.ctx, cmd, args) // recorded in c.ctx for the execution below
 	var span trace.Span
 	if s.cfg.Tracer.PerRequest() { // one atomic load when per-request spans are off
@@ -528,6 +546,9 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	if c.state != connFilling {
 		s.executed(c, checked, args, mark)
+	}
+	if c.ctx.Tracking != 0 {
+		s.trackAfterCommand(c, cmd) // CLIENT CACHING lasts one command
 	}
 	if span != nil {
 		s.cfg.Tracer.EndCommand(span, tracing.ReplyError(c.out[mark:]))

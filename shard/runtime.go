@@ -399,10 +399,28 @@ type Hooks struct {
 	// c.Cmd, c.Args and CommandKeys say what ran and which keys it names.
 	// Commands that ran and changed nothing are not reported.
 	Changed func(c *keyspace.Ctx)
+	// Read is called after a read-only command (its subcommand's flags for
+	// a container) ran for a context with TrackReads set, whatever its
+	// reply, as Redis remembers a tracking client's keys in call(): c.Args
+	// and CommandKeys name the keys it read. Client tracking plugs in here.
+	Read func(c *keyspace.Ctx)
+	// Dropped is called for every key the keyspace removes on its own, not
+	// as a command's change: lazy and active expiry, and eviction (Redis'
+	// signalModifiedKey with no client). It gets the database number and
+	// the key, valid for the call only, while the key's shard is held.
+	Dropped func(db int, key string)
 }
 
-// SetHooks installs h (nil: none). Call it before clients are served.
-func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
+// SetHooks installs h (nil: none), at any time: a command running
+// meanwhile sees the hooks before or after.
+func (rt *Runtime) SetHooks(h *Hooks) {
+	rt.hooks.Store(h)
+	if h == nil {
+		rt.env.SetKeyDropped(nil)
+		return
+	}
+	rt.env.SetKeyDropped(h.Dropped)
+}
 
 // execute runs one command, and is the only function that does: a command
 // on one shard (TryExec, queued batches, AOF replay), across shards
@@ -415,7 +433,7 @@ func (rt *Runtime) SetHooks(h *Hooks) { rt.hooks.Store(h) }
 //   - the running snapshot's before-command hook (snapshot.go);
 //   - the handler, with panic recovery, and the append-only log's feed for
 //     a command that changed the dataset (run, aoflog.go);
-//   - the Hooks (Changed);
+//   - the Hooks (Changed; Read for a client that tracks its reads);
 //   - the hot-shard counters (count);
 //   - serving the clients blocked on keys the command filled (keyspace/waiters.go):
 //     here for one shard, at releaseSet for several, at ReleaseAll for EXEC.
@@ -443,6 +461,9 @@ func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
 		c.SnapBeforeCommand() // snapshot.go
 	}
 	rt.run(c)
+	if c.TrackReads {
+		rt.trackRead(c)
+	}
 	if c.Blocked == nil { // a command that parked counts when it is served (serveKey)
 		rt.count(s, c)
 	}
@@ -450,6 +471,17 @@ func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
 		rt.serveReady(s) // keyspace/waiters.go; its waiters run through execute
 	}
 	c.Finished()
+}
+
+// trackRead hands a read-only command run for a tracking client to
+// Hooks.Read, while its shards are still held: a write that follows it
+// cannot come between the read and its record.
+func (rt *Runtime) trackRead(c *keyspace.Ctx) {
+	h := rt.hooks.Load()
+	if h == nil || h.Read == nil || c.Effective().Flags&command.FlagReadonly == 0 {
+		return
+	}
+	h.Read(c)
 }
 
 // admitCmd is maxmemory admission for the shard or shards c runs on.
@@ -565,6 +597,9 @@ func (rt *Runtime) expireLoop() {
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
 			s.store.ExpireCycle(now.UnixMilli(), deadline)
 			rt.keepUnderLimit(s, rt.expireEvery/4/time.Duration(len(rt.shards))) // evict.go
+			if s.store.HasReady() {
+				rt.serveReady(s) // an expired stream's XREADGROUP waiters (blocking.go)
+			}
 			rt.release(s)
 			if lat != nil {
 				// How long the shard was held: what its clients waited.
@@ -577,3 +612,9 @@ func (rt *Runtime) expireLoop() {
 // ReportLatency makes the runtime record its latency events (expire-cycle)
 // in m, as Redis' latency monitor does.
 func (rt *Runtime) ReportLatency(m *latency.Monitor) { rt.latency.Store(m) }
+
+// SetNotify sets the keyspace notification classes published (0: none)
+// and the Notifier that publishes them (keyspace/notify.go).
+func (rt *Runtime) SetNotify(classes keyspace.NotifyClass, fn keyspace.Notifier) {
+	rt.env.SetNotify(classes, fn)
+}

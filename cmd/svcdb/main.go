@@ -492,7 +492,7 @@ var appliedLater = []string{
 	"status-memory-warning-percent", "status-connection-warning-percent",
 	"client-output-buffer-limit",
 	"set-max-listpack-entries", // Redis 7.2's; 7.0 sets are intset or hashtable
-	"notify-keyspace-events", "hz",
+	"hz",
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
 	"masteruser", "masterauth", // read at each connection to the master
 	"repl-diskless-sync", // read at each full sync

@@ -118,6 +118,22 @@ func connectionCommands() []*Command {
 			Complexity:    "Depends on subcommand.",
 			Subcommands: []*Command{
 				{
+					Name:          "caching",
+					Arity:         3,
+					Flags:         FlagNoScript | FlagLoading | FlagStale,
+					ACLCategories: []string{"@slow", "@connection"},
+					Group:         "connection",
+					Since:         "6.0.0",
+					Summary:       "Instruct the server about tracking or not keys in the next request",
+					Complexity:    "O(1)",
+					Args: []Arg{
+						{Name: "mode", Type: ArgOneOf, Args: []Arg{
+							{Name: "yes", Type: ArgPureToken, Token: "YES"},
+							{Name: "no", Type: ArgPureToken, Token: "NO"},
+						}},
+					},
+				},
+				{
 					Name:          "getname",
 					Arity:         2,
 					Flags:         FlagNoScript | FlagLoading | FlagStale,
@@ -125,6 +141,16 @@ func connectionCommands() []*Command {
 					Group:         "connection",
 					Since:         "2.6.9",
 					Summary:       "Get the current connection name",
+					Complexity:    "O(1)",
+				},
+				{
+					Name:          "getredir",
+					Arity:         2,
+					Flags:         FlagNoScript | FlagLoading | FlagStale,
+					ACLCategories: []string{"@slow", "@connection"},
+					Group:         "connection",
+					Since:         "6.0.0",
+					Summary:       "Get tracking notifications redirection client ID if any",
 					Complexity:    "O(1)",
 				},
 				{
@@ -268,6 +294,38 @@ func connectionCommands() []*Command {
 					Args: []Arg{
 						{Name: "connection-name", Type: ArgString},
 					},
+				},
+				{
+					Name:          "tracking",
+					Arity:         -3,
+					Flags:         FlagNoScript | FlagLoading | FlagStale,
+					ACLCategories: []string{"@slow", "@connection"},
+					Group:         "connection",
+					Since:         "6.0.0",
+					Summary:       "Enable or disable server assisted client side caching support",
+					Complexity:    "O(1). Some options may introduce additional complexity.",
+					Args: []Arg{
+						{Name: "status", Type: ArgOneOf, Args: []Arg{
+							{Name: "on", Type: ArgPureToken, Token: "ON"},
+							{Name: "off", Type: ArgPureToken, Token: "OFF"},
+						}},
+						{Name: "client-id", Type: ArgInteger, Token: "REDIRECT", Flags: ArgOptional},
+						{Name: "prefix", Type: ArgString, Token: "PREFIX", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
+						{Name: "bcast", Type: ArgPureToken, Token: "BCAST", Flags: ArgOptional},
+						{Name: "optin", Type: ArgPureToken, Token: "OPTIN", Flags: ArgOptional},
+						{Name: "optout", Type: ArgPureToken, Token: "OPTOUT", Flags: ArgOptional},
+						{Name: "noloop", Type: ArgPureToken, Token: "NOLOOP", Flags: ArgOptional},
+					},
+				},
+				{
+					Name:          "trackinginfo",
+					Arity:         2,
+					Flags:         FlagNoScript | FlagLoading | FlagStale,
+					ACLCategories: []string{"@slow", "@connection"},
+					Group:         "connection",
+					Since:         "6.2.0",
+					Summary:       "Return information about server assisted client side caching for the current connection",
+					Complexity:    "O(1)",
 				},
 			},
 		},

@@ -21,7 +21,7 @@ var wantNames = map[string][]string{
 	"replicaof": nil, "slaveof": nil, "role": nil, "sync": nil, "psync": nil, "replconf": nil, "wait": nil,
 	// connection
 	"ping": nil, "echo": nil, "quit": nil, "reset": nil, "hello": nil, "auth": nil, "select": nil,
-	"client": {"getname", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname"},
+	"client": {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname", "tracking", "trackinginfo"},
 	// strings
 	"get": nil, "set": nil, "setnx": nil, "setex": nil, "psetex": nil, "getset": nil, "getdel": nil,
 	"getex": nil, "mget": nil, "mset": nil, "msetnx": nil, "incr": nil, "decr": nil, "incrby": nil,

@@ -86,6 +86,7 @@ service-name = "svcdb-test"
 
 [redis]
 proto-max-bulk-len = "1gb"
+tracking-table-max-keys = 500
 client-query-buffer-limit = 2097152
 client-output-buffer-limit = "pubsub 1mb 2mb 10"
 list-max-listpack-size = -3
@@ -146,7 +147,7 @@ var everyKeyGet = map[string]string{
 	"logging-rotation-max-size-mb": "0", "logging-rotation-frequency": "hourly", "logging-rotation-max-files": "2",
 	"tracing-enabled": "yes", "tracing-otlp-endpoint": "https://collector.example:4318/v1/traces",
 	"tracing-sampling-rate": "0.25", "tracing-service-name": "svcdb-test",
-	"proto-max-bulk-len": "1073741824", "client-query-buffer-limit": "2097152",
+	"proto-max-bulk-len": "1073741824", "client-query-buffer-limit": "2097152", "tracking-table-max-keys": "500",
 	"client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 10",
 	"list-max-listpack-size":     "-3", "hash-max-listpack-entries": "256", "hash-max-listpack-value": "32",
 	"set-max-intset-entries": "1024", "set-max-listpack-entries": "64", "zset-max-listpack-entries": "256",

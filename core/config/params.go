@@ -171,6 +171,8 @@ func defs() []*Param {
 			check:   checkOutputBufferLimit,
 			allowed: "<class> <hard> <soft> <soft-seconds> groups; class normal, replica (slave) or pubsub; sizes in bytes or with units; 0 = no limit",
 			Doc:     "Per client class: disconnect above <hard> bytes pending, or above <soft> for <soft-seconds>"},
+		{Name: "tracking-table-max-keys", Table: "redis", Key: "tracking-table-max-keys", Kind: Int, Default: "1000000", Min: 0, Max: maxI64, HasRange: true, Unit: "keys", Mutable: true,
+			Doc: "Client-side caching: most keys the tracking table remembers; past it random keys are forgotten and invalidated (0 = no limit)"},
 		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Table: "redis", Key: "list-max-listpack-size", Kind: Int, Default: "-2", Min: minI32, Max: maxI32, HasRange: true, Mutable: true,
 			Doc: "List node size: positive = entries per node, -1..-5 = 4, 8, 16, 32, 64 KiB per node"},
 		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Table: "redis", Key: "hash-max-listpack-entries", Kind: Int, Default: "512", Min: 0, Max: maxI64, HasRange: true, Unit: "entries", Mutable: true,

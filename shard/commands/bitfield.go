@@ -202,6 +202,7 @@ func bitfield(c *keyspace.Ctx, readonly bool) {
 		for range changes - 1 {
 			d.CountChange() // Redis counts one per changing SET or INCRBY
 		}
+		c.Notify(keyspace.NotifyString, "setbit", key)
 	}
 }
 

@@ -103,6 +103,7 @@ func cmdSetBit(c *keyspace.Ctx) {
 		// signalled, not logged) unless the string had to grow.
 		o.Str[byteIdx] = o.Str[byteIdx]&^(1<<shift) | byte(on)<<shift
 		d.Edited(o)
+		c.Notify(keyspace.NotifyString, "setbit", key)
 	}
 	c.Int(int64(old))
 }
@@ -426,6 +427,7 @@ func cmdBitOp(c *keyspace.Ctx) {
 	if maxlen == 0 {
 		if old := d.Lookup(dst, c.Now); old != nil {
 			d.Remove(old)
+			c.Notify(keyspace.NotifyGeneric, "del", dst)
 		}
 		c.Int(0)
 		return
@@ -458,10 +460,13 @@ func cmdBitOp(c *keyspace.Ctx) {
 			xorWords(res, s)
 		}
 	}
+	var o *keyspace.Object
 	if old := d.Lookup(dst, c.Now); old != nil {
 		d.Remove(old)
+		o = d.Reinsert(dst, keyspace.KindString)
+	} else {
+		o = d.Insert(dst, keyspace.KindString)
 	}
-	o := d.Insert(dst, keyspace.KindString)
 	if offHeap {
 		d.AdoptOffHeap(o, res)
 	} else {
@@ -469,6 +474,7 @@ func cmdBitOp(c *keyspace.Ctx) {
 	}
 	d.AccountResize(o, 0)
 	d.Edited(o) // Redis creates a "raw" string, never embstr
+	c.Notify(keyspace.NotifyString, "set", dst)
 	c.Int(int64(maxlen))
 }
 

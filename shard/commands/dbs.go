@@ -72,6 +72,8 @@ func cmdMove(c *keyspace.Ctx) {
 	}
 	dd.AddMemory(size)
 	dd.SetExpire(n, at)
+	c.NotifyIn(saved, keyspace.NotifyGeneric, "move_from", key)
+	c.NotifyIn(dst, keyspace.NotifyGeneric, "move_to", key)
 	c.Int(1)
 }
 

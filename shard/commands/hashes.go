@@ -68,6 +68,7 @@ func hset(c *keyspace.Ctx, hmset bool) {
 	} else {
 		c.Int(created)
 	}
+	c.Notify(keyspace.NotifyHash, "hset", key) // after the reply, as Redis' hsetCommand
 }
 
 func cmdHSetNX(c *keyspace.Ctx) {
@@ -93,6 +94,7 @@ func cmdHSetNX(c *keyspace.Ctx) {
 	keyspace.HashSet(o, field, c.Args[3], lim)
 	d.ValueChanged(o, before)
 	c.Int(1)
+	c.Notify(keyspace.NotifyHash, "hset", key)
 }
 
 func cmdHGet(c *keyspace.Ctx) {
@@ -132,7 +134,7 @@ func cmdHMGet(c *keyspace.Ctx) {
 }
 
 func cmdHDel(c *keyspace.Ctx) {
-	c.RemoveMembers(keyspace.KindHash, keyspace.HashDelete, keyspace.HashLen)
+	c.RemoveMembers(keyspace.KindHash, keyspace.HashDelete, keyspace.HashLen, keyspace.NotifyHash, "hdel")
 }
 
 func cmdHLen(c *keyspace.Ctx) {
@@ -241,6 +243,7 @@ func cmdHIncrBy(c *keyspace.Ctx) {
 	val := strconv.AppendInt(c.Scratch[:0], cur, 10)
 	hashStore(c, d, o, key, field, val)
 	c.Int(cur)
+	c.Notify(keyspace.NotifyHash, "hincrby", key)
 }
 
 // hashStore sets field to val in the hash o at key (creating it when o is
@@ -297,6 +300,7 @@ func cmdHIncrByFloat(c *keyspace.Ctx) {
 	val := appendLongDoubleHuman(nil, cur)
 	hashStore(c, d, o, key, field, val)
 	c.Bulk(val)
+	c.Notify(keyspace.NotifyHash, "hincrbyfloat", key)
 	c.LogAs(cmdHSET, key, field, val) // the result, as Redis' hincrbyfloatCommand
 }
 

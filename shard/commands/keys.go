@@ -16,6 +16,7 @@ func cmdDel(c *keyspace.Ctx) {
 		d := c.DBFor(key)
 		if o := d.Lookup(key, c.Now); o != nil {
 			d.Remove(o)
+			c.Notify(keyspace.NotifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -83,6 +84,8 @@ func rename(c *keyspace.Ctx, nx bool) {
 	}
 	dd.AddMemory(size)
 	dd.SetExpire(n, at)
+	c.Notify(keyspace.NotifyGeneric, "rename_from", src)
+	c.Notify(keyspace.NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.Int(1)
 	} else {
@@ -150,6 +153,7 @@ func cmdCopy(c *keyspace.Ctx) {
 		dd.SetString(n, o.Str)
 	}
 	dd.SetExpire(n, o.ExpireAt)
+	c.NotifyIn(dstDB, keyspace.NotifyGeneric, "copy_to", dst)
 	c.Int(1)
 }
 
@@ -235,11 +239,14 @@ func expire(c *keyspace.Ctx, unit int64, absolute bool) {
 		d.Remove(o)
 		d.CountExpired()
 		c.LogAs(cmdDEL, key)
-	} else {
-		d.SetExpire(o, when)
-		logExpireAt(c, absolute && unit == 1, when)
+		c.Notify(keyspace.NotifyGeneric, "del", key)
+		c.Int(1)
+		return
 	}
+	d.SetExpire(o, when)
+	logExpireAt(c, absolute && unit == 1, when)
 	c.Int(1)
+	c.Notify(keyspace.NotifyGeneric, "expire", key) // after the reply, as Redis' expireGenericCommand
 }
 
 // Command names the append-only log records in place of the command run.
@@ -315,6 +322,7 @@ func cmdPersist(c *keyspace.Ctx) {
 		return
 	}
 	d.SetExpire(o, 0)
+	c.Notify(keyspace.NotifyGeneric, "persist", key)
 	c.Int(1)
 }
 

@@ -47,13 +47,34 @@ func newList(d *keyspace.DB, key []byte) *keyspace.Object {
 	return o
 }
 
-// listDone accounts for o's change and deletes it when it became empty, as
-// Redis deletes empty lists.
-func listDone(d *keyspace.DB, o *keyspace.Object, before int64) {
+// listDone accounts for o's change, publishes event (none when "") for
+// key, and deletes the list when it became empty, as Redis deletes empty
+// lists (with the del event), as Redis' listElementsRemoved.
+func listDone(c *keyspace.Ctx, d *keyspace.DB, o *keyspace.Object, before int64, key []byte, event string) {
 	d.ValueChanged(o, before)
+	if event != "" {
+		c.Notify(keyspace.NotifyList, event, key)
+	}
 	if keyspace.ListLen(o) == 0 {
 		d.Remove(o)
+		c.Notify(keyspace.NotifyGeneric, "del", key)
 	}
+}
+
+// popEvent is the event of a pop from the front or the back.
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+// pushEvent is the event of a push at the front or the back.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
 }
 
 // listWhere reads LEFT or RIGHT (front true for LEFT), replying a syntax
@@ -108,6 +129,7 @@ func listPushCmd(c *keyspace.Ctx, front, xx bool) {
 	}
 	d.ValueChanged(o, before)
 	c.Int(int64(keyspace.ListLen(o)))
+	c.Notify(keyspace.NotifyList, pushEvent(front), key) // after the reply, as Redis' pushGenericCommand
 }
 
 func cmdLPop(c *keyspace.Ctx) { listPopCmd(c, true) }
@@ -144,14 +166,14 @@ func listPopCmd(c *keyspace.Ctx, front bool) {
 	if !hasCount {
 		before := o.ValueMemory()
 		replyPop(c, o, front)
-		listDone(d, o, before)
+		listDone(c, d, o, before, key, popEvent(front))
 		return
 	}
 	if count == 0 {
 		c.Raw(resp.EmptyArray)
 		return
 	}
-	listPopRange(c, d, o, front, count)
+	listPopRange(c, d, key, o, front, count)
 }
 
 // replyPop pops o's first (front) or last element and replies it.
@@ -173,7 +195,7 @@ func replyPop(c *keyspace.Ctx, o *keyspace.Object, front bool) {
 
 // listPopRange pops up to count elements from one end of o and replies them
 // as an array, in the order they were popped.
-func listPopRange(c *keyspace.Ctx, d *keyspace.DB, o *keyspace.Object, front bool, count int64) {
+func listPopRange(c *keyspace.Ctx, d *keyspace.DB, key []byte, o *keyspace.Object, front bool, count int64) {
 	n := keyspace.ListLen(o)
 	k := int(min(count, int64(n)))
 	before := o.ValueMemory()
@@ -187,7 +209,7 @@ func listPopRange(c *keyspace.Ctx, d *keyspace.DB, o *keyspace.Object, front boo
 		c.Bulk(it.Next())
 	}
 	keyspace.ListDelEnds(o, k, front)
-	listDone(d, o, before)
+	listDone(c, d, o, before, key, popEvent(front))
 }
 
 // ---- reads --------------------------------------------------------------------
@@ -409,6 +431,7 @@ func cmdLSet(c *keyspace.Ctx) {
 	keyspace.ListSet(o, int(i), c.Args[3], fill(c))
 	d.ValueChanged(o, before)
 	c.OK()
+	c.Notify(keyspace.NotifyList, "lset", key) // after the reply, as Redis
 }
 
 func cmdLInsert(c *keyspace.Ctx) {
@@ -437,6 +460,7 @@ func cmdLInsert(c *keyspace.Ctx) {
 		return
 	}
 	d.ValueChanged(o, before)
+	c.Notify(keyspace.NotifyList, "linsert", key)
 	c.Int(int64(keyspace.ListLen(o)))
 }
 
@@ -465,7 +489,11 @@ func cmdLRem(c *keyspace.Ctx) {
 	default:
 		removed = keyspace.ListRemove(o, c.Args[3], int(count), false)
 	}
-	listDone(d, o, before)
+	event := "lrem"
+	if removed == 0 {
+		event = ""
+	}
+	listDone(c, d, o, before, key, event)
 	c.Int(int64(removed))
 }
 
@@ -496,7 +524,7 @@ func cmdLTrim(c *keyspace.Ctx) {
 	before := o.ValueMemory()
 	keyspace.ListDelEnds(o, int(ltrim), true)
 	keyspace.ListDelEnds(o, int(rtrim), false)
-	listDone(d, o, before)
+	listDone(c, d, o, before, key, "ltrim")
 	c.OK()
 }
 
@@ -544,19 +572,24 @@ func lmove(c *keyspace.Ctx, from, to bool) {
 	if so == do {
 		keyspace.ListPush(so, v, to, fill)
 		sd.ValueChanged(so, before)
+		c.Notify(keyspace.NotifyList, pushEvent(to), dst)
 		c.Bulk(v)
+		c.Notify(keyspace.NotifyList, popEvent(from), src)
 		return
 	}
-	listDone(sd, so, before)
-	before = 0
+	// As Redis' lmoveGenericCommand: the push (and its event) first, the
+	// reply, then the pop's event and the source's deletion.
+	dstBefore := int64(0)
 	if do == nil {
 		do = newList(dd, dst)
 	} else {
-		before = do.ValueMemory()
+		dstBefore = do.ValueMemory()
 	}
 	keyspace.ListPush(do, v, to, fill)
-	dd.ValueChanged(do, before)
+	dd.ValueChanged(do, dstBefore)
+	c.Notify(keyspace.NotifyList, pushEvent(to), dst)
 	c.Bulk(v)
+	listDone(c, sd, so, before, src, popEvent(from))
 }
 
 func cmdLMPop(c *keyspace.Ctx) {
@@ -574,7 +607,7 @@ func cmdLMPop(c *keyspace.Ctx) {
 			c.Array(2)
 			c.Bulk(key)
 			logPop(c, key, front, min(count, int64(keyspace.ListLen(o))))
-			listPopRange(c, d, o, front, count)
+			listPopRange(c, d, key, o, front, count)
 			return
 		}
 	}
@@ -691,7 +724,7 @@ func blockingPop(c *keyspace.Ctx, front bool) {
 		c.Array(2)
 		c.Bulk(key)
 		replyPop(c, o, front)
-		listDone(d, o, before)
+		listDone(c, d, o, before, key, popEvent(front))
 		logPop(c, key, front, -1)
 		return
 	}
@@ -763,7 +796,7 @@ func cmdBLMPop(c *keyspace.Ctx) {
 			c.Array(2)
 			c.Bulk(key)
 			logPop(c, key, front, min(count, int64(keyspace.ListLen(o))))
-			listPopRange(c, d, o, front, count)
+			listPopRange(c, d, key, o, front, count)
 			return
 		}
 	}

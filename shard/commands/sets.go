@@ -55,11 +55,14 @@ func cmdSAdd(c *keyspace.Ctx) {
 	}
 	if added > 0 { // as Redis, a no-op leaves WATCH alone
 		d.ValueChanged(o, before)
+		c.Notify(keyspace.NotifySet, "sadd", key)
 	}
 	c.Int(added)
 }
 
-func cmdSRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindSet, keyspace.SetRemove, keyspace.SetLen) }
+func cmdSRem(c *keyspace.Ctx) {
+	c.RemoveMembers(keyspace.KindSet, keyspace.SetRemove, keyspace.SetLen, keyspace.NotifySet, "srem")
+}
 
 // cmdSMove follows Redis' smoveCommand: a missing source is 0 before the
 // destination's type is looked at, and moving to the same set is a
@@ -86,8 +89,10 @@ func cmdSMove(c *keyspace.Ctx) {
 		return
 	}
 	sd.ValueChanged(so, before)
+	c.Notify(keyspace.NotifySet, "srem", src)
 	if keyspace.SetLen(so) == 0 {
 		sd.Remove(so)
+		c.Notify(keyspace.NotifyGeneric, "del", src)
 	}
 	before = 0
 	if do == nil {
@@ -98,6 +103,7 @@ func cmdSMove(c *keyspace.Ctx) {
 	}
 	if keyspace.SetAdd(do, member, c.Limits()) { // Redis signals the destination only if it changed
 		dd.ValueChanged(do, before)
+		c.Notify(keyspace.NotifySet, "sadd", dst)
 	}
 	c.Int(1)
 }
@@ -197,6 +203,7 @@ func cmdSPop(c *keyspace.Ctx) {
 		return
 	}
 	before := o.ValueMemory()
+	c.Notify(keyspace.NotifySet, "spop", key) // before the reply, as Redis' spopCommand
 	i := rand.IntN(keyspace.SetLen(o))
 	c.SetMemberReply(keyspace.SetAt(o, i))
 	logSRem(c, key, keyspace.SetAt(o, i))
@@ -204,6 +211,7 @@ func cmdSPop(c *keyspace.Ctx) {
 	d.ValueChanged(o, before)
 	if keyspace.SetLen(o) == 0 {
 		d.Remove(o)
+		c.Notify(keyspace.NotifyGeneric, "del", key)
 	}
 }
 
@@ -226,9 +234,11 @@ func spopCount(c *keyspace.Ctx) {
 		return
 	}
 	size := keyspace.SetLen(o)
+	c.Notify(keyspace.NotifySet, "spop", key) // before the reply, as Redis' spopWithCountCommand
 	if l >= int64(size) {
 		replySet(c, o)
 		d.Remove(o)
+		c.Notify(keyspace.NotifyGeneric, "del", key)
 		c.LogAs(cmdDEL, key) // as Redis: the whole set went
 		return
 	}
@@ -363,19 +373,36 @@ func hasMember(o *keyspace.Object, m keyspace.SetMember, buf *[20]byte) bool {
 // storeSet makes the set r (nil or empty: nothing) the value of dst,
 // replacing whatever dst held, and replies with its size (Redis' setKey or
 // dbDelete at the end of the STORE commands).
-func storeSet(c *keyspace.Ctx, dst []byte, r *keyspace.Object) {
+//
+// The events are Redis': event (sinterstore, sunionstore, sdiffstore) after
+// the reply, or del for a destination that went, after the reply, or,
+// when SINTERSTORE found a source missing (r nil), before it.
+func storeSet(c *keyspace.Ctx, dst []byte, r *keyspace.Object, event string) {
 	d := c.DBFor(dst)
-	if old := d.Lookup(dst, c.Now); old != nil {
+	old := d.Lookup(dst, c.Now)
+	if old != nil {
 		d.Remove(old)
 	}
 	if r == nil || keyspace.SetLen(r) == 0 {
+		if old != nil && r == nil {
+			c.Notify(keyspace.NotifyGeneric, "del", dst)
+		}
 		c.Int(0)
+		if old != nil && r != nil {
+			c.Notify(keyspace.NotifyGeneric, "del", dst)
+		}
 		return
 	}
-	o := d.Insert(dst, keyspace.KindSet)
+	var o *keyspace.Object
+	if old != nil {
+		o = d.Reinsert(dst, keyspace.KindSet)
+	} else {
+		o = d.Insert(dst, keyspace.KindSet)
+	}
 	o.Str, o.Coll, o.Enc = r.Str, r.Coll, r.Enc
 	d.ValueChanged(o, 0)
 	c.Int(int64(keyspace.SetLen(o)))
+	c.Notify(keyspace.NotifySet, event, dst)
 }
 
 func cmdSInter(c *keyspace.Ctx)      { sinter(c, c.Args[1:], nil, false, 0) }
@@ -421,7 +448,7 @@ func sinter(c *keyspace.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int
 	if slices.Contains(sets, nil) {
 		switch {
 		case dst != nil:
-			storeSet(c, dst, nil)
+			storeSet(c, dst, nil, "sinterstore")
 		case cardOnly:
 			c.Int(0)
 		default:
@@ -468,7 +495,7 @@ func sinter(c *keyspace.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int
 	case cardOnly:
 		c.Int(card)
 	case dst != nil:
-		storeSet(c, dst, res)
+		storeSet(c, dst, res, "sinterstore")
 	default:
 		prefix := byte('*')
 		if c.RESP3 {
@@ -548,7 +575,11 @@ func sunionDiff(c *keyspace.Ctx, keys [][]byte, dst []byte, diff bool) {
 		}
 	}
 	if dst != nil {
-		storeSet(c, dst, res)
+		event := "sunionstore"
+		if diff {
+			event = "sdiffstore"
+		}
+		storeSet(c, dst, res, event)
 		return
 	}
 	replySet(c, res)

@@ -17,6 +17,7 @@ func getString(c *keyspace.Ctx, d *keyspace.DB, key []byte) (*keyspace.Object, b
 	o := d.Lookup(key, c.Now)
 	if o == nil {
 		d.Miss()
+		c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 		return nil, true
 	}
 	d.Hit()
@@ -193,10 +194,15 @@ func set(c *keyspace.Ctx, key, val []byte, flags setFlags, at int64, done, abort
 		d.DropValue(o)
 	}
 	d.SetString(o, val)
+	c.Notify(keyspace.NotifyString, "set", key)
 	if flags&setExpire != 0 {
-		if at <= c.Now { // an EXAT/PXAT in the past: the key is gone at once
+		c.Notify(keyspace.NotifyGeneric, "expire", key) // as Redis, before it is checked
+		if at <= c.Now {                                // an EXAT/PXAT in the past: the key is gone at once
 			d.Remove(o)
 			d.CountExpired()
+			// Redis keeps the key until expiry finds it, and then
+			// publishes expired: so does this, at once.
+			c.Notify(keyspace.NotifyExpired, "expired", key)
 			c.LogAs(cmdDEL, key)
 		} else {
 			d.SetExpire(o, at)
@@ -247,6 +253,7 @@ func cmdGetDel(c *keyspace.Ctx) {
 	}
 	c.Bulk(o.Value(&c.Scratch))
 	d.Remove(o)
+	c.Notify(keyspace.NotifyGeneric, "del", key)
 	c.LogAs(cmdDEL, key) // as Redis' getdelCommand
 }
 
@@ -280,12 +287,18 @@ func cmdGetEx(c *keyspace.Ctx) {
 	case flags&setExpire != 0 && at <= c.Now:
 		d.Remove(o)
 		d.CountExpired()
+		c.Notify(keyspace.NotifyGeneric, "del", key)
 		c.LogAs(cmdDEL, key)
 	case flags&setExpire != 0:
 		d.SetExpire(o, at)
+		c.Notify(keyspace.NotifyGeneric, "expire", key)
 		c.LogAs(cmdPEXPIREAT, key, strconv.AppendInt(c.Scratch[:0], at, 10))
 	case persist:
+		hadTTL := o.ExpireAt != 0
 		d.SetExpire(o, 0)
+		if hadTTL {
+			c.Notify(keyspace.NotifyGeneric, "persist", key)
+		}
 		c.LogAs(cmdPERSIST, key)
 	}
 }
@@ -299,6 +312,7 @@ func cmdMGet(c *keyspace.Ctx) {
 		if o == nil || o.Kind != keyspace.KindString {
 			if o == nil {
 				d.Miss()
+				c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 			} else {
 				d.Hit()
 			}
@@ -331,6 +345,7 @@ func msetAll(c *keyspace.Ctx) {
 		}
 		d.SetString(o, c.Args[i+1])
 		d.SetExpire(o, 0)
+		c.Notify(keyspace.NotifyString, "set", key)
 	}
 }
 
@@ -402,6 +417,7 @@ func incrBy(c *keyspace.Ctx, key []byte, by int64) {
 		o = d.Insert(key, keyspace.KindString)
 	}
 	d.SetInt(o, cur)
+	c.Notify(keyspace.NotifyString, "incrby", key)
 	c.Int(cur)
 }
 
@@ -451,6 +467,7 @@ func cmdIncrByFloat(c *keyspace.Ctx) {
 	o.Str = appendLongDoubleHuman(o.Str[:0], cur)
 	d.AccountResize(o, old)
 	d.Touched(o.Key) // signals WATCH and counts the change, as Redis' signalModifiedKey
+	c.Notify(keyspace.NotifyString, "incrbyfloat", key)
 	c.Bulk(o.Value(&c.Scratch))
 	// The result, not the increment: replaying the sum could round
 	// differently (Redis' incrbyfloatCommand).
@@ -464,6 +481,7 @@ func cmdAppend(c *keyspace.Ctx) {
 	if o == nil {
 		o = d.Insert(key, keyspace.KindString)
 		d.SetString(o, val)
+		c.Notify(keyspace.NotifyString, "append", key)
 		c.Int(int64(len(val)))
 		return
 	}
@@ -480,6 +498,7 @@ func cmdAppend(c *keyspace.Ctx) {
 	d.GrowString(o, n+len(val))
 	copy(o.Str[n:], val)
 	d.Edited(o)
+	c.Notify(keyspace.NotifyString, "append", key)
 	c.Int(int64(len(o.Str)))
 }
 
@@ -577,5 +596,6 @@ func cmdSetRange(c *keyspace.Ctx) {
 	}
 	copy(o.Str[offset:], val)
 	d.Edited(o)
+	c.Notify(keyspace.NotifyString, "setrange", key)
 	c.Int(int64(len(o.Str)))
 }

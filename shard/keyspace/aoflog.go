@@ -175,13 +175,21 @@ func AppendCommand(dst []byte, args [][]byte) []byte {
 // command that then fails, LSET on an expired key, would be logged and its
 // error stop the replay), and a DEL goes to the append-only log, which is
 // replayed without expiring or evicting anything (Redis' propagateDeletion).
-func (d *DB) dropKey(o *Object, pos uint32) {
+// The Env's dropped hook (client tracking) hears of the key first; the
+// keyspace event (expired or evicted, of class) is published once it went,
+// as Redis' deleteExpiredKeyAndPropagate and performEvictions.
+func (d *DB) dropKey(o *Object, pos uint32, class NotifyClass, event string) {
+	key := o.Key
 	if st := d.owner; st != nil {
 		if p := st.env.prop.Load(); p != nil {
 			p.propagateDel(d.num, o.Key)
 		}
+		if f := st.env.dropped.Load(); f != nil {
+			(*f)(d.num, o.Key)
+		}
 	}
 	d.detach(o, pos)
+	d.notifyKey(class, event, key)
 }
 
 // Logging reports whether the append-only log is on, for handlers that

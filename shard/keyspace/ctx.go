@@ -23,6 +23,16 @@ type Ctx struct {
 	Args [][]byte
 	Out  []byte
 
+	// Tracking is the ID of the client the command runs for when that
+	// client has CLIENT TRACKING on (0: it has not, the common case): the
+	// tracking hooks read it (NOLOOP). TrackReads asks the runtime to hand
+	// a read-only command to Hooks.Read after it ran, so the keys it named
+	// are remembered for the client (default mode, after OPTIN/OPTOUT and
+	// CLIENT CACHING); false costs execute one check. The producer sets
+	// both; the runtime only reads them.
+	Tracking   int64
+	TrackReads bool
+
 	// Blocker is the client a blocking command may park (nil: it cannot, as
 	// inside MULTI; the command then replies as on timeout). Blocked is set
 	// when the command parked it; the producer then waits for

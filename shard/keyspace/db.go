@@ -208,16 +208,28 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 		return nil
 	}
 	if o.ExpireAt != 0 && o.ExpireAt <= now {
-		d.dropKey(o, pos)
+		d.dropKey(o, pos, NotifyExpired, "expired")
 		d.expired.Add(1)
 		return nil
 	}
 	return o
 }
 
-// Insert adds key with an empty value of kind and returns it.
+// Insert adds key with an empty value of kind and returns it, and
+// publishes the new event (Redis' dbAdd).
 // REQUIRES: key is not present.
 func (d *DB) Insert(key []byte, kind Kind) *Object {
+	o := d.insert(key, kind)
+	d.notifyKey(NotifyNew, "new", o.Key)
+	return o
+}
+
+// Reinsert is Insert for a key whose old value the command just removed
+// to put a new one in its place (a STORE destination): as Redis'
+// setKey over an existing key (dbOverwrite), no new event.
+func (d *DB) Reinsert(key []byte, kind Kind) *Object { return d.insert(key, kind) }
+
+func (d *DB) insert(key []byte, kind Kind) *Object {
 	var pos uint32
 	if n := len(d.free); n > 0 {
 		pos = d.free[n-1]
@@ -263,6 +275,9 @@ func (d *DB) detach(o *Object, pos uint32) {
 		d.snapSave(pos) // written as it was before it goes
 	}
 	d.touchedWatches(o.Key)
+	if d.blocked != nil {
+		d.markReady(o.Key) // an XREADGROUP waiting on it is told (waiters.go)
+	}
 	if o.ExpireAt != 0 {
 		d.unindexExpire(o)
 	}
@@ -301,6 +316,11 @@ func (d *DB) Flush() int {
 	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
 		if _, ok := d.index[key]; ok {
 			d.Touched(key)
+		}
+	}
+	for key := range d.blocked { // XREADGROUP waiters hear their stream went (waiters.go)
+		if _, ok := d.index[key]; ok {
+			d.markReady(key)
 		}
 	}
 	d.freeAllOffHeap()
@@ -366,6 +386,9 @@ func (d *DB) SetString(o *Object, val []byte) {
 	default:
 		d.unmapStr(o)
 		o.Str = append(make([]byte, 0, len(val)), val...)
+	}
+	if o.Kind != KindString && d.blocked != nil {
+		d.markReady(o.Key) // a stream overwritten: its XREADGROUP waiters are told
 	}
 	o.Kind = KindString
 	o.Enc = EncRaw
@@ -499,7 +522,7 @@ func (d *DB) RandomLive(now int64) *Object {
 			continue
 		}
 		if o.ExpireAt != 0 && o.ExpireAt <= now {
-			d.dropKey(o, d.index[o.Key])
+			d.dropKey(o, d.index[o.Key], NotifyExpired, "expired")
 			d.expired.Add(1)
 			continue
 		}
@@ -545,7 +568,7 @@ func (d *DB) expireCycle(now int64, deadline int64) int {
 			pos := d.volatile[rand.IntN(len(d.volatile))]
 			o := d.Slot(pos)
 			if o.ExpireAt <= now {
-				d.dropKey(o, pos)
+				d.dropKey(o, pos, NotifyExpired, "expired")
 				expired++
 			} else {
 				ttlSum += o.ExpireAt - now

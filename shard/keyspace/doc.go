@@ -5,7 +5,9 @@
 // and the routing of a command to its shards by its keys, expiry, eviction
 // by policy within one store, the WATCH and blocked tables and serving a
 // ready key, the snapshot step and entry encoding, RDB entry load, the log
-// records a command makes, and the value adapters over package values.
+// records a command makes, the value adapters over package values, and
+// keyspace notifications' classes and the Notify call handlers make
+// (notify.go; publishing is the Notifier's, netloop's).
 //
 // The command handlers are not here: they are in shard/commands and its
 // family packages (shard/commands/zsets, shard/commands/streams), which

@@ -285,7 +285,7 @@ func (st *Store) Evict(need int64, budget time.Duration) (freed int64, keys int,
 			break
 		}
 		before := d.memory.Load()
-		d.dropKey(o, pos) // a DEL for the append-only log
+		d.dropKey(o, pos, NotifyEvicted, "evicted") // a DEL for the append-only log
 
 		freed += before - d.memory.Load()
 		d.evicted.Add(1)

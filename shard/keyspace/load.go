@@ -46,7 +46,7 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 	var v Object // the value, built before the key exists
 	switch e.Kind {
 	case KindString:
-		o := d.Insert(e.Key, KindString)
+		o := d.insert(e.Key, KindString)
 		if n, ok := resp.ParseInt(e.Str); ok {
 			d.SetInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
 		} else {
@@ -75,7 +75,7 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 	default:
 		return false, fmt.Errorf("rdb: key '%s' in DB %d has unknown kind %d", e.Key, e.DB, e.Kind)
 	}
-	o := d.Insert(e.Key, v.Kind)
+	o := d.insert(e.Key, v.Kind)
 	o.Str, o.Coll, o.Enc = v.Str, v.Coll, v.Enc
 	d.ValueChanged(o, 0)
 	d.SetExpire(o, e.ExpireAt)

@@ -70,6 +70,11 @@ type Env struct {
 	prop     atomic.Pointer[LogFeed] // the append-only log's feed (aoflog.go); nil when off
 	blocked  atomic.Int64            // parked clients (waiters.go)
 	evict    evictor                 // maxmemory, eviction policy and access clock (evict.go)
+	// dropped is told of every key expiry or eviction removes (dropKey,
+	// aoflog.go); nil when nobody listens. Client tracking invalidates
+	// the key there.
+	dropped atomic.Pointer[func(db int, key string)]
+	notify  notifyState // keyspace notifications (notify.go)
 }
 
 // NewEnv builds the stores of a keyspace of n shards for table's commands,
@@ -178,6 +183,17 @@ func (e *Env) SetAppendLog(l AppendLog) {
 		return
 	}
 	e.prop.Store(&LogFeed{log: l, lastDB: -1})
+}
+
+// SetKeyDropped makes the keyspace call fn for every key it removes on its
+// own (lazy and active expiry, eviction) with the database number and the
+// key, by the shard's token holder, before the key goes; nil: nobody.
+func (e *Env) SetKeyDropped(fn func(db int, key string)) {
+	if fn == nil {
+		e.dropped.Store(nil)
+		return
+	}
+	e.dropped.Store(&fn)
 }
 
 // Limits returns the encoding thresholds in force.

@@ -90,6 +90,7 @@ func (c *Ctx) ReadKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 	o := d.Lookup(key, c.Now)
 	if o == nil {
 		d.misses.Add(1)
+		c.Notify(NotifyKeyMiss, "keymiss", key) // Redis' lookupKeyReadWithFlags
 		return nil, true
 	}
 	d.hits.Add(1)
@@ -119,7 +120,7 @@ func (c *Ctx) WriteKind(d *DB, key []byte, kind Kind) (*Object, bool) {
 // the key's kind value, stopping once it is empty, and the reply is how many
 // it removed. As in Redis, a no-op leaves WATCH alone and an emptied key is
 // deleted.
-func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func(*Object) int) {
+func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func(*Object) int, class NotifyClass, event string) {
 	key := c.Args[1]
 	d := c.DBFor(key)
 	o, ok := c.WriteKind(d, key, kind)
@@ -142,8 +143,10 @@ func (c *Ctx) RemoveMembers(kind Kind, del func(*Object, []byte) bool, size func
 	}
 	if removed > 0 {
 		d.ValueChanged(o, before)
+		c.Notify(class, event, key)
 		if size(o) == 0 {
 			d.Remove(o)
+			c.Notify(NotifyGeneric, "del", key)
 		}
 	}
 	c.Int(removed)

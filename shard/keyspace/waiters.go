@@ -19,7 +19,9 @@ import (
 // producer parks the client until Unblocked.
 //
 // When a key someone waits on is created as a list, sorted set or stream
-// (DB.insert) or a stream grows (SignalReady), the key goes on its shard's
+// (DB.insert), a stream grows or loses a group (SignalReady), or the key
+// goes or changes type (DB.detach, setString, flush: an XREADGROUP waiting
+// on it must hear that its stream is gone), the key goes on its shard's
 // ready queue. After each command, the shard holder serves ready keys before
 // it lets go of the shard: for each waiter, oldest first, it runs the waiter's
 // command again with c.ready set to that key (so the handler touches no other
@@ -62,8 +64,12 @@ type Waiter struct {
 	deadline int64    // unix ms; 0 = never
 	timeout  TimeoutReply
 	kind     Kind // the type of key the command pops from (list, zset, stream)
-	timer    *time.Timer
-	logEnd   int64 // the append-only log's end after the serving command's change (aoflog.go)
+	// group: an XREADGROUP, which, as Redis 7.0, is woken with an error
+	// when its stream goes (deleted, overwritten by another type, renamed
+	// away, flushed, expired) instead of waiting for a new one.
+	group  bool
+	timer  *time.Timer
+	logEnd int64 // the append-only log's end after the serving command's change (aoflog.go)
 }
 
 // LogEnd is the append-only log's end offset after the change that served
@@ -131,6 +137,7 @@ func (c *Ctx) park(keys [][]byte, deadline int64, reply TimeoutReply) {
 		w.kind = KindZSet
 	case "stream":
 		w.kind = KindStream
+		w.group = c.Cmd.Name == "xreadgroup"
 	}
 	w.args = make([][]byte, len(c.Args))
 	for i, a := range c.Args {
@@ -208,9 +215,10 @@ func (st *Store) serveKey(rk readyKey, run func(c *Ctx)) {
 	o, _ := d.Find(key)
 	for i := 0; i < len(list); {
 		w := list[i]
-		if o == nil || o.Kind != w.kind {
+		if (o == nil || o.Kind != w.kind) && !w.group {
 			// As Redis 7.0: a client waits for a key of its command's type;
-			// a key of another type does not wake it.
+			// a key of another type, or none, does not wake it. An
+			// XREADGROUP runs again and replies that its stream is gone.
 			i++
 			continue
 		}

@@ -91,6 +91,7 @@ func cmdPFAdd(c *keyspace.Ctx) {
 	if updated > 0 {
 		hllrep.Invalidate(o.Str)
 		d.Touched(o.Key)
+		c.Notify(keyspace.NotifyString, "pfadd", c.Args[1]) // before the reply, as Redis
 		c.Int(1)
 		return
 	}
@@ -205,6 +206,7 @@ func cmdPFMerge(c *keyspace.Ctx) {
 	}
 	hllrep.Invalidate(o.Str)
 	d.Touched(o.Key)
+	c.Notify(keyspace.NotifyString, "pfadd", c.Args[1]) // PFMERGE publishes pfadd, as Redis
 	c.OK()
 }
 

@@ -266,8 +266,12 @@ func sortGeneric(c *keyspace.Ctx, readonly bool) {
 	}
 	dd := c.DBFor(storeKey)
 	if outLen == 0 {
-		if old := dd.Lookup(storeKey, c.Now); old != nil {
+		old := dd.Lookup(storeKey, c.Now)
+		if old != nil {
 			dd.Remove(old)
+		}
+		if old != nil {
+			c.Notify(keyspace.NotifyGeneric, "del", storeKey)
 		}
 		c.Int(0)
 		return
@@ -283,16 +287,20 @@ func sortGeneric(c *keyspace.Ctx, readonly bool) {
 			vals = append(vals, slices.Clone(v)) // a missing key stores ""
 		}
 	}
+	var so *keyspace.Object
 	if old := dd.Lookup(storeKey, c.Now); old != nil {
 		dd.Remove(old)
+		so = dd.Reinsert(storeKey, keyspace.KindList) // setKey: no new event
+	} else {
+		so = dd.Insert(storeKey, keyspace.KindList)
 	}
-	so := dd.Insert(storeKey, keyspace.KindList)
 	so.Enc = keyspace.EncListpack
 	fill := c.Limits().ListMaxListpackSize
 	for _, v := range vals {
 		keyspace.ListPush(so, v, false, fill)
 	}
 	dd.ValueChanged(so, 0)
+	c.Notify(keyspace.NotifyList, "sortstore", storeKey)
 	c.Int(int64(outLen))
 }
 

@@ -420,7 +420,10 @@ func cmdXAdd(c *keyspace.Ctx) {
 	}
 	s.Append(id, fv, c.Limits().StreamNodeMaxEntries)
 	bulkID(c, id)
-	s.Trim(&a.TrimArgs)
+	c.Notify(keyspace.NotifyStream, "xadd", key) // after the reply, as Redis' xaddCommand
+	if s.Trim(&a.TrimArgs) > 0 {
+		c.Notify(keyspace.NotifyStream, "xtrim", key)
+	}
 	d.ValueChanged(o, before)
 	if existed {
 		d.SignalReady(key)
@@ -493,6 +496,7 @@ func cmdXTrim(c *keyspace.Ctx) {
 	n := s.Trim(&a.TrimArgs)
 	if n > 0 {
 		d.ValueChanged(o, before)
+		c.Notify(keyspace.NotifyStream, "xtrim", key)
 		if c.Logging() && a.Approx {
 			args := slices.Clone(c.Args)
 			rewriteTrim(c, args, s, &a.TrimArgs)
@@ -621,6 +625,7 @@ func cmdXDel(c *keyspace.Ctx) {
 			s.RefreshFirstID()
 		}
 		d.ValueChanged(o, before)
+		c.Notify(keyspace.NotifyStream, "xdel", key)
 	}
 	c.Int(deleted)
 }
@@ -737,15 +742,22 @@ loop:
 		}
 		d := c.DBFor(key)
 		o := d.Lookup(key, c.Now)
+		if c.Serving() && group && (o == nil || o.Kind != keyspace.KindStream) {
+			// As Redis 7.0: a woken XREADGROUP whose stream went (deleted,
+			// overwritten, renamed away, flushed, expired) is told so.
+			c.Err("UNBLOCKED the stream key no longer exists")
+			return
+		}
 		if o == nil {
 			d.Miss()
+			c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 		} else {
 			d.Hit()
 			if o.Kind != keyspace.KindStream {
 				if !c.Serving() {
 					c.WrongType()
 				}
-				return // a woken client whose key changed type keeps waiting
+				return // a woken XREAD whose key changed type keeps waiting
 			}
 		}
 		if group && (o == nil || streamOf(o).Group(groupName) == nil) {
@@ -818,6 +830,7 @@ loop:
 				gl = &groupLog{d: d, key: key, group: groupName, now: streamNow(c, d)}
 				if cons = g.Consumer(consumerName); cons == nil {
 					cons = s.CreateConsumer(g, consumerName, gl.now)
+					c.Notify(keyspace.NotifyStream, "xgroup-createconsumer", key)
 					// XCLAIM creates it when replayed; otherwise (NOACK as
 					// Redis, a history read as svcdb adds) the log must.
 					if noack || history {
@@ -1012,6 +1025,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		if s.CreateGroup(args[3], id, entriesRead) != nil {
 			d.CountChange()
 			c.OK()
+			c.Notify(keyspace.NotifyStream, "xgroup-create", args[2])
 		} else {
 			c.Err("BUSYGROUP Consumer Group name already exists")
 		}
@@ -1030,6 +1044,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		g.EntriesRead = entriesRead
 		d.CountChange()
 		c.OK()
+		c.Notify(keyspace.NotifyStream, "xgroup-setid", args[2])
 	case resp.EqualFold(sub, "destroy") && len(args) == 4:
 		if g == nil {
 			c.Int(0)
@@ -1040,6 +1055,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		groupsChanged(d, o, before)
 		d.CountChange()
 		c.Int(1)
+		c.Notify(keyspace.NotifyStream, "xgroup-destroy", args[2])
 		d.SignalReady(args[2]) // blocked XREADGROUP clients get -NOGROUP
 	case resp.EqualFold(sub, "createconsumer") && len(args) == 5:
 		before := o.ValueMemory()
@@ -1047,6 +1063,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 		groupsChanged(d, o, before)
 		if created {
 			d.CountChange()
+			c.Notify(keyspace.NotifyStream, "xgroup-createconsumer", args[2])
 			c.Int(1)
 		} else {
 			c.Int(0)
@@ -1059,6 +1076,7 @@ func cmdXGroup(c *keyspace.Ctx) {
 			s.DeleteConsumer(g, cons)
 			groupsChanged(d, o, before)
 			d.CountChange()
+			c.Notify(keyspace.NotifyStream, "xgroup-delconsumer", args[2])
 		}
 		c.Int(pending)
 	default:
@@ -1132,6 +1150,7 @@ func cmdXSetID(c *keyspace.Ctx) {
 	}
 	c.DBFor(key).CountChange() // as Redis 7.0's xsetidCommand: server.dirty++, WATCH not signalled
 	c.OK()
+	c.Notify(keyspace.NotifyStream, "xsetid", key)
 }
 
 // groupOf looks key's group up for XACK, XPENDING, XCLAIM, XAUTOCLAIM:
@@ -1284,6 +1303,7 @@ func claimer(c *keyspace.Ctx, s *values.Stream, g *values.StreamGroup, cons **va
 		name := c.Args[3]
 		if *cons = g.Consumer(name); *cons == nil {
 			*cons = s.CreateConsumer(g, name, now)
+			c.Notify(keyspace.NotifyStream, "xgroup-createconsumer", c.Args[1])
 		}
 		(*cons).SeenTime = now
 	}

@@ -69,11 +69,16 @@ const zOffsBuf = 128
 // formatted %.17g (Redis 7.0's addReplyDouble).
 func zscoreReply(c *keyspace.Ctx, f float64) { c.Out = resp.AppendDouble(c.Out, f, c.RESP3) }
 
-// zsetDone accounts for a change of o's value and deletes o once it is empty.
-func zsetDone(d *keyspace.DB, o *keyspace.Object, before int64) {
+// zsetDone accounts for a change of o's value, publishes event for key
+// (none when ""), and deletes o once it is empty, with the del event.
+func zsetDone(c *keyspace.Ctx, d *keyspace.DB, o *keyspace.Object, before int64, key []byte, event string) {
 	d.ValueChanged(o, before)
+	if event != "" {
+		c.Notify(keyspace.NotifyZSet, event, key)
+	}
 	if keyspace.ZSetLen(o) == 0 {
 		d.Remove(o)
+		c.Notify(keyspace.NotifyGeneric, "del", key)
 	}
 }
 
@@ -144,7 +149,7 @@ func zadd(c *keyspace.Ctx, flags int) {
 			if out&keyspace.ZAddOutNaN != 0 {
 				// Only INCR (one pair) meets NaN, so nothing has changed.
 				if created {
-					zsetDone(d, o, before)
+					zsetDone(c, d, o, before, key, "")
 				}
 				c.Err(errZNaN)
 				return
@@ -161,7 +166,7 @@ func zadd(c *keyspace.Ctx, flags int) {
 			score = ns
 		}
 		if added+updated > 0 || created {
-			zsetDone(d, o, before)
+			zsetDone(c, d, o, before, key, "")
 		}
 	}
 	switch {
@@ -174,9 +179,18 @@ func zadd(c *keyspace.Ctx, flags int) {
 	default:
 		c.Int(added)
 	}
+	if added+updated > 0 { // after the reply, as Redis' zaddGenericCommand
+		if incr {
+			c.Notify(keyspace.NotifyZSet, "zincr", key)
+		} else {
+			c.Notify(keyspace.NotifyZSet, "zadd", key)
+		}
+	}
 }
 
-func cmdZRem(c *keyspace.Ctx) { c.RemoveMembers(keyspace.KindZSet, keyspace.ZSetDel, keyspace.ZSetLen) }
+func cmdZRem(c *keyspace.Ctx) {
+	c.RemoveMembers(keyspace.KindZSet, keyspace.ZSetDel, keyspace.ZSetLen, keyspace.NotifyZSet, "zrem")
+}
 
 // zaddOption reads one ZADD option word: its flag, or ch for CH; neither
 // for the first score.
@@ -379,6 +393,9 @@ const (
 	zrLex
 )
 
+// zremEvents are ZREMRANGEBY*'s keyspace events, by range type.
+var zremEvents = [...]string{zrRank: "zremrangebyrank", zrScore: "zremrangebyscore", zrLex: "zremrangebylex"}
+
 const (
 	zdAuto = iota
 	zdForward
@@ -543,7 +560,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 	e := zemit{c: c, withScores: withScores, store: store}
 	if o == nil {
 		if store {
-			zstore(c, c.Args[1], nil)
+			zstore(c, c.Args[1], nil, "zrangestore")
 		} else {
 			c.Out = append(c.Out, resp.EmptyArray...)
 		}
@@ -562,7 +579,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 		start = max(start, 0)
 		if start > end || start >= llen {
 			if store {
-				zstore(c, c.Args[1], nil)
+				zstore(c, c.Args[1], nil, "zrangestore")
 			} else {
 				c.Out = append(c.Out, resp.EmptyArray...)
 			}
@@ -587,7 +604,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 			z.Move(rev)
 		}
 		if store {
-			zstore(c, c.Args[1], e.pairs())
+			zstore(c, c.Args[1], e.pairs(), "zrangestore")
 		}
 		return
 	}
@@ -622,7 +639,7 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 		}
 	}
 	if store {
-		zstore(c, c.Args[1], e.pairs())
+		zstore(c, c.Args[1], e.pairs(), "zrangestore")
 		return
 	}
 	n := e.n
@@ -637,14 +654,46 @@ func zrange(c *keyspace.Ctx, argStart int, store bool, rangeType, dir int) {
 // count (Redis' setKey / dbDelete at the end of ZRANGESTORE, ZUNIONSTORE,
 // ...). The encoding is the one ZSetAdd would have reached adding them one
 // by one.
-func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
+//
+// The events are Redis': event (zrangestore, zunionstore, ...) after the
+// reply, or del after it for a destination that went; a destination that
+// existed is replaced without the new event (setKey).
+func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair, event string) {
+	existed := zput(c, dst, pairs)
+	c.Int(int64(len(pairs)))
+	zstoreNotify(c, dst, len(pairs), existed, event)
+}
+
+// zstoreNotifyFirst is zstore with the event before the reply, where Redis'
+// command notifies first (GEOSEARCHSTORE and GEORADIUS ... STORE, geo.c).
+func zstoreNotifyFirst(c *keyspace.Ctx, dst []byte, pairs []zpair, event string) {
+	existed := zput(c, dst, pairs)
+	zstoreNotify(c, dst, len(pairs), existed, event)
+	c.Int(int64(len(pairs)))
+}
+
+// zstoreNotify publishes what a store of n members made of dst: event, or
+// del for a destination that existed and went.
+func zstoreNotify(c *keyspace.Ctx, dst []byte, n int, existed bool, event string) {
+	if n == 0 {
+		if existed {
+			c.Notify(keyspace.NotifyGeneric, "del", dst)
+		}
+		return
+	}
+	c.Notify(keyspace.NotifyZSet, event, dst)
+}
+
+// zput stores pairs as dst (deleting dst when there are none) and reports
+// whether dst existed before.
+func zput(c *keyspace.Ctx, dst []byte, pairs []zpair) (existed bool) {
 	d := c.DBFor(dst)
-	if old := d.Lookup(dst, c.Now); old != nil {
+	old := d.Lookup(dst, c.Now)
+	if old != nil {
 		d.Remove(old)
 	}
 	if len(pairs) == 0 {
-		c.Int(0)
-		return
+		return old != nil
 	}
 	lim := c.Limits()
 	maxLen, total := 0, 0
@@ -652,7 +701,12 @@ func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
 		maxLen = max(maxLen, len(p.member))
 		total += len(p.member)
 	}
-	o := d.Insert(dst, keyspace.KindZSet)
+	var o *keyspace.Object
+	if old != nil {
+		o = d.Reinsert(dst, keyspace.KindZSet)
+	} else {
+		o = d.Insert(dst, keyspace.KindZSet)
+	}
 	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
 		slices.SortFunc(pairs, zpairCmp)
 		lp := listpack.New(total + len(pairs)*(values.ZlScoreLen+3))
@@ -670,7 +724,7 @@ func zstore(c *keyspace.Ctx, dst []byte, pairs []zpair) {
 		o.Enc, o.Coll = keyspace.EncSkiplist, s
 	}
 	d.ValueChanged(o, 0)
-	c.Int(int64(len(pairs)))
+	return old != nil
 }
 
 // ---- ZREMRANGEBY* ---------------------------------------------------------------
@@ -764,7 +818,7 @@ func zremrange(c *keyspace.Ctx, rangeType int) {
 		}
 	}
 	if deleted > 0 {
-		zsetDone(d, o, before)
+		zsetDone(c, d, o, before, key, zremEvents[rangeType])
 	}
 	c.Int(int64(deleted))
 }
@@ -856,7 +910,18 @@ func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, ne
 		logZPop(c, key, fromMax, single, n)
 	}
 	before := o.ValueMemory()
+	event := "zpopmin"
+	if fromMax {
+		event = "zpopmax"
+	}
+	first := true
 	emit := func(m []byte, s float64) {
+		if first {
+			// As Redis' genericZpopCommand: the event goes before the
+			// first member's reply, inside the reply's array.
+			first = false
+			c.Notify(keyspace.NotifyZSet, event, key)
+		}
 		if nested {
 			c.Array(2)
 		}
@@ -888,7 +953,7 @@ func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, ne
 			s.RemoveNode(x)
 		}
 	}
-	zsetDone(d, o, before)
+	zsetDone(c, d, o, before, key, "")
 }
 
 var (
@@ -1013,6 +1078,9 @@ const (
 	zopDiff
 )
 
+// zstoreEvents are the STORE commands' keyspace events, by operation.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
+
 const (
 	zaggSum = iota
 	zaggMin
@@ -1136,6 +1204,7 @@ func zsetop(c *keyspace.Ctx, dst []byte, numkeysIdx int, op int, cardOnly bool) 
 		o := d.Lookup(key, c.Now)
 		if o == nil {
 			d.Miss()
+			c.Notify(keyspace.NotifyKeyMiss, "keymiss", key)
 		} else {
 			d.Hit()
 			if o.Kind != keyspace.KindZSet && o.Kind != keyspace.KindSet {
@@ -1287,7 +1356,7 @@ done:
 		res[i].member = arena[spans[i].off : spans[i].off+spans[i].n]
 	}
 	if dst != nil {
-		zstore(c, dst, res)
+		zstore(c, dst, res, zstoreEvents[op])
 		return
 	}
 	slices.SortFunc(res, zpairCmp)

@@ -417,7 +417,7 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 	}
 	if o == nil {
 		if storeKey != nil {
-			zstore(c, storeKey, nil) // deletes it, replies 0
+			zstoreNotifyFirst(c, storeKey, nil, "") // deletes it (del), replies 0
 			return
 		}
 		c.Array(0)
@@ -467,7 +467,11 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 			}
 			pairs[i] = zpair{p.member, score}
 		}
-		zstore(c, storeKey, pairs)
+		event := "georadiusstore" // Redis' event names, geo.c
+		if flags&geoSearch != 0 {
+			event = "geosearchstore"
+		}
+		zstoreNotifyFirst(c, storeKey, pairs, event)
 		return
 	}
 	opts := 0
