@@ -218,7 +218,9 @@ func TestTrackingRESP2Redirect(t *testing.T) {
 		}
 		for _, line := range strings.Split(list, "\n") {
 			if strings.Contains(line, " flags=P ") {
-				fmt.Sscanf(line, "id=%d", &subID)
+				if _, err := fmt.Sscanf(line, "id=%d", &subID); err != nil {
+					t.Fatalf("CLIENT LIST line %q: %v", line, err)
+				}
 				return true
 			}
 		}
