@@ -1199,7 +1199,7 @@ var aofCases = []aofCase{
 		cmds: [][]string{{"XGROUP", "CREATE", "st", "g", "$"}, {"XGROUP", "CREATECONSUMER", "st", "g", "erin"}, {"XGROUP", "DELCONSUMER", "st", "g", "erin"},
 			{"XGROUP", "SETID", "st", "g", "0"}, {"XACK", "st", "g", "1-1"}, {"XSETID", "st", "10-0"}, {"XGROUP", "DESTROY", "st", "g"}},
 		want: "XGROUP CREATE st g $\nXGROUP CREATECONSUMER st g erin\nXGROUP DELCONSUMER st g erin\nXGROUP SETID st g 0\nXSETID st 10-0\nXGROUP DESTROY st g"},
-	{name: "a write on an expired key", setup: [][]string{{"RPUSH", "l", "a"}, {"PEXPIRE", "l", "1"}}, cmds: [][]string{{"SLEEP"}, {"LSET", "l", "0", "b"}},
+	{name: "a write on an expired key", setup: [][]string{{"RPUSH", "l", "a"}, {"PEXPIRE", "l", "50"}}, cmds: [][]string{{"SLEEP"}, {"LSET", "l", "0", "b"}},
 		want: "DEL l"},
 }
 
@@ -1241,7 +1241,12 @@ func TestAppendLogMatchesRedis(t *testing.T) {
 			now := time.Now().UnixMilli()
 			for _, args := range tc.cmds {
 				if args[0] == "SLEEP" {
-					time.Sleep(10 * time.Millisecond)
+					// Past the 50 ms a case's setup gives a key to live. Not
+					// 1 ms: Redis' PEXPIRE deletes a key at once (and logs DEL
+					// before the case starts reading) when its deadline has
+					// passed by the time it checks it, which a busy machine
+					// reaches within one command.
+					time.Sleep(100 * time.Millisecond)
 					continue
 				}
 				red.conn.do(args...)

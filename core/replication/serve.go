@@ -71,6 +71,13 @@ type attached struct {
 	gone      bool
 
 	sync    bool          // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
+	// startOnAck: a diskless transfer ended; nothing more is written until
+	// the replica's first REPLCONF ACK (Redis' repl_start_cmd_stream_on_ack).
+	// The replica finds the EOF mark in the last 40 bytes of what it has
+	// read: stream bytes read together with the mark would hide it, and the
+	// replica would take the rest of the stream for RDB payload forever.
+	// Guarded by masterFeed.mu.
+	startOnAck bool
 	wake    chan struct{} // cap 1
 	ackOff  int64         // guarded by masterFeed.mu
 	lastAck time.Time     // guarded by masterFeed.mu
@@ -325,6 +332,7 @@ func (r *Replica) sendDiskless(a *attached) error {
 	f.mu.Lock()
 	a.state = slaveOnline
 	a.lastAck = time.Now()
+	a.startOnAck = true
 	f.fullOK++
 	f.mu.Unlock()
 	r.log.Info("synchronization with replica succeeded (diskless)", "replica", a.info.Addr, "bytes", w.n, "offset", off)
@@ -454,6 +462,11 @@ func (r *Replica) streamTo(a *attached) {
 			f.mu.Unlock()
 			break
 		}
+		if a.startOnAck {
+			f.mu.Unlock()
+			<-a.wake
+			continue
+		}
 		buf, a.pend = a.pend, buf[:0]
 		f.mu.Unlock()
 		if len(buf) > 0 {
@@ -492,6 +505,13 @@ func (r *Replica) readAcks(a *attached) {
 			if off, err := strconv.ParseInt(args[2], 10, 64); err == nil {
 				f.mu.Lock()
 				a.ackOff, a.lastAck = off, time.Now()
+				if a.startOnAck {
+					a.startOnAck = false
+					select {
+					case a.wake <- struct{}{}:
+					default:
+					}
+				}
 				if f.ackSignal != nil { // wake WAITs
 					close(f.ackSignal)
 					f.ackSignal = nil
