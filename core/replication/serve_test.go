@@ -65,6 +65,18 @@ func TestMasterFullSyncThenStream(t *testing.T) {
 		}
 		rec := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
 		r.Append([]byte(rec))
+		if diskless {
+			// Nothing follows the EOF mark until the replica's first ACK:
+			// a replica looks for the mark in the last bytes it read.
+			_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			if b, err := br.ReadByte(); err == nil {
+				t.Fatalf("diskless: %q sent before the replica's first ACK", b)
+			}
+			_ = conn.SetReadDeadline(time.Time{})
+			if _, err := conn.Write([]byte("*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if got := readN(t, br, len(rec)); got != rec {
 			t.Fatalf("stream: %q", got)
 		}
