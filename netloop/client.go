@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/command"
@@ -67,8 +66,8 @@ type client struct {
 	// authed: authenticated, or connected while the default user needed no
 	// password (Redis' c->authenticated; see authRequired in acl.go).
 	authed bool
-	user   *acl.User    // the ACL user; never nil (acl.go)
-	spans  []trace.Span // per-request spans of the queued batch, ended when it completes
+	user   *acl.User   // the ACL user; never nil (acl.go)
+	spans  []batchSpan // per-request spans of the queued batch, ended when it completes
 
 	loop *loopState // the event loop's command statistics and deferred replies (writeback.go)
 	tick int64      // cmdstats.Now at the end of the last command or the start of the read (see lap)

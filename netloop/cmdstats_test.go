@@ -243,9 +243,20 @@ func TestExpireCycleLatencyEvent(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, "*5\r\n$3\r\nSET\r\n$%d\r\nx%d\r\n$1\r\nv\r\n$2\r\nPX\r\n$2\r\n50\r\n", len(fmt.Sprint("x", i)), i)
 	}
-	c.write(b.String())
+	// Written while the replies are read: svcdb stops reading a client
+	// whose unread replies pass 1 MiB, so a client that wrote all 16 MB
+	// before reading would wait on itself.
+	wrote := make(chan error, 1)
+	go func() {
+		_ = c.c.SetWriteDeadline(time.Now().Add(60 * time.Second))
+		_, err := c.c.Write([]byte(b.String()))
+		wrote <- err
+	}()
 	for range n {
 		c.read()
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() bool {
 		for _, e := range c.do("LATENCY", "LATEST").Elems {

@@ -266,6 +266,12 @@ func (s *Server) closeWhenWritten(c *client) gnet.Action {
 	return gnet.Close
 }
 
+// batchSpan is the per-request span of the batch's command number cmd.
+type batchSpan struct {
+	cmd  int
+	span trace.Span
+}
+
 // batchBack takes the replies of c's completed batch and accounts for its
 // commands; the connection goes back to reading, or, after a protocol
 // error, writes the error and closes.
@@ -279,9 +285,10 @@ func (s *Server) batchBack(c *client) {
 		cmd, args, reply, ns := c.batch.Executed(i)
 		s.accountWaited(c, cmd, args, reply, max(waited, ns), ns)
 	}
-	for i, sp := range c.spans {
-		s.cfg.Tracer.EndCommand(sp, "") // queued replies are not split per command
-		c.spans[i] = nil
+	for i, bs := range c.spans {
+		_, _, reply, _ := c.batch.Executed(bs.cmd)
+		s.cfg.Tracer.EndCommand(bs.span, tracing.ReplyError(reply))
+		c.spans[i] = batchSpan{}
 	}
 	c.spans = c.spans[:0]
 	if c.state == connQueuedThenClose {
@@ -444,7 +451,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		c.lastCmd.Store(&cmd.FullName)
 		if s.cfg.Tracer.PerRequest() {
 			_, sp := s.cfg.Tracer.StartCommand(context.Background(), cmd.FullName, c.ctx.DB, idx, c.addr)
-			c.spans = append(c.spans, sp)
+			c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: sp})
 		}
 		return true
 	}
@@ -535,7 +542,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		c.commands-- // counted when the batch completes
 		s.openBatch(c, idx, cmd, args)
 		if span != nil {
-			c.spans = append(c.spans, span) // ended when the batch completes
+			c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: span}) // ended when the batch completes
 			span = nil
 		}
 	case keyspace.Coordinated:
