@@ -52,10 +52,15 @@ func (s *Server) trackingClient(id int64) tracking.Client {
 // ---- the runtime's hooks (called by a shard's token holder) -----------------
 
 // trackRead remembers the keys a read-only command named for the client
-// that ran it (Redis' trackingRememberKeys).
+// that ran it (Redis' trackingRememberKeys), or, in a script, the keys the
+// script declared (Ctx.TrackKeys, see trackScript).
 func (s *Server) trackRead(c *keyspace.Ctx) {
+	keys := c.TrackKeys
 	var buf [8][]byte
-	s.track.Remember(c.Tracking, c.CommandKeys(buf[:0]))
+	if keys == nil {
+		keys = c.CommandKeys(buf[:0])
+	}
+	s.track.Remember(c.Tracking, keys)
 }
 
 // trackChanged invalidates the keys of a command that changed the dataset;
@@ -157,6 +162,30 @@ func (c *client) trackingChanged() {
 // TRACKING OFF, RESET, OnClose).
 func (s *Server) disableTracking(c *client) {
 	s.track.Disable(&c.trk)
+	c.syncTracking()
+}
+
+// trackScript makes the reads of a script c runs remember what Redis
+// 7.0.15 remembers (call() with server.script_caller: trackingRememberKeys
+// of the caller, whose command is the EVAL or FCALL): for every read-only
+// command the script calls, the keys the script declared (keys, borrowed
+// for the script's run), not the keys the command named; with no declared
+// keys, nothing. The script itself (EVAL_RO, FCALL_RO) remembers nothing,
+// as 7.0.15 excludes them. trackScriptEnd undoes it.
+func (c *client) trackScript(keys [][]byte) {
+	if !c.ctx.TrackReads {
+		return
+	}
+	if len(keys) == 0 {
+		c.ctx.TrackReads = false
+		return
+	}
+	c.ctx.TrackKeys = keys
+}
+
+// trackScriptEnd undoes trackScript when the script has run.
+func (c *client) trackScriptEnd() {
+	c.ctx.TrackKeys = nil
 	c.syncTracking()
 }
 
