@@ -94,11 +94,10 @@ func (c *client) RESP3() bool { return c.resp3.Load() }
 // Subscribed is tracking.Client's. Any goroutine.
 func (c *client) Subscribed() bool { return c.inPubSub() }
 
-// Post appends a message encoded by enc to c's mailbox and wakes it, as
-// deliver does for PUBLISH (tracking.Client's). Any goroutine, c's own
-// loop included: the message then follows the replies of the turn running
-// now.
-func (c *client) Post(enc func([]byte) []byte) {
+// Post appends m to c's mailbox and wakes it, as deliver does for PUBLISH
+// (tracking.Client's). Any goroutine, c's own loop included: the message
+// then follows the replies of the turn running now.
+func (c *client) Post(m tracking.Message) {
 	if c.killed.Load() {
 		return
 	}
@@ -106,7 +105,7 @@ func (c *client) Post(enc func([]byte) []byte) {
 	ps := c.pubsubOf()
 	ps.mu.Lock()
 	wasEmpty := len(ps.box) == 0
-	ps.box = enc(ps.box)
+	ps.box = m.AppendTo(ps.box)
 	size := int64(len(ps.box))
 	ps.size.Store(size)
 	ps.mu.Unlock()

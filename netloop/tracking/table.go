@@ -23,10 +23,13 @@ type Client interface {
 	// Subscribed reports whether the client has a Pub/Sub subscription: a
 	// RESP2 redirect target receives invalidations only then.
 	Subscribed() bool
-	// Post appends the message enc encodes to the client's mailbox and
-	// wakes its loop, without waiting for the client; enc is called once,
-	// before Post returns, or not at all (a client being closed).
-	Post(enc func(dst []byte) []byte)
+	// Post appends m to the client's mailbox (m.AppendTo) and wakes its
+	// loop, without waiting for the client. m's bytes are valid for the
+	// call only: Post encodes it before it returns, or drops it (a client
+	// being closed). A value, not a func: an interface call makes its
+	// argument escape, and a Message holds only slices the caller has on
+	// the heap already, so a send allocates nothing.
+	Post(m Message)
 }
 
 // Flags of one client's tracking (State), Redis' CLIENT_TRACKING_*.
@@ -295,7 +298,9 @@ func (t *Table) limit(max int64) {
 		if !ok {
 			break
 		}
-		t.Invalidate(0, []byte(key), false) // not a change: no broadcast
+		// Not a change: no broadcast. The key's bytes without a copy, read
+		// only, for the call.
+		t.Invalidate(0, unsafe.Slice(unsafe.StringData(key), len(key)), false)
 		if t.keys.Load() <= max {
 			t.overLimit.Store(0)
 			return
@@ -409,6 +414,41 @@ type message struct {
 	null  bool
 }
 
+// Message is one message for a client's mailbox, as Client.Post gets it:
+// an invalidation (a RESP3 push, or a RESP2 Pub/Sub message on Channel)
+// or the tracking-redir-broken push.
+type Message struct {
+	m         message
+	push      bool  // RESP3 push; else a message on Channel
+	nullRESP3 bool  // the tracking client's null, as Redis
+	broken    int64 // not 0: tracking-redir-broken for this redirect ID
+}
+
+// AppendTo encodes m after dst.
+func (m *Message) AppendTo(dst []byte) []byte {
+	if m.broken != 0 {
+		dst = resp.AppendPushHeader(dst, 2, true)
+		dst = resp.AppendBulkString(dst, "tracking-redir-broken")
+		return resp.AppendInt(dst, m.broken)
+	}
+	if m.push {
+		dst = resp.AppendPushHeader(dst, 2, true)
+		dst = resp.AppendBulkString(dst, "invalidate")
+	} else {
+		dst = resp.AppendArrayHeader(dst, 3)
+		dst = resp.AppendBulkString(dst, "message")
+		dst = resp.AppendBulkString(dst, Channel)
+	}
+	switch {
+	case m.m.null:
+		return resp.AppendNull(dst, m.nullRESP3)
+	case m.m.proto != nil:
+		return append(dst, m.m.proto...)
+	}
+	dst = resp.AppendArrayHeader(dst, 1)
+	return resp.AppendBulk(dst, m.m.key)
+}
+
 // send is Redis' sendTrackingMessage: to st's client, or to the client it
 // redirects to (Pub/Sub form on __redis__:invalidate for a RESP2 receiver
 // that is subscribed), through the receiver's mailbox. Any goroutine.
@@ -420,11 +460,7 @@ func (t *Table) send(st *State, m message) {
 		if d == nil {
 			st.flags.Or(BrokenRedir)
 			if c.RESP3() {
-				c.Post(func(dst []byte) []byte {
-					dst = resp.AppendPushHeader(dst, 2, true)
-					dst = resp.AppendBulkString(dst, "tracking-redir-broken")
-					return resp.AppendInt(dst, r)
-				})
+				c.Post(Message{broken: r})
 			}
 			return
 		}
@@ -434,23 +470,5 @@ func (t *Table) send(st *State, m message) {
 	if !push && !(redirected && dest.Subscribed()) {
 		return // RESP2 without a subscribed redirect: nowhere to say it
 	}
-	nullRESP3 := c.RESP3() // the tracking client's null, as Redis
-	dest.Post(func(dst []byte) []byte {
-		if push {
-			dst = resp.AppendPushHeader(dst, 2, true)
-			dst = resp.AppendBulkString(dst, "invalidate")
-		} else {
-			dst = resp.AppendArrayHeader(dst, 3)
-			dst = resp.AppendBulkString(dst, "message")
-			dst = resp.AppendBulkString(dst, Channel)
-		}
-		switch {
-		case m.null:
-			return resp.AppendNull(dst, nullRESP3)
-		case m.proto != nil:
-			return append(dst, m.proto...)
-		}
-		dst = resp.AppendArrayHeader(dst, 1)
-		return resp.AppendBulk(dst, m.key)
-	})
+	dest.Post(Message{m: m, push: push, nullRESP3: c.RESP3()})
 }

@@ -22,9 +22,9 @@ type conn struct {
 func (c *conn) ID() int64        { return c.id }
 func (c *conn) RESP3() bool      { return c.resp3 }
 func (c *conn) Subscribed() bool { return c.subscribed }
-func (c *conn) Post(enc func([]byte) []byte) {
+func (c *conn) Post(m Message) {
 	c.mu.Lock()
-	c.box = enc(c.box)
+	c.box = m.AppendTo(c.box)
 	c.mu.Unlock()
 }
 
