@@ -12,6 +12,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/netloop/tracking"
 	"github.com/svcdb/svcdb/shard"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
@@ -88,7 +89,7 @@ type client struct {
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
 	ps              atomic.Pointer[pubsubState] // Pub/Sub state and mailbox, made on first use (pubsub.go)
-	trk             atomic.Pointer[trackState]  // CLIENT TRACKING state, made on the first ON (tracking.go)
+	trk             tracking.State              // CLIENT TRACKING state (netloop/tracking; tracking.go)
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64

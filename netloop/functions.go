@@ -77,7 +77,9 @@ func (s *Server) runFunction(c *client, run *scriptRun, f *scripting.Function, f
 	c.multi.inExec = true
 	out := c.out
 	c.out = nil
+	c.trackScript(keys)
 	out = s.scripts.Call(f, keys, argv, run, resp3, out)
+	c.trackScriptEnd()
 	s.scriptClock.start.Store(0)
 	s.scriptClock.fn.Store(nil)
 	c.out = out

@@ -184,7 +184,9 @@ func (s *Server) runScript(c *client, run *scriptRun, sc *scripting.Script, keys
 	c.multi.inExec = true
 	out := c.out
 	c.out = nil // a local command called by the script appends here (Call swaps it)
+	c.trackScript(keys)
 	out = s.scripts.Run(sc, keys, argv, run, resp3, out)
+	c.trackScriptEnd()
 	s.scriptClock.start.Store(0)
 	c.out = out
 	c.multi.inExec = inExec

@@ -160,7 +160,7 @@ type Server struct {
 
 	stats  serverStats
 	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
-	track  tracker   // client-side caching's tables (tracking.go)
+	track  trackGlue // client-side caching's tables (tracking.go, netloop/tracking)
 	// notifyOn is notify-keyspace-events' classes (notify.go).
 	notifyOn atomic.Uint32
 	params   *config.Registry
@@ -370,8 +370,8 @@ func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 // woken by the resumer (client.go), those waiting for a shard by the shard.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.stats.opsSampler.sample(s.totalCommands())
-	if s.track.pending.Load() {
-		s.trackBroadcast() // keys expiry removed with no loop turn after it
+	if s.track.Pending() {
+		s.track.Broadcast() // keys expiry removed with no loop turn after it
 	}
 	if s.live.idleTimeout.Load() > 0 {
 		s.closeIdle()

@@ -32,7 +32,7 @@ func trackingHotPath(tb testing.TB, on bool) (h *hotPath, tracker *client) {
 		b.WriteString(mb("GET", fmt.Sprint("trk:", i)))
 	}
 	runOn(tb, h.srv, tracker, []byte(b.String()))
-	if n := h.srv.track.keys.Load(); n != trackedKeys {
+	if n := h.srv.track.Keys(); n != trackedKeys {
 		tb.Fatalf("tracking table holds %d keys; want %d", n, trackedKeys)
 	}
 	return h, tracker
@@ -127,6 +127,6 @@ func BenchmarkTrackingWriteMiss(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		h.srv.trackInvalidate(0, key, true)
+		h.srv.track.Invalidate(0, key, true)
 	}
 }

@@ -192,8 +192,8 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		return s.closeWhenWritten(c)
 	}
 	c.loop.writeBack(c, busy && c.commands-served > 1)
-	if s.track.pending.Load() {
-		s.trackBroadcast() // BCAST: the keys this turn changed (tracking.go)
+	if s.track.Pending() {
+		s.track.Broadcast() // BCAST: the keys this turn changed (netloop/tracking)
 	}
 	return gnet.None
 }
@@ -520,7 +520,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	c.commands++
 	if cmd == s.track.flushall || cmd == s.track.flushdb {
-		c.flushSeen = s.track.flushes.Load() // tracking.go: trackEmptyFlush
+		c.flushSeen = s.track.Flushes() // tracking.go: trackEmptyFlush
 	}
 	idx, where := s.rt.RouteFor(&c.ctx, cmd, args) // recorded in c.ctx for the execution below
 	var span trace.Span

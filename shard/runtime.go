@@ -402,7 +402,9 @@ type Hooks struct {
 	// Read is called after a read-only command (its subcommand's flags for
 	// a container) ran for a context with TrackReads set, whatever its
 	// reply, as Redis remembers a tracking client's keys in call(): c.Args
-	// and CommandKeys name the keys it read. Client tracking plugs in here.
+	// and CommandKeys name the keys it read (c.TrackKeys, when set, the
+	// keys to remember instead: a script's declared keys). Client tracking
+	// plugs in here.
 	Read func(c *keyspace.Ctx)
 	// Dropped is called for every key the keyspace removes on its own, not
 	// as a command's change: lazy and active expiry, and eviction (Redis'

@@ -32,6 +32,12 @@ type Ctx struct {
 	// both; the runtime only reads them.
 	Tracking   int64
 	TrackReads bool
+	// TrackKeys, when not nil, are the keys Hooks.Read remembers for a
+	// read-only command instead of the command's own: a script's declared
+	// keys while it runs, as Redis 7.0 remembers the script caller's keys
+	// for every read-only command the script calls. Borrowed, like Args;
+	// the producer sets and clears it, the runtime only passes it on.
+	TrackKeys [][]byte
 
 	// Blocker is the client a blocking command may park (nil: it cannot, as
 	// inside MULTI; the command then replies as on timeout). Blocked is set

@@ -53,6 +53,15 @@ var importRules = []importRule{
 			return dep != module+"/shard"
 		},
 	},
+	{
+		// The client-side caching tables know a connection only through
+		// tracking.Client and the runtime only through netloop's glue:
+		// nothing of ours but core (netloop/tracking doc.go).
+		pkg: module + "/netloop/tracking",
+		allowed: func(dep string) bool {
+			return dep == module+"/netloop/tracking" || strings.HasPrefix(dep, module+"/core/")
+		},
+	},
 }
 
 const commandsRoot = module + "/shard/commands"
