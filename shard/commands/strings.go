@@ -496,6 +496,7 @@ func cmdAppend(c *keyspace.Ctx) {
 	d.Materialize(o)
 	n := len(o.Str)
 	d.GrowString(o, n+len(val))
+	d.WillWrite(o, n, len(o.Str))
 	copy(o.Str[n:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "append", key)
@@ -594,6 +595,7 @@ func cmdSetRange(c *keyspace.Ctx) {
 	if need > len(o.Str) {
 		d.GrowString(o, need)
 	}
+	d.WillWrite(o, int(offset), need)
 	copy(o.Str[offset:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "setrange", key)

@@ -90,6 +90,16 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 	return true
 }
 
+// WillWrite tells that o.Str[from:to] is about to be written in full (an
+// APPEND's tail, a SETRANGE's range): an off-heap string's pages there are
+// faulted in at once (bigbuf.Prefault). Never the zero gap SETRANGE leaves,
+// whose untouched pages cost nothing.
+func (d *DB) WillWrite(o *Object, from, to int) {
+	if o.OffHeap {
+		bigbuf.Prefault(o.Str[from:to])
+	}
+}
+
 // FreeStr drops o's byte buffer, unmapping it when it is off-heap, and
 // takes it out of used_memory. Every path that drops or replaces a string
 // value calls it (directly or through detach, DropValue, SetInt).
