@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestManyArgumentsCommand sends one RPUSH of a million arguments in
@@ -17,10 +18,15 @@ import (
 // '$'. Afterwards the client, still connected, must not keep the
 // command's argument slice (24 MB of headers): the in-process heap, after
 // the list is deleted and two collections, is back within 12 MB of what
-// it was before the command.
+// it was before the command. Under the race detector (ten times slower,
+// and allocating on its own) it sends 200,000 arguments and checks only
+// that they arrive.
 func TestManyArgumentsCommand(t *testing.T) {
 	ts := startServer(t)
-	const n = 1_000_000
+	n := 1_000_000
+	if raceOn {
+		n = 200_000
+	}
 	elems := make([]string, n)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "*%d\r\n$5\r\nRPUSH\r\n$4\r\nlist\r\n", n+2)
@@ -54,15 +60,17 @@ func TestManyArgumentsCommand(t *testing.T) {
 			rest = rest[k:]
 		}
 	}()
-	if v := r.read(); v.Int != n {
-		t.Fatalf("RPUSH: %s", v)
+	if v, err := r.tryRead(time.Minute); err != nil || v.Int != int64(n) {
+		t.Fatalf("RPUSH: %s %v", v, err)
 	}
 
 	check := dialRaw(t, ts.Addr)
-	for from := 0; from < n; from += 100_000 {
-		v := check.do("LRANGE", "list", strconv.Itoa(from), strconv.Itoa(from+99_999))
-		if len(v.Elems) != 100_000 {
-			t.Fatalf("LRANGE from %d: %d elements", from, len(v.Elems))
+	const chunk = 20_000
+	for from := 0; from < n; from += chunk {
+		check.write(multibulk("LRANGE", "list", strconv.Itoa(from), strconv.Itoa(from+chunk-1)))
+		v, err := check.tryRead(time.Minute)
+		if err != nil || len(v.Elems) != chunk {
+			t.Fatalf("LRANGE from %d: %d elements, %v", from, len(v.Elems), err)
 		}
 		for i, e := range v.Elems {
 			if string(e.Str) != elems[from+i] {
@@ -79,7 +87,7 @@ func TestManyArgumentsCommand(t *testing.T) {
 	runtime.KeepAlive(in)
 	runtime.KeepAlive(elems)
 	t.Logf("heap before %d MB, after %d MB", before>>20, after>>20)
-	if after > before+12<<20 {
+	if !raceOn && after > before+12<<20 {
 		t.Fatalf("heap after the command and DEL is %d MB, %d MB before: the client kept its arguments", after>>20, before>>20)
 	}
 }
