@@ -497,7 +497,7 @@ func cmdAppend(c *keyspace.Ctx) {
 	n := len(o.Str)
 	d.GrowString(o, n+len(val))
 	d.WillWrite(o, n, len(o.Str))
-	copy(o.Str[n:], val)
+	keyspace.CopyLarge(o.Str[n:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "append", key)
 	c.Int(int64(len(o.Str)))
@@ -596,7 +596,7 @@ func cmdSetRange(c *keyspace.Ctx) {
 		d.GrowString(o, need)
 	}
 	d.WillWrite(o, int(offset), need)
-	copy(o.Str[offset:], val)
+	keyspace.CopyLarge(o.Str[offset:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "setrange", key)
 	c.Int(int64(len(o.Str)))
