@@ -38,7 +38,7 @@ type client struct {
 	replica *replication.ReplicaInfo
 
 	parser resp.Parser
-	argv   [][]byte
+	argv   [][]byte     // the parsed command's arguments; capacity kept up to maxRetainedArgv
 	qb     []byte       // a large command's own query buffer (querybuf.go)
 	out    []byte       // replies of this loop turn, written once at its end
 	ctx    keyspace.Ctx // DB, RESP3 and scratch for inline execution

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/svcdb/svcdb/core/resp"
 )
 
 // A client's query buffer is what it sent that is not yet parsed. Most of
@@ -127,6 +129,11 @@ func (s *Server) readBig(c *client, gc gnet.Conn) (closeNow, more bool) {
 			// Many arguments after a large one grow the buffer by a quarter
 			// at a time, not by one argument or header line at a time.
 			grown = max(grown, min(cap(c.qb)+cap(c.qb)/4, past))
+			// A command of many arguments is sized for what its arguments
+			// so far foretell, up to four times what has arrived: a 2M-
+			// argument RPUSH (21 MB) grew in 20 quarter steps that
+			// allocated and copied 84 MB; now 4 steps and 21 MB.
+			grown = max(grown, min(manyArgsEstimate(&c.parser), 4*len(c.qb), past))
 			nb := make([]byte, len(c.qb), grown)
 			copy(nb, c.qb)
 			c.qb = nb
@@ -153,6 +160,21 @@ func (s *Server) readBig(c *client, gc gnet.Conn) (closeNow, more bool) {
 			return false, false
 		}
 	}
+}
+
+// manyArgsEstimate is the size of the pending multibulk command if its
+// arguments still to come are as long on average as those read so far, or
+// 0 while too few have been read to tell.
+func manyArgsEstimate(p *resp.Parser) int {
+	read, left, end := p.Progress()
+	if read < 64 || left == 0 {
+		return 0
+	}
+	per := end/read + 1
+	if left > (math.MaxInt-end)/per {
+		return math.MaxInt
+	}
+	return end + left*per
 }
 
 // bigCap is the capacity to give a large command's buffer of capacity cur

@@ -346,8 +346,19 @@ func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 			}
 		}
 	}
+	if cap(c.argv) > maxRetainedArgv {
+		c.argv = nil // a rare huge command's argument headers: not kept for the connection's life
+	}
 	return off, false
 }
+
+// maxRetainedArgv is the largest argument slice a client keeps between
+// reads. A command of 2M arguments left 48 MB of slice headers (24 B each)
+// reachable from its client until it disconnected, and pointing into its
+// query buffer; Redis 7.0 sizes a client's argv per command and frees it
+// with the arguments (freeClientArgv). Checked once per read, not per
+// command.
+const maxRetainedArgv = 1 << 12
 
 // takeBatchReplies moves a completed batch's replies to c's output, with
 // the append-only log offset they acknowledge (for durable).

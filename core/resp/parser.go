@@ -132,9 +132,14 @@ const (
 	stBulkBody   // waiting for bulk bytes [pos, pos+bulk) plus two
 )
 
-// maxRetainedSpans is the largest spans capacity kept across commands; a
-// rare command with more arguments gets its own array, released afterwards.
-const maxRetainedSpans = 1 << 12
+// maxSpans is the most arguments of one command recorded as spans while
+// it arrives. The arguments of a longer command past maxSpans are found
+// again, once it is complete, by a second pass over their header lines
+// (rescan), which the first pass already checked: a 2M-argument command
+// then costs its argument slice (24 B per argument, which the API needs)
+// and not also 16 B of spans per argument, 32 with the spans' outgrown
+// copies (64 MB, and the copying, for 2M arguments).
+const maxSpans = 1 << 12
 
 // maxPresize caps the initial argument capacity for a multibulk command, so
 // a client announcing 2^31 arguments costs nothing until it sends them
@@ -166,9 +171,11 @@ type Parser struct {
 	scan   int // line states: terminator search resumes here (>= line start)
 	left   int // bulks still to read
 	bulk   int // stBulkBody: payload length
-	argLen int // total length of the arguments in spans
+	argLen int // total length of the arguments read so far
+	read   int // arguments read so far (multibulk)
+	end    int // offset just past the last argument read (and its CRLF)
 
-	spans   []span // arguments read so far (multibulk)
+	spans   []span // the first maxSpans of the arguments read so far
 	scratch []byte // unescaped inline arguments
 }
 
@@ -176,9 +183,7 @@ type Parser struct {
 // buffer is discarded or the Parser is reused for another connection.
 func (p *Parser) Reset() {
 	p.state, p.pos, p.scan, p.left, p.bulk, p.argLen = stStart, 0, 0, 0, 0, 0
-	if cap(p.spans) > maxRetainedSpans {
-		p.spans = nil
-	}
+	p.read, p.end = 0, 0
 	p.spans = p.spans[:0]
 }
 
@@ -190,6 +195,19 @@ func (p *Parser) Partial() bool { return p.state != stStart }
 // multibulk command read so far (Redis' argv_len_sum, CLIENT LIST
 // argv-mem); 0 between commands.
 func (p *Parser) PendingArgBytes() int { return p.argLen }
+
+// Progress describes a multibulk command still arriving: read arguments
+// are complete and end at offset end of its buffer, left are announced and
+// still to come. It is 0, 0, 0 between commands and in an inline command.
+// A caller buffering a command of many arguments can size its buffer from
+// it (end/read bytes per argument so far, times read+left) instead of
+// growing it step by step.
+func (p *Parser) Progress() (read, left, end int) {
+	if p.state != stBulkHeader && p.state != stBulkBody {
+		return 0, 0, 0
+	}
+	return p.read, p.left, p.end
+}
 
 // Need reports how many bytes, counted from the start of the pending
 // command, must be in the buffer before Parse can make progress, or 0 when
@@ -353,7 +371,7 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				p.finish()
 				return argsbuf[:0], cr + 2, nil
 			}
-			p.left = int(ll)
+			p.left, p.end = int(ll), cr+2
 			p.spans = p.spans[:0]
 			if want := min(p.left, maxPresize); cap(p.spans) < want {
 				p.spans = make([]span, 0, want)
@@ -396,12 +414,15 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				return nil, 0, nil
 			}
 			end := p.pos + p.bulk
-			if len(p.spans) == cap(p.spans) {
-				// Double, never past what was announced: append's 1.25x
-				// steps copied a 2M-argument command's spans five times.
-				p.spans = slices.Grow(p.spans, min(p.left, max(len(p.spans), maxPresize)))
+			if len(p.spans) < maxSpans {
+				if len(p.spans) == cap(p.spans) {
+					// Double, never past what was announced nor maxSpans.
+					p.spans = slices.Grow(p.spans, min(p.left, max(len(p.spans), maxPresize), maxSpans-len(p.spans)))
+				}
+				p.spans = append(p.spans, span{p.pos, end})
 			}
-			p.spans = append(p.spans, span{p.pos, end})
+			p.read++
+			p.end = end + 2
 			p.argLen += p.bulk
 			// Like Redis, the two bytes after the payload are skipped
 			// unchecked ("\r\n" by protocol).
@@ -412,11 +433,14 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 				continue
 			}
 			args := argsbuf[:0]
-			if cap(args) < len(p.spans) {
-				args = make([][]byte, 0, len(p.spans)) // one allocation, not a growth per doubling
+			if cap(args) < p.read {
+				args = make([][]byte, 0, p.read) // one allocation, not a growth per doubling
 			}
 			for _, s := range p.spans {
 				args = append(args, buf[s.start:s.end:s.end])
+			}
+			if rest := p.read - len(p.spans); rest > 0 {
+				args = rescan(args, buf, p.spans[len(p.spans)-1].end+2, rest)
 			}
 			n := p.pos
 			p.finish()
@@ -428,6 +452,25 @@ func (p *Parser) parseMultibulk(buf []byte, argsbuf [][]byte) ([][]byte, int, er
 			return nil, 0, nil
 		}
 	}
+}
+
+// rescan appends the n arguments whose header lines start at buf[pos:], a
+// run of bulks the parser has already read and checked (past maxSpans): a
+// header ends at its first '\r', the byte after it is skipped, and so are
+// the two after the payload, exactly as parseMultibulk read them.
+func rescan(args [][]byte, buf []byte, pos, n int) [][]byte {
+	for range n {
+		ll, cr := shortHeader(buf, pos, math.MaxInt)
+		if cr < 0 {
+			cr = pos + 1 + bytes.IndexByte(buf[pos+1:], '\r')
+			ll, _ = ParseInt(buf[pos+1 : cr])
+		}
+		start := cr + 2
+		end := start + int(ll)
+		args = append(args, buf[start:end:end])
+		pos = end + 2
+	}
+	return args
 }
 
 // expectedDollar is Redis' "expected '$', got '%c'" text. Like Redis'

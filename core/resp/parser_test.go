@@ -669,3 +669,57 @@ func TestPendingArgBytes(t *testing.T) {
 		t.Fatalf("complete: n %d err %v pending %d", n, err, p.PendingArgBytes())
 	}
 }
+
+// TestParseManyArgsRescan parses commands with more arguments than the
+// parser records as spans (maxSpans), so that the rest are found again by
+// rescan: empty arguments (whose "$0" header takes the long path), payloads
+// holding '\r', '\n' and '$', and a header whose CR is followed by a byte
+// other than '\n' (skipped unchecked, as Redis). Each is parsed whole, then
+// fed in chunks of several sizes (each a fresh buffer), then in a pipeline
+// after a small command; every argument must come back as sent.
+func TestParseManyArgsRescan(t *testing.T) {
+	for _, n := range []int{maxSpans - 1, maxSpans, maxSpans + 1, 3*maxSpans + 7} {
+		want := make([]string, n)
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "*%d\r\n", n)
+		for i := range want {
+			switch i % 5 {
+			case 0:
+				want[i] = ""
+			case 1:
+				want[i] = strconv.Itoa(i)
+			case 2:
+				want[i] = "a\r\nb$3\r\n" + strings.Repeat("x", i%37)
+			case 3:
+				want[i] = strings.Repeat("\r", 1+i%3)
+			default:
+				want[i] = strings.Repeat("y", 100+i%300)
+			}
+			sep := "\r\n"
+			if i%7 == 3 {
+				sep = "\rX" // the byte after the header's CR is not looked at
+			}
+			fmt.Fprintf(&sb, "$%d%s%s\r\n", len(want[i]), sep, want[i])
+		}
+		in := []byte(sb.String())
+
+		var p Parser
+		args, used, err := p.Parse(in, nil)
+		if err != nil || used != len(in) {
+			t.Fatalf("n=%d whole: used %d of %d, err %v", n, used, len(in), err)
+		}
+		if got := toStrings(args); !slices.Equal(got, want) {
+			t.Fatalf("n=%d whole: arguments differ", n)
+		}
+		for _, chunk := range []int{1 << 10, 7919, 64 << 10} {
+			var chunks []int
+			for range len(in)/chunk + 1 {
+				chunks = append(chunks, chunk)
+			}
+			got := feed(t, &p, []byte(mb("PING")+string(in)), chunks)
+			if len(got) != 2 || !slices.Equal(got[0].args, []string{"PING"}) || !slices.Equal(got[1].args, want) {
+				t.Fatalf("n=%d chunks of %d: %d commands, arguments differ", n, chunk, len(got))
+			}
+		}
+	}
+}

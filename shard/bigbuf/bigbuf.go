@@ -150,3 +150,35 @@ func Zero(b []byte) {
 		clear(b[first:last])
 	}
 }
+
+// prefaultMin is the smallest range Prefault asks the kernel for: below it
+// the system call costs about what the few page faults it saves do.
+const prefaultMin = 64 << 10
+
+// noPopulate is set once the kernel refused MADV_POPULATE_WRITE (before
+// Linux 5.14), so Prefault stops asking.
+var noPopulate atomic.Bool
+
+// Prefault makes the pages under b, a part of a bigbuf buffer that the
+// caller is about to write in full, resident and writable in one system
+// call (MADV_POPULATE_WRITE) instead of one page fault per 4 KiB page as
+// the write reaches it. Copying 200 MiB into fresh pages measured 230-620
+// ms with faults and 155-290 ms prefaulted on the shared 2-core machine:
+// the faults, not the copy, were most of an APPEND of 1 MiB to a large
+// string. Pages already resident are left as they are; a kernel without
+// the advice, or a range too small to be worth a call, is served by faults
+// as before. It never changes what b holds.
+func Prefault(b []byte) {
+	if len(b) < prefaultMin || noPopulate.Load() {
+		return
+	}
+	// The page holding b's first byte belongs to the same mapping (a
+	// mapping starts on a page), and so does the one holding its last.
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	into := int(uintptr(p) & uintptr(pageSize-1))
+	first := unsafe.Add(p, -into)
+	err := unix.Madvise(unsafe.Slice((*byte)(first), pages(into+len(b))), unix.MADV_POPULATE_WRITE)
+	if err == unix.EINVAL {
+		noPopulate.Store(true)
+	}
+}

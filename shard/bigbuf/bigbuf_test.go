@@ -3,6 +3,9 @@ package bigbuf
 import (
 	"bytes"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestAllocGrowZeroFree follows one buffer through its life: zeroed at
@@ -52,5 +55,36 @@ func TestAllocGrowZeroFree(t *testing.T) {
 	Free(b[:5])
 	if got := Mapped(); got != base {
 		t.Fatalf("mapped after Free %d; want %d", got, base)
+	}
+}
+
+// TestPrefault: Prefault of a range that starts and ends inside pages
+// makes exactly the pages under it resident (mincore), leaves the pages
+// around it untouched, and changes no byte.
+func TestPrefault(t *testing.T) {
+	b, err := Alloc(4*Threshold, 4*Threshold, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Free(b)
+	b[pageSize+7] = 'x' // the first page of the range holds a byte already
+	from, to := pageSize+5, 3*Threshold+17
+	Prefault(b[from:to])
+	if b[pageSize+7] != 'x' || !bytes.Equal(b[from:pageSize+7], make([]byte, 2)) {
+		t.Fatal("Prefault changed bytes")
+	}
+	if noPopulate.Load() {
+		t.Skip("kernel without MADV_POPULATE_WRITE: Prefault does nothing")
+	}
+	vec := make([]byte, len(b)/pageSize)
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(unsafe.Pointer(unsafe.SliceData(vec))))
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	for i, v := range vec {
+		want := i >= from/pageSize && i <= (to-1)/pageSize
+		if (v&1 == 1) != want {
+			t.Fatalf("page %d resident %v, want %v", i, v&1 == 1, want)
+		}
 	}
 }

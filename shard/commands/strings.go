@@ -496,7 +496,8 @@ func cmdAppend(c *keyspace.Ctx) {
 	d.Materialize(o)
 	n := len(o.Str)
 	d.GrowString(o, n+len(val))
-	copy(o.Str[n:], val)
+	d.WillWrite(o, n, len(o.Str))
+	keyspace.CopyLarge(o.Str[n:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "append", key)
 	c.Int(int64(len(o.Str)))
@@ -594,7 +595,8 @@ func cmdSetRange(c *keyspace.Ctx) {
 	if need > len(o.Str) {
 		d.GrowString(o, need)
 	}
-	copy(o.Str[offset:], val)
+	d.WillWrite(o, int(offset), need)
+	keyspace.CopyLarge(o.Str[offset:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "setrange", key)
 	c.Int(int64(len(o.Str)))

@@ -90,6 +90,24 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 	return true
 }
 
+// WillWrite tells that o.Str[from:to] is about to be written in full (an
+// APPEND's tail, a SETRANGE's range): an off-heap string's pages there are
+// faulted in at once (bigbuf.Prefault). Never the zero gap SETRANGE leaves,
+// whose untouched pages cost nothing.
+func (d *DB) WillWrite(o *Object, from, to int) {
+	if o.OffHeap {
+		bigbuf.Prefault(o.Str[from:to])
+	}
+}
+
+// CopyLarge is copy(dst, src) for a command writing an argument into a
+// string (APPEND, SETRANGE): in preemptible 256 KiB steps
+// (copyPreemptible), so that a 512 MiB argument does not hold a GC's
+// stop-the-world, and with it every other goroutine, for the whole copy.
+func CopyLarge(dst, src []byte) {
+	copyPreemptible(dst, src)
+}
+
 // FreeStr drops o's byte buffer, unmapping it when it is off-heap, and
 // takes it out of used_memory. Every path that drops or replaces a string
 // value calls it (directly or through detach, DropValue, SetInt).
