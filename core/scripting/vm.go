@@ -38,6 +38,7 @@ type vm struct {
 	run  *runState
 	runs runState
 	kill killSwitch // SCRIPT KILL (kill.go)
+	mem  vmMemory   // the last measured sizes (memory.go)
 	// math.random's generator. As in Redis 7.0 it is not reseeded per
 	// script: the sequence starts from rand48's default state when the
 	// server starts and goes on from script to script (math.randomseed
@@ -68,16 +69,17 @@ const (
 	// gopher-lua builds a traceback of the whole stack on an error, in time
 	// quadratic in the depth (2.4 s at 20000, every shard held meanwhile), so
 	// the bound is lower: deeper recursion is "stack overflow" sooner.
-	callStackSize = 4000
-	registryMax   = 1 << 18 // value stack slots, grown on demand
-	registryGrow  = 1 << 14
+	callStackSize   = 4000
+	registryInitial = 1024    // value stack slots at start
+	registryMax     = 1 << 18 // value stack slots, grown on demand
+	registryGrow    = 1 << 14
 )
 
 func (v *vm) init(e *Engine) {
 	ls := lua.NewState(lua.Options{
 		SkipOpenLibs:     true,
 		CallStackSize:    callStackSize,
-		RegistrySize:     1024,
+		RegistrySize:     registryInitial,
 		RegistryMaxSize:  registryMax,
 		RegistryGrowStep: registryGrow,
 	})
