@@ -246,7 +246,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		// xreadCommand's own refusal (the other blocking commands are
 		// flagged noscript): an error reply of the command, not a check.
 		dst = resp.AppendError(dst, "ERR "+string(argv[0])+" command is not allowed with BLOCK option from scripts") // the name as called
-		s.accountWaited(c, checked, argv, dst[mark0:], 0, 0)
+		s.accountCall(c, checked, argv, dst[mark0:], 0, 0, true)
 		return dst, ""
 	}
 	s.rt.SetLogSuppressed(repl&scripting.ReplAOF == 0) // redis.set_repl
@@ -265,7 +265,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		dst, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
 	}
 	ns := cmdstats.Now() - start
-	s.accountWaited(c, checked, argv, dst[mark:], ns, ns)
+	s.accountCall(c, checked, argv, dst[mark:], ns, ns, true)
 	return dst, ""
 }
 

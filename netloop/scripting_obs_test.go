@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -91,5 +92,133 @@ func TestScriptInfoMemoryAsRedis(t *testing.T) {
 	sc.FunctionFlush(ctx)
 	if _, v := scriptInfo(t, sc); v["number_of_libraries"] != 0 || v["used_memory_functions"] != 0 {
 		t.Errorf("after FUNCTION FLUSH: %v", v)
+	}
+}
+
+// slowEntry is a SLOWLOG GET entry's command and client address, with the
+// address of a real connection replaced by "client".
+func slowEntries(t *testing.T, c *redis.Client) []string {
+	t.Helper()
+	logs, err := c.SlowLogGet(context.Background(), -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(logs) - 1; i >= 0; i-- { // oldest first
+		l := logs[i]
+		addr := l.ClientAddr
+		if addr != "?:0" {
+			addr = "client"
+		}
+		out = append(out, strings.Join(l.Args, " ")+" @"+addr+" name="+l.ClientName)
+	}
+	return out
+}
+
+// TestScriptCommandEffects: the commands a script calls count in
+// commandstats as their own calls (and EVAL as one call of its own), both
+// they and the EVAL are in the slow log (they under the script's client,
+// "?:0", as Redis), and a long script is a latency "command" event: each
+// checked against redis-server in the same run.
+func TestScriptCommandEffects(t *testing.T) {
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	defer rc.Close()
+	ts := startServer(t)
+	sc := redis.NewClient(&redis.Options{Addr: ts.Addr})
+	defer sc.Close()
+	const script = "redis.call('set', KEYS[1], 'b') redis.call('incr', 'undeclared') return redis.call('get', KEYS[1])"
+	stats := map[string]string{}
+	slow := map[string][]string{}
+	latest := map[string]bool{}
+	for name, c := range map[string]*redis.Client{"redis-server": rc, "svcdb": sc} {
+		for _, cmd := range [][]any{
+			{"config", "set", "slowlog-log-slower-than", "0"},
+			{"config", "set", "latency-monitor-threshold", "1"},
+			{"slowlog", "reset"}, {"config", "resetstat"},
+		} {
+			if err := c.Do(ctx, cmd...).Err(); err != nil {
+				t.Fatalf("%s: %v: %v", name, cmd, err)
+			}
+		}
+		if v, err := c.Eval(ctx, script, []string{"k"}).Text(); err != nil || v != "b" {
+			t.Fatalf("%s: EVAL = %q, %v", name, v, err)
+		}
+		if err := c.FunctionLoad(ctx, "#!lua name=obs\nredis.register_function('g', function(keys) return redis.call('get', keys[1]) end)").Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.FCall(ctx, "g", []string{"k"}).Err(); err != nil {
+			t.Fatalf("%s: FCALL: %v", name, err)
+		}
+		info := c.Info(ctx, "commandstats").Val()
+		var calls []string
+		for _, cmd := range []string{"eval", "fcall", "set", "get", "incr"} {
+			m := regexp.MustCompile(`cmdstat_` + cmd + `:calls=(\d+)`).FindStringSubmatch(info)
+			if m == nil {
+				calls = append(calls, cmd+"=none")
+			} else {
+				calls = append(calls, cmd+"="+m[1])
+			}
+		}
+		stats[name] = strings.Join(calls, " ")
+		if err := c.Eval(ctx, "local i = 0 while i < 5000000 do i = i + 1 end return i", nil).Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, e := range slowEntries(t, c) {
+			if !strings.HasPrefix(e, "config") && !strings.HasPrefix(e, "function load") && !strings.HasPrefix(e, "info") {
+				slow[name] = append(slow[name], e)
+			}
+		}
+		lat, err := c.Do(ctx, "latency", "latest").Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range lat {
+			if row, ok := ev.([]any); ok && len(row) > 0 && row[0] == "command" {
+				latest[name] = true
+			}
+		}
+	}
+	if stats["svcdb"] != stats["redis-server"] || stats["svcdb"] != "eval=1 fcall=1 set=1 get=2 incr=1" {
+		t.Errorf("commandstats calls: svcdb %q, redis-server %q", stats["svcdb"], stats["redis-server"])
+	}
+	if strings.Join(slow["svcdb"], "\n") != strings.Join(slow["redis-server"], "\n") {
+		t.Errorf("slow log:\nsvcdb:\n  %s\nredis-server:\n  %s", strings.Join(slow["svcdb"], "\n  "), strings.Join(slow["redis-server"], "\n  "))
+	}
+	if !latest["svcdb"] || !latest["redis-server"] {
+		t.Errorf("LATENCY LATEST has a command event: %v", latest)
+	}
+}
+
+// TestScriptHotShards: the keys a script touches, declared or not, count
+// on the hot-shard counters of the shards that hold them: a script
+// writing only {hot} keys makes that shard HOT and leaves the others idle.
+func TestScriptHotShards(t *testing.T) {
+	ts := startServer(t, withShards(4))
+	hot := ts.RT.ShardOf([]byte("{hot}"))
+	c := dialRaw(t, ts.Addr)
+	sha := c.do("SCRIPT", "LOAD", "for i = 1, 50 do redis.call('set', '{hot}:' .. i, 'v') redis.call('get', '{hot}:' .. i) end return 1")
+	if sha.Type != '$' {
+		t.Fatalf("SCRIPT LOAD: %c %q", sha.Type, sha.Str)
+	}
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+		if v := c.do("EVALSHA", string(sha.Str), "0"); v.Type != ':' {
+			t.Fatalf("EVALSHA: %c %q", v.Type, v.Str)
+		}
+	}
+	m := fields(t, c.do("DEBUG", "HOTSHARDS", "PERIOD", "2"), false)
+	if m["hot_count"].Int != 1 {
+		t.Errorf("hot_count = %d, want 1", m["hot_count"].Int)
+	}
+	for i, sv := range m["shards"].Elems {
+		h := fields(t, sv, false)
+		reads, writes := num(t, h["reads_per_sec"], false), num(t, h["writes_per_sec"], false)
+		if i == hot {
+			if string(h["status"].Str) != "HOT" || reads < 100 || writes < 100 {
+				t.Errorf("hot shard %d: status %s reads/s %v writes/s %v", i, h["status"].Str, reads, writes)
+			}
+		} else if reads != 0 || writes != 0 {
+			t.Errorf("shard %d: reads/s %v writes/s %v, want none", i, reads, writes)
+		}
 	}
 }
