@@ -116,6 +116,11 @@ func newScriptEngine(s *Server) *scripting.Engine {
 	})
 }
 
+// SlowScripts lists up to n cached scripts and loaded functions that ran,
+// the slowest single run first (the debug UI's slow scripts). Safe from
+// any goroutine; it never waits for a running script.
+func (s *Server) SlowScripts(n int) []scripting.RunStat { return s.scripts.SlowScripts(n) }
+
 // cmdEval is EVAL, EVALSHA, EVAL_RO and EVALSHA_RO (Redis' evalGenericCommand).
 func (s *Server) cmdEval(c *client, cmd *command.Command, args [][]byte) {
 	bySHA := cmd.Name == "evalsha" || cmd.Name == "evalsha_ro"

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svcdb/svcdb/core/redistest"
+	"github.com/svcdb/svcdb/core/scripting"
 )
 
 // scriptInfoField matches INFO memory's scripting fields (Redis 7.0.15's
@@ -220,5 +221,38 @@ func TestScriptHotShards(t *testing.T) {
 		} else if reads != 0 || writes != 0 {
 			t.Errorf("shard %d: reads/s %v writes/s %v, want none", i, reads, writes)
 		}
+	}
+}
+
+// TestScriptRunTotals: Stats().Scripts counts runs by kind, the runs that
+// replied an error, and the runs SCRIPT KILL stopped (the svc_scripts_*
+// metrics read them).
+func TestScriptRunTotals(t *testing.T) {
+	ts := startServer(t)
+	runner := dialRaw(t, ts.Addr)
+	for _, cmd := range [][]string{
+		{"EVAL", "return 1", "0"},
+		{"EVAL", "return redis.call('incr', KEYS[1])", "1", "n"},
+		{"EVAL", "error('boom')", "0"},
+		{"FUNCTION", "LOAD", "#!lua name=tot\nredis.register_function('t', function() return 1 end)"},
+		{"FCALL", "t", "0"},
+	} {
+		runner.do(cmd...)
+	}
+	runner.write(multibulk("EVAL", `local t0 = tonumber(redis.call('time')[1])
+while tonumber(redis.call('time')[1]) - t0 < 30 do end`, "0"))
+	time.Sleep(50 * time.Millisecond)
+	other := otherLoopConn(t, ts.Addr)
+	eventually(t, 5*time.Second, func() bool { return string(other.do("SCRIPT", "KILL").Str) == "OK" }, "SCRIPT KILL never stopped the script")
+	if v, err := runner.tryRead(5 * time.Second); err != nil || !strings.HasPrefix(string(v.Str), "ERR Script killed") {
+		t.Fatalf("killed script's reply: %v, %v", v, err)
+	}
+	got := ts.Srv.Stats().Scripts
+	want := scripting.Totals{EvalRuns: 4, EvalFailed: 2, FunctionRuns: 1, Killed: 1}
+	if got != want {
+		t.Errorf("Stats().Scripts = %+v, want %+v", got, want)
+	}
+	if list := ts.Srv.SlowScripts(10); len(list) != 5 || list[0].Calls != 1 || !strings.Contains(list[0].Source, "while") {
+		t.Errorf("SlowScripts: the killed script is not the slowest: %+v", list)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -364,7 +366,26 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 	}
 	v.globals.RawSetString("KEYS", stringArray(ls, keys))
 	v.globals.RawSetString("ARGV", stringArray(ls, args))
-	return v.call(fn, 0, scriptChunk, s.SHA, caller, resp3, dst)
+	start := time.Now()
+	out := v.call(fn, 0, scriptChunk, s.SHA, caller, resp3, dst)
+	e.recordRun(&s.stats, &e.stats.evalRuns, &e.stats.evalFailed, start, out[len(dst):])
+	return out
+}
+
+// recordRun counts a run that started at start and replied reply: in the
+// script's or function's statistics and the engine's totals.
+// REQUIRES: v.mu held.
+func (e *Engine) recordRun(r *runStats, runs, failed *atomic.Int64, start time.Time, reply []byte) {
+	now := time.Now()
+	bad := len(reply) > 0 && reply[0] == '-'
+	r.record(int64(now.Sub(start)), now.UnixNano(), bad)
+	runs.Add(1)
+	if bad {
+		failed.Add(1)
+	}
+	if e.vm.kill.killed.Load() {
+		e.stats.killed.Add(1)
+	}
 }
 
 // call runs fn, whose nargs arguments are pushed already, as a script
