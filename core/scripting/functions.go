@@ -286,6 +286,11 @@ func (e *Engine) Call(f *Function, keys, args [][]byte, caller Caller, resp3 boo
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	ls := v.ls
+	// KEYS and ARGV are the function's two arguments; as globals they are
+	// EVAL's only (Redis runs functions in a Lua state of their own, where
+	// they never exist), so the last EVAL's must not show through.
+	v.globals.RawSetString("KEYS", lua.LNil)
+	v.globals.RawSetString("ARGV", lua.LNil)
 	ls.Push(stringArray(ls, keys))
 	ls.Push(stringArray(ls, args))
 	start := time.Now()
