@@ -125,7 +125,9 @@ fuzz-long:
 ## side, interleaved, medians and ratios: redis-benchmark's full default suite
 ## (the 20 tests of a plain redis-benchmark run) at -P 1 and -P 16, -c 50
 ## -r 100000, and memtier's default workload (SET:GET 1:10, 32-byte values,
-## 50 connections) at pipeline 1 and 16, checked against the bar (every
+## 50 connections) at pipeline 1 and 16, and EVALSHA of a one-GET script and
+## an INCR+EXPIRE script at pipeline 1 and 16 (ratios shown, not held to the
+## bar; --scripts=false leaves them out), checked against the bar (every
 ## suite test's ops/s >= 0.9x redis-server's, no error: svcbench compare
 ## exits 3 otherwise); then svcdb with its diagnostics HTTP server off and
 ## on, scraped every second; then persistence side by side (svcbench

@@ -15,13 +15,14 @@ import (
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
-// The read-only JSON documents of /debug/api/: cluster, metrics, slowlog and
-// latency (SPEC Part B "JSON documents"). handlers.go has already checked the
+// The read-only JSON documents of /debug/api/: cluster, metrics, slowlog,
+// latency and scripts (SPEC Part B "JSON documents"). handlers.go has already checked the
 // method and the Bearer token and set Cache-Control: no-store. Each document
 // is a typed struct built from the Source's snapshots; keys are snake_case,
 // counts are JSON integers, rates and latencies numbers, and every instant
@@ -60,6 +61,8 @@ func (s *Server) debugAPI(ctx *fasthttp.RequestCtx, sub string) {
 		writeAPIJSON(ctx, s.slowlogDoc(count))
 	case "latency":
 		writeAPIJSON(ctx, s.latencyDoc())
+	case "scripts":
+		writeAPIJSON(ctx, s.scriptsDoc())
 	default:
 		jsonError(ctx, fasthttp.StatusNotFound, "not found")
 	}
@@ -411,6 +414,53 @@ func processMetrics() map[string]float64 {
 		out[line[:sp]] = v
 	}
 	return out
+}
+
+// ---- /debug/api/scripts -----------------------------------------------------
+
+// ScriptsSource is implemented by a Source that runs Lua scripts
+// (netloop.Server.SlowScripts): /debug/api/scripts and the Performance
+// view's slow scripts list them. A Source without it lists none.
+type ScriptsSource interface {
+	SlowScripts(n int) []scripting.RunStat
+}
+
+// maxScriptsListed bounds /debug/api/scripts.
+const maxScriptsListed = 50
+
+// scriptsDoc is the cached scripts and loaded functions that ran, the
+// slowest single run first.
+type scriptsDoc struct {
+	Scripts []scriptEntry `json:"scripts"`
+}
+
+type scriptEntry struct {
+	Kind    string      `json:"kind"` // eval or function
+	Name    string      `json:"name"` // the script's SHA1 or the function's name
+	Library string      `json:"library,omitempty"`
+	Source  string      `json:"source"` // the body's (or library code's) first 200 bytes
+	Calls   int64       `json:"calls"`
+	Failed  int64       `json:"failed"` // runs that replied an error
+	TotalUS int64       `json:"total_us"`
+	MeanUS  int64       `json:"mean_us"`
+	MaxUS   int64       `json:"max_us"`
+	LastRun status.Time `json:"last_run"`
+}
+
+func (s *docs) scriptsDoc() scriptsDoc {
+	d := scriptsDoc{Scripts: []scriptEntry{}}
+	ss, ok := s.src.(ScriptsSource)
+	if !ok {
+		return d
+	}
+	for _, r := range ss.SlowScripts(maxScriptsListed) {
+		d.Scripts = append(d.Scripts, scriptEntry{
+			Kind: r.Kind, Name: r.Name, Library: r.Library, Source: r.Source,
+			Calls: r.Calls, Failed: r.Failed, TotalUS: r.TotalUS, MeanUS: r.MeanUS, MaxUS: r.MaxUS,
+			LastRun: status.At(r.LastRun),
+		})
+	}
+	return d
 }
 
 // ---- /debug/api/slowlog -----------------------------------------------------

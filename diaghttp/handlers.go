@@ -142,7 +142,7 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 		writeAPIJSON(ctx, struct {
 			Parameters []config.Entry `json:"parameters"`
 		}{s.src.Config()})
-	case "cluster", "metrics", "slowlog", "latency": // api.go
+	case "cluster", "metrics", "slowlog", "latency", "scripts": // api.go
 		s.debugAPI(ctx, sub)
 	default:
 		if rest, ok := strings.CutPrefix(sub, "bundle/"); ok { // bundle.go

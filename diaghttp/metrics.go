@@ -239,6 +239,25 @@ func newRegistry(src Source, version string) *registry {
 		func(sc *scrape) float64 { return boolGauge(sc.persist.AOF.RewriteInProgress) })
 	g("svc_persistence_writes_refused", "1 while write commands are refused with -MISCONF because persistence fails, else 0.",
 		func(sc *scrape) float64 { return boolGauge(sc.persist.WritesRefused != nil) })
+	// Scripts (EVAL family and FCALL): runs by kind, those that replied an
+	// error, and those SCRIPT KILL or FUNCTION KILL stopped.
+	scriptKinds := []struct {
+		kind        string
+		runs, fails func(*scrape) int64
+	}{
+		{"eval", func(sc *scrape) int64 { return sc.net.Scripts.EvalRuns }, func(sc *scrape) int64 { return sc.net.Scripts.EvalFailed }},
+		{"function", func(sc *scrape) int64 { return sc.net.Scripts.FunctionRuns }, func(sc *scrape) int64 { return sc.net.Scripts.FunctionFailed }},
+	}
+	fam = r.add("svc_scripts_executions_total", "Lua runs since start, by kind: eval (EVAL, EVALSHA and their _RO forms) or function (FCALL, FCALL_RO).", "counter")
+	for _, k := range scriptKinds {
+		fam.set.NewGauge(`svc_scripts_executions_total{kind="`+k.kind+`"}`, func() float64 { return float64(k.runs(&r.snap)) })
+	}
+	fam = r.add("svc_scripts_failed_total", "Lua runs since start that replied with an error (a script's error, a refused command it raised, a kill), by kind.", "counter")
+	for _, k := range scriptKinds {
+		fam.set.NewGauge(`svc_scripts_failed_total{kind="`+k.kind+`"}`, func() float64 { return float64(k.fails(&r.snap)) })
+	}
+	c("svc_scripts_killed_total", "Lua runs stopped by SCRIPT KILL or FUNCTION KILL since start.",
+		func(sc *scrape) float64 { return float64(sc.net.Scripts.Killed) })
 	fam = r.add("svc_lifecycle_state", "1 for the server's current lifecycle state, 0 for the others.", "gauge")
 	for _, st := range []lifecycle.State{lifecycle.Starting, lifecycle.Ready, lifecycle.Draining, lifecycle.ShuttingDown} {
 		fam.set.NewGauge(`svc_lifecycle_state{state="`+st.Name()+`"}`, func() float64 {

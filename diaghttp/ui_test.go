@@ -581,6 +581,11 @@ func TestDebugUIBrowser(t *testing.T) {
 			t.Fatalf("DEBUG SLEEP: %v", err)
 		}
 	}
+	// A slow-ish script whose source is HTML: the Performance view lists
+	// it among the slow scripts, as text.
+	if err := admin.Eval(bg, "-- "+xssName+"\nlocal i = 0 while i < 300000 do i = i + 1 end return i", nil).Err(); err != nil {
+		t.Fatalf("EVAL: %v", err)
+	}
 	load(t, srv.redis)
 
 	shots := os.Getenv("SVC_SCREENSHOT_DIR")
@@ -687,6 +692,10 @@ func TestDebugUIBrowser(t *testing.T) {
 				q('#perf-slowlog tbody tr[data-key]') && q('#perf-events tr[data-key="command"]') &&
 				q('#perf-hot tbody tr[data-key]') === 4 && document.getElementById("perf-hot").innerText.includes("HOT");
 		})()`, 30*time.Second)
+		p.wait("the slow scripts", `document.querySelectorAll('#perf-scripts tbody tr[data-key^="eval:"]').length > 0`, 15*time.Second)
+		if scripts := p.text("#perf-scripts"); !strings.Contains(scripts, "while i < 300000") || !strings.Contains(scripts, xssName) {
+			t.Errorf("slow scripts lack the EVAL's source:\n%s", scripts)
+		}
 		set := p.text(`#perf-latency tr[data-key="set"]`)
 		if !regexp.MustCompile(`\d+(\.\d+)? (µs|ms)`).MatchString(set) {
 			t.Errorf("set latency row without durations: %q", set)

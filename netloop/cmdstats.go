@@ -60,6 +60,14 @@ func (s *Server) account(c *client, cmd *command.Command, args [][]byte, reply [
 // accountWaited records one executed command that took ns from its parse to
 // its reply, exec of it executing (see above).
 func (s *Server) accountWaited(c *client, cmd *command.Command, args [][]byte, reply []byte, ns, exec int64) {
+	s.accountCall(c, cmd, args, reply, ns, exec, false)
+}
+
+// accountCall is accountWaited for a command c ran itself or, byScript, one
+// a script running on c called (redis.call): counted the same, logged in
+// the slow log under the script's client as Redis does (address "?:0", no
+// name).
+func (s *Server) accountCall(c *client, cmd *command.Command, args [][]byte, reply []byte, ns, exec int64, byScript bool) {
 	c.loop.rec.CallAfterWait(cmd.ID, ns, exec)
 	if cmd == s.track.flushall || cmd == s.track.flushdb {
 		s.trackEmptyFlush(c, reply) // tracking.go
@@ -68,7 +76,7 @@ func (s *Server) accountWaited(c *client, cmd *command.Command, args [][]byte, r
 		c.loop.rec.Failed(cmd.ID)
 		c.loop.rec.ErrorReply(reply)
 	}
-	s.observeSlow(c, cmd, args, ns)
+	s.observeSlow(c, cmd, args, ns, byScript)
 }
 
 // rejected records a command refused before it ran; reply is its error.
@@ -221,15 +229,24 @@ func (s *Server) latencyHistogram(c *client, args [][]byte) {
 	}
 }
 
+// scriptClientAddr is the slow log's client address of a command a script
+// called: Redis' Lua client has no connection, and its address prints as
+// "?:0".
+const scriptClientAddr = "?:0"
+
 // observeSlow feeds the slowlog and the latency monitor ("command" and
 // "fast-command" events, as Redis' call() does) with ns, the latency the
 // client saw (parse to reply ready, waits for the shard included: see the
 // top of this file). Both checks are one atomic load when the command is
 // not slow.
-func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64) {
+func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns int64, byScript bool) {
 	d := time.Duration(ns)
 	if s.slowlog.SlowerThan(d) && cmd.Flags&command.FlagSkipSlowlog == 0 {
-		s.slowlog.Add(args, d, time.Now(), c.addr, c.stringField(&c.name))
+		if byScript {
+			s.slowlog.Add(args, d, time.Now(), scriptClientAddr, "")
+		} else {
+			s.slowlog.Add(args, d, time.Now(), c.addr, c.stringField(&c.name))
+		}
 	}
 	event := "command"
 	if cmd.Flags&command.FlagFast != 0 {

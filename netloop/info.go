@@ -153,15 +153,25 @@ func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
 	field(b, "maxmemory", maxmem)
 	field(b, "maxmemory_human", humanBytes(maxmem))
 	field(b, "maxmemory_policy", s.params.String("maxmemory-policy"))
-	// The script cache (scripting.go): the bodies' bytes and their count,
-	// as Redis 7.0 names them; the Lua VM's own heap is part of the Go
-	// heap, which gopher-lua does not account apart, so there is no
-	// used_memory_lua.
-	nScripts, scriptBytes := s.scripts.Len()
-	field(b, "used_memory_scripts_eval", scriptBytes)
-	field(b, "number_of_cached_scripts", int64(nScripts))
-	field(b, "used_memory_scripts", scriptBytes)
-	field(b, "used_memory_scripts_human", humanBytes(scriptBytes))
+	// Scripting, under Redis 7.0.15's names and in its order. The Lua
+	// VM's sizes are measured by walking what it holds (gopher-lua keeps
+	// no allocator count; core/scripting/memory.go), svcdb's one VM split
+	// between eval and functions by what reaches what. The cache and
+	// library figures are the bodies' and codes' bytes.
+	sm := s.scripts.Memory()
+	field(b, "used_memory_lua", sm.VMEval)
+	field(b, "used_memory_vm_eval", sm.VMEval)
+	field(b, "used_memory_lua_human", humanBytes(sm.VMEval))
+	field(b, "used_memory_scripts_eval", sm.ScriptsBytes)
+	field(b, "number_of_cached_scripts", int64(sm.Scripts))
+	field(b, "number_of_functions", int64(sm.Functions))
+	field(b, "number_of_libraries", int64(sm.Libraries))
+	field(b, "used_memory_vm_functions", sm.VMFunctions)
+	field(b, "used_memory_vm_total", sm.VMEval+sm.VMFunctions)
+	field(b, "used_memory_vm_total_human", humanBytes(sm.VMEval+sm.VMFunctions))
+	field(b, "used_memory_functions", sm.FunctionsBytes)
+	field(b, "used_memory_scripts", sm.ScriptsBytes+sm.FunctionsBytes)
+	field(b, "used_memory_scripts_human", humanBytes(sm.ScriptsBytes+sm.FunctionsBytes))
 	field(b, "mem_allocator", "go")
 	// The Go runtime's own figures, under names of their own (runtime/metrics).
 	field(b, "go_sys", gm.total)

@@ -116,6 +116,11 @@ func newScriptEngine(s *Server) *scripting.Engine {
 	})
 }
 
+// SlowScripts lists up to n cached scripts and loaded functions that ran,
+// the slowest single run first (the debug UI's slow scripts). Safe from
+// any goroutine; it never waits for a running script.
+func (s *Server) SlowScripts(n int) []scripting.RunStat { return s.scripts.SlowScripts(n) }
+
 // cmdEval is EVAL, EVALSHA, EVAL_RO and EVALSHA_RO (Redis' evalGenericCommand).
 func (s *Server) cmdEval(c *client, cmd *command.Command, args [][]byte) {
 	bySHA := cmd.Name == "evalsha" || cmd.Name == "evalsha_ro"
@@ -248,7 +253,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		// xreadCommand's own refusal (the other blocking commands are
 		// flagged noscript): an error reply of the command, not a check.
 		dst = resp.AppendError(dst, "ERR "+string(argv[0])+" command is not allowed with BLOCK option from scripts") // the name as called
-		s.accountWaited(c, checked, argv, dst[mark0:], 0, 0)
+		s.accountCall(c, checked, argv, dst[mark0:], 0, 0, true)
 		return dst, ""
 	}
 	s.rt.SetLogSuppressed(repl&scripting.ReplAOF == 0) // redis.set_repl
@@ -267,7 +272,7 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		dst, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
 	}
 	ns := cmdstats.Now() - start
-	s.accountWaited(c, checked, argv, dst[mark:], ns, ns)
+	s.accountCall(c, checked, argv, dst[mark:], ns, ns, true)
 	return dst, ""
 }
 

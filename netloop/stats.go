@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/scripting"
 )
 
 // Stats is a read-only snapshot of the network side for diagnostics
@@ -26,6 +27,8 @@ type Stats struct {
 	// AuthFailures counts refusals since start by reason, indexed like
 	// AuthFailureNames (acl.go).
 	AuthFailures [numAuthFailures]int64
+	// Scripts are the Lua engine's runs and kills since start.
+	Scripts scripting.Totals
 }
 
 // Stats returns the current snapshot. Totals are since start (CONFIG
@@ -47,6 +50,7 @@ func (s *Server) Stats() Stats {
 		OpsPerSec:           s.stats.opsSampler.rate(),
 		EventLoops:          s.cfg.EventLoops,
 		AuthFailures:        s.AuthFailures(),
+		Scripts:             s.scripts.Totals(),
 	}
 }
 

@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if r.benchCPUs, err = benchCPUs(serverCPUs, clientCPUs); err != nil {
 		return rep, err
 	}
-	r.total = cfg.Rounds * 2 * ((len(cfg.Tests)+len(cfg.Suite))*len(cfg.Pipelines) + len(cfg.Loads))
+	r.total = cfg.Rounds * 2 * ((len(cfg.Tests)+len(cfg.Suite)+len(cfg.Scripts))*len(cfg.Pipelines) + len(cfg.Loads))
 
 	if cfg.hasSuite() {
 		if r.stdbuf, err = exec.LookPath("stdbuf"); err != nil {
@@ -175,7 +175,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			rep.Cases = append(rep.Cases, c)
 			n := cfg.RequestsFor(p)
 			if cfg.TargetTime > 0 {
-				if n, err = r.calibrate(ctx, c.Name, test, p, SideSvcDB, SideRedis); err != nil {
+				if n, err = r.calibrate(ctx, c.Name, benchWork{test: test}, p, SideSvcDB, SideRedis); err != nil {
 					var be *benchError
 					if !errors.As(err, &be) {
 						return rep, err
@@ -188,10 +188,16 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			}
 			c.Detail = "redis-benchmark " + strings.Join(benchArgs(0, cfg.Clients, n, cfg.KeySpace, test, p)[4:], " ")
 			if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
-				return r.redisBenchmark(ctx, s, test, p, n)
+				return r.redisBenchmark(ctx, s, benchWork{test: test}, p, n)
 			}); err != nil {
 				return rep, err
 			}
+		}
+	}
+
+	for _, sc := range cfg.Scripts {
+		if err := r.runScript(ctx, rep, sc); err != nil {
+			return rep, err
 		}
 	}
 
@@ -348,13 +354,13 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 // unrecorded (it also fills the key space and warms them up alike), and
 // returns the -n that makes a run against the last side (the baseline) last
 // about TargetTime.
-func (r *runner) calibrate(ctx context.Context, name, test string, p int, sides ...string) (int, error) {
+func (r *runner) calibrate(ctx context.Context, name string, work benchWork, p int, sides ...string) (int, error) {
 	ncal := max(r.cfg.RequestsFor(p)/10, r.cfg.Clients*10)
 	var rps float64
 	for _, side := range sides {
 		rctx, cancel := context.WithTimeoutCause(ctx, r.cfg.RunTimeout,
 			fmt.Errorf("calibrating %s against %s: run timeout %v", name, side, r.cfg.RunTimeout))
-		s, err := r.redisBenchmark(rctx, r.servers[side], test, p, ncal)
+		s, err := r.redisBenchmark(rctx, r.servers[side], work, p, ncal)
 		cancel()
 		if err != nil {
 			var be *benchError
@@ -380,8 +386,8 @@ func twoDigits(v float64) int {
 	return int(math.Round(v/scale) * scale)
 }
 
-func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string, p, n int) (Sample, error) {
-	return r.redisBenchmarkWith(ctx, s, test, p, n, nil)
+func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, work benchWork, p, n int) (Sample, error) {
+	return r.redisBenchmarkWith(ctx, s, work, p, n, nil)
 }
 
 // redisBenchmarkWith is redisBenchmark with work running alongside: during,
@@ -389,7 +395,7 @@ func (r *runner) redisBenchmark(ctx context.Context, s *proc.Server, test string
 // redis-benchmark starts, and the function it returns right after it ends,
 // still inside the window (the diagnostics scraper: what the server spends
 // answering it is part of what is measured).
-func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test string, p, n int, during func() (stop func())) (Sample, error) {
+func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, work benchWork, p, n int, during func() (stop func())) (Sample, error) {
 	errsBefore := readErrorCounts(ctx, s.Addr)
 	sysBefore, sysErr := proc.ReadCPUTimes(r.benchCPUs)
 	selfBefore := selfCPU()
@@ -404,7 +410,7 @@ func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test st
 	res, err := proc.Run(ctx, proc.Spec{
 		Name: "redis-benchmark",
 		Path: r.cfg.RedisBenchmark,
-		Args: benchArgs(s.Port, r.cfg.Clients, n, r.cfg.KeySpace, test, p),
+		Args: work.args(s.Port, r.cfg.Clients, n, r.cfg.KeySpace, p),
 		CPUs: r.clientCPUs,
 	})
 	if stop != nil {
@@ -424,7 +430,7 @@ func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test st
 		if msg == "" {
 			msg = err.Error()
 		}
-		if _, perr := parseBenchCSV(res.Stdout, test); perr == nil {
+		if _, perr := parseBenchCSV(res.Stdout, work.row()); perr == nil {
 			return Sample{}, fmt.Errorf("redis-benchmark failed after its test: %w", err)
 		}
 		return Sample{}, &benchError{msg: msg}
@@ -439,7 +445,7 @@ func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, test st
 		d := sysAfter.Sub(sysBefore)
 		others = max(d.Busy+d.Steal-after.Sub(before)-res.CPU-(selfAfter-selfBefore), 0)
 	}
-	row, err := parseBenchCSV(res.Stdout, test)
+	row, err := parseBenchCSV(res.Stdout, work.row())
 	if err != nil {
 		return Sample{}, err
 	}

@@ -104,6 +104,11 @@ type Config struct {
 	// CPUs before its runs. Default 60 s.
 	QuietBudget time.Duration
 
+	// Scripts are Lua scripts run with EVALSHA at each of Pipelines; empty
+	// (DefaultConfig's) means none. svcbench compare runs DefaultScripts
+	// unless --scripts=false.
+	Scripts []ScriptCase
+
 	// Loads are the load generator workloads (Addr is filled in per server).
 	// Empty means no load generator runs.
 	Loads []loadgen.Config
@@ -217,7 +222,7 @@ func (c *Config) Validate() error {
 	if c.SvcDB.Path == "" || c.Redis.Path == "" {
 		errs = append(errs, errors.New("both servers need a path"))
 	}
-	errs = c.Bench.validate(errs, c.hasRuns() || c.hasSuite())
+	errs = c.Bench.validate(errs, c.hasRuns() || c.hasSuite() || len(c.Scripts) > 0)
 	if c.SuiteTestTime < 0 || c.MinRatio < 0 || c.MaxOthers < 0 || c.QuietBudget < 0 {
 		errs = append(errs, fmt.Errorf("suite test time %v, min ratio %v, max others %v, quiet budget %v: want >= 0",
 			c.SuiteTestTime, c.MinRatio, c.MaxOthers, c.QuietBudget))
@@ -234,7 +239,15 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("load workload %d: %w", i+1, err))
 		}
 	}
-	if len(c.Loads) == 0 && !c.hasRuns() && !c.hasSuite() {
+	for _, sc := range c.Scripts {
+		if sc.Name == "" || sc.Body == "" || len(sc.Args) == 0 {
+			errs = append(errs, fmt.Errorf("script case %q: want a name, a body and EVALSHA's numkeys at least", sc.Name))
+		}
+	}
+	if len(c.Scripts) > 0 && len(c.Pipelines) == 0 {
+		errs = append(errs, errors.New("script cases need pipeline depths"))
+	}
+	if len(c.Loads) == 0 && !c.hasRuns() && !c.hasSuite() && len(c.Scripts) == 0 {
 		errs = append(errs, errors.New("nothing to run: no redis-benchmark tests and no load workloads"))
 	}
 	return errors.Join(errs...)

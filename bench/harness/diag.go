@@ -263,7 +263,7 @@ func RunDiag(ctx context.Context, cfg DiagConfig) (rep *DiagReport, err error) {
 			name := fmt.Sprintf("%s -P %d", strings.ToUpper(test), p)
 			n := bc.RequestsFor(p)
 			if cfg.TargetTime > 0 {
-				if n, err = r.calibrate(ctx, name, test, p, SideDiagOn, SideDiagOff); err != nil {
+				if n, err = r.calibrate(ctx, name, benchWork{test: test}, p, SideDiagOn, SideDiagOff); err != nil {
 					return rep, err
 				}
 			}
@@ -421,7 +421,7 @@ func (r *runner) diagRun(ctx context.Context, name, side string, round int, test
 			return func() { scrapes, failed = stop() }
 		}
 	}
-	sample, err = r.redisBenchmarkWith(rctx, s, test, p, n, during)
+	sample, err = r.redisBenchmarkWith(rctx, s, benchWork{test: test}, p, n, during)
 	if exited, werr := s.Exited(); exited {
 		return Sample{}, 0, 0, fmt.Errorf("svcdb (diagnostics %s) exited during %s (round %d): %v; output:\n%s", side, name, round, werr, s.Output())
 	}

@@ -191,3 +191,34 @@ func benchArgs(port, clients, requests, keyspace int, tests string, pipeline int
 		"--csv", "-q",
 	}
 }
+
+// benchWork is what one redis-benchmark run sends: a test of its own (-t),
+// or a command line given after the options (EVALSHA <sha> 1
+// key:__rand_int__, where redis-benchmark puts a random number below -r
+// in place of __rand_int__).
+type benchWork struct {
+	test    string   // -t name, when command is empty
+	command []string // the command and its arguments
+}
+
+// args are redis-benchmark's arguments for w.
+func (w benchWork) args(port, clients, requests, keyspace, pipeline int) []string {
+	if len(w.command) == 0 {
+		return benchArgs(port, clients, requests, keyspace, w.test, pipeline)
+	}
+	return append([]string{
+		"-h", "127.0.0.1", "-p", strconv.Itoa(port),
+		"-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
+		"-r", strconv.Itoa(keyspace), "-P", strconv.Itoa(pipeline),
+		"--csv", "-q",
+	}, w.command...)
+}
+
+// row is the first word of w's CSV row: the test's name, or the command's
+// (redis-benchmark names a command line's row after the whole line).
+func (w benchWork) row() string {
+	if len(w.command) == 0 {
+		return w.test
+	}
+	return w.command[0]
+}

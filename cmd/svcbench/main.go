@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -286,6 +287,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		loads                  stringList
 		markdownFile, jsonFile string
 		quiet                  bool
+		scripts                = true
 	)
 	servers := addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, " (e.g. \"--shards 4 --event-loops 1\")")
 	bench := addBenchFlags(fs, &cfg.Bench, "suite")
@@ -298,6 +300,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
+	fs.BoolVar(&scripts, "scripts", scripts, "also run the EVALSHA cases at each --pipeline (a script doing one GET, one doing INCR and EXPIRE; SCRIPT LOAD first on both servers), reported with their ratios but not held to --min-ratio")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: svcbench compare [flags]\n\nStart svcdb and redis-server, benchmark both the same way, interleaved, and print medians and svcdb/redis ratios.\n\n")
 		fs.PrintDefaults()
@@ -315,6 +318,9 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if !bench.suite {
 		cfg.Suite = nil
+	}
+	if scripts {
+		cfg.Scripts = slices.Clone(harness.DefaultScripts)
 	}
 	cfg.MaxOthers = maxOthers / 100
 	if cfg.Loads, err = parseLoads(loads); err != nil {

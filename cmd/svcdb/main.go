@@ -34,6 +34,7 @@ import (
 	"github.com/svcdb/svcdb/core/logging"
 	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/core/tracing"
@@ -458,6 +459,7 @@ func (d diagSource) RedisAddr() string                     { return d.srv.Addr()
 func (d diagSource) Slowlog() *slowlog.Log                 { return d.srv.Slowlog() }
 func (d diagSource) Latency() *latency.Monitor             { return d.srv.Latency() }
 func (d diagSource) InfoText(sections ...string) string    { return d.srv.InfoText(sections...) }
+func (d diagSource) SlowScripts(n int) []scripting.RunStat { return d.srv.SlowScripts(n) }
 func (d diagSource) RecentLogs(n int) []string             { return d.logs.Recent(n) }
 
 // Persistence is the persistence manager's state (through the status

@@ -68,13 +68,15 @@ const (
 	ReplAll     = ReplAOF | ReplReplica
 )
 
-// Script is a compiled script in the cache, immutable once loaded. The VM
-// makes its function at the script's first run (vm.fns).
+// Script is a compiled script in the cache, immutable once loaded but for
+// its run statistics (stats.go). The VM makes its function at the script's
+// first run (vm.fns).
 type Script struct {
 	SHA   string // 40 lower-case hex digits
 	Body  string
 	Flags Flags
 	proto *lua.FunctionProto
+	stats runStats
 }
 
 // Error is an error reply produced by the engine outside a script's run
@@ -106,6 +108,8 @@ type Engine struct {
 	libs libraries // FUNCTION LOAD's libraries (functions.go)
 
 	vm vm // the Lua state; one script runs at a time (vm.mu)
+
+	stats engineStats // runs and kills since start (stats.go)
 }
 
 // New builds an engine with an empty cache.

@@ -24,7 +24,8 @@ import (
 // lookups go to that sandbox while the library loads and to the full
 // globals after, the way Redis swaps the __index of its globals' metatable.
 
-// Function is one registered function, immutable once its library is in.
+// Function is one registered function, immutable once its library is in
+// but for its run statistics (stats.go).
 type Function struct {
 	Name  string
 	Desc  string // "" with HasDesc false: no description (FUNCTION LIST's null)
@@ -33,6 +34,7 @@ type Function struct {
 	HasDesc bool
 	Lib     *Library
 	fn      *lua.LFunction
+	stats   runStats
 }
 
 // Library is a loaded library: its name, its code (as given to FUNCTION
@@ -284,9 +286,17 @@ func (e *Engine) Call(f *Function, keys, args [][]byte, caller Caller, resp3 boo
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	ls := v.ls
+	// KEYS and ARGV are the function's two arguments; as globals they are
+	// EVAL's only (Redis runs functions in a Lua state of their own, where
+	// they never exist), so the last EVAL's must not show through.
+	v.globals.RawSetString("KEYS", lua.LNil)
+	v.globals.RawSetString("ARGV", lua.LNil)
 	ls.Push(stringArray(ls, keys))
 	ls.Push(stringArray(ls, args))
-	return v.call(f.fn, 2, functionChunk, f.Name, caller, resp3, dst)
+	start := time.Now()
+	out := v.call(f.fn, 2, functionChunk, f.Name, caller, resp3, dst)
+	e.recordRun(&f.stats, &e.stats.fnRuns, &e.stats.fnFailed, start, out[len(dst):])
+	return out
 }
 
 // initFunctions builds the load-time API and the functions' environment.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -38,6 +40,7 @@ type vm struct {
 	run  *runState
 	runs runState
 	kill killSwitch // SCRIPT KILL (kill.go)
+	mem  vmMemory   // the last measured sizes (memory.go)
 	// math.random's generator. As in Redis 7.0 it is not reseeded per
 	// script: the sequence starts from rand48's default state when the
 	// server starts and goes on from script to script (math.randomseed
@@ -68,16 +71,17 @@ const (
 	// gopher-lua builds a traceback of the whole stack on an error, in time
 	// quadratic in the depth (2.4 s at 20000, every shard held meanwhile), so
 	// the bound is lower: deeper recursion is "stack overflow" sooner.
-	callStackSize = 4000
-	registryMax   = 1 << 18 // value stack slots, grown on demand
-	registryGrow  = 1 << 14
+	callStackSize   = 4000
+	registryInitial = 1024    // value stack slots at start
+	registryMax     = 1 << 18 // value stack slots, grown on demand
+	registryGrow    = 1 << 14
 )
 
 func (v *vm) init(e *Engine) {
 	ls := lua.NewState(lua.Options{
 		SkipOpenLibs:     true,
 		CallStackSize:    callStackSize,
-		RegistrySize:     1024,
+		RegistrySize:     registryInitial,
 		RegistryMaxSize:  registryMax,
 		RegistryGrowStep: registryGrow,
 	})
@@ -362,7 +366,26 @@ func (e *Engine) Run(s *Script, keys, args [][]byte, caller Caller, resp3 bool, 
 	}
 	v.globals.RawSetString("KEYS", stringArray(ls, keys))
 	v.globals.RawSetString("ARGV", stringArray(ls, args))
-	return v.call(fn, 0, scriptChunk, s.SHA, caller, resp3, dst)
+	start := time.Now()
+	out := v.call(fn, 0, scriptChunk, s.SHA, caller, resp3, dst)
+	e.recordRun(&s.stats, &e.stats.evalRuns, &e.stats.evalFailed, start, out[len(dst):])
+	return out
+}
+
+// recordRun counts a run that started at start and replied reply: in the
+// script's or function's statistics and the engine's totals.
+// REQUIRES: v.mu held.
+func (e *Engine) recordRun(r *runStats, runs, failed *atomic.Int64, start time.Time, reply []byte) {
+	now := time.Now()
+	bad := len(reply) > 0 && reply[0] == '-'
+	r.record(int64(now.Sub(start)), now.UnixNano(), bad)
+	runs.Add(1)
+	if bad {
+		failed.Add(1)
+	}
+	if e.vm.kill.killed.Load() {
+		e.stats.killed.Add(1)
+	}
 }
 
 // call runs fn, whose nargs arguments are pushed already, as a script

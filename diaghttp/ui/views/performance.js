@@ -1,5 +1,6 @@
-// Performance: per-command latency percentiles, the slow log, latency
-// monitor events and the hot-shard analysis of the status document.
+// Performance: per-command latency percentiles, the slow log, the slowest
+// Lua scripts and functions, latency monitor events and the hot-shard
+// analysis of the status document.
 
 import { getJSON } from '../api.js';
 import {
@@ -35,6 +36,20 @@ const view = {
       { key: 'client_name', label: 'Client name', mono: true },
     ], { empty: 'The slow log is empty.', sortKey: 'id', sortDesc: true, rowKey: (r) => r.id, caption: 'Slow log' });
 
+    // Scripts and functions that ran (/debug/api/scripts), slowest run
+    // first. The source is shown as text, never as markup.
+    this.scripts = new DataTable([
+      { key: 'name', label: 'Script', value: (r) => r.name, cell: (r) => h('code', { class: 'mono', title: r.name }, r.kind === 'function' ? r.name + ' (' + r.library + ')' : r.name.slice(0, 12)) },
+      { key: 'kind', label: 'Kind' },
+      { key: 'calls', label: 'Runs', num: true, cell: (r) => fmtInt(r.calls) },
+      { key: 'failed', label: 'Failed', num: true, cell: (r) => fmtInt(r.failed) },
+      { ...us('mean_us'), label: 'Mean' },
+      { ...us('max_us'), label: 'Slowest' },
+      { ...us('total_us'), label: 'Total' },
+      { key: 'last_run', label: 'Last run', value: (r) => r.last_run.unix, cell: (r) => timeCell(r.last_run) },
+      { key: 'source', label: 'Source', value: (r) => r.source, cell: (r) => h('code', { class: 'cmdline', title: r.source }, r.source) },
+    ], { empty: 'No script or function has run since start (SCRIPT FLUSH forgets the scripts).', sortKey: 'max_us', sortDesc: true, rowKey: (r) => r.kind + ':' + r.name, caption: 'Slow scripts' });
+
     this.events = new DataTable([
       { key: 'event', label: 'Event', mono: true },
       { key: 'latest', label: 'Latest', value: (r) => r.latest.unix, cell: (r) => timeCell(r.latest) },
@@ -66,15 +81,18 @@ const view = {
         panel('Latency per command', h('div', { id: 'perf-latency' }, this.latency.el), h('span', { class: 'muted' }, 'since start or CONFIG RESETSTAT')),
         panel('Hot shards', h('div', { id: 'perf-hot' }, this.hotInfo, this.hot.el, this.recs))),
       panel('Slow log', h('div', { id: 'perf-slowlog' }, this.slowlog.el), this.slowInfo),
+      panel('Slow scripts', h('div', { id: 'perf-scripts' }, this.scripts.el), h('span', { class: 'muted' }, 'EVAL scripts and functions, slowest run first')),
       panel('Latency events', h('div', { id: 'perf-events' }, this.events.el), this.monInfo));
   },
 
   async refresh(signal) {
-    const [lat, slow, st] = await Promise.all([
+    const [lat, slow, scripts, st] = await Promise.all([
       getJSON('latency', { signal }),
       getJSON('slowlog', { signal }),
+      getJSON('scripts', { signal }),
       this.app.getStatus({ signal }),
     ]);
+    this.scripts.setRows(scripts.scripts);
     this.app.status(st);
     this.latency.setRows(lat.commands);
     this.events.setRows(lat.events);
