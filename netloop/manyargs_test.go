@@ -31,12 +31,12 @@ func TestManyArgumentsCommand(t *testing.T) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "*%d\r\n$5\r\nRPUSH\r\n$4\r\nlist\r\n", n+2)
 	for i := range elems {
-		switch {
-		case i%1000 == 1:
+		switch i % 1000 {
+		case 1:
 			elems[i] = ""
-		case i%1000 == 2:
+		case 2:
 			elems[i] = "a\r\n$3\r\nb\r"
-		case i%1000 == 3:
+		case 3:
 			elems[i] = strings.Repeat("z", 3000)
 		default:
 			elems[i] = strconv.Itoa(i)
