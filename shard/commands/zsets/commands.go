@@ -1130,12 +1130,12 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 	}
 	if s.o.Kind == keyspace.KindSet {
 		var buf [20]byte
-		for i := range keyspace.SetLen(s.o) {
-			if !fn(keyspace.SetAt(s.o, i).Bytes(&buf), 1) {
+		for it := keyspace.NewSetIter(s.o); ; {
+			m, ok := it.Next()
+			if !ok || !fn(m.Bytes(&buf), 1) {
 				return
 			}
 		}
-		return
 	}
 	if s.o.Enc == keyspace.EncListpack {
 		lp := s.o.Str
