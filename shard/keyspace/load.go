@@ -138,7 +138,7 @@ func loadZSet(v *Object, members []rdb.ZMember, lim *EncodingLimits) {
 	})
 	size := 0
 	for i := range members {
-		size += listpack.EntrySize(members[i].Member) + values.ZlScoreEntry
+		size += listpack.EntrySize(members[i].Member) + values.ZlScoreEntrySize(members[i].Score)
 	}
 	lp := listpack.New(size)
 	var sb [values.ZlScoreLen]byte
