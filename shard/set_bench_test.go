@@ -68,3 +68,41 @@ func BenchmarkSmallSet(b *testing.B) {
 		}
 	}
 }
+
+// TestSmallValueCreateAllocs checks that a command creating a small hash,
+// set or sorted set allocates its value once, at its final size, and
+// nothing per member: the key's string and the value, plus the index's
+// and the slot array's amortized growth.
+func TestSmallValueCreateAllocs(t *testing.T) {
+	e := newExecer(t)
+	const runs = 2000
+	for _, c := range []struct {
+		name string
+		args func(key []byte) [][]byte
+	}{
+		{"hset", func(k []byte) [][]byte {
+			return [][]byte{[]byte("hset"), k, []byte("f1"), []byte("a000000001"), []byte("f2"), []byte("b000000001"), []byte("f3"), []byte("c000000001")}
+		}},
+		{"sadd", func(k []byte) [][]byte {
+			return [][]byte{[]byte("sadd"), k, []byte("a000000001"), []byte("b000000001"), []byte("c000000001")}
+		}},
+		{"zadd", func(k []byte) [][]byte {
+			return [][]byte{[]byte("zadd"), k, []byte("1"), []byte("a000000001"), []byte("2"), []byte("b000000001"), []byte("3.5"), []byte("c000000001")}
+		}},
+	} {
+		cmd := e.cmd(c.name)
+		argsets := make([][][]byte, runs+1)
+		for i := range argsets {
+			argsets[i] = c.args([]byte(c.name + ":" + strconv.Itoa(i)))
+		}
+		i := 0
+		n := testing.AllocsPerRun(runs, func() {
+			e.run(cmd, argsets[i]...)
+			i++
+		})
+		if n > 2.1 {
+			t.Errorf("%s of a new key with 3 members: %.2f allocations per call, want 2 (key and value) plus amortized growth", c.name, n)
+		}
+		t.Logf("%s: %.2f allocations per new key", c.name, n)
+	}
+}
