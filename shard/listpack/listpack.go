@@ -82,7 +82,10 @@ func Find(lp []byte, v []byte, step int) int {
 	off := First
 	for off < len(lp) {
 		e, next := Next(lp, off)
-		if len(e) == len(v) && string(e) == string(v) {
+		// Lengths, then the last byte, then the rest: values of one length
+		// often share a prefix (user:1001, user:1002) and differ at the end,
+		// so most entries are passed over without a call to compare them.
+		if len(e) == len(v) && (len(v) == 0 || e[len(v)-1] == v[len(v)-1]) && string(e) == string(v) {
 			return off
 		}
 		off = next
