@@ -1,5 +1,5 @@
-// Package listpack owns the flat encoding svcdb keeps small hashes, lists and
-// sorted sets in: Redis' listpack idea, one []byte per value with no pointers
+// Package listpack owns the flat encoding svcdb keeps small hashes, lists,
+// sets of strings and sorted sets in: Redis' listpack idea, one []byte per value with no pointers
 // inside, so a million small values are a million small allocations the
 // garbage collector never has to scan, instead of a million maps.
 //
