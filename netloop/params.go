@@ -145,6 +145,7 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 // their full structures (keyspace.EncodingLimits).
 var encodingParams = []string{
 	"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+	"set-max-listpack-entries", "set-max-listpack-value",
 	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
 	"stream-node-max-entries", "hll-sparse-max-bytes",
 }
@@ -157,6 +158,8 @@ func (s *Server) bindEncodingParams(reg *config.Registry) {
 			HashMaxListpackEntries: reg.Int("hash-max-listpack-entries"),
 			HashMaxListpackValue:   reg.Int("hash-max-listpack-value"),
 			SetMaxIntsetEntries:    reg.Int("set-max-intset-entries"),
+			SetMaxListpackEntries:  reg.Int("set-max-listpack-entries"),
+			SetMaxListpackValue:    reg.Int("set-max-listpack-value"),
 			ZSetMaxListpackEntries: reg.Int("zset-max-listpack-entries"),
 			ZSetMaxListpackValue:   reg.Int("zset-max-listpack-value"),
 			ListMaxListpackSize:    reg.Int("list-max-listpack-size"),

@@ -373,6 +373,12 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 					release()
 					t.Fatalf("shard %d db %d key %q: an empty set was kept", i, n, k)
 				}
+				if o.Enc == keyspace.EncListpack && o.Kind == keyspace.KindSet {
+					if err := values.VerifyListpack(o.Str, true); err != nil {
+						release()
+						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
+					}
+				}
 				if o.Enc == keyspace.EncIntset {
 					if err := values.VerifyIntset(o.Str); err != nil {
 						release()

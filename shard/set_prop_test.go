@@ -10,13 +10,40 @@ import (
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/commands"
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
-// propSet is the reference model of one set key: its members and whether it
-// is an intset by Redis' rules.
+// propSet is the reference model of one set key: its members and its
+// encoding by Redis' rules (7.0's, plus 7.2's listpack when the limits
+// allow one).
 type propSet struct {
 	members map[string]bool
-	intset  bool
+	enc     string // "intset", "listpack" or "hashtable"
+}
+
+// setEncOf is the encoding a set built by adding ms (in any order, never
+// removing) ends in under lim.
+func setEncOf(ms map[string]bool, lim *keyspace.EncodingLimits) string {
+	if allInts(ms) && int64(len(ms)) <= lim.SetMaxIntsetEntries {
+		return "intset"
+	}
+	if fitsSetListpack(ms, len(ms), lim) {
+		return "listpack"
+	}
+	return "hashtable"
+}
+
+// fitsSetListpack reports whether n members, ms among them, fit a listpack.
+func fitsSetListpack(ms map[string]bool, n int, lim *keyspace.EncodingLimits) bool {
+	if int64(n) > lim.SetMaxListpackEntries {
+		return false
+	}
+	for m := range ms {
+		if int64(len(m)) > lim.SetMaxListpackValue {
+			return false
+		}
+	}
+	return true
 }
 
 func isIntMember(m string) bool {
@@ -38,14 +65,24 @@ func allInts(ms map[string]bool) bool {
 // shards so that multi-key commands often span both) through the real
 // handlers and compares every reply, the final contents, the encodings and
 // the memory accounting with a model.
+//
+// It runs twice: with Redis 7.0's encodings only (no set listpack), and with
+// Redis 7.2's listpack for small sets of strings, whose limits (4 members of
+// at most 3 bytes) the random members cross often.
 func TestSetModel(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3, 4} {
+	withListpack := propLimits
+	withListpack.SetMaxListpackEntries, withListpack.SetMaxListpackValue = 4, 3
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		limits := propLimits
+		if seed > 4 {
+			limits = withListpack
+		}
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rt, table := newTestRuntime(t, 2, RunToCompletion)
-			rt.SetEncodingLimits(propLimits)
+			rt.SetEncodingLimits(limits)
 			p := newProducer(rt, table)
 			r := rand.New(rand.NewPCG(seed, 5))
-			lim := &propLimits
+			lim := &limits
 			model := map[string]*propSet{}
 			keys := []string{"s0", "s1", "s2", "s3", "s4"}
 			member := func() string {
@@ -66,19 +103,35 @@ func TestSetModel(t *testing.T) {
 				}
 				return map[string]bool{}
 			}
-			// add applies setTypeAdd's encoding rules.
+			// add applies setTypeAdd's encoding rules (Redis 7.2's).
 			add := func(s *propSet, m string) bool {
 				if s.members[m] {
 					return false
 				}
-				s.members[m] = true
-				if !isIntMember(m) || int64(len(s.members)) > lim.SetMaxIntsetEntries {
-					s.intset = false
+				old := len(s.members)
+				switch {
+				case s.enc == "intset" && isIntMember(m):
+					if int64(old+1) > lim.SetMaxIntsetEntries {
+						s.enc = "hashtable"
+					}
+				case s.enc == "intset" || s.enc == "listpack":
+					s.enc = "hashtable"
+					if int64(old) < lim.SetMaxListpackEntries && fitsSetListpack(s.members, old, lim) && int64(len(m)) <= lim.SetMaxListpackValue {
+						s.enc = "listpack"
+					}
 				}
+				s.members[m] = true
 				return true
 			}
-			create := func(k, first string) *propSet {
-				s := &propSet{members: map[string]bool{}, intset: isIntMember(first)}
+			// create is setTypeCreate for a key about to get args members.
+			create := func(k, first string, args int) *propSet {
+				s := &propSet{members: map[string]bool{}, enc: "hashtable"}
+				switch {
+				case isIntMember(first):
+					s.enc = "intset"
+				case int64(args) <= lim.SetMaxListpackEntries && int64(len(first)) <= lim.SetMaxListpackValue:
+					s.enc = "listpack"
+				}
 				model[k] = s
 				return s
 			}
@@ -87,7 +140,7 @@ func TestSetModel(t *testing.T) {
 				if len(ms) == 0 {
 					return nil
 				}
-				return &propSet{members: ms, intset: allInts(ms) && int64(len(ms)) <= lim.SetMaxIntsetEntries}
+				return &propSet{members: ms, enc: setEncOf(ms, lim)}
 			}
 			store := func(dst string, s *propSet) {
 				if s == nil {
@@ -113,7 +166,7 @@ func TestSetModel(t *testing.T) {
 					}
 					s := model[k]
 					if s == nil {
-						s = create(k, ms[0])
+						s = create(k, ms[0], len(ms))
 					}
 					n := 0
 					for _, m := range ms {
@@ -147,7 +200,7 @@ func TestSetModel(t *testing.T) {
 				case 4: // SMEMBERS: ascending for an intset
 					got := p.do("SMEMBERS", k)
 					hpWantSet(t, ctx, got, slices.Collect(maps.Keys(members(k))))
-					if s := model[k]; s != nil && s.intset {
+					if s := model[k]; s != nil && s.enc == "intset" {
 						if !slices.IsSortedFunc(got.Elems, func(a, b resp.Value) int {
 							x, _ := strconv.ParseInt(string(a.Str), 10, 64)
 							y, _ := strconv.ParseInt(string(b.Str), 10, 64)
@@ -192,7 +245,9 @@ func TestSetModel(t *testing.T) {
 					}
 					if remaining := size - count; count > 0 && remaining > 0 && remaining*commands.SPopMoveStrategyMul <= count {
 						// The survivors were moved into a new set.
-						s.intset = allInts(s.members) && int64(len(s.members)) <= lim.SetMaxIntsetEntries
+						if allInts(s.members) && int64(len(s.members)) <= lim.SetMaxIntsetEntries {
+							s.enc = "intset"
+						}
 					}
 					drop(k)
 				case 7: // SRANDMEMBER with a count
@@ -229,7 +284,7 @@ func TestSetModel(t *testing.T) {
 						delete(ss.members, m)
 						drop(src)
 						if ds == nil {
-							ds = create(dst, m)
+							ds = create(dst, m, 1)
 						}
 						add(ds, m)
 					}
@@ -281,8 +336,7 @@ func TestSetModel(t *testing.T) {
 					rs := result(res)
 					if name == "SDIFF" && rs != nil && diffUsesCopy(srcs, model) {
 						// Redis' second SDIFF algorithm adds the whole first set first.
-						first := members(srcs[0])
-						rs.intset = allInts(first) && int64(len(first)) <= lim.SetMaxIntsetEntries
+						rs.enc = setEncOf(members(srcs[0]), lim)
 					}
 					hpWantInt(t, ctx, p.do(append([]string{name + "STORE", dst}, srcs...)...), int64(len(res)))
 					store(dst, rs)
@@ -302,8 +356,8 @@ func TestSetModel(t *testing.T) {
 				case 12: // OBJECT ENCODING follows Redis' rules
 					want := "(nil bulk)"
 					if s := model[k]; s != nil {
-						want = `"hashtable"`
-						if s.intset {
+						want = `"hashtable"` // also for a listpack, as Redis 7.0 answers
+						if s.enc == "intset" {
 							want = `"intset"`
 						}
 					}
@@ -318,6 +372,7 @@ func TestSetModel(t *testing.T) {
 					}
 				case 14:
 					checkValueMemory(t, rt)
+					checkSetEncodings(t, ctx, rt, model)
 				case 15: // SRANDMEMBER and SPOP never leave a set inconsistent
 					if s := model[k]; s != nil {
 						got := p.do("SRANDMEMBER", k)
@@ -332,6 +387,23 @@ func TestSetModel(t *testing.T) {
 			}
 			checkValueMemory(t, rt)
 		})
+	}
+}
+
+// checkSetEncodings compares each set's real encoding with the model's.
+func checkSetEncodings(t *testing.T, ctx string, rt *Runtime, model map[string]*propSet) {
+	t.Helper()
+	names := map[keyspace.Encoding]string{keyspace.EncIntset: "intset", keyspace.EncListpack: "listpack", keyspace.EncHashtable: "hashtable"}
+	for i, s := range rt.shards {
+		release := rt.HoldShard(i)
+		for k, pos := range s.store.DBs()[0].Index() {
+			want := model[k]
+			if got := names[s.store.DBs()[0].Slot(pos).Enc]; want != nil && got != want.enc {
+				release()
+				t.Fatalf("%s: set %s is a %s, the model says %s (members %v)", ctx, k, got, want.enc, want.members)
+			}
+		}
+		release()
 	}
 }
 

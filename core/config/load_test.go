@@ -94,6 +94,7 @@ hash-max-listpack-entries = 256
 hash-max-listpack-value = 32
 set-max-intset-entries = 1024
 set-max-listpack-entries = 64
+set-max-listpack-value = 32
 zset-max-listpack-entries = 256
 zset-max-listpack-value = 32
 stream-node-max-entries = 50
@@ -150,7 +151,7 @@ var everyKeyGet = map[string]string{
 	"proto-max-bulk-len": "1073741824", "client-query-buffer-limit": "2097152", "tracking-table-max-keys": "500",
 	"client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 10",
 	"list-max-listpack-size":     "-3", "hash-max-listpack-entries": "256", "hash-max-listpack-value": "32",
-	"set-max-intset-entries": "1024", "set-max-listpack-entries": "64", "zset-max-listpack-entries": "256",
+	"set-max-intset-entries": "1024", "set-max-listpack-entries": "64", "set-max-listpack-value": "32", "zset-max-listpack-entries": "256",
 	"zset-max-listpack-value": "32", "stream-node-max-entries": "50", "hll-sparse-max-bytes": "2048", "notify-keyspace-events": "AKE",
 	"busy-reply-threshold": "1000", "hz": "500", "latency-monitor-threshold": "100",
 	"save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always", "dbfilename": "x.rdb",

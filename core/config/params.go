@@ -183,6 +183,8 @@ func defs() []*Param {
 			Doc: "Sets of integers with at most this many members use the intset encoding"},
 		{Name: "set-max-listpack-entries", Table: "redis", Key: "set-max-listpack-entries", Kind: Int, Default: "128", Min: 0, Max: maxI64, HasRange: true, Unit: "entries", Mutable: true,
 			Doc: "Sets with at most this many members use the compact encoding (Redis 7.2)"},
+		{Name: "set-max-listpack-value", Table: "redis", Key: "set-max-listpack-value", Kind: Int, Default: "64", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
+			Doc: "Sets whose members are at most this long use the compact encoding (Redis 7.2)"},
 		{Name: "zset-max-listpack-entries", Aliases: []string{"zset-max-ziplist-entries"}, Table: "redis", Key: "zset-max-listpack-entries", Kind: Int, Default: "128", Min: 0, Max: maxI64, HasRange: true, Unit: "entries", Mutable: true,
 			Doc: "Sorted sets with at most this many members use the compact encoding"},
 		{Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Table: "redis", Key: "zset-max-listpack-value", Kind: Int, Default: "64", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,

@@ -271,7 +271,8 @@ Differences from Redis: ` + "`bind`" + ` takes one address, not a list; ` + "`po
 protected); ` + "`databases`" + ` must be 16; ` + "`loglevel`" + ` has svcdb's levels and accepts Redis'
 names (verbose=debug, notice=info, warning=warn), CONFIG GET prints svcdb's; booleans
 also accept true/false; a size may not be empty; ` + "`save`" + ` defaults to "" since svcdb does
-not persist yet; ` + "`set-max-listpack-entries`" + ` is Redis 7.2's.
+not persist yet; ` + "`set-max-listpack-entries`" + ` and ` + "`set-max-listpack-value`" + ` are Redis 7.2's (svcdb keeps small sets of
+strings in a listpack as 7.2 does; see docs/compatibility.md).
 `
 
 // Markdown renders docs/configuration.md: the rules above, then one table per

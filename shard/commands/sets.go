@@ -43,7 +43,7 @@ func cmdSAdd(c *keyspace.Ctx) {
 	var before int64
 	if o == nil {
 		o = d.Insert(key, keyspace.KindSet)
-		keyspace.NewSetValue(o, members[0], int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
+		keyspace.NewSetValue(o, members, lim)
 	} else {
 		before = o.ValueMemory()
 	}
@@ -97,7 +97,7 @@ func cmdSMove(c *keyspace.Ctx) {
 	before = 0
 	if do == nil {
 		do = dd.Insert(dst, keyspace.KindSet)
-		keyspace.NewSetValue(do, member, 1)
+		keyspace.NewSetValue(do, c.Args[3:4], c.Limits())
 	} else {
 		before = do.ValueMemory()
 	}
@@ -157,10 +157,18 @@ func setHeader(c *keyspace.Ctx, n int) { c.Out = resp.AppendSetHeader(c.Out, n, 
 
 // replySet appends all of o's members as a set reply.
 func replySet(c *keyspace.Ctx, o *keyspace.Object) {
-	n := keyspace.SetLen(o)
-	setHeader(c, n)
-	for i := range n {
-		c.SetMemberReply(keyspace.SetAt(o, i))
+	setHeader(c, keyspace.SetLen(o))
+	eachMember(o, func(m keyspace.SetMember) { c.SetMemberReply(m) })
+}
+
+// eachMember calls fn with every member of o, in position order.
+func eachMember(o *keyspace.Object, fn func(m keyspace.SetMember)) {
+	for it := keyspace.NewSetIter(o); ; {
+		m, ok := it.Next()
+		if !ok {
+			return
+		}
+		fn(m)
 	}
 }
 
@@ -251,7 +259,7 @@ func spopCount(c *keyspace.Ctx) {
 		logSRem(c, key, keyspace.SetAt(o, i))
 		keyspace.SetRemoveAt(o, i)
 	}
-	if remaining := size - count; remaining*SPopMoveStrategyMul <= count && o.Enc == keyspace.EncHashtable {
+	if remaining := size - count; remaining*SPopMoveStrategyMul <= count && o.Enc != keyspace.EncIntset {
 		// Redis moves the few survivors into a new set, whose encoding
 		// follows from them (setTypeCreate, setTypeAdd): all integers and
 		// few enough make it an intset again. Removing from the table and
@@ -310,10 +318,11 @@ func srandmemberCount(c *keyspace.Ctx) {
 	}
 	size := keyspace.SetLen(o)
 	if !unique || count == 1 {
+		at := keyspace.SetRandomAccess(o)
 		start := len(c.Out)
 		c.Out = resp.AppendArrayHeader(c.Out, int(count))
 		for ; count > 0; count-- {
-			c.SetMemberReply(keyspace.SetAt(o, rand.IntN(size)))
+			c.SetMemberReply(at(rand.IntN(size)))
 			if c.RandomReplyTooLarge(start) {
 				return
 			}
@@ -322,13 +331,12 @@ func srandmemberCount(c *keyspace.Ctx) {
 	}
 	if count >= uint64(size) {
 		c.Array(size)
-		for i := range size {
-			c.SetMemberReply(keyspace.SetAt(o, i))
-		}
+		eachMember(o, func(m keyspace.SetMember) { c.SetMemberReply(m) })
 		return
 	}
 	c.Array(int(count))
-	keyspace.SampleDistinct(size, int(count), func(i int) { c.SetMemberReply(keyspace.SetAt(o, i)) })
+	at := keyspace.SetRandomAccess(o)
+	keyspace.SampleDistinct(size, int(count), func(i int) { c.SetMemberReply(at(i)) })
 }
 
 // ---- multi-key set operations ---------------------------------------------------
@@ -466,8 +474,11 @@ func sinter(c *keyspace.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int
 	var card int64
 	var buf [20]byte
 	first := sets[0]
-	for i, n := 0, keyspace.SetLen(first); i < n; i++ {
-		m := keyspace.SetAt(first, i)
+	for it := keyspace.NewSetIter(first); ; {
+		m, more := it.Next()
+		if !more {
+			break
+		}
 		all := true
 		for _, o := range sets[1:] {
 			if o != first && !hasMember(o, m, &buf) {
@@ -535,16 +546,12 @@ func sunionDiff(c *keyspace.Ctx, keys [][]byte, dst []byte, diff bool) {
 			if o == nil {
 				continue
 			}
-			for i, n := 0, keyspace.SetLen(o); i < n; i++ {
-				addMember(res, keyspace.SetAt(o, i), lim)
-			}
+			eachMember(o, func(m keyspace.SetMember) { addMember(res, m, lim) })
 		}
 	case sets[0] == nil || sameSet:
 		// The difference is empty.
 	case diffAlgorithm(sets) == 1:
-		first := sets[0]
-		for i, n := 0, keyspace.SetLen(first); i < n; i++ {
-			m := keyspace.SetAt(first, i)
+		eachMember(sets[0], func(m keyspace.SetMember) {
 			found := false
 			for _, o := range sets[1:] {
 				if o != nil && hasMember(o, m, &buf) {
@@ -555,20 +562,19 @@ func sunionDiff(c *keyspace.Ctx, keys [][]byte, dst []byte, diff bool) {
 			if !found {
 				addMember(res, m, lim)
 			}
-		}
+		})
 	default:
 		for j, o := range sets {
 			if o == nil {
 				continue
 			}
-			for i, n := 0, keyspace.SetLen(o); i < n; i++ {
-				m := keyspace.SetAt(o, i)
+			eachMember(o, func(m keyspace.SetMember) {
 				if j == 0 {
 					addMember(res, m, lim)
 				} else {
 					keyspace.SetRemove(res, m.Bytes(&buf))
 				}
-			}
+			})
 			if keyspace.SetLen(res) == 0 {
 				break
 			}
@@ -607,26 +613,29 @@ func cmdSScan(c *keyspace.Ctx) {
 	if !ok {
 		return
 	}
-	// An intset is returned whole, with cursor 0, as Redis does.
-	hi, lo, next := keyspace.SetLen(o)-1, 0, uint64(0)
-	if o.Enc == keyspace.EncHashtable {
-		hi, lo, next = keyspace.ScanPositions(keyspace.SetLen(o), cursor, count)
-	}
-	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
-	start, n := len(c.Out), 0
+	start, n := 0, 0
 	var buf [20]byte
-	for i := hi; i >= lo; i-- {
-		// An intset is walked from position 0 up, so it comes out ascending.
-		pos := i
-		if o.Enc == keyspace.EncIntset {
-			pos = hi - i
-		}
-		m := keyspace.SetAt(o, pos)
+	reply := func(m keyspace.SetMember) {
 		if pattern != nil && !glob.Match(pattern, m.Bytes(&buf), false) {
-			continue
+			return
 		}
 		c.SetMemberReply(m)
 		n++
+	}
+	if o.Enc != keyspace.EncHashtable {
+		// An intset (ascending) or a listpack (insertion order) is returned
+		// whole, with cursor 0, as Redis 7.2 does for both.
+		c.Out = resp.AppendBulkString(c.Out, "0")
+		start = len(c.Out)
+		eachMember(o, reply)
+		c.SpliceHeader(start, '*', n)
+		return
+	}
+	hi, lo, next := keyspace.ScanPositions(keyspace.SetLen(o), cursor, count)
+	c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
+	start = len(c.Out)
+	for i := hi; i >= lo; i-- {
+		reply(keyspace.SetAt(o, i))
 	}
 	c.SpliceHeader(start, '*', n)
 }

@@ -96,14 +96,15 @@ func loadList(v *Object, elems [][]byte, lim *EncodingLimits) {
 }
 
 // loadSet is rdbLoadObject's RDB_TYPE_SET: a hash table from the start when
-// there are more members than set-max-intset-entries, else an intset that
-// converts at the first member that is not an integer.
+// there are more members than set-max-intset-entries and
+// set-max-listpack-entries, else the value SADD of them all would build (an
+// intset, or a listpack, converting as members are added).
 // REQUIRES: members is not empty.
 func loadSet(v *Object, members [][]byte, lim *EncodingLimits) {
-	if int64(len(members)) > lim.SetMaxIntsetEntries {
+	if n := int64(len(members)); n > lim.SetMaxIntsetEntries && n > lim.SetMaxListpackEntries {
 		v.Enc, v.Coll = EncHashtable, values.NewHTable(false, len(members))
 	} else {
-		NewSetValue(v, members[0], len(members))
+		NewSetValue(v, members, lim)
 	}
 	for _, m := range members {
 		SetAdd(v, m, lim)
@@ -137,7 +138,7 @@ func loadZSet(v *Object, members []rdb.ZMember, lim *EncodingLimits) {
 	})
 	size := 0
 	for i := range members {
-		size += listpack.EntrySize(members[i].Member) + values.ZlScoreEntry
+		size += listpack.EntrySize(members[i].Member) + values.ZlScoreEntrySize(members[i].Score)
 	}
 	lp := listpack.New(size)
 	var sb [values.ZlScoreLen]byte

@@ -5,65 +5,128 @@ import (
 	"strconv"
 
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/shard/listpack"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
-// A set value is held one of two ways, as in Redis 7.0 (listpack sets came
-// with 7.2):
+// A set value is held one of three ways: Redis 7.0's two, and the listpack
+// Redis 7.2 added for small sets of strings.
 //
 //   - EncIntset: o.Str is an intset, the set's members as sorted integers
 //     (see below), when every member is an integer as Redis' string2ll reads
 //     them ("12", "-3"; not "012", "+3" or "1.0") and there are at most
 //     set-max-intset-entries of them.
+//   - EncListpack: o.Str is a listpack of the members, one entry each, in
+//     insertion order, while there are at most set-max-listpack-entries of
+//     them and none is longer than set-max-listpack-value (Redis 7.2's
+//     rules). Three 10-byte members take 37 bytes here against about 480 in
+//     a hash table (map, key strings and their headers).
 //   - EncHashtable: o.Coll is an *htable of members (no values).
 //
-// A set converts when a non-integer member is added or the intset grows past
-// the limit, and never converts back; but SPOP with a count that leaves few
-// members rebuilds the set from them, as Redis does, so it may become an
-// intset again.
+// An intset converts when a non-integer member is added (to a listpack when
+// the result fits one, as Redis 7.2) or when it grows past
+// set-max-intset-entries (to a hash table); a listpack converts to a hash
+// table when a member would break its limits. None converts back, but SPOP
+// with a count that leaves few members rebuilds the set from them, as Redis
+// does, so it may become an intset again.
+//
+// OBJECT ENCODING reports a listpack set as "hashtable", what Redis 7.0
+// answers for the same commands (docs/compatibility.md): the encoding is a
+// memory layout, and clients, tests and tools written against 7.0 see the
+// answers they expect. RDB files and DUMP payloads write every set as a
+// plain RDB_TYPE_SET (snapshot.go), which Redis 7.0 loads.
 
 // ---- set values ----------------------------------------------------------------
 
 // NewSetValue gives o (a fresh KindSet object) an empty value that can hold
-// first (Redis' setTypeCreate): an intset when first is an integer, else a
-// hash table.
-func NewSetValue(o *Object, first []byte, hint int) {
+// members, the members about to be added (Redis 7.2's setTypeCreate with its
+// size hint): an intset when the first is an integer, else a listpack sized
+// for them all when they fit one, else a hash table.
+// REQUIRES: members is not empty.
+func NewSetValue(o *Object, members [][]byte, lim *EncodingLimits) {
+	first := members[0]
 	if v, ok := resp.ParseInt(first); ok {
 		o.Enc = EncIntset
-		o.Str = values.NewIntset(values.IntsetWidthFor(v), hint)
+		o.Str = values.NewIntset(values.IntsetWidthFor(v), int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
+		return
+	}
+	if int64(len(members)) <= lim.SetMaxListpackEntries && int64(len(first)) <= lim.SetMaxListpackValue {
+		size := 0
+		for _, m := range members {
+			size += listpack.EntrySize(m)
+		}
+		o.Enc = EncListpack
+		o.Str = listpack.New(size)
 		return
 	}
 	o.Enc = EncHashtable
-	o.Coll = values.NewHTable(false, hint)
+	o.Coll = values.NewHTable(false, len(members))
 }
 
-// setConvert turns an intset into a hash table.
-func setConvert(o *Object) {
+// setIntsetToListpack turns an intset into a listpack with room for one
+// more member of extra bytes (Redis 7.2's setTypeConvertAndExpand).
+func setIntsetToListpack(o *Object, extra int) {
 	is := o.Str
 	n := values.IntsetLen(is)
+	var buf [20]byte
+	size := listpack.UvarintLen(uint64(extra)) + extra
+	for i := range n {
+		size += listpack.EntrySize(strconv.AppendInt(buf[:0], values.IntsetGet(is, i), 10))
+	}
+	lp := listpack.New(size)
+	for i := range n {
+		lp = listpack.Append(lp, strconv.AppendInt(buf[:0], values.IntsetGet(is, i), 10))
+	}
+	o.Str, o.Enc = lp, EncListpack
+}
+
+// setConvert turns an intset or a listpack into a hash table.
+func setConvert(o *Object) {
+	n := SetLen(o)
 	t := values.NewHTable(false, n)
 	var buf [20]byte
-	for i := range n {
-		t.Insert(strconv.AppendInt(buf[:0], values.IntsetGet(is, i), 10), nil)
+	for it := NewSetIter(o); ; {
+		m, ok := it.Next()
+		if !ok {
+			break
+		}
+		t.Insert(m.Bytes(&buf), nil)
 	}
 	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
 }
 
-// SetShrinkToIntset turns a hash-table set back into an intset when every
-// member is an integer and there are at most set-max-intset-entries of them.
+// intsetMaxLen is the longest an intset's member is in decimal (for
+// set-max-listpack-value when an intset turns into a listpack).
+func intsetMaxLen(is []byte) int {
+	n := values.IntsetLen(is)
+	if n == 0 {
+		return 0
+	}
+	var buf [20]byte
+	lo := len(strconv.AppendInt(buf[:0], values.IntsetGet(is, 0), 10))
+	hi := len(strconv.AppendInt(buf[:0], values.IntsetGet(is, n-1), 10))
+	return max(lo, hi)
+}
+
+// SetShrinkToIntset turns a hash-table or listpack set back into an intset
+// when every member is an integer and there are at most
+// set-max-intset-entries of them.
 func SetShrinkToIntset(o *Object, lim *EncodingLimits) {
-	t := o.Coll.(*values.HTable)
-	if int64(t.Len()) > lim.SetMaxIntsetEntries {
+	if o.Enc == EncIntset || int64(SetLen(o)) > lim.SetMaxIntsetEntries {
 		return
 	}
-	vals := make([]int64, t.Len())
+	vals := make([]int64, 0, SetLen(o))
 	w := 2
-	for i := range vals {
-		v, ok := resp.ParseInt(t.Key(i))
+	for it := NewSetIter(o); ; {
+		m, ok := it.Next()
 		if !ok {
+			break
+		}
+		v, isInt := resp.ParseInt(m.Str)
+		if !isInt {
 			return
 		}
-		vals[i], w = v, max(w, values.IntsetWidthFor(v))
+		vals, w = append(vals, v), max(w, values.IntsetWidthFor(v))
 	}
 	slices.Sort(vals)
 	is := values.NewIntset(w, len(vals))[:values.IntsetHeader+w*len(vals)]
@@ -74,23 +137,38 @@ func SetShrinkToIntset(o *Object, lim *EncodingLimits) {
 }
 
 func SetLen(o *Object) int {
-	if o.Enc == EncIntset {
+	switch o.Enc {
+	case EncIntset:
 		return values.IntsetLen(o.Str)
+	case EncListpack:
+		return listpack.Len(o.Str)
 	}
 	return o.Coll.(*values.HTable).Len()
 }
 
-// SetAdd adds m and reports whether it was new (Redis' setTypeAdd).
+// SetAdd adds m and reports whether it was new (Redis 7.2's setTypeAdd).
 func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
-	if o.Enc == EncIntset {
+	switch o.Enc {
+	case EncIntset:
 		v, ok := resp.ParseInt(m)
 		if ok {
-			var added bool
-			o.Str, added = values.IntsetAdd(o.Str, v)
-			if added && int64(values.IntsetLen(o.Str)) > lim.SetMaxIntsetEntries {
-				setConvert(o)
-			}
-			return added
+			return setIntsetAdd(o, v, lim)
+		}
+		is := o.Str
+		if int64(values.IntsetLen(is)) < lim.SetMaxListpackEntries &&
+			int64(len(m)) <= lim.SetMaxListpackValue && int64(intsetMaxLen(is)) <= lim.SetMaxListpackValue {
+			setIntsetToListpack(o, len(m))
+			o.Str = listpack.Append(o.Str, m)
+			return true
+		}
+		setConvert(o)
+	case EncListpack:
+		if listpack.Find(o.Str, m, 1) >= 0 {
+			return false
+		}
+		if int64(listpack.Len(o.Str)) < lim.SetMaxListpackEntries && int64(len(m)) <= lim.SetMaxListpackValue {
+			o.Str = listpack.Append(o.Str, m)
+			return true
 		}
 		setConvert(o)
 	}
@@ -102,16 +180,22 @@ func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
 	return true
 }
 
+// setIntsetAdd adds v to an intset, converting it to a hash table when it
+// grows past set-max-intset-entries (Redis' maybeConvertIntset).
+func setIntsetAdd(o *Object, v int64, lim *EncodingLimits) bool {
+	var added bool
+	o.Str, added = values.IntsetAdd(o.Str, v)
+	if added && int64(values.IntsetLen(o.Str)) > lim.SetMaxIntsetEntries {
+		setConvert(o)
+	}
+	return added
+}
+
 // SetAddInt adds v (an integer member) without formatting it when the set is
 // an intset.
 func SetAddInt(o *Object, v int64, lim *EncodingLimits) bool {
 	if o.Enc == EncIntset {
-		var added bool
-		o.Str, added = values.IntsetAdd(o.Str, v)
-		if added && int64(values.IntsetLen(o.Str)) > lim.SetMaxIntsetEntries {
-			setConvert(o)
-		}
-		return added
+		return setIntsetAdd(o, v, lim)
 	}
 	var buf [20]byte
 	return SetAdd(o, strconv.AppendInt(buf[:0], v, 10), lim)
@@ -119,7 +203,8 @@ func SetAddInt(o *Object, v int64, lim *EncodingLimits) bool {
 
 // SetRemove removes m and reports whether it was there.
 func SetRemove(o *Object, m []byte) bool {
-	if o.Enc == EncIntset {
+	switch o.Enc {
+	case EncIntset:
 		v, ok := resp.ParseInt(m)
 		if !ok {
 			return false
@@ -127,6 +212,13 @@ func SetRemove(o *Object, m []byte) bool {
 		var removed bool
 		o.Str, removed = values.IntsetRemove(o.Str, v)
 		return removed
+	case EncListpack:
+		off := listpack.Find(o.Str, m, 1)
+		if off < 0 {
+			return false
+		}
+		o.Str = setListpackDelete(o.Str, off)
+		return true
 	}
 	t := o.Coll.(*values.HTable)
 	i, found := t.Find(m)
@@ -136,14 +228,27 @@ func SetRemove(o *Object, m []byte) bool {
 	return found
 }
 
+// setListpackDelete removes the entry at off, giving memory back once many
+// removals have left the buffer mostly empty (as IntsetRemove).
+func setListpackDelete(lp []byte, off int) []byte {
+	lp = listpack.Delete(lp, off, 1)
+	if cap(lp) > 2*len(lp)+64 {
+		lp = listpack.Clone(lp)
+	}
+	return lp
+}
+
 func SetHas(o *Object, m []byte) bool {
-	if o.Enc == EncIntset {
+	switch o.Enc {
+	case EncIntset:
 		v, ok := resp.ParseInt(m)
 		if !ok {
 			return false
 		}
 		_, found := values.IntsetSearch(o.Str, v)
 		return found
+	case EncListpack:
+		return listpack.Find(o.Str, m, 1) >= 0
 	}
 	_, found := o.Coll.(*values.HTable).Find(m)
 	return found
@@ -155,8 +260,7 @@ func SetHasInt(o *Object, v int64, buf *[20]byte) bool {
 		_, found := values.IntsetSearch(o.Str, v)
 		return found
 	}
-	_, found := o.Coll.(*values.HTable).Find(strconv.AppendInt(buf[:0], v, 10))
-	return found
+	return SetHas(o, strconv.AppendInt(buf[:0], v, 10))
 }
 
 // SetMember is one member read from a set: an integer (IsInt, from an
@@ -167,13 +271,46 @@ type SetMember struct {
 	IsInt bool
 }
 
-// SetAt returns the member at position i (intset order is ascending, a hash
-// table's is its dense storage order).
+// SetAt returns the member at position i (intset order is ascending, a
+// listpack's and a hash table's is their storage order). On a listpack it
+// walks from the start: NewSetIter reads every member in one pass.
 func SetAt(o *Object, i int) SetMember {
-	if o.Enc == EncIntset {
+	switch o.Enc {
+	case EncIntset:
 		return SetMember{Int: values.IntsetGet(o.Str, i), IsInt: true}
+	case EncListpack:
+		m, _ := listpack.Next(o.Str, listpack.Offset(o.Str, i))
+		return SetMember{Str: m}
 	}
 	return SetMember{Str: o.Coll.(*values.HTable).Key(i)}
+}
+
+// SetIter reads a set's members in position order (SetAt's), each once.
+// The set must not change while it is used.
+type SetIter struct {
+	o      *Object
+	i, off int
+}
+
+// NewSetIter returns an iterator at o's first member.
+func NewSetIter(o *Object) SetIter { return SetIter{o: o, off: listpack.First} }
+
+// Next returns the next member, or false after the last.
+func (it *SetIter) Next() (SetMember, bool) {
+	o := it.o
+	if o.Enc == EncListpack {
+		if it.off >= len(o.Str) {
+			return SetMember{}, false
+		}
+		var m []byte
+		m, it.off = listpack.Next(o.Str, it.off)
+		return SetMember{Str: m}, true
+	}
+	if it.i >= SetLen(o) {
+		return SetMember{}, false
+	}
+	it.i++
+	return SetAt(o, it.i-1), true
 }
 
 // Bytes returns the member's bytes, formatting an integer into buf.
@@ -195,9 +332,32 @@ func (c *Ctx) SetMemberReply(m SetMember) {
 
 // SetRemoveAt removes the member at position i.
 func SetRemoveAt(o *Object, i int) {
-	if o.Enc == EncIntset {
+	switch o.Enc {
+	case EncIntset:
 		o.Str, _ = values.IntsetRemove(o.Str, values.IntsetGet(o.Str, i))
+		return
+	case EncListpack:
+		o.Str = setListpackDelete(o.Str, listpack.Offset(o.Str, i))
 		return
 	}
 	o.Coll.(*values.HTable).RemoveAt(i)
+}
+
+// SetRandomAccess returns a reader of the member at any position of o (as
+// SetAt). On a listpack it finds every entry's offset once, so reading
+// count random members costs O(n + count) rather than SetAt's O(n) each
+// (SRANDMEMBER with a count). The set must not change while it is used.
+func SetRandomAccess(o *Object) func(i int) SetMember {
+	if o.Enc != EncListpack {
+		return func(i int) SetMember { return SetAt(o, i) }
+	}
+	lp := o.Str
+	offs := make([]int32, 0, listpack.Len(lp))
+	for off := listpack.First; off < len(lp); _, off = listpack.Next(lp, off) {
+		offs = append(offs, int32(off))
+	}
+	return func(i int) SetMember {
+		m, _ := listpack.Next(lp, int(offs[i]))
+		return SetMember{Str: m}
+	}
 }

@@ -336,11 +336,15 @@ func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
 			}
 			return dst
 		}
-		t := o.Coll.(*values.HTable)
-		for i := range t.Len() {
-			dst = ss.lzf.AppendString(dst, t.Key(i))
+		// A listpack set is written as a hash table's would be: Redis 7.0
+		// has no RDB_TYPE_SET_LISTPACK.
+		for it := NewSetIter(o); ; {
+			m, ok := it.Next()
+			if !ok {
+				return dst
+			}
+			dst = ss.lzf.AppendString(dst, m.Str)
 		}
-		return dst
 	case KindZSet:
 		dst = rdb.AppendKey(dst, rdb.TypeZSet2, key, o.ExpireAt)
 		dst = rdb.AppendLen(dst, uint64(ZSetLen(o)))

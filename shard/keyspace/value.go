@@ -60,8 +60,11 @@ func (o *Object) encodingName() string {
 	case EncRawEdited:
 		return "raw"
 	case EncListpack:
-		if o.Kind == KindList {
+		switch o.Kind {
+		case KindList:
 			return "quicklist" // Redis 7.0 lists are always quicklists; ours has one node
+		case KindSet:
+			return "hashtable" // what Redis 7.0 has for a set a listpack holds here (setvalue.go)
 		}
 		return "listpack"
 	case EncIntset:
@@ -160,6 +163,8 @@ type EncodingLimits struct {
 	HashMaxListpackEntries int64
 	HashMaxListpackValue   int64
 	SetMaxIntsetEntries    int64
+	SetMaxListpackEntries  int64 // Redis 7.2's: small sets of strings in a listpack (setvalue.go)
+	SetMaxListpackValue    int64
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
 	ListMaxListpackSize    int64 // > 0: entries per node; < 0: -1..-5 = 4..64 KiB per node
@@ -167,11 +172,14 @@ type EncodingLimits struct {
 	HLLSparseMaxBytes      int64 // a sparse HyperLogLog longer than this is promoted to dense (shard/commands/hll)
 }
 
-// DefaultEncodingLimits are Redis 7.0's defaults.
+// DefaultEncodingLimits are Redis 7.0's defaults, and Redis 7.2's for the
+// set listpack thresholds 7.0 does not have.
 var DefaultEncodingLimits = EncodingLimits{
 	HashMaxListpackEntries: 512,
 	HashMaxListpackValue:   64,
 	SetMaxIntsetEntries:    512,
+	SetMaxListpackEntries:  128,
+	SetMaxListpackValue:    64,
 	ZSetMaxListpackEntries: 128,
 	ZSetMaxListpackValue:   64,
 	ListMaxListpackSize:    -2,

@@ -68,17 +68,26 @@ func ZSetRank(o *Object, member []byte) (int, bool) {
 	return s.Rank(x) - 1, true
 }
 
-// NewZSetValue gives o (a fresh KindZSet object) an empty value: a listpack,
-// or a skiplist when even one member of firstLen bytes would not fit one
-// (Redis' zaddGenericCommand on a new key).
-func NewZSetValue(o *Object, firstLen int, lim *EncodingLimits) {
-	if lim.ZSetMaxListpackEntries == 0 || int64(firstLen) > lim.ZSetMaxListpackValue {
+// NewZSetValue gives o (a fresh KindZSet object) an empty value for pairs,
+// ZADD's score and member arguments (scores already checked): a listpack,
+// or a skiplist when even the first member would not fit one (Redis'
+// zaddGenericCommand on a new key). The listpack is sized for the pairs
+// that fit it, so a ZADD that creates a small sorted set allocates it once,
+// at its final size, instead of growing it pair by pair (each growth left
+// the old buffer as garbage, and the last one a quarter of slack).
+func NewZSetValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
+	if lim.ZSetMaxListpackEntries == 0 || int64(len(pairs[1])) > lim.ZSetMaxListpackValue {
 		o.Enc = EncSkiplist
 		o.Coll = values.NewSkiplist(0)
 		return
 	}
+	size := 0
+	for j := 0; j+1 < len(pairs) && int64(j/2) < lim.ZSetMaxListpackEntries; j += 2 {
+		score, _ := values.ParseScore(pairs[j])
+		size += listpack.EntrySize(pairs[j+1]) + values.ZlScoreEntrySize(score)
+	}
 	o.Enc = EncListpack
-	o.Str = listpack.New(firstLen + 16)
+	o.Str = listpack.New(size)
 }
 
 // zsetConvert turns a listpack into a skiplist.

@@ -1,5 +1,5 @@
-// Package listpack owns the flat encoding svcdb keeps small hashes, lists and
-// sorted sets in: Redis' listpack idea, one []byte per value with no pointers
+// Package listpack owns the flat encoding svcdb keeps small hashes, lists,
+// sets of strings and sorted sets in: Redis' listpack idea, one []byte per value with no pointers
 // inside, so a million small values are a million small allocations the
 // garbage collector never has to scan, instead of a million maps.
 //
@@ -18,7 +18,6 @@
 package listpack
 
 import (
-	"bytes"
 	"encoding/binary"
 )
 
@@ -43,6 +42,12 @@ func setLen(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32(n)) }
 // Next returns the entry at off and the offset of the one after it.
 // REQUIRES: First <= off < len(lp), off at an entry boundary.
 func Next(lp []byte, off int) (value []byte, next int) {
+	if n := int(lp[off]); n < 0x80 {
+		// A value shorter than 128 bytes (nearly all of them, under the
+		// *-max-listpack-value limits) has a one-byte length: no varint loop.
+		end := off + 1 + n
+		return lp[off+1 : end : end], end
+	}
 	n, w := binary.Uvarint(lp[off:])
 	start := off + w
 	end := start + int(n)
@@ -77,10 +82,16 @@ func Find(lp []byte, v []byte, step int) int {
 	off := First
 	for off < len(lp) {
 		e, next := Next(lp, off)
-		if bytes.Equal(e, v) {
+		// Lengths, then the last byte, then the rest: values of one length
+		// often share a prefix (user:1001, user:1002) and differ at the end,
+		// so most entries are passed over without a call to compare them.
+		if len(e) == len(v) && (len(v) == 0 || e[len(v)-1] == v[len(v)-1]) && string(e) == string(v) {
 			return off
 		}
-		off = Skip(lp, next, step-1)
+		off = next
+		if step > 1 {
+			off = Skip(lp, off, step-1)
+		}
 	}
 	return -1
 }

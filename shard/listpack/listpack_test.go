@@ -109,3 +109,27 @@ func BenchmarkFindHashField(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFind: the scan SISMEMBER and HGET do on a listpack, for the last
+// of 3 and of 128 10-byte values (step 1, a set) and the last of 64 fields
+// (step 2, a hash).
+func BenchmarkFind(b *testing.B) {
+	for _, c := range []struct{ n, step int }{{3, 1}, {128, 1}, {128, 2}} {
+		lp := New(0)
+		var last []byte
+		for i := range c.n {
+			last = []byte(fmt.Sprintf("m%09d", i))
+			lp = Append(lp, last)
+		}
+		if c.step == 2 {
+			last = []byte(fmt.Sprintf("m%09d", c.n-2))
+		}
+		b.Run(fmt.Sprintf("%d/step%d", c.n, c.step), func(b *testing.B) {
+			for b.Loop() {
+				if Find(lp, last, c.step) < 0 {
+					b.Fatal("not found")
+				}
+			}
+		})
+	}
+}

@@ -6,8 +6,11 @@
 //     nodes (list.go).
 //   - Skiplist: a sorted set's skiplist with spans and its member index
 //     (zset.go, zsetindex.go), plus the listpack layout of small sorted sets
-//     (the Zl* functions) and the score and range parsing they share.
-//   - HTable: the hash table of hashes and sets (hash.go).
+//     (the Zl* functions: member and score entries, an integral score as a
+//     0-7-byte integer, others as the float64's 8 bytes) and the score and
+//     range parsing they share.
+//   - HTable: the hash table of hashes and of sets too large for a listpack
+//     (hash.go).
 //   - the Intset* functions: the sorted-integers buffer of small integer
 //     sets (intset.go).
 //   - Stream: a stream's entries, consumer groups and pending lists
@@ -17,7 +20,7 @@
 //
 // Each full structure implements Collection: it keeps its own byte count
 // current as it changes, so the keyspace's memory accounting never walks a
-// value. The flat encoding of small hashes, lists and sorted sets is the
+// value. The flat encoding of small hashes, lists, sets and sorted sets is the
 // sibling leaf package listpack: it stays beside this package rather than
 // under it because the keyspace walks small values in it directly, and it
 // depends on nothing, so either place keeps the graph one-way. strtoul.go

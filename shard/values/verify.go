@@ -1,8 +1,11 @@
 package values
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/svcdb/svcdb/shard/listpack"
 )
 
 // Verify checks the skiplist's invariants (see the type) from scratch.
@@ -153,6 +156,34 @@ func VerifyIntset(is []byte) error {
 		if IntsetGet(is, i-1) >= IntsetGet(is, i) {
 			return fmt.Errorf("intset not ascending at %d", i)
 		}
+	}
+	return nil
+}
+
+// VerifyListpack checks a listpack's framing: every entry's length inside
+// the buffer, the last ending exactly at its end, and the count in the
+// header equal to the entries found. With distinct it also checks that no
+// entry repeats (a set's members).
+func VerifyListpack(lp []byte, distinct bool) error {
+	if len(lp) < listpack.First {
+		return fmt.Errorf("listpack of %d bytes", len(lp))
+	}
+	seen := map[string]bool{}
+	n := 0
+	for off := listpack.First; off < len(lp); n++ {
+		size, w := binary.Uvarint(lp[off:])
+		if w <= 0 || uint64(len(lp)-off-w) < size {
+			return fmt.Errorf("listpack entry %d at %d: length %d overruns %d bytes", n, off, size, len(lp))
+		}
+		e := string(lp[off+w : off+w+int(size)])
+		if distinct && seen[e] {
+			return fmt.Errorf("listpack entry %d (%q) repeats", n, e)
+		}
+		seen[e] = true
+		off += w + int(size)
+	}
+	if got := listpack.Len(lp); got != n {
+		return fmt.Errorf("listpack header counts %d entries, found %d", got, n)
 	}
 	return nil
 }

@@ -15,20 +15,72 @@ import (
 
 // ---- scores ------------------------------------------------------------------
 
-// zlScoreLen is the size of a score entry in a sorted set's listpack.
+// ZlScoreLen is the largest a score entry's value is in a sorted set's
+// listpack: the 8 bytes of a float64.
+//
+// A score entry is one of two things, told apart by its length:
+//   - 8 bytes: the float64's bits, little endian;
+//   - 0 to 7 bytes: an integral score as a signed integer, little endian, in
+//     the fewest bytes that hold it (0 bytes: the score 0), as Redis'
+//     listpack keeps an integral score as an integer. Scores like 1, 2, 3
+//     take 2 bytes with their length byte instead of 9: a sorted set of
+//     three 10-byte members with integer scores is 43 bytes, not 64.
+//
+// Only integral scores of magnitude below 2^55 are stored as integers (7
+// bytes hold them); every such float64 converts to int64 and back exactly.
 const ZlScoreLen = 8
+
+// zlIntScoreLimit bounds the integral scores stored as integers.
+const zlIntScoreLimit = 1 << 55
 
 // ZlScoreBytes encodes f as a score entry in buf, turning -0 into 0 as Redis'
 // listpack does.
 func ZlScoreBytes(buf *[ZlScoreLen]byte, f float64) []byte {
 	if f == 0 {
-		f = 0 // Redis keeps -0 as the integer 0 in a listpack
+		return buf[:0] // also -0: Redis keeps it as the integer 0 in a listpack
+	}
+	if f == math.Trunc(f) && f > -zlIntScoreLimit && f < zlIntScoreLimit {
+		v := int64(f)
+		n := 1
+		for v < -(1<<(8*n-1)) || v >= 1<<(8*n-1) {
+			n++
+		}
+		for i := range n {
+			buf[i] = byte(v >> (8 * i))
+		}
+		return buf[:n]
 	}
 	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(f))
 	return buf[:]
 }
 
-func zlScoreOf(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
+// ZlScoreEntrySize is the bytes f takes as a score entry, its length byte
+// included.
+func ZlScoreEntrySize(f float64) int {
+	var buf [ZlScoreLen]byte
+	return 1 + len(ZlScoreBytes(&buf, f))
+}
+
+// zlScoreOf decodes a score entry's value (see ZlScoreLen).
+func zlScoreOf(b []byte) float64 {
+	if len(b) == ZlScoreLen {
+		return math.Float64frombits(binary.LittleEndian.Uint64(b))
+	}
+	var v int64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | int64(b[i])
+	}
+	shift := uint(64 - 8*len(b)) // sign-extend from the top byte stored
+	return float64(v << shift >> shift)
+}
+
+// zlScoreAt reads the score entry at s and returns its score and the offset
+// after it. A score entry's value is at most 8 bytes, so its length is one
+// byte.
+func zlScoreAt(lp []byte, s int) (float64, int) {
+	end := s + 1 + int(lp[s])
+	return zlScoreOf(lp[s+1 : end]), end
+}
 
 // MemberBytes views a member string as bytes. The bytes must never be written.
 func MemberBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -325,7 +377,8 @@ func AppendListpackScore(dst []byte, f float64) []byte {
 // ZlLen is the number of members of a sorted set listpack.
 func ZlLen(lp []byte) int { return listpack.Len(lp) / 2 }
 
-// zlScoreEntry is the size of a score entry: its length byte and 8 bytes.
+// ZlScoreEntry is the most a score entry takes: its length byte and 8 bytes
+// (an upper bound for sizing a listpack; ZlScoreEntrySize is exact).
 const ZlScoreEntry = 1 + ZlScoreLen
 
 // zlMember returns the member entry at off (a pair's start) and the offset
@@ -341,7 +394,8 @@ func zlMember(lp []byte, off int) (member []byte, scoreOff int) {
 // ZlAt returns the pair at off and the offset of the next pair.
 func ZlAt(lp []byte, off int) (member []byte, score float64, next int) {
 	m, s := zlMember(lp, off)
-	return m, zlScoreOf(lp[s+1 : s+ZlScoreEntry]), s + ZlScoreEntry
+	score, next = zlScoreAt(lp, s)
+	return m, score, next
 }
 
 // ZlFind returns the offset of member's pair and its score, or -1.
@@ -349,9 +403,10 @@ func ZlFind(lp []byte, member []byte) (int, float64) {
 	for off := listpack.First; off < len(lp); {
 		m, s := zlMember(lp, off)
 		if len(m) == len(member) && string(m) == string(member) {
-			return off, zlScoreOf(lp[s+1 : s+ZlScoreEntry])
+			score, _ := zlScoreAt(lp, s)
+			return off, score
 		}
-		off = s + ZlScoreEntry
+		off = s + 1 + int(lp[s])
 	}
 	return -1, 0
 }
@@ -380,7 +435,7 @@ func ZlOffsets(lp []byte, offs []int) []int {
 	for off := listpack.First; off < len(lp); {
 		offs = append(offs, off)
 		_, s := zlMember(lp, off)
-		off = s + ZlScoreEntry
+		off = s + 1 + int(lp[s])
 	}
 	return offs
 }
@@ -1056,7 +1111,8 @@ func (z *ZCursor) Score() float64 {
 		return z.Sl.nodes[z.x].score
 	}
 	_, s := zlMember(z.Lp, z.Offs[z.I])
-	return zlScoreOf(z.Lp[s+1 : s+ZlScoreEntry])
+	score, _ := zlScoreAt(z.Lp, s)
+	return score
 }
 
 // Next steps towards higher scores.

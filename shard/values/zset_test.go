@@ -133,3 +133,123 @@ func sortedPairs(model map[string]float64) []zmPair {
 	})
 	return out
 }
+
+// TestZlScoreEntries: every score comes back from its listpack entry
+// exactly (bit for bit, but -0 as 0), integral scores below 2^55 take at
+// most 7 bytes and the fewest that hold them, and other scores take 8.
+func TestZlScoreEntries(t *testing.T) {
+	scores := []float64{0, math.Copysign(0, -1), 1, -1, 127, 128, -128, -129, 32767, 32768,
+		1 << 54, -(1 << 54), 1<<55 - 1, -(1<<55 - 1), 1 << 55, -(1 << 55), 1 << 60, 1.5, -0.25,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), 1e300, 3.14159}
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 20000 {
+		switch r.IntN(3) {
+		case 0:
+			scores = append(scores, float64(r.Int64N(1<<56)-1<<55))
+		case 1:
+			scores = append(scores, float64(int64(r.Uint64())>>uint(r.IntN(64))))
+		default:
+			scores = append(scores, math.Float64frombits(r.Uint64()))
+		}
+	}
+	var buf [ZlScoreLen]byte
+	for _, f := range scores {
+		if math.IsNaN(f) {
+			continue // never stored: ZADD refuses NaN
+		}
+		b := ZlScoreBytes(&buf, f)
+		want := f
+		if f == 0 {
+			want = 0
+		}
+		got := zlScoreOf(b)
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("score %v (%#x): entry %x reads back %v", f, math.Float64bits(f), b, got)
+		}
+		integral := f == math.Trunc(f) && math.Abs(f) < 1<<55
+		switch {
+		case integral && len(b) >= ZlScoreLen:
+			t.Fatalf("integral score %v takes %d bytes", f, len(b))
+		case integral && len(b) > 0 && len(b) < 8:
+			if v := int64(f); len(b) > 1 && v >= -(1<<(8*(len(b)-1)-1)) && v < 1<<(8*(len(b)-1)-1) {
+				t.Fatalf("score %v takes %d bytes; %d hold it", f, len(b), len(b)-1)
+			}
+		case !integral && len(b) != ZlScoreLen:
+			t.Fatalf("score %v takes %d bytes, want %d", f, len(b), ZlScoreLen)
+		}
+		if ZlScoreEntrySize(f) != 1+len(b) {
+			t.Fatalf("ZlScoreEntrySize(%v) = %d, entry %d", f, ZlScoreEntrySize(f), 1+len(b))
+		}
+	}
+}
+
+// TestZlModel: random inserts, score updates and deletes on a listpack
+// sorted set with integer, fractional and infinite scores agree with a
+// model after every step: the pairs in (score, member) order, ZlFind of
+// each member, and the listpack's framing.
+func TestZlModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 11))
+	lp := make([]byte, 4)
+	model := map[string]float64{}
+	score := func() float64 {
+		switch r.IntN(5) {
+		case 0:
+			return float64(r.IntN(600) - 300)
+		case 1:
+			return float64(r.Int64N(1<<56) - 1<<55)
+		case 2:
+			return math.Inf(1 - 2*r.IntN(2))
+		case 3:
+			return 0
+		}
+		return r.NormFloat64() * 1e6
+	}
+	for step := range 5000 {
+		m := "m" + strconv.Itoa(r.IntN(40))
+		off, _ := ZlFind(lp, []byte(m))
+		if r.IntN(3) == 0 {
+			if off >= 0 {
+				lp = ZlDelete(lp, off)
+				delete(model, m)
+			}
+		} else {
+			if off >= 0 {
+				lp = ZlDelete(lp, off)
+			}
+			s := score()
+			lp = ZlInsert(lp, []byte(m), s)
+			model[m] = s
+		}
+		if err := VerifyListpack(lp, false); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		type pair struct {
+			m string
+			s float64
+		}
+		var want []pair
+		for k, v := range model {
+			want = append(want, pair{k, v})
+		}
+		slices.SortFunc(want, func(a, b pair) int {
+			if c := cmp.Compare(a.s, b.s); c != 0 {
+				return c
+			}
+			return strings.Compare(a.m, b.m)
+		})
+		i := 0
+		for off := 4; off < len(lp); i++ {
+			gm, gs, next := ZlAt(lp, off)
+			if i >= len(want) || string(gm) != want[i].m || gs != want[i].s {
+				t.Fatalf("step %d: pair %d is %s %v, want %v", step, i, gm, gs, want)
+			}
+			if _, fs := ZlFind(lp, gm); fs != gs {
+				t.Fatalf("step %d: ZlFind(%s) = %v, ZlAt %v", step, gm, fs, gs)
+			}
+			off = next
+		}
+		if i != len(want) || ZlLen(lp) != len(want) {
+			t.Fatalf("step %d: %d pairs (ZlLen %d), want %d", step, i, ZlLen(lp), len(want))
+		}
+	}
+}

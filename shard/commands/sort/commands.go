@@ -161,8 +161,12 @@ func sortGeneric(c *keyspace.Ctx, readonly bool) {
 	case kind == keyspace.KindSet:
 		items = make([]item, 0, n)
 		var b [20]byte
-		for i := range n {
-			items = append(items, item{val: slices.Clone(keyspace.SetAt(o, i).Bytes(&b))})
+		for it := keyspace.NewSetIter(o); ; {
+			m, ok := it.Next()
+			if !ok {
+				break
+			}
+			items = append(items, item{val: slices.Clone(m.Bytes(&b))})
 		}
 	default:
 		items = make([]item, 0, n)

@@ -139,7 +139,7 @@ func zadd(c *keyspace.Ctx, flags int) {
 		created := o == nil
 		if created {
 			o = d.Insert(key, keyspace.KindZSet)
-			keyspace.NewZSetValue(o, len(pairs[1]), lim)
+			keyspace.NewZSetValue(o, pairs, lim)
 		} else {
 			before = o.ValueMemory()
 		}
@@ -696,10 +696,9 @@ func zput(c *keyspace.Ctx, dst []byte, pairs []zpair) (existed bool) {
 		return old != nil
 	}
 	lim := c.Limits()
-	maxLen, total := 0, 0
+	maxLen := 0
 	for _, p := range pairs {
 		maxLen = max(maxLen, len(p.member))
-		total += len(p.member)
 	}
 	var o *keyspace.Object
 	if old != nil {
@@ -709,7 +708,11 @@ func zput(c *keyspace.Ctx, dst []byte, pairs []zpair) (existed bool) {
 	}
 	if int64(len(pairs)) <= lim.ZSetMaxListpackEntries && int64(maxLen) <= lim.ZSetMaxListpackValue {
 		slices.SortFunc(pairs, zpairCmp)
-		lp := listpack.New(total + len(pairs)*(values.ZlScoreLen+3))
+		size := 0
+		for _, p := range pairs {
+			size += listpack.EntrySize(p.member) + values.ZlScoreEntrySize(p.score)
+		}
+		lp := listpack.New(size)
 		var sb [values.ZlScoreLen]byte
 		for _, p := range pairs {
 			lp = listpack.Append(lp, p.member)
@@ -1130,12 +1133,12 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 	}
 	if s.o.Kind == keyspace.KindSet {
 		var buf [20]byte
-		for i := range keyspace.SetLen(s.o) {
-			if !fn(keyspace.SetAt(s.o, i).Bytes(&buf), 1) {
+		for it := keyspace.NewSetIter(s.o); ; {
+			m, ok := it.Next()
+			if !ok || !fn(m.Bytes(&buf), 1) {
 				return
 			}
 		}
-		return
 	}
 	if s.o.Enc == keyspace.EncListpack {
 		lp := s.o.Str
