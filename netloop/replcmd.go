@@ -28,6 +28,9 @@ type Replication interface {
 	SetMasterNone()
 	// IsReplica reports whether the server follows a master.
 	IsReplica() bool
+	// Master returns the master's host and port, false on a master; it
+	// never waits for a role change in progress.
+	Master() (host string, port int, ok bool)
 	// Info writes the INFO replication fields.
 	Info(add func(name string, value any))
 	// AppendRole appends ROLE's reply.
@@ -65,7 +68,10 @@ func (s *Server) replicaJoinRefused(cmd *command.Command) bool {
 
 // cmdReplicaOf runs REPLICAOF and SLAVEOF (replicaofCommand). Changing the
 // role waits for the old link's goroutine (it may be loading a snapshot)
-// and takes every shard once: it runs off the event loop (runAsync).
+// and takes every shard once: it runs off the event loop (runAsync), and
+// inside EXEC, which holds every shard, after EXEC let them go (Sentinel
+// sends MULTI, REPLICAOF, CONFIG REWRITE, CLIENT KILL, EXEC): the reply is
+// the one the change will give, known beforehand.
 func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 	r := s.cfg.Replication
 	if r == nil {
@@ -77,13 +83,10 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 			c.out = append(c.out, resp.OK...)
 			return
 		}
-		// Stopping the link waits for its goroutine, which may be loading a
-		// snapshot: off the event loop.
 		addr := c.addr
-		s.runAsync(c, func() []byte {
+		s.changeRole(c, resp.OK, func() {
 			r.SetMasterNone()
 			s.log.Info("MASTER MODE enabled", "by", addr)
-			return append([]byte(nil), resp.OK...)
 		})
 		return
 	}
@@ -97,15 +100,32 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		return
 	}
 	host, addr := string(args[1]), c.addr
-	s.runAsync(c, func() []byte {
+	if h, p, ok := r.Master(); ok && p == int(port) && strings.EqualFold(h, host) {
+		c.out = append(c.out, "+OK Already connected to specified master\r\n"...)
+		return
+	}
+	s.changeRole(c, resp.OK, func() {
 		if err := r.SetMaster(host, int(port)); err != nil {
-			if errors.Is(err, replication.ErrSameMaster) {
-				return []byte("+OK Already connected to specified master\r\n")
+			if !errors.Is(err, replication.ErrSameMaster) { // a concurrent REPLICAOF got there first
+				s.log.Warn("REPLICAOF failed", "master", host, "err", err)
 			}
-			return resp.AppendError(nil, "ERR "+err.Error())
+			return
 		}
 		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
-		return append([]byte(nil), resp.OK...)
+	})
+}
+
+// changeRole runs a role change off the event loop and replies reply, or,
+// inside EXEC, replies at once and leaves the change for after EXEC.
+func (s *Server) changeRole(c *client, reply []byte, change func()) {
+	if c.multi.inExec {
+		c.out = append(c.out, reply...)
+		c.multi.afterExec = append(c.multi.afterExec, change)
+		return
+	}
+	s.runAsync(c, func() []byte {
+		change()
+		return append([]byte(nil), reply...)
 	})
 }
 

@@ -37,14 +37,14 @@ func (r *Replica) Refusal(flags command.Flag) string {
 	return ""
 }
 
-// Master returns the master's host and port, and false on a master.
+// Master returns the master's host and port, and false on a master. It
+// never waits for a role change in progress.
 func (r *Replica) Master() (string, int, bool) {
-	r.roleMu.Lock()
-	defer r.roleMu.Unlock()
-	if r.m == nil {
+	a := r.addr.Load()
+	if a == nil {
 		return "", 0, false
 	}
-	return r.m.host, r.m.port, true
+	return a.host, a.port, true
 }
 
 // IDs returns the current replication IDs.

@@ -129,6 +129,10 @@ type Replica struct {
 
 	roleMu sync.Mutex // guards m and changes of role; held while a link stops
 	m      *master
+	// addr is m's host and port for readers (INFO, ROLE, CLIENT LIST), who
+	// must not wait on roleMu: a role change holds it while the old link
+	// stops, which may take as long as loading a snapshot. nil: a master.
+	addr atomic.Pointer[masterAddr]
 
 	idMu   sync.Mutex // guards ids and cached; the link goroutine takes it, never roleMu
 	ids    IDs
@@ -149,6 +153,12 @@ type Replica struct {
 	fullSyncs, partialSyncs atomic.Int64 // since start, for INFO and tests
 
 	feed masterFeed // the master side: attached replicas, the backlog (serve.go)
+}
+
+// masterAddr is the master a replica follows, as INFO and ROLE show it.
+type masterAddr struct {
+	host string
+	port int
 }
 
 // cachedMaster is what PSYNC sends after a broken link (Redis'
@@ -236,6 +246,7 @@ func (r *Replica) SetMaster(host string, port int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &master{host: host, port: port, cancel: cancel, done: make(chan struct{})}
 	r.m = m
+	r.addr.Store(&masterAddr{host: host, port: port})
 	r.everUp.Store(false)
 	r.downSince.Store(time.Now().Unix())
 	r.state.Store(int32(StateConnect))
@@ -256,6 +267,7 @@ func (r *Replica) SetMasterNone() {
 	}
 	r.stopLocked()
 	r.m = nil
+	r.addr.Store(nil)
 	r.idMu.Lock()
 	r.cached = nil
 	r.ids.Shift(r.offset.Load())

@@ -70,7 +70,7 @@ type attached struct {
 	softSince time.Time // when pend passed the soft limit; zero: under it
 	gone      bool
 
-	sync    bool          // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
+	sync bool // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
 	// startOnAck: a diskless transfer ended; nothing more is written until
 	// the replica's first REPLCONF ACK (Redis' repl_start_cmd_stream_on_ack).
 	// The replica finds the EOF mark in the last 40 bytes of what it has
@@ -78,9 +78,9 @@ type attached struct {
 	// replica would take the rest of the stream for RDB payload forever.
 	// Guarded by masterFeed.mu.
 	startOnAck bool
-	wake    chan struct{} // cap 1
-	ackOff  int64         // guarded by masterFeed.mu
-	lastAck time.Time     // guarded by masterFeed.mu
+	wake       chan struct{} // cap 1
+	ackOff     int64         // guarded by masterFeed.mu
+	lastAck    time.Time     // guarded by masterFeed.mu
 }
 
 // masterFeed is the master side's state; Replica embeds one.
