@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+)
+
+// Sentinel: real redis-sentinel 7.0 processes monitor a svcdb master and
+// two svcdb replicas and fail over when the master dies
+// (docs/replication.md, "Failover with Sentinel").
+
+// sentinel is a redis-sentinel process run by a test.
+type sentinel struct {
+	addr string
+	cmd  *exec.Cmd
+	log  *lockedBuffer
+}
+
+// startSentinel runs redis-sentinel on a free loopback port monitoring
+// master as "mymaster" with quorum, with short timeouts (down after 1 s,
+// failover timeout 5 s). Without redis-sentinel the test fails under
+// CI=true and skips otherwise.
+func startSentinel(t *testing.T, master string, quorum int) *sentinel {
+	t.Helper()
+	bin, err := exec.LookPath("redis-sentinel")
+	if err != nil {
+		msg := "redis-sentinel is required for the failover tests (make deps installs it: apt-get install redis-sentinel)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg + "; set CI=true to make this a failure")
+	}
+	host, port, _ := net.SplitHostPort(master)
+	for attempt := 0; ; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sport := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "sentinel.conf") // Sentinel rewrites it: its own file
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\n"+
+			"sentinel monitor mymaster %s %s %d\n"+
+			"sentinel down-after-milliseconds mymaster 1000\n"+
+			"sentinel failover-timeout mymaster 5000\n"+
+			"sentinel parallel-syncs mymaster 1\n", sport, dir, host, port, quorum)
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := &sentinel{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(sport)), log: &lockedBuffer{}}
+		s.cmd = exec.Command(bin, conf)
+		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+		if err := s.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(exited) }()
+		t.Cleanup(func() { _ = s.cmd.Process.Kill(); <-exited })
+		c := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
+		deadline := time.Now().Add(10 * time.Second)
+		for c.Ping(context.Background()).Err() != nil && time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				deadline = time.Time{}
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		up := c.Ping(context.Background()).Err() == nil
+		c.Close()
+		if up {
+			return s
+		}
+		if attempt == 2 || !strings.Contains(s.log.String(), "Address already in use") {
+			t.Fatalf("redis-sentinel did not start:\n%s", s.log.String())
+		}
+	}
+}
+
+// masterAddr asks Sentinel where mymaster is.
+func (s *sentinel) masterAddr(t *testing.T) string {
+	t.Helper()
+	c := redis.NewSentinelClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
+	defer c.Close()
+	hp, err := c.GetMasterAddrByName(context.Background(), "mymaster").Result()
+	if err != nil || len(hp) != 2 {
+		return ""
+	}
+	return net.JoinHostPort(hp[0], hp[1])
+}
+
+// TestSentinelFailover: three Sentinels (quorum 2) monitor a svcdb master
+// with two svcdb replicas. They find the replicas through INFO replication
+// and each other through the master's __sentinel__:hello channel. When the
+// master is SIGKILLed they promote a replica (MULTI, REPLICAOF NO ONE,
+// CONFIG REWRITE, CLIENT KILL, EXEC), the other replica follows it, every
+// write WAIT acknowledged before the kill is on the new master, go-redis'
+// FailoverClient and rueidis' Sentinel mode write to the new master, and
+// the old master, restarted on its port, is turned into a replica.
+func TestSentinelFailover(t *testing.T) {
+	if _, err := exec.LookPath("redis-sentinel"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("redis-sentinel is required for the failover tests (apt-get install redis-sentinel); set CI=true to make this a failure")
+	}
+	bin := buildBinary(t)
+	ctx := context.Background()
+	mcmd, maddr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	_, mport, _ := net.SplitHostPort(maddr)
+	var raddrs []string
+	for range 2 {
+		_, addr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+		r := client(t, addr)
+		if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+			t.Fatal(err)
+		}
+		raddrs = append(raddrs, addr)
+	}
+	m := client(t, maddr)
+	for _, a := range raddrs {
+		waitInSync(t, m, client(t, a))
+	}
+	var sents []*sentinel
+	for range 3 {
+		sents = append(sents, startSentinel(t, maddr, 2))
+	}
+	// Each Sentinel found both replicas (INFO replication's slaveN lines)
+	// and the two other Sentinels (hello messages through svcdb's Pub/Sub).
+	for _, s := range sents {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
+		defer sc.Close()
+		waitFor(t, "Sentinel to see 2 replicas and 2 other Sentinels", func() bool {
+			reps, err1 := sc.Replicas(ctx, "mymaster").Result()
+			others, err2 := sc.Sentinels(ctx, "mymaster").Result()
+			return err1 == nil && err2 == nil && len(reps) == 2 && len(others) == 2
+		})
+	}
+
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:    "mymaster",
+		SentinelAddrs: []string{sents[0].addr, sents[1].addr, sents[2].addr},
+		MaxRetries:    -1,
+	})
+	defer fc.Close()
+	rc, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: []string{sents[0].addr, sents[1].addr, sents[2].addr},
+		Sentinel:    rueidis.SentinelOption{MasterSet: "mymaster"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if err := fc.Set(ctx, "via-failover-client", "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Do(ctx, rc.B().Set().Key("via-rueidis").Value("before").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Writes, each batch acknowledged by WAIT 2 (both replicas); then the
+	// master dies under a write load nobody waits for.
+	acked := 0
+	for batch := range 10 {
+		pipe := m.Pipeline()
+		for i := range 100 {
+			pipe.Set(ctx, "acked:"+strconv.Itoa(batch*100+i), batch*100+i, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := m.Wait(ctx, 2, 5*time.Second).Result(); err != nil || n != 2 {
+			t.Fatalf("WAIT 2: %d, %v", n, err)
+		}
+		acked += 100
+	}
+	var wg sync.WaitGroup
+	stopLoad := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stopLoad:
+				return
+			default:
+			}
+			if m.Set(ctx, "unacked:"+strconv.Itoa(i), i, 0).Err() != nil {
+				return // the master is gone
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	_ = mcmd.Process.Kill() // SIGKILL
+	_ = mcmd.Wait()
+	close(stopLoad)
+	wg.Wait()
+
+	var newMaster string
+	deadline := time.Now().Add(30 * time.Second)
+	for newMaster == "" || newMaster == maddr {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failover after 30 s; Sentinel's log:\n%s", sents[0].log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+		newMaster = sents[0].masterAddr(t)
+	}
+	other := raddrs[0]
+	if other == newMaster {
+		other = raddrs[1]
+	}
+	if newMaster != raddrs[0] && newMaster != raddrs[1] {
+		t.Fatalf("Sentinel says the master is %s; the replicas are %v", newMaster, raddrs)
+	}
+	nm, oc := client(t, newMaster), client(t, other)
+	waitFor(t, "the promoted replica to say it is a master", func() bool {
+		return field(nm.Info(ctx, "replication").Val(), "role") == "master"
+	})
+	_, nport, _ := net.SplitHostPort(newMaster)
+	waitFor(t, "the other replica to follow the new master", func() bool {
+		ri := oc.Info(ctx, "replication").Val()
+		return field(ri, "master_port") == nport && field(ri, "master_link_status") == "up"
+	})
+	for i := range acked {
+		k := "acked:" + strconv.Itoa(i)
+		if v, err := nm.Get(ctx, k).Result(); err != nil || v != strconv.Itoa(i) {
+			t.Fatalf("%s acknowledged by WAIT 2 before the failover: %q, %v on the new master", k, v, err)
+		}
+	}
+	if v := nm.Get(ctx, "via-failover-client").Val(); v != "before" {
+		t.Errorf("via-failover-client on the new master: %q", v)
+	}
+
+	// Both clients find the new master through the Sentinels.
+	waitFor(t, "go-redis' FailoverClient to write to the new master", func() bool {
+		return fc.Set(ctx, "via-failover-client", "after", 0).Err() == nil
+	})
+	waitFor(t, "rueidis to write to the new master", func() bool {
+		return rc.Do(ctx, rc.B().Set().Key("via-rueidis").Value("after").Build()).Error() == nil
+	})
+	if v := nm.Get(ctx, "via-failover-client").Val(); v != "after" {
+		t.Errorf("the FailoverClient's write is not on the new master: %q", v)
+	}
+	if v := nm.Get(ctx, "via-rueidis").Val(); v != "after" {
+		t.Errorf("rueidis' write is not on the new master: %q", v)
+	}
+	waitInSync(t, nm, oc)
+	if v := oc.Get(ctx, "via-failover-client").Val(); v != "after" {
+		t.Errorf("the other replica lacks the write to the new master: %q", v)
+	}
+
+	// The old master comes back empty on its port: Sentinel makes it a
+	// replica of the new master, and it syncs.
+	_, back, _ := startProcess(t, bin, "--port", mport, "--http-port", "0", "--data-dir", t.TempDir())
+	if back != maddr {
+		t.Fatalf("the restarted master listens on %s, want %s", back, maddr)
+	}
+	om := client(t, back)
+	deadline = time.Now().Add(40 * time.Second)
+	for {
+		ri := om.Info(ctx, "replication").Val()
+		if field(ri, "role") == "slave" && field(ri, "master_port") == nport && field(ri, "master_link_status") == "up" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the old master did not rejoin as a replica after 40 s:\n%s\nSentinel's log:\n%s", ri, sents[0].log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitInSync(t, nm, om)
+	if v := om.Get(ctx, "acked:0").Val(); v != "0" {
+		t.Errorf("the rejoined old master lacks acked:0: %q", v)
+	}
+	if err := om.Set(ctx, "x", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Errorf("SET on the rejoined old master: %v", err)
+	}
+}
