@@ -84,6 +84,7 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 			return
 		}
 		addr := c.addr
+		s.recordReplicaOf("")
 		s.changeRole(c, resp.OK, func() {
 			r.SetMasterNone()
 			s.log.Info("MASTER MODE enabled", "by", addr)
@@ -104,6 +105,7 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		c.out = append(c.out, "+OK Already connected to specified master\r\n"...)
 		return
 	}
+	s.recordReplicaOf(host + " " + strconv.FormatInt(port, 10))
 	s.changeRole(c, resp.OK, func() {
 		if err := r.SetMaster(host, int(port)); err != nil {
 			if !errors.Is(err, replication.ErrSameMaster) { // a concurrent REPLICAOF got there first
@@ -113,6 +115,19 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		}
 		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
 	})
+}
+
+// recordReplicaOf stores the role REPLICAOF asked for as the replicaof
+// parameter ("" for NO ONE) at once, before the change itself runs, so a
+// CONFIG REWRITE after it (in the same transaction, as Sentinel sends them)
+// persists the new role.
+func (s *Server) recordReplicaOf(v string) {
+	if s.params == nil {
+		return
+	}
+	if err := s.params.Record("replicaof", v); err != nil {
+		s.log.Warn("replicaof not recorded for CONFIG REWRITE", "value", v, "err", err)
+	}
 }
 
 // changeRole runs a role change off the event loop and replies reply, or,

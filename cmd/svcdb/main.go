@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -262,6 +263,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Source:        rt, // the master side: full syncs from the point-in-time snapshot
 		BacklogSize:   int(reg.Size("repl-backlog-size")),
 		DisklessSync:  func() bool { return reg.Bool("repl-diskless-sync") },
+		Priority:      func() int { return int(reg.Int("replica-priority")) },
+		Announced:     func() bool { return reg.Bool("replica-announced") },
+		Announce: func() (string, int) {
+			return reg.String("replica-announce-ip"), int(reg.Int("replica-announce-port"))
+		},
 		AfterFullSync: func() {
 			// The replica's own append-only file holds a FLUSHALL and not the
 			// loaded keys: rewrite it from the dataset, as Redis restarts AOF
@@ -388,6 +394,12 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	// replicaof from the file, the environment or a CONFIG REWRITE after
+	// REPLICAOF: follow that master once our own data is loaded, as Redis.
+	if host, port, ok := strings.Cut(reg.String("replicaof"), " "); ok {
+		p, _ := strconv.Atoi(port) // checked by the registry
+		_ = repl.SetMaster(host, p)
+	}
 	life.Set(lifecycle.Ready)
 	pm.Start()
 	logger.Info("svcdb ready to accept connections", "addr", srv.Addr(), "version", version,
@@ -495,7 +507,9 @@ var appliedLater = []string{
 	"hz",
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
 	"masteruser", "masterauth", // read at each connection to the master
-	"repl-diskless-sync", // read at each full sync
+	"repl-diskless-sync",                    // read at each full sync
+	"replica-priority", "replica-announced", // read at each INFO
+	"replica-announce-ip", "replica-announce-port", // read at each connection to the master
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

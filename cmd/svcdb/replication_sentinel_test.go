@@ -284,3 +284,98 @@ func TestSentinelFailover(t *testing.T) {
 		t.Errorf("SET on the rejoined old master: %v", err)
 	}
 }
+
+// TestReplicaOfPersistedByConfigRewrite: what Sentinel sends to reconfigure
+// a node (MULTI, REPLICAOF, CONFIG REWRITE, CLIENT KILL TYPE normal and
+// pubsub, EXEC) changes the role, writes it to the config file as
+// replicaof, and a restart from that file comes back as a replica of the
+// same master. replica-priority and replica-announce-ip/port are what the
+// master and Sentinel see.
+func TestReplicaOfPersistedByConfigRewrite(t *testing.T) {
+	bin := buildBinary(t)
+	ctx := context.Background()
+	_, maddr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	_, mport, _ := net.SplitHostPort(maddr)
+	m := client(t, maddr)
+	if err := m.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "svcdb.toml")
+	if err := os.WriteFile(conf, []byte("[redis]\nreplica-priority = 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rcmd, raddr, _ := startProcess(t, bin, "--config", conf, "--http-port", "0", "--data-dir", dir)
+	r := client(t, raddr)
+	// A Pub/Sub client and a normal one: the transaction kills both, not
+	// the caller (CLIENT KILL's SKIPME yes).
+	sub := client(t, raddr).Subscribe(ctx, "__sentinel__:hello")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other, err := net.Dial("tcp", raddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := r.ConfigSet(ctx, "replica-announce-ip", "10.9.8.7").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ConfigSet(ctx, "slave-announce-port", "4242").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Killed: r's pooled connection and other (normal), sub (pubsub).
+	want := "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*4\r\n+OK\r\n+OK\r\n:2\r\n:1\r\n"
+	req := "MULTI\r\nREPLICAOF 127.0.0.1 " + mport + "\r\nCONFIG REWRITE\r\nCLIENT KILL TYPE normal\r\nCLIENT KILL TYPE pubsub\r\nEXEC\r\n"
+	if got := readN(t, raddr, req, len(want)); got != want {
+		t.Errorf("Sentinel's reconfiguration transaction: %q, want %q", got, want)
+	}
+	_ = other.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := other.Read(make([]byte, 16)); err == nil {
+		t.Errorf("the normal client survived CLIENT KILL TYPE normal (read %d bytes)", n)
+	}
+	waitInSync(t, m, r)
+	if v := r.Get(ctx, "k").Val(); v != "v" {
+		t.Errorf("the replica lacks the master's key: %q", v)
+	}
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `replicaof = "127.0.0.1 `+mport+`"`) {
+		t.Errorf("CONFIG REWRITE after REPLICAOF did not persist the role:\n%s", data)
+	}
+	ri := r.Info(ctx, "replication").Val()
+	if field(ri, "slave_priority") != "7" || field(ri, "replica_announced") != "1" {
+		t.Errorf("INFO replication on the replica:\n%s", ri)
+	}
+	if s0 := field(m.Info(ctx, "replication").Val(), "slave0"); !strings.HasPrefix(s0, "ip=10.9.8.7,port=4242,state=online") {
+		t.Errorf("the master's slave0 with replica-announce-ip/port set: %q", s0)
+	}
+	if err := r.ConfigSet(ctx, "replicaof", "127.0.0.1 1").Err(); err == nil {
+		t.Errorf("CONFIG SET replicaof accepted: REPLICAOF changes the role")
+	}
+
+	// Restarted from the rewritten file: a replica of the same master.
+	stop(t, rcmd)
+	if err := m.Set(ctx, "while-down", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, raddr2, _ := startProcess(t, bin, "--config", conf, "--http-port", "0", "--data-dir", dir)
+	r2 := client(t, raddr2)
+	waitInSync(t, m, r2)
+	if v := r2.Get(ctx, "while-down").Val(); v != "1" {
+		t.Errorf("the restarted replica lacks a write made while it was down: %q", v)
+	}
+	// REPLICAOF NO ONE and CONFIG REWRITE: a master after the next restart.
+	if err := r2.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Do(ctx, "CONFIG", "REWRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(conf); !strings.Contains(string(data), `replicaof = ""`) {
+		t.Errorf("CONFIG REWRITE after REPLICAOF NO ONE:\n%s", data)
+	}
+}

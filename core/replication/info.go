@@ -101,9 +101,16 @@ func (r *Replica) Info(add func(name string, value any)) {
 			}
 			add("master_link_down_since_seconds", down)
 		}
-		add("slave_priority", 100)
+		prio, announced := 100, true
+		if r.cfg.Priority != nil {
+			prio = r.cfg.Priority()
+		}
+		if r.cfg.Announced != nil {
+			announced = r.cfg.Announced()
+		}
+		add("slave_priority", prio)
 		add("slave_read_only", b2i(r.readOnly.Load()))
-		add("replica_announced", 1)
+		add("replica_announced", b2i(announced))
 	}
 	ids := r.IDs()
 	views := r.replicaViews()

@@ -66,6 +66,16 @@ type Config struct {
 	// largest argument the master's stream may carry (as Redis' master
 	// client). nil: the parser's default, 512 MiB.
 	MaxBulkLen func() int64
+	// Priority is replica-priority (INFO's slave_priority; Sentinel
+	// promotes the lowest, never 0), Announced replica-announced; both read
+	// at each INFO. nil: 100 and yes.
+	Priority  func() int
+	Announced func() bool
+	// Announce returns replica-announce-ip and replica-announce-port, read
+	// at each connection to the master: a non-empty IP is sent with
+	// REPLCONF ip-address, a non-zero port replaces ListeningPort's. nil:
+	// none.
+	Announce func() (ip string, port int)
 	// AfterFullSync is told when a full sync loaded (e.g. to rewrite the
 	// replica's own append-only file). May be nil.
 	AfterFullSync func()
@@ -426,12 +436,28 @@ func (r *Replica) handshake(c *conn) (PSyncReply, error) {
 			}
 		}
 	}
-	if r.cfg.ListeningPort != nil {
-		if line, err = c.command("REPLCONF", "listening-port", strconv.Itoa(r.cfg.ListeningPort())); err != nil {
+	var annIP string
+	annPort := 0
+	if r.cfg.Announce != nil {
+		annIP, annPort = r.cfg.Announce()
+	}
+	if annPort == 0 && r.cfg.ListeningPort != nil {
+		annPort = r.cfg.ListeningPort()
+	}
+	if annPort != 0 {
+		if line, err = c.command("REPLCONF", "listening-port", strconv.Itoa(annPort)); err != nil {
 			return PSyncReply{}, err
 		}
 		if len(line) > 0 && line[0] == '-' { // not fatal, as in Redis
 			r.log.Info("master does not understand REPLCONF listening-port", "reply", string(line))
+		}
+	}
+	if annIP != "" {
+		if line, err = c.command("REPLCONF", "ip-address", annIP); err != nil {
+			return PSyncReply{}, err
+		}
+		if len(line) > 0 && line[0] == '-' { // not fatal, as in Redis
+			r.log.Info("master does not understand REPLCONF ip-address", "reply", string(line))
 		}
 	}
 	if line, err = c.command("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
