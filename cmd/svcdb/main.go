@@ -299,6 +299,13 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	_ = replicaLimit(reg.String("client-output-buffer-limit"))
 	reg.OnChange("client-output-buffer-limit", replicaLimit)
 	reg.OnChange("repl-backlog-size", func(string) error { repl.SetBacklogSize(int(reg.Size("repl-backlog-size"))); return nil })
+	minReplicas := func(string) error {
+		repl.SetMinReplicas(reg.Int("min-replicas-to-write"), reg.Int("min-replicas-max-lag"))
+		return nil
+	}
+	_ = minReplicas("")
+	reg.OnChange("min-replicas-to-write", minReplicas)
+	reg.OnChange("min-replicas-max-lag", minReplicas)
 	repl.SetReadOnly(reg.Bool("replica-read-only"))
 	repl.SetServeStale(reg.Bool("replica-serve-stale-data"))
 	reg.OnChange("replica-read-only", func(string) error { repl.SetReadOnly(reg.Bool("replica-read-only")); return nil })

@@ -379,3 +379,65 @@ func TestReplicaOfPersistedByConfigRewrite(t *testing.T) {
 		t.Errorf("CONFIG REWRITE after REPLICAOF NO ONE:\n%s", data)
 	}
 }
+
+// TestMinReplicasToWrite: with min-replicas-to-write and
+// min-replicas-max-lag a master refuses writes (and transactions queuing
+// them) with Redis' -NOREPLICAS while too few replicas acknowledged within
+// the lag, accepts them once a replica does, and refuses again once the
+// replica is gone for longer than the lag.
+func TestMinReplicasToWrite(t *testing.T) {
+	bin := buildBinary(t)
+	ctx := context.Background()
+	_, maddr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	_, mport, _ := net.SplitHostPort(maddr)
+	m := client(t, maddr)
+	if err := m.ConfigSet(ctx, "min-replicas-to-write", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ConfigSet(ctx, "min-slaves-max-lag", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	const noReplicas = "NOREPLICAS Not enough good replicas to write."
+	if err := m.Set(ctx, "k", "v", 0).Err(); err == nil || err.Error() != noReplicas {
+		t.Errorf("SET without replicas: %v", err)
+	}
+	if v, err := m.Get(ctx, "k").Result(); err != redis.Nil {
+		t.Errorf("GET without replicas: %q, %v (reads are allowed)", v, err)
+	}
+	want := "+OK\r\n-NOREPLICAS Not enough good replicas to write.\r\n-EXECABORT Transaction discarded because of previous errors.\r\n"
+	if got := readN(t, maddr, "MULTI\r\nSET k v\r\nEXEC\r\n", len(want)); got != want {
+		t.Errorf("MULTI SET EXEC without replicas: %q, want %q", got, want)
+	}
+	if got := field(m.Info(ctx, "replication").Val(), "min_slaves_good_slaves"); got != "0" {
+		t.Errorf("min_slaves_good_slaves without replicas: %q", got)
+	}
+
+	rcmd, raddr, _ := startProcess(t, bin, "--http-port", "0", "--data-dir", t.TempDir())
+	r := client(t, raddr)
+	if err := r.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a good replica", func() bool { return m.Set(ctx, "k", "v", 0).Err() == nil })
+	if got := field(m.Info(ctx, "replication").Val(), "min_slaves_good_slaves"); got != "1" {
+		t.Errorf("min_slaves_good_slaves with a replica: %q", got)
+	}
+	if n := m.Wait(ctx, 1, 5*time.Second).Val(); n != 1 {
+		t.Errorf("WAIT 1: %d", n)
+	}
+
+	_ = rcmd.Process.Kill()
+	_ = rcmd.Wait()
+	waitFor(t, "-NOREPLICAS once the replica is gone", func() bool {
+		err := m.Set(ctx, "k", "w", 0).Err()
+		return err != nil && err.Error() == noReplicas
+	})
+	if err := m.ConfigSet(ctx, "min-replicas-to-write", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Set(ctx, "k", "w", 0).Err(); err != nil {
+		t.Errorf("SET with min-replicas-to-write 0: %v", err)
+	}
+	if strings.Contains(m.Info(ctx, "replication").Val(), "min_slaves_good_slaves:") {
+		t.Errorf("min_slaves_good_slaves shown with the check off")
+	}
+}

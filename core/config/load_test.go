@@ -113,6 +113,8 @@ replica-priority = 0
 replica-announce-ip = "192.0.2.1"
 replica-announce-port = 7000
 replica-announced = false
+min-replicas-to-write = 2
+min-replicas-max-lag = 5
 
 [persistence]
 save = "3600 1  300 100"
@@ -165,6 +167,7 @@ var everyKeyGet = map[string]string{
 	"repl-diskless-sync": "no", "repl-backlog-size": "2097152",
 	"replicaof": "10.0.0.1 6380", "replica-priority": "0", "replica-announce-ip": "192.0.2.1",
 	"replica-announce-port": "7000", "replica-announced": "no",
+	"min-replicas-to-write": "2", "min-replicas-max-lag": "5",
 }
 
 func TestEveryKeyFromFileReadsBackThroughConfigGet(t *testing.T) {

@@ -250,6 +250,10 @@ func defs() []*Param {
 		// [redis], the master side of replication (docs/replication.md)
 		{Name: "repl-diskless-sync", Table: "redis", Key: "repl-diskless-sync", Kind: Bool, Default: "yes", Mutable: true,
 			Doc: "A full sync streams the snapshot to a replica that accepts it (capa eof) instead of writing it to a file in data-dir first. Read at each full sync"},
+		{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Table: "redis", Key: "min-replicas-to-write", Kind: Int, Default: "0", Min: 0, Max: maxI32, HasRange: true, Mutable: true,
+			Doc: "A master refuses writes with -NOREPLICAS while fewer replicas than this acknowledged within min-replicas-max-lag; 0: off"},
+		{Name: "min-replicas-max-lag", Aliases: []string{"min-slaves-max-lag"}, Table: "redis", Key: "min-replicas-max-lag", Kind: Int, Default: "10", Min: 0, Max: maxI32, HasRange: true, Unit: "seconds", Mutable: true,
+			Doc: "How old a replica's last acknowledgement may be for min-replicas-to-write to count it; 0: the check is off"},
 		{Name: "repl-backlog-size", Table: "redis", Key: "repl-backlog-size", Kind: Size, Default: "1048576", Min: 16384, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "Size of the replication backlog, the newest part of the stream kept so a replica that reconnects can continue (+CONTINUE)"},
 	}

@@ -282,6 +282,9 @@ func (r *Replica) SetMasterNone() {
 	r.cached = nil
 	r.ids.Shift(r.offset.Load())
 	r.idMu.Unlock()
+	r.feed.mu.Lock()
+	r.feed.refreshGoodLocked() // a new master has no replicas yet
+	r.feed.mu.Unlock()
 	r.state.Store(int32(StateNone))
 	r.cfg.Target.End()
 	r.log.Info("MASTER MODE enabled (user request)")
