@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -44,6 +45,66 @@ type Replication interface {
 	// Wait is WAIT: how many replicas acknowledged the stream so far,
 	// waiting up to timeout (0: forever; negative: not at all) for n.
 	Wait(n int, timeout time.Duration) int
+	// LinkClients lists the replication links (attached replicas, the link
+	// to our master) for CLIENT LIST; KillLinks closes those match selects
+	// (CLIENT KILL TYPE replica / master) and returns how many.
+	LinkClients() []replication.LinkClient
+	KillLinks(match func(replication.LinkClient) bool) int
+}
+
+// NewClientID hands out the next client ID (replication links take theirs
+// from the same sequence as clients).
+func (s *Server) NewClientID() int64 { return s.nextID.Add(1) }
+
+// linkType is CLIENT LIST/KILL's type of a replication link.
+func linkType(l replication.LinkClient) string {
+	if l.Master {
+		return "master"
+	}
+	return "replica"
+}
+
+// appendLinkLines writes CLIENT LIST's lines for the replication links of
+// type typ ("" any; "slave" is "replica") and, when ids is not nil, with
+// those IDs.
+func (s *Server) appendLinkLines(b *strings.Builder, typ string, ids map[int64]bool, now time.Time) {
+	r := s.cfg.Replication
+	if r == nil {
+		return
+	}
+	if typ == "slave" {
+		typ = "replica"
+	}
+	for _, l := range r.LinkClients() {
+		if (typ != "" && linkType(l) != typ) || (ids != nil && !ids[l.ID]) {
+			continue
+		}
+		flags := "S"
+		if l.Master {
+			flags = "M"
+		}
+		fmt.Fprintf(b, "id=%d addr=%s laddr=%s fd=-1 name= age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=-1 "+
+			"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=2 lib-name= lib-ver=\n",
+			l.ID, l.Addr, l.LAddr, int64(now.Sub(l.Created)/time.Second), max(int64(now.Sub(l.LastIO)/time.Second), 0), flags, l.Cmd)
+	}
+}
+
+// killLinks is CLIENT KILL for the replication links: typ "replica",
+// "slave", "master" or "" (any; "normal" and "pubsub" select no link), with
+// the ID, ADDR, LADDR and MAXAGE filters (0 or "": any).
+func (s *Server) killLinks(typ string, id int64, addr, laddr string, maxAge int64) int64 {
+	r := s.cfg.Replication
+	if r == nil || typ == "normal" || typ == "pubsub" {
+		return 0
+	}
+	if typ == "slave" {
+		typ = "replica"
+	}
+	now := time.Now()
+	return int64(r.KillLinks(func(l replication.LinkClient) bool {
+		return (typ == "" || linkType(l) == typ) && (id == 0 || l.ID == id) && (addr == "" || l.Addr == addr) &&
+			(laddr == "" || l.LAddr == laddr) && (maxAge == 0 || int64(now.Sub(l.Created)/time.Second) >= maxAge)
+	}))
 }
 
 // replicationRefusal is Replication.Refusal, "" without replication.
@@ -229,6 +290,7 @@ func (s *Server) cmdSync(c *client, args [][]byte) {
 		info = *c.replica
 	}
 	info.Addr = c.addr
+	info.ID = c.id
 	if info.IP == "" {
 		info.IP, _, _ = net.SplitHostPort(c.addr)
 	}

@@ -263,6 +263,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Source:        rt, // the master side: full syncs from the point-in-time snapshot
 		BacklogSize:   int(reg.Size("repl-backlog-size")),
 		DisklessSync:  func() bool { return reg.Bool("repl-diskless-sync") },
+		NewClientID:   func() int64 { return srv.NewClientID() },
 		Priority:      func() int { return int(reg.Int("replica-priority")) },
 		Announced:     func() bool { return reg.Bool("replica-announced") },
 		Announce: func() (string, int) {

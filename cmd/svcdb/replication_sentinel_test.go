@@ -353,6 +353,35 @@ func TestReplicaOfPersistedByConfigRewrite(t *testing.T) {
 	if s0 := field(m.Info(ctx, "replication").Val(), "slave0"); !strings.HasPrefix(s0, "ip=10.9.8.7,port=4242,state=online") {
 		t.Errorf("the master's slave0 with replica-announce-ip/port set: %q", s0)
 	}
+	// The links are clients: flags=S on the master, flags=M on the
+	// replica, killable by type; the replica comes back with +CONTINUE.
+	ml := m.Do(ctx, "CLIENT", "LIST", "TYPE", "replica").Val().(string)
+	if strings.Count(ml, "\n") != 1 || !strings.Contains(ml, " flags=S ") || !strings.Contains(ml, " cmd=psync ") {
+		t.Errorf("CLIENT LIST TYPE replica on the master: %q", ml)
+	}
+	if all := m.ClientList(ctx).Val(); !strings.Contains(all, " flags=S ") {
+		t.Errorf("CLIENT LIST on the master lacks the replica: %q", all)
+	}
+	rl := r.Do(ctx, "CLIENT", "LIST", "TYPE", "master").Val().(string)
+	if strings.Count(rl, "\n") != 1 || !strings.Contains(rl, " flags=M ") || !strings.Contains(rl, "addr="+maddr+" ") {
+		t.Errorf("CLIENT LIST TYPE master on the replica: %q", rl)
+	}
+	if n := m.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Val(); n != int64(0) {
+		t.Errorf("CLIENT KILL TYPE normal on the master killed %v (its replica is not normal)", n)
+	}
+	if n := m.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Val(); n != int64(1) {
+		t.Errorf("CLIENT KILL TYPE replica: %v", n)
+	}
+	waitFor(t, "a partial resync after CLIENT KILL TYPE replica", func() bool {
+		return field(m.Info(ctx, "stats").Val(), "sync_partial_ok") == "1"
+	})
+	if n := r.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val(); n != int64(1) {
+		t.Errorf("CLIENT KILL TYPE master: %v", n)
+	}
+	waitFor(t, "a partial resync after CLIENT KILL TYPE master", func() bool {
+		return field(m.Info(ctx, "stats").Val(), "sync_partial_ok") == "2"
+	})
+	waitInSync(t, m, r)
 	if err := r.ConfigSet(ctx, "replicaof", "127.0.0.1 1").Err(); err == nil {
 		t.Errorf("CONFIG SET replicaof accepted: REPLICAOF changes the role")
 	}

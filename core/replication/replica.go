@@ -76,6 +76,9 @@ type Config struct {
 	// REPLCONF ip-address, a non-zero port replaces ListeningPort's. nil:
 	// none.
 	Announce func() (ip string, port int)
+	// NewClientID hands out the client ID the link to our master shows in
+	// CLIENT LIST (the server's client ID sequence). nil: a package counter.
+	NewClientID func() int64
 	// AfterFullSync is told when a full sync loaded (e.g. to rewrite the
 	// replica's own append-only file). May be nil.
 	AfterFullSync func()
@@ -162,7 +165,8 @@ type Replica struct {
 
 	fullSyncs, partialSyncs atomic.Int64 // since start, for INFO and tests
 
-	feed masterFeed // the master side: attached replicas, the backlog (serve.go)
+	feed masterFeed                 // the master side: attached replicas, the backlog (serve.go)
+	link atomic.Pointer[masterLink] // the current connection to our master (links.go)
 }
 
 // masterAddr is the master a replica follows, as INFO and ROLE show it.
@@ -394,6 +398,8 @@ func (r *Replica) session(ctx context.Context, addr string) (up bool, err error)
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 	defer nc.Close()
+	r.link.Store(&masterLink{id: r.newClientID(), nc: nc, created: time.Now()})
+	defer r.link.Store(nil)
 	c := &conn{nc: nc, rd: bufio.NewReaderSize(nc, 64<<10), timeout: r.cfg.Timeout, r: r}
 	r.state.Store(int32(StateHandshake))
 	reply, err := r.handshake(c)

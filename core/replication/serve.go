@@ -45,6 +45,7 @@ type FeedSink interface {
 
 // ReplicaInfo is what a replica told with REPLCONF before SYNC/PSYNC.
 type ReplicaInfo struct {
+	ID            int64  // the client ID its connection had (CLIENT LIST, CLIENT KILL ID)
 	Addr          string // the connection's remote address (host:port)
 	IP            string // REPLCONF ip-address, else the address' host
 	ListeningPort int    // REPLCONF listening-port
@@ -61,9 +62,10 @@ const (
 
 // attached is one replica of this master.
 type attached struct {
-	info ReplicaInfo
-	conn net.Conn
-	id   int64
+	info    ReplicaInfo
+	conn    net.Conn
+	id      int64
+	created time.Time
 
 	// guarded by masterFeed.mu
 	pend      []byte
@@ -294,7 +296,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 		_ = conn.Close()
 		return
 	}
-	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync}
+	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync, created: time.Now()}
 	if psync {
 		f.mu.Lock()
 		ids := r.IDs()
