@@ -230,6 +230,12 @@ func TestSentinelFailover(t *testing.T) {
 		ri := oc.Info(ctx, "replication").Val()
 		return field(ri, "master_port") == nport && field(ri, "master_link_status") == "up"
 	})
+	// The promoted replica kept the old master's stream in its backlog and
+	// its ID as the secondary one: the other replica continued (PSYNC2).
+	if st := nm.Info(ctx, "stats").Val(); field(st, "sync_partial_ok") != "1" || field(st, "sync_full") != "0" {
+		t.Errorf("the new master served sync_partial_ok %s, sync_full %s; want the other replica to continue",
+			field(st, "sync_partial_ok"), field(st, "sync_full"))
+	}
 	for i := range acked {
 		k := "acked:" + strconv.Itoa(i)
 		if v, err := nm.Get(ctx, k).Result(); err != nil || v != strconv.Itoa(i) {

@@ -288,7 +288,14 @@ func (r *Replica) SetMasterNone() {
 	r.idMu.Unlock()
 	r.feed.mu.Lock()
 	r.feed.refreshGoodLocked() // a new master has no replicas yet
+	kept := r.feed.backlog != nil
 	r.feed.mu.Unlock()
+	if kept && r.cfg.Source != nil {
+		// Our backlog holds the old master's stream up to our offset: our
+		// own writes continue it from now on (Append ignores records until
+		// the state below says master).
+		r.cfg.Source.StartReplicaFeed(r)
+	}
 	r.state.Store(int32(StateNone))
 	r.cfg.Target.End()
 	r.log.Info("MASTER MODE enabled (user request)")
@@ -511,6 +518,7 @@ func (r *Replica) partialSync(reply PSyncReply) {
 	}
 	r.cached = nil
 	r.idMu.Unlock()
+	r.resetBacklog(off)
 	r.offset.Store(off)
 	r.readOff.Store(off)
 	r.partialSyncs.Add(1)
@@ -561,6 +569,10 @@ func (r *Replica) fullSync(c *conn, reply PSyncReply) error {
 	r.ids.ID, r.ids.ID2, r.ids.Offset2 = reply.ReplID, zeroID, -1
 	r.cached = nil
 	r.idMu.Unlock()
+	r.feed.mu.Lock()
+	r.feed.backlog = nil // a new history: the backlog starts at its offset
+	r.feed.mu.Unlock()
+	r.resetBacklog(reply.Offset)
 	r.offset.Store(reply.Offset)
 	r.readOff.Store(reply.Offset)
 	r.fullSyncs.Add(1)
@@ -668,6 +680,11 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 	}()
 	buf := make([]byte, 0, 64<<10)
 	var ack []byte
+	// The master's bytes go into our backlog once applied (a transaction's
+	// at its EXEC), at the master's offsets: promoted, this server lets
+	// the old master's other replicas continue (PSYNC2).
+	var pend []byte
+	fed := s.Applied
 	for {
 		// Parse what is buffered; read more only when a command is partial.
 		off := 0
@@ -694,6 +711,11 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 				}
 			}
 			s.Commit(args, n)
+			pend = append(pend, buf[off-n:off]...)
+			if s.Applied != fed {
+				r.feedBacklog(pend)
+				pend, fed = pend[:0], s.Applied
+			}
 			r.offset.Store(s.Applied)
 		}
 		buf = buf[:copy(buf, buf[off:])]
@@ -718,6 +740,27 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 			return err
 		}
 	}
+}
+
+// feedBacklog appends the master's applied stream bytes to our backlog.
+func (r *Replica) feedBacklog(p []byte) {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog != nil {
+		f.backlog.Feed(p)
+	}
+	f.mu.Unlock()
+}
+
+// resetBacklog makes our backlog start after offset, the master's offset
+// we hold, unless it already ends there (a partial resync continues it).
+func (r *Replica) resetBacklog(offset int64) {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog == nil || f.backlog.Offset() != offset {
+		f.backlog = NewBacklog(r.backlogSize(), offset)
+	}
+	f.mu.Unlock()
 }
 
 // cacheMaster keeps the master's ID and our offset for the next PSYNC

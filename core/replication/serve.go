@@ -36,6 +36,9 @@ import (
 // shard is held, at the snapshot's point in time (no command runs then).
 type Source interface {
 	WriteReplicaSnapshot(w io.Writer, feed FeedSink, at func()) error
+	// StartReplicaFeed makes feed the stream's sink without a snapshot (a
+	// promoted replica continues the stream its backlog holds).
+	StartReplicaFeed(feed FeedSink)
 }
 
 // FeedSink receives the stream's bytes (keyspace.AppendLog's shape).
@@ -306,6 +309,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 			a.pend = append([]byte(d.Reply), f.backlog.Since(d.Offset)...)
 			a.lastAck = time.Now()
 			f.register(a)
+			r.startPing() // a backlog kept from our replica days: no ping yet
 			f.partialOK++
 			f.mu.Unlock()
 			r.log.Info("partial resynchronization accepted", "replica", info.Addr, "offset", offset)
