@@ -332,7 +332,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}, table, rt)
 	// Diagnostic bundles exist with or without the HTTP server: DEBUG BUNDLE
 	// uses them too.
-	src := diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table, logs: lg}
+	src := diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table, logs: lg, repl: repl}
 	bundles := diaghttp.NewBundles(diaghttp.BundleConfig{
 		Dir:        bundleDir(reg),
 		MaxBundles: int(reg.Int("debug-bundle-max-bundles")),
@@ -457,14 +457,16 @@ type diagSource struct {
 	reg   *config.Registry
 	table *command.Table
 	logs  *logging.Logger
+	repl  *replication.Replica
 }
 
-func (d diagSource) Lifecycle() lifecycle.State  { return d.life.Load() }
-func (d diagSource) Net() netloop.Stats          { return d.srv.Stats() }
-func (d diagSource) Shards() []shard.Snapshot    { return d.rt.Snapshots() }
-func (d diagSource) MaxMemoryBytes() int64       { return d.reg.Size("maxmemory") } // follows CONFIG SET
-func (d diagSource) Config() []config.Entry      { return d.reg.Entries() }
-func (d diagSource) ACLUsers() []acl.UserSummary { return d.srv.ACLUsers() }
+func (d diagSource) Replication() replication.Status { return d.repl.Status() }
+func (d diagSource) Lifecycle() lifecycle.State      { return d.life.Load() }
+func (d diagSource) Net() netloop.Stats              { return d.srv.Stats() }
+func (d diagSource) Shards() []shard.Snapshot        { return d.rt.Snapshots() }
+func (d diagSource) MaxMemoryBytes() int64           { return d.reg.Size("maxmemory") } // follows CONFIG SET
+func (d diagSource) Config() []config.Entry          { return d.reg.Entries() }
+func (d diagSource) ACLUsers() []acl.UserSummary     { return d.srv.ACLUsers() }
 func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 	return d.srv.Clients(limit)
 }
