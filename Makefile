@@ -49,6 +49,7 @@ deps: lint-deps
 	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v redis-benchmark >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-sentinel >/dev/null 2>&1 || missing="$$missing redis-sentinel"; \
 	command -v redis-check-rdb >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v redis-check-aof >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \

@@ -16,6 +16,7 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/scripting"
+	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/shard/keyspace"
@@ -98,6 +99,10 @@ type clusterDoc struct {
 	GeneratedAt    status.Time   `json:"generated_at"`
 	Node           clusterNode   `json:"node"`  // this node
 	Nodes          []clusterNode `json:"nodes"` // every node, this one included
+	// Replication is this node's replication role: its master and link
+	// (on a replica) or its replicas with their offsets and lag (on a
+	// master), as INFO replication (docs/replication.md).
+	Replication replication.Status `json:"replication"`
 }
 
 type clusterNode struct {
@@ -157,11 +162,16 @@ func (s *docs) clusterDoc(now time.Time) clusterDoc {
 		sn := &snaps[i]
 		node.Shards[i] = nodeShard{ID: sn.ID, Keys: sn.TotalKeys(), Expires: sn.TotalExpires(), QueueDepth: sn.QueueDepth}
 	}
+	repl := replicationOf(s.src)
+	if repl.Role == "replica" {
+		node.Role = "replica"
+	}
 	return clusterDoc{
 		Mode:        "standalone",
 		GeneratedAt: status.At(now),
 		Node:        node,
 		Nodes:       []clusterNode{node},
+		Replication: repl,
 	}
 }
 

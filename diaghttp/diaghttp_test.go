@@ -369,6 +369,15 @@ func TestMetrics(t *testing.T) {
 		`svc_lifecycle_state{state="starting"}`:                  1,
 		`svc_lifecycle_state{state="ready"}`:                     0,
 		`svc_lifecycle_state{state="shutting_down"}`:             0,
+		`svc_replication_role{role="master"}`:                    1, // a Source without replication
+		`svc_replication_role{role="replica"}`:                   0,
+		"svc_replication_link_up":                                1,
+		"svc_replication_connected_replicas":                     0,
+		"svc_replication_offset_bytes":                           0,
+		"svc_replication_lag_seconds":                            0,
+		"svc_replication_full_syncs_total":                       0,
+		"svc_replication_partial_syncs_total":                    0,
+		"svc_replication_backlog_bytes":                          0,
 	}
 	for i := 0; i < f.shards; i++ {
 		first[fmt.Sprintf(`svc_shard_keys{shard="%d"}`, i)] = 0

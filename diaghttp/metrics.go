@@ -15,6 +15,7 @@ import (
 	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
+	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/netloop"
 	"github.com/svcdb/svcdb/shard"
@@ -56,6 +57,22 @@ type scrape struct {
 	slowlogLen int
 	state      lifecycle.State
 	persist    status.Persistence
+	repl       replication.Status
+}
+
+// ReplicationSource is the part of a Source that reports replication
+// (cmd/svcdb's source reads core/replication's Replica). A Source without
+// it is a master without replicas: its svc_replication_* series say so.
+type ReplicationSource interface {
+	Replication() replication.Status
+}
+
+// replicationOf reads src's replication state.
+func replicationOf(src Source) replication.Status {
+	if rs, ok := src.(ReplicationSource); ok {
+		return rs.Replication()
+	}
+	return replication.Status{Role: "master", LinkUp: true, Replicas: []replication.ReplicaStatus{}}
 }
 
 // PersistenceSource is the part of a Source that reports persistence
@@ -170,6 +187,24 @@ func newRegistry(src Source, version string) *registry {
 			return float64(r.snap.net.AuthFailures[i])
 		})
 	}
+	fam = r.add("svc_replication_role", "This node's replication role: 1 for the role it has (master, or replica of a master), 0 for the other.", "gauge")
+	for _, role := range []string{"master", "replica"} {
+		fam.set.NewGauge(`svc_replication_role{role="`+role+`"}`, func() float64 { return boolGauge(r.snap.repl.Role == role) })
+	}
+	g("svc_replication_link_up", "1 while a replica's link to its master streams; 0 while it is down or syncing; always 1 on a master.",
+		func(sc *scrape) float64 { return boolGauge(sc.repl.LinkUp) })
+	g("svc_replication_connected_replicas", "Replicas attached to this node (INFO's connected_slaves).",
+		func(sc *scrape) float64 { return float64(sc.repl.ConnectedReplicas) })
+	g("svc_replication_offset_bytes", "The replication offset: master_repl_offset on a master, the processed offset on a replica.",
+		func(sc *scrape) float64 { return float64(sc.repl.Offset) })
+	g("svc_replication_lag_seconds", "On a replica, seconds since the last byte from its master (since the link went down while it is down); on a master, the largest of its replicas' acknowledgement lags.",
+		func(sc *scrape) float64 { return float64(sc.repl.LagSeconds) })
+	c("svc_replication_full_syncs_total", "Full synchronisations this node served as a master since start.",
+		func(sc *scrape) float64 { return float64(sc.repl.FullSyncs) })
+	c("svc_replication_partial_syncs_total", "Partial resynchronisations (+CONTINUE) this node served as a master since start.",
+		func(sc *scrape) float64 { return float64(sc.repl.PartialSyncs) })
+	g("svc_replication_backlog_bytes", "Bytes held in the replication backlog (repl_backlog_histlen).",
+		func(sc *scrape) float64 { return float64(sc.repl.BacklogBytes) })
 	perShard("svc_shard_keys", "Keys held by the shard, across all databases.",
 		func(s *shard.Snapshot) float64 { return float64(s.TotalKeys()) })
 
@@ -330,7 +365,7 @@ func (r *registry) write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes(), cmds: r.src.CommandStats(),
-		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle(), persist: persistenceOf(r.src)}
+		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle(), persist: persistenceOf(r.src), repl: replicationOf(r.src)}
 	r.buf.Reset()
 	for _, f := range r.families {
 		fmt.Fprintf(&r.buf, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)

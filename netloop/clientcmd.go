@@ -203,7 +203,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 
 func (s *Server) clientList(c *client, opts [][]byte) {
 	var ids map[int64]bool
-	typ := "" // "normal" or "pubsub" (clientType); "none" for replicas and masters
+	typ := "" // "normal" or "pubsub" (clientType); "master", "replica" or "slave": replication links
 	for i := 0; i < len(opts); i++ {
 		switch {
 		case resp.EqualFold(opts[i], "type") && i+1 < len(opts):
@@ -213,10 +213,7 @@ func (s *Server) clientList(c *client, opts [][]byte) {
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(t)+"'")
 				return
 			}
-			typ = "none" // there are no replicas or masters
-			if resp.EqualFold(t, "normal") || resp.EqualFold(t, "pubsub") {
-				typ = strings.ToLower(string(t))
-			}
+			typ = strings.ToLower(string(t)) // replication links: appendLinkLines (replcmd.go)
 		case resp.EqualFold(opts[i], "id") && i+1 < len(opts):
 			ids = map[int64]bool{}
 			for i++; i < len(opts); i++ {
@@ -241,6 +238,7 @@ func (s *Server) clientList(c *client, opts [][]byte) {
 		}
 		b.WriteString(s.clientLine(cl, now))
 	}
+	s.appendLinkLines(&b, typ, ids, now)
 	c.out = appendText(c.out, b.String(), c.ctx.RESP3)
 }
 
@@ -269,7 +267,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		hasUser     bool
 		skipMe      = true
 		maxAge      int64
-		killType    string // "normal" or "pubsub" (clientType); "none" for replicas and masters
+		killType    string // "normal" or "pubsub" (clientType); "master", "replica" or "slave": replication links
 	)
 	for i := 0; i < len(opts); i += 2 {
 		k, v := opts[i], opts[i+1]
@@ -313,7 +311,7 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 			case resp.EqualFold(v, "normal"), resp.EqualFold(v, "pubsub"):
 				killType = strings.ToLower(string(v))
 			case resp.EqualFold(v, "master"), resp.EqualFold(v, "replica"), resp.EqualFold(v, "slave"):
-				killType = "none" // there are no replicas or masters
+				killType = strings.ToLower(string(v)) // replication links: killLinks (replcmd.go)
 			default:
 				c.out = resp.AppendError(c.out, "ERR Unknown client type '"+sanitize(v)+"'")
 				return
@@ -338,6 +336,9 @@ func (s *Server) clientKill(c *client, opts [][]byte) {
 		}
 		s.kill(c, cl)
 		killed++
+	}
+	if !hasUser || user == "default" { // replication links are the default user's
+		killed += s.killLinks(killType, id, addr, laddr, maxAge)
 	}
 	c.out = resp.AppendInt(c.out, killed)
 }

@@ -24,6 +24,11 @@ type multiState struct {
 	inExec bool           // EXEC is running the queue (no parking, no async work)
 	queue  []queuedCmd    // commands waiting for EXEC
 	watch  keyspace.Watch // WATCHed keys
+	// afterExec is work a queued command left for after EXEC released the
+	// shards: REPLICAOF's role change, which waits for the old link's
+	// goroutine and takes every shard itself (replcmd.go). The client parks
+	// until it is done, so its next command sees the new role.
+	afterExec []func()
 }
 
 type queuedCmd struct {
@@ -179,6 +184,15 @@ func (s *Server) cmdExec(c *client) {
 	c.multi.inExec = false
 	c.ctx.LogEnd = max(c.ctx.LogEnd, s.rt.ReleaseAll()) // the transaction's record, for durable
 	s.endMulti(c)
+	if after := c.multi.afterExec; len(after) > 0 {
+		c.multi.afterExec = nil
+		s.runAsync(c, func() []byte {
+			for _, f := range after {
+				f()
+			}
+			return nil
+		})
+	}
 }
 
 // ---- parked clients ------------------------------------------------------------

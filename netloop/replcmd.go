@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -28,6 +29,9 @@ type Replication interface {
 	SetMasterNone()
 	// IsReplica reports whether the server follows a master.
 	IsReplica() bool
+	// Master returns the master's host and port, false on a master; it
+	// never waits for a role change in progress.
+	Master() (host string, port int, ok bool)
 	// Info writes the INFO replication fields.
 	Info(add func(name string, value any))
 	// AppendRole appends ROLE's reply.
@@ -41,6 +45,66 @@ type Replication interface {
 	// Wait is WAIT: how many replicas acknowledged the stream so far,
 	// waiting up to timeout (0: forever; negative: not at all) for n.
 	Wait(n int, timeout time.Duration) int
+	// LinkClients lists the replication links (attached replicas, the link
+	// to our master) for CLIENT LIST; KillLinks closes those match selects
+	// (CLIENT KILL TYPE replica / master) and returns how many.
+	LinkClients() []replication.LinkClient
+	KillLinks(match func(replication.LinkClient) bool) int
+}
+
+// NewClientID hands out the next client ID (replication links take theirs
+// from the same sequence as clients).
+func (s *Server) NewClientID() int64 { return s.nextID.Add(1) }
+
+// linkType is CLIENT LIST/KILL's type of a replication link.
+func linkType(l replication.LinkClient) string {
+	if l.Master {
+		return "master"
+	}
+	return "replica"
+}
+
+// appendLinkLines writes CLIENT LIST's lines for the replication links of
+// type typ ("" any; "slave" is "replica") and, when ids is not nil, with
+// those IDs.
+func (s *Server) appendLinkLines(b *strings.Builder, typ string, ids map[int64]bool, now time.Time) {
+	r := s.cfg.Replication
+	if r == nil {
+		return
+	}
+	if typ == "slave" {
+		typ = "replica"
+	}
+	for _, l := range r.LinkClients() {
+		if (typ != "" && linkType(l) != typ) || (ids != nil && !ids[l.ID]) {
+			continue
+		}
+		flags := "S"
+		if l.Master {
+			flags = "M"
+		}
+		fmt.Fprintf(b, "id=%d addr=%s laddr=%s fd=-1 name= age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=-1 "+
+			"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=2 lib-name= lib-ver=\n",
+			l.ID, l.Addr, l.LAddr, int64(now.Sub(l.Created)/time.Second), max(int64(now.Sub(l.LastIO)/time.Second), 0), flags, l.Cmd)
+	}
+}
+
+// killLinks is CLIENT KILL for the replication links: typ "replica",
+// "slave", "master" or "" (any; "normal" and "pubsub" select no link), with
+// the ID, ADDR, LADDR and MAXAGE filters (0 or "": any).
+func (s *Server) killLinks(typ string, id int64, addr, laddr string, maxAge int64) int64 {
+	r := s.cfg.Replication
+	if r == nil || typ == "normal" || typ == "pubsub" {
+		return 0
+	}
+	if typ == "slave" {
+		typ = "replica"
+	}
+	now := time.Now()
+	return int64(r.KillLinks(func(l replication.LinkClient) bool {
+		return (typ == "" || linkType(l) == typ) && (id == 0 || l.ID == id) && (addr == "" || l.Addr == addr) &&
+			(laddr == "" || l.LAddr == laddr) && (maxAge == 0 || int64(now.Sub(l.Created)/time.Second) >= maxAge)
+	}))
 }
 
 // replicationRefusal is Replication.Refusal, "" without replication.
@@ -65,7 +129,10 @@ func (s *Server) replicaJoinRefused(cmd *command.Command) bool {
 
 // cmdReplicaOf runs REPLICAOF and SLAVEOF (replicaofCommand). Changing the
 // role waits for the old link's goroutine (it may be loading a snapshot)
-// and takes every shard once: it runs off the event loop (runAsync).
+// and takes every shard once: it runs off the event loop (runAsync), and
+// inside EXEC, which holds every shard, after EXEC let them go (Sentinel
+// sends MULTI, REPLICAOF, CONFIG REWRITE, CLIENT KILL, EXEC): the reply is
+// the one the change will give, known beforehand.
 func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 	r := s.cfg.Replication
 	if r == nil {
@@ -77,13 +144,11 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 			c.out = append(c.out, resp.OK...)
 			return
 		}
-		// Stopping the link waits for its goroutine, which may be loading a
-		// snapshot: off the event loop.
 		addr := c.addr
-		s.runAsync(c, func() []byte {
+		s.recordReplicaOf("")
+		s.changeRole(c, resp.OK, func() {
 			r.SetMasterNone()
 			s.log.Info("MASTER MODE enabled", "by", addr)
-			return append([]byte(nil), resp.OK...)
 		})
 		return
 	}
@@ -97,15 +162,46 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		return
 	}
 	host, addr := string(args[1]), c.addr
-	s.runAsync(c, func() []byte {
+	if h, p, ok := r.Master(); ok && p == int(port) && strings.EqualFold(h, host) {
+		c.out = append(c.out, "+OK Already connected to specified master\r\n"...)
+		return
+	}
+	s.recordReplicaOf(host + " " + strconv.FormatInt(port, 10))
+	s.changeRole(c, resp.OK, func() {
 		if err := r.SetMaster(host, int(port)); err != nil {
-			if errors.Is(err, replication.ErrSameMaster) {
-				return []byte("+OK Already connected to specified master\r\n")
+			if !errors.Is(err, replication.ErrSameMaster) { // a concurrent REPLICAOF got there first
+				s.log.Warn("REPLICAOF failed", "master", host, "err", err)
 			}
-			return resp.AppendError(nil, "ERR "+err.Error())
+			return
 		}
 		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
-		return append([]byte(nil), resp.OK...)
+	})
+}
+
+// recordReplicaOf stores the role REPLICAOF asked for as the replicaof
+// parameter ("" for NO ONE) at once, before the change itself runs, so a
+// CONFIG REWRITE after it (in the same transaction, as Sentinel sends them)
+// persists the new role.
+func (s *Server) recordReplicaOf(v string) {
+	if s.params == nil {
+		return
+	}
+	if err := s.params.Record("replicaof", v); err != nil {
+		s.log.Warn("replicaof not recorded for CONFIG REWRITE", "value", v, "err", err)
+	}
+}
+
+// changeRole runs a role change off the event loop and replies reply, or,
+// inside EXEC, replies at once and leaves the change for after EXEC.
+func (s *Server) changeRole(c *client, reply []byte, change func()) {
+	if c.multi.inExec {
+		c.out = append(c.out, reply...)
+		c.multi.afterExec = append(c.multi.afterExec, change)
+		return
+	}
+	s.runAsync(c, func() []byte {
+		change()
+		return append([]byte(nil), reply...)
 	})
 }
 
@@ -194,6 +290,7 @@ func (s *Server) cmdSync(c *client, args [][]byte) {
 		info = *c.replica
 	}
 	info.Addr = c.addr
+	info.ID = c.id
 	if info.IP == "" {
 		info.IP, _, _ = net.SplitHostPort(c.addr)
 	}

@@ -111,6 +111,22 @@ func (rt *Runtime) installLogSinks() {
 	}
 }
 
+// StartReplicaFeed makes feed the replication stream's sink without a
+// snapshot: a replica promoted to master continues the stream its backlog
+// holds (PSYNC2), every record from now on reaching feed, the first one
+// preceded by SELECT. It holds every shard while it installs the sink.
+// REQUIRES: the caller holds no shard token.
+func (rt *Runtime) StartReplicaFeed(feed replication.FeedSink) {
+	var all keyspace.ShardSet
+	all.All(len(rt.shards))
+	rt.holdSet(&all)
+	rt.logSinks.mu.Lock()
+	rt.logSinks.repl = feed
+	rt.installLogSinks()
+	rt.logSinks.mu.Unlock()
+	rt.releaseSet(&all)
+}
+
 // WriteReplicaSnapshot writes the point-in-time snapshot a replica's full
 // sync sends (the BGSAVE path: WriteSnapshotAt, no stop of the world) and,
 // at its point in time with every shard held, makes feed the replication

@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -263,6 +264,12 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Source:        rt, // the master side: full syncs from the point-in-time snapshot
 		BacklogSize:   int(reg.Size("repl-backlog-size")),
 		DisklessSync:  func() bool { return reg.Bool("repl-diskless-sync") },
+		NewClientID:   func() int64 { return srv.NewClientID() },
+		Priority:      func() int { return int(reg.Int("replica-priority")) },
+		Announced:     func() bool { return reg.Bool("replica-announced") },
+		Announce: func() (string, int) {
+			return reg.String("replica-announce-ip"), int(reg.Int("replica-announce-port"))
+		},
 		AfterFullSync: func() {
 			// The replica's own append-only file holds a FLUSHALL and not the
 			// loaded keys: rewrite it from the dataset, as Redis restarts AOF
@@ -294,6 +301,13 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	_ = replicaLimit(reg.String("client-output-buffer-limit"))
 	reg.OnChange("client-output-buffer-limit", replicaLimit)
 	reg.OnChange("repl-backlog-size", func(string) error { repl.SetBacklogSize(int(reg.Size("repl-backlog-size"))); return nil })
+	minReplicas := func(string) error {
+		repl.SetMinReplicas(reg.Int("min-replicas-to-write"), reg.Int("min-replicas-max-lag"))
+		return nil
+	}
+	_ = minReplicas("")
+	reg.OnChange("min-replicas-to-write", minReplicas)
+	reg.OnChange("min-replicas-max-lag", minReplicas)
 	repl.SetReadOnly(reg.Bool("replica-read-only"))
 	repl.SetServeStale(reg.Bool("replica-serve-stale-data"))
 	reg.OnChange("replica-read-only", func(string) error { repl.SetReadOnly(reg.Bool("replica-read-only")); return nil })
@@ -319,7 +333,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}, table, rt)
 	// Diagnostic bundles exist with or without the HTTP server: DEBUG BUNDLE
 	// uses them too.
-	src := diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table, logs: lg}
+	src := diagSource{life: life, srv: srv, rt: rt, reg: reg, table: table, logs: lg, repl: repl}
 	bundles := diaghttp.NewBundles(diaghttp.BundleConfig{
 		Dir:        bundleDir(reg),
 		MaxBundles: int(reg.Int("debug-bundle-max-bundles")),
@@ -389,6 +403,12 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	// replicaof from the file, the environment or a CONFIG REWRITE after
+	// REPLICAOF: follow that master once our own data is loaded, as Redis.
+	if host, port, ok := strings.Cut(reg.String("replicaof"), " "); ok {
+		p, _ := strconv.Atoi(port) // checked by the registry
+		_ = repl.SetMaster(host, p)
+	}
 	life.Set(lifecycle.Ready)
 	pm.Start()
 	logger.Info("svcdb ready to accept connections", "addr", srv.Addr(), "version", version,
@@ -438,14 +458,16 @@ type diagSource struct {
 	reg   *config.Registry
 	table *command.Table
 	logs  *logging.Logger
+	repl  *replication.Replica
 }
 
-func (d diagSource) Lifecycle() lifecycle.State  { return d.life.Load() }
-func (d diagSource) Net() netloop.Stats          { return d.srv.Stats() }
-func (d diagSource) Shards() []shard.Snapshot    { return d.rt.Snapshots() }
-func (d diagSource) MaxMemoryBytes() int64       { return d.reg.Size("maxmemory") } // follows CONFIG SET
-func (d diagSource) Config() []config.Entry      { return d.reg.Entries() }
-func (d diagSource) ACLUsers() []acl.UserSummary { return d.srv.ACLUsers() }
+func (d diagSource) Replication() replication.Status { return d.repl.Status() }
+func (d diagSource) Lifecycle() lifecycle.State      { return d.life.Load() }
+func (d diagSource) Net() netloop.Stats              { return d.srv.Stats() }
+func (d diagSource) Shards() []shard.Snapshot        { return d.rt.Snapshots() }
+func (d diagSource) MaxMemoryBytes() int64           { return d.reg.Size("maxmemory") } // follows CONFIG SET
+func (d diagSource) Config() []config.Entry          { return d.reg.Entries() }
+func (d diagSource) ACLUsers() []acl.UserSummary     { return d.srv.ACLUsers() }
 func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 	return d.srv.Clients(limit)
 }
@@ -497,7 +519,9 @@ var appliedLater = []string{
 	"hz",
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
 	"masteruser", "masterauth", // read at each connection to the master
-	"repl-diskless-sync", // read at each full sync
+	"repl-diskless-sync",                    // read at each full sync
+	"replica-priority", "replica-announced", // read at each INFO
+	"replica-announce-ip", "replica-announce-port", // read at each connection to the master
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

@@ -238,10 +238,24 @@ func defs() []*Param {
 			Doc: "A replica refuses clients' write commands with -READONLY"},
 		{Name: "replica-serve-stale-data", Aliases: []string{"slave-serve-stale-data"}, Table: "redis", Key: "replica-serve-stale-data", Kind: Bool, Default: "yes", Mutable: true,
 			Doc: "While a replica's link to its master is down or syncing, serve the data it has; no: refuse commands without Redis' stale flag with -MASTERDOWN"},
+		{Name: "replicaof", Aliases: []string{"slaveof"}, Table: "redis", Key: "replicaof", Kind: String, Default: "", check: checkReplicaOf,
+			Doc: "\"<host> <port>\": start as a replica of that master; empty: a master. REPLICAOF changes it at run time (not CONFIG SET), so CONFIG REWRITE persists the role"},
+		{Name: "replica-priority", Aliases: []string{"slave-priority"}, Table: "redis", Key: "replica-priority", Kind: Int, Default: "100", Min: 0, Max: maxI32, HasRange: true, Mutable: true,
+			Doc: "Shown to Sentinel in INFO replication (slave_priority): it promotes the replica with the lowest priority first; 0: never promote this replica"},
+		{Name: "replica-announce-ip", Aliases: []string{"slave-announce-ip"}, Table: "redis", Key: "replica-announce-ip", Kind: String, Default: "", Mutable: true,
+			Doc: "Address a replica announces to its master (REPLCONF ip-address), which shows it to Sentinel, instead of the connection's source address (NAT, containers). Read at each connection to the master"},
+		{Name: "replica-announce-port", Aliases: []string{"slave-announce-port"}, Table: "redis", Key: "replica-announce-port", Kind: Int, Default: "0", Min: 0, Max: 65535, HasRange: true, Mutable: true,
+			Doc: "Port a replica announces to its master (REPLCONF listening-port) instead of the one it listens on; 0: the listening port. Read at each connection to the master"},
+		{Name: "replica-announced", Table: "redis", Key: "replica-announced", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "Whether Sentinel lists this replica (INFO replication's replica_announced); no: Sentinel ignores it in its replies and failovers"},
 
 		// [redis], the master side of replication (docs/replication.md)
 		{Name: "repl-diskless-sync", Table: "redis", Key: "repl-diskless-sync", Kind: Bool, Default: "yes", Mutable: true,
 			Doc: "A full sync streams the snapshot to a replica that accepts it (capa eof) instead of writing it to a file in data-dir first. Read at each full sync"},
+		{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Table: "redis", Key: "min-replicas-to-write", Kind: Int, Default: "0", Min: 0, Max: maxI32, HasRange: true, Mutable: true,
+			Doc: "A master refuses writes with -NOREPLICAS while fewer replicas than this acknowledged within min-replicas-max-lag; 0: off"},
+		{Name: "min-replicas-max-lag", Aliases: []string{"min-slaves-max-lag"}, Table: "redis", Key: "min-replicas-max-lag", Kind: Int, Default: "10", Min: 0, Max: maxI32, HasRange: true, Unit: "seconds", Mutable: true,
+			Doc: "How old a replica's last acknowledgement may be for min-replicas-to-write to count it; 0: the check is off"},
 		{Name: "repl-backlog-size", Table: "redis", Key: "repl-backlog-size", Kind: Size, Default: "1048576", Min: 16384, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "Size of the replication backlog, the newest part of the stream kept so a replica that reconnects can continue (+CONTINUE)"},
 	}
@@ -263,6 +277,21 @@ func checkFilename(name, what string) func(_, v string) (string, *valueError) {
 		}
 		return v, nil
 	}
+}
+
+// checkReplicaOf accepts "" or "<host> <port>" with a port in 0..65535 (the
+// config file's replicaof directive; REPLICAOF NO ONE records "").
+func checkReplicaOf(_, v string) (string, *valueError) {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return "", nil
+	}
+	if len(f) == 2 {
+		if port, err := strconv.Atoi(f[1]); err == nil && port >= 0 && port <= 65535 {
+			return f[0] + " " + f[1], nil
+		}
+	}
+	return "", &valueError{redis: "Invalid master address", msg: "invalid value " + strconv.Quote(v) + ": want \"<host> <port>\"", allowed: "\"<host> <port>\" or empty"}
 }
 
 // checkHz clamps as Redis does (server.c: config_hz within CONFIG_MIN_HZ 1 and

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -268,6 +269,25 @@ func (r *Registry) apply(cs []change, src Source) (int, error) {
 		}
 	}
 	return -1, nil
+}
+
+// Record stores a value a command, not CONFIG SET, changed (replicaof, by
+// REPLICAOF) as a run-time value, so CONFIG GET shows it and CONFIG REWRITE
+// persists it. The value is checked; no hook runs: the command applied it.
+func (r *Registry) Record(name, value string) error {
+	p := r.must(name)
+	r.setMu.Lock()
+	defer r.setMu.Unlock()
+	old, _ := r.Value(p.Name)
+	c, ve := p.parse(old, value)
+	if ve != nil {
+		return errors.New(ve.msg)
+	}
+	r.mu.Lock()
+	j := r.idx[p]
+	r.vals[j] = state{val: c, src: SourceRuntime}
+	r.mu.Unlock()
+	return nil
 }
 
 // Set assigns one parameter from a source.

@@ -13,16 +13,23 @@ const (
 	ErrReadOnly   = "-READONLY You can't write against a read only replica.\r\n"
 	ErrMasterDown = "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
 	ErrLoading    = "-LOADING Redis is loading the dataset in memory\r\n"
+	ErrNoReplicas = "-NOREPLICAS Not enough good replicas to write.\r\n"
 )
 
 // Refusal returns the error a client's command with these flags gets
-// because this server is a replica, in Redis' order: -READONLY for writes
-// under replica-read-only, -MASTERDOWN for commands without the stale flag
-// while the link is down under replica-serve-stale-data no, -LOADING while
-// the master's snapshot loads. "" lets it run. One atomic load on a master.
+// because of this server's role, in Redis' order: on a master -NOREPLICAS
+// for writes while fewer than min-replicas-to-write replicas acknowledged
+// within min-replicas-max-lag; on a replica -READONLY for writes under
+// replica-read-only, -MASTERDOWN for commands without the stale flag while
+// the link is down under replica-serve-stale-data no, -LOADING while the
+// master's snapshot loads. "" lets it run. One atomic load on a master (two
+// for a write).
 func (r *Replica) Refusal(flags command.Flag) string {
 	st := LinkState(r.state.Load())
 	if st == StateNone {
+		if flags&command.FlagWrite != 0 && r.feed.tooFewGood.Load() {
+			return ErrNoReplicas
+		}
 		return ""
 	}
 	if flags&command.FlagWrite != 0 && r.readOnly.Load() {
@@ -37,14 +44,14 @@ func (r *Replica) Refusal(flags command.Flag) string {
 	return ""
 }
 
-// Master returns the master's host and port, and false on a master.
+// Master returns the master's host and port, and false on a master. It
+// never waits for a role change in progress.
 func (r *Replica) Master() (string, int, bool) {
-	r.roleMu.Lock()
-	defer r.roleMu.Unlock()
-	if r.m == nil {
+	a := r.addr.Load()
+	if a == nil {
 		return "", 0, false
 	}
-	return r.m.host, r.m.port, true
+	return a.host, a.port, true
 }
 
 // IDs returns the current replication IDs.
@@ -101,13 +108,23 @@ func (r *Replica) Info(add func(name string, value any)) {
 			}
 			add("master_link_down_since_seconds", down)
 		}
-		add("slave_priority", 100)
+		prio, announced := 100, true
+		if r.cfg.Priority != nil {
+			prio = r.cfg.Priority()
+		}
+		if r.cfg.Announced != nil {
+			announced = r.cfg.Announced()
+		}
+		add("slave_priority", prio)
 		add("slave_read_only", b2i(r.readOnly.Load()))
-		add("replica_announced", 1)
+		add("replica_announced", b2i(announced))
 	}
 	ids := r.IDs()
 	views := r.replicaViews()
 	add("connected_slaves", len(views))
+	if good, on := r.goodReplicas(); on {
+		add("min_slaves_good_slaves", good)
+	}
 	for i, v := range views {
 		add("slave"+strconv.Itoa(i), "ip="+v.ip+",port="+strconv.Itoa(v.port)+",state="+v.state+
 			",offset="+strconv.FormatInt(v.offset, 10)+",lag="+strconv.FormatInt(v.lagS, 10))

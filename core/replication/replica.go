@@ -66,6 +66,19 @@ type Config struct {
 	// largest argument the master's stream may carry (as Redis' master
 	// client). nil: the parser's default, 512 MiB.
 	MaxBulkLen func() int64
+	// Priority is replica-priority (INFO's slave_priority; Sentinel
+	// promotes the lowest, never 0), Announced replica-announced; both read
+	// at each INFO. nil: 100 and yes.
+	Priority  func() int
+	Announced func() bool
+	// Announce returns replica-announce-ip and replica-announce-port, read
+	// at each connection to the master: a non-empty IP is sent with
+	// REPLCONF ip-address, a non-zero port replaces ListeningPort's. nil:
+	// none.
+	Announce func() (ip string, port int)
+	// NewClientID hands out the client ID the link to our master shows in
+	// CLIENT LIST (the server's client ID sequence). nil: a package counter.
+	NewClientID func() int64
 	// AfterFullSync is told when a full sync loaded (e.g. to rewrite the
 	// replica's own append-only file). May be nil.
 	AfterFullSync func()
@@ -129,6 +142,10 @@ type Replica struct {
 
 	roleMu sync.Mutex // guards m and changes of role; held while a link stops
 	m      *master
+	// addr is m's host and port for readers (INFO, ROLE, CLIENT LIST), who
+	// must not wait on roleMu: a role change holds it while the old link
+	// stops, which may take as long as loading a snapshot. nil: a master.
+	addr atomic.Pointer[masterAddr]
 
 	idMu   sync.Mutex // guards ids and cached; the link goroutine takes it, never roleMu
 	ids    IDs
@@ -148,7 +165,14 @@ type Replica struct {
 
 	fullSyncs, partialSyncs atomic.Int64 // since start, for INFO and tests
 
-	feed masterFeed // the master side: attached replicas, the backlog (serve.go)
+	feed masterFeed                 // the master side: attached replicas, the backlog (serve.go)
+	link atomic.Pointer[masterLink] // the current connection to our master (links.go)
+}
+
+// masterAddr is the master a replica follows, as INFO and ROLE show it.
+type masterAddr struct {
+	host string
+	port int
 }
 
 // cachedMaster is what PSYNC sends after a broken link (Redis'
@@ -236,6 +260,7 @@ func (r *Replica) SetMaster(host string, port int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &master{host: host, port: port, cancel: cancel, done: make(chan struct{})}
 	r.m = m
+	r.addr.Store(&masterAddr{host: host, port: port})
 	r.everUp.Store(false)
 	r.downSince.Store(time.Now().Unix())
 	r.state.Store(int32(StateConnect))
@@ -256,10 +281,21 @@ func (r *Replica) SetMasterNone() {
 	}
 	r.stopLocked()
 	r.m = nil
+	r.addr.Store(nil)
 	r.idMu.Lock()
 	r.cached = nil
 	r.ids.Shift(r.offset.Load())
 	r.idMu.Unlock()
+	r.feed.mu.Lock()
+	r.feed.refreshGoodLocked() // a new master has no replicas yet
+	kept := r.feed.backlog != nil
+	r.feed.mu.Unlock()
+	if kept && r.cfg.Source != nil {
+		// Our backlog holds the old master's stream up to our offset: our
+		// own writes continue it from now on (Append ignores records until
+		// the state below says master).
+		r.cfg.Source.StartReplicaFeed(r)
+	}
 	r.state.Store(int32(StateNone))
 	r.cfg.Target.End()
 	r.log.Info("MASTER MODE enabled (user request)")
@@ -369,6 +405,8 @@ func (r *Replica) session(ctx context.Context, addr string) (up bool, err error)
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 	defer nc.Close()
+	r.link.Store(&masterLink{id: r.newClientID(), nc: nc, created: time.Now()})
+	defer r.link.Store(nil)
 	c := &conn{nc: nc, rd: bufio.NewReaderSize(nc, 64<<10), timeout: r.cfg.Timeout, r: r}
 	r.state.Store(int32(StateHandshake))
 	reply, err := r.handshake(c)
@@ -414,12 +452,28 @@ func (r *Replica) handshake(c *conn) (PSyncReply, error) {
 			}
 		}
 	}
-	if r.cfg.ListeningPort != nil {
-		if line, err = c.command("REPLCONF", "listening-port", strconv.Itoa(r.cfg.ListeningPort())); err != nil {
+	var annIP string
+	annPort := 0
+	if r.cfg.Announce != nil {
+		annIP, annPort = r.cfg.Announce()
+	}
+	if annPort == 0 && r.cfg.ListeningPort != nil {
+		annPort = r.cfg.ListeningPort()
+	}
+	if annPort != 0 {
+		if line, err = c.command("REPLCONF", "listening-port", strconv.Itoa(annPort)); err != nil {
 			return PSyncReply{}, err
 		}
 		if len(line) > 0 && line[0] == '-' { // not fatal, as in Redis
 			r.log.Info("master does not understand REPLCONF listening-port", "reply", string(line))
+		}
+	}
+	if annIP != "" {
+		if line, err = c.command("REPLCONF", "ip-address", annIP); err != nil {
+			return PSyncReply{}, err
+		}
+		if len(line) > 0 && line[0] == '-' { // not fatal, as in Redis
+			r.log.Info("master does not understand REPLCONF ip-address", "reply", string(line))
 		}
 	}
 	if line, err = c.command("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
@@ -464,6 +518,7 @@ func (r *Replica) partialSync(reply PSyncReply) {
 	}
 	r.cached = nil
 	r.idMu.Unlock()
+	r.resetBacklog(off)
 	r.offset.Store(off)
 	r.readOff.Store(off)
 	r.partialSyncs.Add(1)
@@ -514,6 +569,10 @@ func (r *Replica) fullSync(c *conn, reply PSyncReply) error {
 	r.ids.ID, r.ids.ID2, r.ids.Offset2 = reply.ReplID, zeroID, -1
 	r.cached = nil
 	r.idMu.Unlock()
+	r.feed.mu.Lock()
+	r.feed.backlog = nil // a new history: the backlog starts at its offset
+	r.feed.mu.Unlock()
+	r.resetBacklog(reply.Offset)
 	r.offset.Store(reply.Offset)
 	r.readOff.Store(reply.Offset)
 	r.fullSyncs.Add(1)
@@ -621,6 +680,11 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 	}()
 	buf := make([]byte, 0, 64<<10)
 	var ack []byte
+	// The master's bytes go into our backlog once applied (a transaction's
+	// at its EXEC), at the master's offsets: promoted, this server lets
+	// the old master's other replicas continue (PSYNC2).
+	var pend []byte
+	fed := s.Applied
 	for {
 		// Parse what is buffered; read more only when a command is partial.
 		off := 0
@@ -647,6 +711,11 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 				}
 			}
 			s.Commit(args, n)
+			pend = append(pend, buf[off-n:off]...)
+			if s.Applied != fed {
+				r.feedBacklog(pend)
+				pend, fed = pend[:0], s.Applied
+			}
 			r.offset.Store(s.Applied)
 		}
 		buf = buf[:copy(buf, buf[off:])]
@@ -671,6 +740,27 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 			return err
 		}
 	}
+}
+
+// feedBacklog appends the master's applied stream bytes to our backlog.
+func (r *Replica) feedBacklog(p []byte) {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog != nil {
+		f.backlog.Feed(p)
+	}
+	f.mu.Unlock()
+}
+
+// resetBacklog makes our backlog start after offset, the master's offset
+// we hold, unless it already ends there (a partial resync continues it).
+func (r *Replica) resetBacklog(offset int64) {
+	f := &r.feed
+	f.mu.Lock()
+	if f.backlog == nil || f.backlog.Offset() != offset {
+		f.backlog = NewBacklog(r.backlogSize(), offset)
+	}
+	f.mu.Unlock()
 }
 
 // cacheMaster keeps the master's ID and our offset for the next PSYNC

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svcdb/svcdb/core/resp"
@@ -35,6 +36,9 @@ import (
 // shard is held, at the snapshot's point in time (no command runs then).
 type Source interface {
 	WriteReplicaSnapshot(w io.Writer, feed FeedSink, at func()) error
+	// StartReplicaFeed makes feed the stream's sink without a snapshot (a
+	// promoted replica continues the stream its backlog holds).
+	StartReplicaFeed(feed FeedSink)
 }
 
 // FeedSink receives the stream's bytes (keyspace.AppendLog's shape).
@@ -44,6 +48,7 @@ type FeedSink interface {
 
 // ReplicaInfo is what a replica told with REPLCONF before SYNC/PSYNC.
 type ReplicaInfo struct {
+	ID            int64  // the client ID its connection had (CLIENT LIST, CLIENT KILL ID)
 	Addr          string // the connection's remote address (host:port)
 	IP            string // REPLCONF ip-address, else the address' host
 	ListeningPort int    // REPLCONF listening-port
@@ -60,9 +65,10 @@ const (
 
 // attached is one replica of this master.
 type attached struct {
-	info ReplicaInfo
-	conn net.Conn
-	id   int64
+	info    ReplicaInfo
+	conn    net.Conn
+	id      int64
+	created time.Time
 
 	// guarded by masterFeed.mu
 	pend      []byte
@@ -98,6 +104,78 @@ type masterFeed struct {
 
 	pingStop  chan struct{}
 	ackSignal chan struct{} // closed at the next ACK (Wait); nil: nobody waits
+
+	// min-replicas-to-write and min-replicas-max-lag (seconds); both
+	// non-zero turn the check on. good is the count of online replicas
+	// whose last ACK is at most maxLag seconds old (Redis'
+	// repl_good_slaves_count), refreshed at every ACK, attach and detach
+	// and once a second (goodTick); tooFewGood is what Refusal reads.
+	minToWrite, minMaxLag int64
+	good                  int
+	goodTick              chan struct{} // closed to stop the ticker; nil: none
+	tooFewGood            atomic.Bool
+}
+
+// refreshGoodLocked recounts the good replicas (refreshGoodSlavesCount).
+// REQUIRES: f.mu.
+func (f *masterFeed) refreshGoodLocked() {
+	if f.minToWrite == 0 || f.minMaxLag == 0 {
+		f.good = 0
+		f.tooFewGood.Store(false)
+		return
+	}
+	now := time.Now().Unix()
+	good := 0
+	for _, a := range f.replicas {
+		if !a.gone && a.state == slaveOnline && now-a.lastAck.Unix() <= f.minMaxLag {
+			good++
+		}
+	}
+	f.good = good
+	f.tooFewGood.Store(int64(good) < f.minToWrite)
+}
+
+// SetMinReplicas applies min-replicas-to-write and min-replicas-max-lag
+// (seconds): with both non-zero a master refuses writes with -NOREPLICAS
+// while fewer replicas than toWrite acknowledged within maxLag seconds.
+func (r *Replica) SetMinReplicas(toWrite, maxLag int64) {
+	f := &r.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.minToWrite, f.minMaxLag = toWrite, maxLag
+	f.refreshGoodLocked()
+	on := toWrite > 0 && maxLag > 0
+	switch {
+	case on && f.goodTick == nil:
+		stop := make(chan struct{})
+		f.goodTick = stop
+		go func() { // replicationCron's refresh: a lag grows without any event
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					f.mu.Lock()
+					f.refreshGoodLocked()
+					f.mu.Unlock()
+				}
+			}
+		}()
+	case !on && f.goodTick != nil:
+		close(f.goodTick)
+		f.goodTick = nil
+	}
+}
+
+// goodReplicas returns the good replicas' count and whether the
+// min-replicas check is on.
+func (r *Replica) goodReplicas() (int, bool) {
+	f := &r.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.good, f.minToWrite > 0 && f.minMaxLag > 0
 }
 
 // pingCmd is what the master sends every repl-ping-replica-period (10 s,
@@ -194,6 +272,7 @@ func (r *Replica) dropReplicas() {
 	}
 	f.replicas = nil
 	f.backlog = nil
+	f.refreshGoodLocked()
 	f.mu.Unlock()
 }
 
@@ -220,7 +299,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 		_ = conn.Close()
 		return
 	}
-	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync}
+	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync, created: time.Now()}
 	if psync {
 		f.mu.Lock()
 		ids := r.IDs()
@@ -230,6 +309,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 			a.pend = append([]byte(d.Reply), f.backlog.Since(d.Offset)...)
 			a.lastAck = time.Now()
 			f.register(a)
+			r.startPing() // a backlog kept from our replica days: no ping yet
 			f.partialOK++
 			f.mu.Unlock()
 			r.log.Info("partial resynchronization accepted", "replica", info.Addr, "offset", offset)
@@ -255,6 +335,7 @@ func (f *masterFeed) register(a *attached) {
 	f.nextID++
 	a.id = f.nextID
 	f.replicas = append(f.replicas, a)
+	f.refreshGoodLocked()
 }
 
 func (f *masterFeed) remove(a *attached) {
@@ -267,6 +348,7 @@ func (f *masterFeed) remove(a *attached) {
 			break
 		}
 	}
+	f.refreshGoodLocked()
 }
 
 // sendFullSync sends a full sync: diskless (streamed with the EOF-mark
@@ -505,6 +587,7 @@ func (r *Replica) readAcks(a *attached) {
 			if off, err := strconv.ParseInt(args[2], 10, 64); err == nil {
 				f.mu.Lock()
 				a.ackOff, a.lastAck = off, time.Now()
+				f.refreshGoodLocked()
 				if a.startOnAck {
 					a.startOnAck = false
 					select {

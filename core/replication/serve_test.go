@@ -17,6 +17,8 @@ import (
 // runtime's WriteReplicaSnapshot writes after its point in time.
 type fakeSource struct{ payload string }
 
+func (fakeSource) StartReplicaFeed(FeedSink) {}
+
 func (s fakeSource) WriteReplicaSnapshot(w io.Writer, _ FeedSink, at func()) error {
 	at()
 	_, err := io.WriteString(w, s.payload)
