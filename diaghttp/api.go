@@ -15,8 +15,8 @@ import (
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
-	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/replication"
+	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/status"
 	"github.com/svcdb/svcdb/shard/keyspace"
