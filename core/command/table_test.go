@@ -40,7 +40,7 @@ var wantNames = map[string][]string{
 	"copy": nil, "keys": nil, "scan": nil, "randomkey": nil, "expire": nil, "pexpire": nil,
 	"expireat": nil, "pexpireat": nil, "ttl": nil, "pttl": nil, "expiretime": nil, "pexpiretime": nil,
 	"persist": nil,
-	"move":    nil, "swapdb": nil, "lcs": nil, "sort": nil, "sort_ro": nil,
+	"move":    nil, "swapdb": nil, "dump": nil, "restore": nil, "lcs": nil, "sort": nil, "sort_ro": nil,
 	"object": {"encoding", "freq", "help", "idletime", "refcount"},
 	"memory": {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
 	// hash

@@ -66,6 +66,8 @@ func Handlers() keyspace.Handlers {
 	add("flushall", cmdFlushAll, keyspace.RouteAll)
 	add("move", cmdMove, keyspace.RouteKeys)                    // dbs.go
 	add("swapdb", cmdSwapDB, keyspace.RouteAll)                 // dbs.go: every shard held
+	add("dump", cmdDump, keyspace.RouteKeys)                    // dump.go
+	add("restore", cmdRestore, keyspace.RouteKeys)              // dump.go
 	add("object", keyspace.ObjectCommand, keyspace.RouteSubKey) // the keyspace serves OBJECT and MEMORY USAGE
 	add("memory", keyspace.MemoryUsageCommand, keyspace.RouteKeyedSub)
 	// data types (one file per type registers its commands)
