@@ -187,6 +187,8 @@ func defs() []*Param {
 			Doc: "Sorted sets with at most this many members use the compact encoding"},
 		{Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Table: "redis", Key: "zset-max-listpack-value", Kind: Int, Default: "64", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "Sorted sets whose members are at most this long use the compact encoding"},
+		{Name: "sanitize-dump-payload", Table: "redis", Key: "sanitize-dump-payload", Kind: Enum, Default: "yes", Enum: []string{"yes"}, Mutable: true,
+			Doc: "RESTORE validates every DUMP payload in full, as Redis with yes (no and clients, which skip checks, are refused)"},
 		{Name: "hll-sparse-max-bytes", Table: "redis", Key: "hll-sparse-max-bytes", Kind: Size, Default: "3000", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "HyperLogLogs up to this many bytes (header included) use the sparse encoding; a longer one is promoted to dense"},
 		{Name: "stream-node-max-entries", Table: "redis", Key: "stream-node-max-entries", Kind: Int, Default: "100", Min: 0, Max: maxI64, HasRange: true, Unit: "entries", Mutable: true,
