@@ -2,7 +2,7 @@
 // (COMMAND INFO and COMMAND DOCS); DO NOT EDIT.
 // golden_test.go compares every entry with a live redis-server.
 
-//go:generate go run ./internal/gentable -family dump -out dump.go dump restore
+//go:generate go run ./internal/gentable -family dump -out dump.go dump restore migrate
 
 package command
 
@@ -61,6 +61,56 @@ func dumpCommands() []*Command {
 				{Name: "absttl", Type: ArgPureToken, Token: "ABSTTL", Since: "5.0.0", Flags: ArgOptional},
 				{Name: "seconds", Type: ArgInteger, Token: "IDLETIME", Since: "5.0.0", Flags: ArgOptional},
 				{Name: "frequency", Type: ArgInteger, Token: "FREQ", Since: "5.0.0", Flags: ArgOptional},
+			},
+		},
+		{
+			Name:     "migrate",
+			Arity:    -6,
+			Flags:    FlagWrite | FlagMovableKeys,
+			FirstKey: 3, LastKey: 3, Step: 1,
+			ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"},
+			Tips:          []string{"nondeterministic_output"},
+			Group:         "generic",
+			Since:         "2.6.0",
+			Summary:       "Atomically transfer a key from a Redis instance to another one.",
+			Complexity:    "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+			History: []History{
+				{"3.0.0", "Added the `COPY` and `REPLACE` options."},
+				{"3.0.6", "Added the `KEYS` option."},
+				{"4.0.7", "Added the `AUTH` option."},
+				{"6.0.0", "Added the `AUTH2` option."},
+			},
+			KeySpecs: []KeySpec{
+				{
+					Flags:       KeyRW | KeyAccess | KeyDelete,
+					BeginSearch: BeginSearch{Type: BeginIndex, Index: 3},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
+				},
+				{
+					Flags:       KeyRW | KeyAccess | KeyDelete | KeyIncomplete,
+					BeginSearch: BeginSearch{Type: BeginKeyword, Keyword: "KEYS", StartFrom: -2},
+					FindKeys:    FindKeys{Type: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
+				},
+			},
+			Args: []Arg{
+				{Name: "host", Type: ArgString},
+				{Name: "port", Type: ArgInteger},
+				{Name: "key_or_empty_string", Type: ArgOneOf, Args: []Arg{
+					{Name: "key", Type: ArgKey, KeySpecIndex: 0},
+					{Name: "empty_string", Type: ArgPureToken},
+				}},
+				{Name: "destination-db", Type: ArgInteger},
+				{Name: "timeout", Type: ArgInteger},
+				{Name: "copy", Type: ArgPureToken, Token: "COPY", Since: "3.0.0", Flags: ArgOptional},
+				{Name: "replace", Type: ArgPureToken, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
+				{Name: "authentication", Type: ArgOneOf, Flags: ArgOptional, Args: []Arg{
+					{Name: "password", Type: ArgString, Token: "AUTH", Since: "4.0.7", Flags: ArgOptional},
+					{Name: "username_password", Type: ArgBlock, Token: "AUTH2", Since: "6.0.0", Flags: ArgOptional, Args: []Arg{
+						{Name: "username", Type: ArgString},
+						{Name: "password", Type: ArgString},
+					}},
+				}},
+				{Name: "key", Type: ArgKey, KeySpecIndex: 1, Token: "KEYS", Since: "3.0.6", Flags: ArgOptional | ArgMultiple},
 			},
 		},
 	}
