@@ -145,7 +145,7 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 // their full structures (keyspace.EncodingLimits).
 var encodingParams = []string{
 	"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
-	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
+	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
 	"stream-node-max-entries", "hll-sparse-max-bytes",
 }
 
@@ -160,6 +160,7 @@ func (s *Server) bindEncodingParams(reg *config.Registry) {
 			ZSetMaxListpackEntries: reg.Int("zset-max-listpack-entries"),
 			ZSetMaxListpackValue:   reg.Int("zset-max-listpack-value"),
 			ListMaxListpackSize:    reg.Int("list-max-listpack-size"),
+			ListCompressDepth:      reg.Int("list-compress-depth"),
 			StreamNodeMaxEntries:   reg.Int("stream-node-max-entries"),
 			HLLSparseMaxBytes:      reg.Int("hll-sparse-max-bytes"),
 		})

@@ -98,6 +98,7 @@ zset-max-listpack-entries = 256
 zset-max-listpack-value = 32
 stream-node-max-entries = 50
 hll-sparse-max-bytes = "2kb"
+list-compress-depth = 2
 sanitize-dump-payload = "yes"
 notify-keyspace-events = "KEA"
 busy-reply-threshold = 1000
@@ -152,7 +153,7 @@ var everyKeyGet = map[string]string{
 	"client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 10",
 	"list-max-listpack-size":     "-3", "hash-max-listpack-entries": "256", "hash-max-listpack-value": "32",
 	"set-max-intset-entries": "1024", "set-max-listpack-entries": "64", "zset-max-listpack-entries": "256",
-	"zset-max-listpack-value": "32", "stream-node-max-entries": "50", "hll-sparse-max-bytes": "2048", "sanitize-dump-payload": "yes", "notify-keyspace-events": "AKE",
+	"zset-max-listpack-value": "32", "stream-node-max-entries": "50", "hll-sparse-max-bytes": "2048", "sanitize-dump-payload": "yes", "list-compress-depth": "2", "notify-keyspace-events": "AKE",
 	"busy-reply-threshold": "1000", "hz": "500", "latency-monitor-threshold": "100",
 	"save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always", "dbfilename": "x.rdb",
 	"appenddirname": "aofdir", "aof-load-truncated": "no", "appendfilename": "my.aof",

@@ -175,6 +175,8 @@ func defs() []*Param {
 			Doc: "Client-side caching: most keys the tracking table remembers; past it random keys are forgotten and invalidated (0 = no limit)"},
 		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Table: "redis", Key: "list-max-listpack-size", Kind: Int, Default: "-2", Min: minI32, Max: maxI32, HasRange: true, Mutable: true,
 			Doc: "List node size: positive = entries per node, -1..-5 = 4, 8, 16, 32, 64 KiB per node"},
+		{Name: "list-compress-depth", Table: "redis", Key: "list-compress-depth", Kind: Int, Default: "0", Min: 0, Max: maxI32, HasRange: true, Unit: "nodes", Mutable: true,
+			Doc: "Quicklist nodes kept plain at each end of a list; the nodes between are LZF-compressed (0 = none). Applies to lists that become quicklists afterwards"},
 		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Table: "redis", Key: "hash-max-listpack-entries", Kind: Int, Default: "512", Min: 0, Max: maxI64, HasRange: true, Unit: "entries", Mutable: true,
 			Doc: "Hashes with at most this many fields use the compact encoding"},
 		{Name: "hash-max-listpack-value", Aliases: []string{"hash-max-ziplist-value"}, Table: "redis", Key: "hash-max-listpack-value", Kind: Int, Default: "64", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,

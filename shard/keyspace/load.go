@@ -159,7 +159,7 @@ func loadList(v *Object, elems [][]byte, lim *EncodingLimits) {
 	}
 	v.Enc, v.Str = EncListpack, listpack.New(size)
 	for _, el := range elems {
-		ListPush(v, el, false, lim.ListMaxListpackSize)
+		ListPush(v, el, false, lim)
 	}
 }
 
