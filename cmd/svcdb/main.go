@@ -496,6 +496,8 @@ var appliedLater = []string{
 	"aof-load-truncated", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "rdbcompression", // read when used
 	"masteruser", "masterauth", // read at each connection to the master
 	"repl-diskless-sync", // read at each full sync
+	// Its one accepted value, yes, is what RESTORE always does: nothing to apply.
+	"sanitize-dump-payload",
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in
