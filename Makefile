@@ -22,6 +22,7 @@ FUZZ_TARGETS := \
 	./shard/aof:FuzzCommandReader \
 	./shard/aof:FuzzLoad \
 	./shard/rdb:FuzzLoad \
+	./shard/rdb:FuzzRestore \
 	./core/replication:FuzzStream \
 	./shard/hll:FuzzHLL
 

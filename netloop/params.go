@@ -146,7 +146,7 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 var encodingParams = []string{
 	"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 	"set-max-listpack-entries", "set-max-listpack-value",
-	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
+	"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
 	"stream-node-max-entries", "hll-sparse-max-bytes",
 }
 
@@ -163,6 +163,7 @@ func (s *Server) bindEncodingParams(reg *config.Registry) {
 			ZSetMaxListpackEntries: reg.Int("zset-max-listpack-entries"),
 			ZSetMaxListpackValue:   reg.Int("zset-max-listpack-value"),
 			ListMaxListpackSize:    reg.Int("list-max-listpack-size"),
+			ListCompressDepth:      reg.Int("list-compress-depth"),
 			StreamNodeMaxEntries:   reg.Int("stream-node-max-entries"),
 			HLLSparseMaxBytes:      reg.Int("hll-sparse-max-bytes"),
 		})

@@ -118,3 +118,63 @@ func awaitBlocked(t *testing.T, c *redis.Client, n int) {
 		return strings.Contains(info, fmt.Sprintf("blocked_clients:%d\r", n))
 	}, "%d blocked clients", n)
 }
+
+// TestSwapDBUnblocksXReadGroup: an XREADGROUP blocked on a stream that
+// SWAPDB takes away is answered at once with Redis' UNBLOCKED error
+// (scanDatabaseForDeletedStreams), on svcdb (4 shards) as on redis-server;
+// one whose stream is swapped for another stream with the same group and
+// new entries is served from it.
+func TestSwapDBUnblocksXReadGroup(t *testing.T) {
+	ts := startServer(t, withShards(4))
+	raddr := redistest.Start(t)
+	want := []string{
+		"stream gone: UNBLOCKED the stream key no longer exists",
+		"stream replaced: [{s [{1-1 map[f:v] 0 0}]}] <nil>",
+	}
+	for _, srv := range []struct{ name, addr string }{{"svcdb", ts.Addr}, {"redis-server", raddr}} {
+		ctx := context.Background()
+		c := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: 2, PoolSize: 2})
+		defer c.Close()
+		var got []string
+		for _, tc := range []struct {
+			name  string
+			setup [][]any
+		}{
+			{"stream gone", [][]any{{"xadd", "s", "1-1", "f", "v"}, {"xgroup", "create", "s", "g", "$"}}},
+			{"stream replaced", [][]any{{"select", 1}, {"xadd", "s", "1-1", "f", "v"}, {"xgroup", "create", "s", "g", "0"},
+				{"select", 0}, {"xadd", "s", "1-1", "f", "v"}, {"xgroup", "create", "s", "g", "$"}}},
+		} {
+			c.FlushAll(ctx)
+			conn := c.Conn()
+			for _, args := range tc.setup {
+				if err := conn.Do(ctx, args...).Err(); err != nil {
+					t.Fatalf("%s: %v: %v", srv.name, args, err)
+				}
+			}
+			conn.Close()
+			done := make(chan string, 1)
+			go func() {
+				r, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c", Streams: []string{"s", ">"}, Block: 5 * time.Second}).Result()
+				if err != nil && strings.HasPrefix(err.Error(), "UNBLOCKED") {
+					done <- err.Error()
+					return
+				}
+				done <- fmt.Sprint(r, " ", err)
+			}()
+			eventually(t, 3*time.Second, func() bool {
+				return strings.Contains(c.Info(ctx, "clients").Val(), "blocked_clients:1")
+			}, "%s: the XREADGROUP does not block", srv.name)
+			start := time.Now()
+			if err := c.Do(ctx, "swapdb", 0, 1).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, tc.name+": "+<-done)
+			if waited := time.Since(start); waited > 3*time.Second {
+				t.Errorf("%s, %s: the XREADGROUP was answered after %v, not at the swap", srv.name, tc.name, waited)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", srv.name, got, want)
+		}
+	}
+}

@@ -168,17 +168,22 @@ func TestListProperties(t *testing.T) {
 		name   string
 		fill   int64
 		maxVal int
+		depth  int64 // list-compress-depth
 	}{
-		{"fill=1", 1, 20},
-		{"fill=3", 3, 20},
-		{"fill=5,bigvalues", 5, 3000},
-		{"fill=-1", -1, 300},
-		{"fill=-2", -2, 200},
+		{"fill=1", 1, 20, 0},
+		{"fill=3", 3, 20, 0},
+		{"fill=5,bigvalues", 5, 3000, 0},
+		{"fill=-1", -1, 300, 0},
+		{"fill=-2", -2, 200, 0},
+		{"fill=4,depth=1", 4, 40, 1},
+		{"fill=3,depth=2", 3, 60, 2},
+		{"fill=-1,depth=1", -1, 300, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt, table := newTestRuntime(t, 3, RunToCompletion)
 			l := keyspace.DefaultEncodingLimits
 			l.ListMaxListpackSize = tc.fill
+			l.ListCompressDepth = tc.depth
 			rt.SetEncodingLimits(l)
 			p := newProducer(rt, table)
 			r := rand.New(rand.NewPCG(uint64(tc.fill+100), 7))

@@ -522,6 +522,8 @@ var appliedLater = []string{
 	"repl-diskless-sync",                    // read at each full sync
 	"replica-priority", "replica-announced", // read at each INFO
 	"replica-announce-ip", "replica-announce-port", // read at each connection to the master
+	// Its one accepted value, yes, is what RESTORE always does: nothing to apply.
+	"sanitize-dump-payload",
 }
 
 // unappliedParams lists mutable parameters without a hook that are not in

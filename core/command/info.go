@@ -240,8 +240,11 @@ func appendArgs(dst []byte, args []Arg, resp3 bool) []byte {
 		a := &args[i]
 		hasSub := a.Type == ArgOneOf || a.Type == ArgBlock
 		n := 2
+		// A pure token always has its token, even the empty one (MIGRATE's
+		// empty_string, whose token is "").
+		hasToken := a.Token != "" || a.Type == ArgPureToken
 		for _, present := range [...]bool{
-			a.Type == ArgKey || a.PatternKeys, a.Token != "", a.Summary != "", a.Since != "",
+			a.Type == ArgKey || a.PatternKeys, hasToken, a.Summary != "", a.Since != "",
 			a.DeprecatedSince != "", a.Flags != 0, hasSub,
 		} {
 			if present {
@@ -257,7 +260,7 @@ func appendArgs(dst []byte, args []Arg, resp3 bool) []byte {
 			dst = resp.AppendBulkString(dst, "key_spec_index")
 			dst = appendInt(dst, a.KeySpecIndex)
 		}
-		if a.Token != "" {
+		if hasToken {
 			dst = resp.AppendBulkString(dst, "token")
 			dst = resp.AppendBulkString(dst, a.Token)
 		}

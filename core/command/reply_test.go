@@ -178,7 +178,7 @@ func TestReplyList(t *testing.T) {
 		{"COMMAND LIST FILTERBY ACLCAT keyspace", []string{"copy", "del", "exists", "expire", "expireat", "expiretime",
 			"keys", "object|encoding", "object|freq", "object|help", "object|idletime", "object|refcount", "persist", "pexpire", "pexpireat",
 			"pexpiretime", "pttl", "randomkey", "rename", "renamenx", "scan", "touch", "ttl", "type", "unlink", "dbsize", "flushall", "flushdb",
-			"move", "swapdb"}},
+			"move", "swapdb", "dump", "restore", "migrate"}},
 		{"COMMAND LIST FILTERBY aclcat nosuch", nil},
 		{"COMMAND LIST FILTERBY MODULE foo", nil},
 	} {

@@ -23,7 +23,7 @@ type Table struct {
 // New assembles the table from the per-family files (connection.go,
 // strings.go, generic.go, hash.go, list.go, set.go, sortedset.go, stream.go,
 // transactions.go, pubsub.go, memory.go, persistence.go, server.go, cluster.go, debug.go, ops.go,
-// svc.go, acl.go, bitmap.go, scripting.go, replication.go, hyperloglog.go, geo.go, dbkeys.go, lcs.go, functions.go). Each call builds fresh Command values, so tables never share
+// svc.go, acl.go, bitmap.go, scripting.go, replication.go, hyperloglog.go, geo.go, dbkeys.go, dump.go, lcs.go, functions.go). Each call builds fresh Command values, so tables never share
 // state.
 //
 // IDs are assigned in name order, each command followed by its subcommands,
@@ -40,6 +40,7 @@ func New() *Table {
 	cmds = append(cmds, geoCommands()...)
 	cmds = append(cmds, genericCommands()...)
 	cmds = append(cmds, dbkeysCommands()...)
+	cmds = append(cmds, dumpCommands()...)
 	cmds = append(cmds, lcsCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)

@@ -1,6 +1,7 @@
 // Package commands holds the command handlers of the key, string, bitmap,
 // hash, list and set families (keys.go, strings.go, bitmap.go, bitfield.go,
-// hashes.go, lists.go, sets.go) and assembles the handler table of every
+// hashes.go, lists.go, sets.go), DUMP, RESTORE and MIGRATE (dump.go,
+// migrate.go) and assembles the handler table of every
 // command the shards execute (Handlers, handlers.go), which the runtime
 // hands to keyspace.NewEnv.
 //
@@ -17,7 +18,9 @@
 // # What it must never do
 //
 // Import package shard (the runtime): a handler runs with its shards already
-// held and never takes a token, waits or queues; keep a *keyspace.DB or
+// held and never takes a token, waits or queues (one exception, as in
+// Redis: MIGRATE waits on its target's socket, bounded by its timeout,
+// holding its keys' shards; migrate.go says why); keep a *keyspace.DB or
 // *keyspace.Object past the handler's return; allocate per command on the
 // hot paths (GET, SET, INCR, HSET, HGET, SADD, LPUSH/RPOP, LRANGE ...).
 package commands

@@ -64,9 +64,12 @@ func Handlers() keyspace.Handlers {
 	add("dbsize", cmdDBSize, keyspace.RouteAll)
 	add("flushdb", cmdFlushDB, keyspace.RouteAll)
 	add("flushall", cmdFlushAll, keyspace.RouteAll)
-	add("move", cmdMove, keyspace.RouteKeys)                    // dbs.go
-	add("swapdb", cmdSwapDB, keyspace.RouteAll)                 // dbs.go: every shard held
-	add("object", keyspace.ObjectCommand, keyspace.RouteSubKey) // the keyspace serves OBJECT and MEMORY USAGE
+	add("move", cmdMove, keyspace.RouteKeys)                         // dbs.go
+	add("swapdb", cmdSwapDB, keyspace.RouteAll)                      // dbs.go: every shard held
+	add("dump", cmdDump, keyspace.RouteKeys)                         // dump.go
+	add("restore", cmdRestore, keyspace.RouteKeys)                   // dump.go
+	add("migrate", newMigrateCache().cmdMigrate, keyspace.RouteKeys) // migrate.go: its keys' shards held during the transfer
+	add("object", keyspace.ObjectCommand, keyspace.RouteSubKey)      // the keyspace serves OBJECT and MEMORY USAGE
 	add("memory", keyspace.MemoryUsageCommand, keyspace.RouteKeyedSub)
 	// data types (one file per type registers its commands)
 	addHashCommands(add)

@@ -37,8 +37,9 @@ func addListCommands(add func(name string, h keyspace.Handler, r keyspace.RouteK
 	add("blmpop", cmdBLMPop, keyspace.RouteKeySpecs)
 }
 
-// fill is list-max-listpack-size.
-func fill(c *keyspace.Ctx) int64 { return c.Limits().ListMaxListpackSize }
+// fill is the list layout thresholds in effect (list-max-listpack-size,
+// list-compress-depth).
+func fill(c *keyspace.Ctx) *keyspace.EncodingLimits { return c.Limits() }
 
 // newList adds key as an empty list in its listpack encoding.
 func newList(d *keyspace.DB, key []byte) *keyspace.Object {

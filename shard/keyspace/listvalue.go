@@ -32,22 +32,24 @@ func ListLen(o *Object) int {
 
 // listToQuicklist converts o from a listpack to a quicklist, filling nodes
 // up to the node limit, each sized to what it holds plus some slack at both
-// ends.
-func listToQuicklist(o *Object, fill int64) *values.Quicklist {
-	q := values.QuicklistFromListpack(o.Str, fill)
+// ends, compressed under list-compress-depth as it is now (the quicklist
+// keeps that depth, as a Redis quicklist keeps the one it was created with).
+func listToQuicklist(o *Object, lim *EncodingLimits) *values.Quicklist {
+	q := values.QuicklistFromListpack(o.Str, lim.ListMaxListpackSize, int(lim.ListCompressDepth))
 	o.Str, o.Coll, o.Enc = nil, q, EncQuicklist
 	return q
 }
 
 // ListPush adds v at the front or back of o, converting o to a quicklist
 // when its listpack is full.
-func ListPush(o *Object, v []byte, front bool, fill int64) {
+func ListPush(o *Object, v []byte, front bool, lim *EncodingLimits) {
+	fill := lim.ListMaxListpackSize
 	if o.Enc == EncQuicklist {
 		o.Coll.(*values.Quicklist).Push(v, front, fill)
 		return
 	}
 	if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
-		listToQuicklist(o, fill).Push(v, front, fill)
+		listToQuicklist(o, lim).Push(v, front, fill)
 		return
 	}
 	if front && len(o.Str) > listpack.First {
@@ -113,7 +115,8 @@ func ListIndex(o *Object, i int) []byte {
 }
 
 // ListSet replaces element i (0 <= i < ListLen(o)) with v.
-func ListSet(o *Object, i int, v []byte, fill int64) {
+func ListSet(o *Object, i int, v []byte, lim *EncodingLimits) {
+	fill := lim.ListMaxListpackSize
 	if o.Enc != EncQuicklist {
 		off := listpack.Offset(o.Str, i)
 		_, next := listpack.Next(o.Str, off)
@@ -122,14 +125,15 @@ func ListSet(o *Object, i int, v []byte, fill int64) {
 			o.Str, _ = listpack.Replace(o.Str, off, v)
 			return
 		}
-		listToQuicklist(o, fill)
+		listToQuicklist(o, lim)
 	}
 	o.Coll.(*values.Quicklist).Set(i, v, fill)
 }
 
 // ListInsert adds v before (after false) or after the first element equal to
 // pivot, and reports whether pivot was found.
-func ListInsert(o *Object, pivot, v []byte, after bool, fill int64) bool {
+func ListInsert(o *Object, pivot, v []byte, after bool, lim *EncodingLimits) bool {
+	fill := lim.ListMaxListpackSize
 	if o.Enc == EncQuicklist {
 		return o.Coll.(*values.Quicklist).InsertPivot(pivot, v, after, fill)
 	}
@@ -147,7 +151,7 @@ func ListInsert(o *Object, pivot, v []byte, after bool, fill int64) bool {
 			if after {
 				i++
 			}
-			listToQuicklist(o, fill).Insert(i, v, fill)
+			listToQuicklist(o, lim).Insert(i, v, fill)
 			return true
 		}
 		if after {

@@ -43,17 +43,72 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 		(e.Kind == KindList || e.Kind == KindSet || e.Kind == KindHash || e.Kind == KindZSet) {
 		return false, nil
 	}
+	v, err := buildValue(e, lim)
+	if err != nil {
+		return false, fmt.Errorf("rdb: key '%s' in DB %d: %w", e.Key, e.DB, err)
+	}
+	o := d.insertBuilt(e.Key, &v, e)
+	d.SetExpire(o, e.ExpireAt)
+	return true, nil
+}
+
+// RestoreValue is a value RESTORE decoded and built, ready to be inserted
+// once the handler has decided to (BUSYKEY, REPLACE): building it first
+// means a payload that fails to build leaves the old key in place.
+type RestoreValue struct {
+	v Object
+	e *rdb.Entry
+}
+
+// BuildRestoreValue builds e's value as loading a snapshot would, under the
+// thresholds in effect (the encodings Redis' rdbLoadObject would choose).
+// REQUIRES: e is not an empty collection (rdb.ParseDumpValue refuses them).
+func BuildRestoreValue(e *rdb.Entry, lim *EncodingLimits) (*RestoreValue, error) {
+	v, err := buildValue(e, lim)
+	if err != nil {
+		return nil, err
+	}
+	return &RestoreValue{v: v, e: e}, nil
+}
+
+// InsertRestored inserts rv under key, with no expiry, publishes the new
+// event (Redis' dbAdd) and returns the object.
+// REQUIRES: key is not in d.
+func (d *DB) InsertRestored(key []byte, rv *RestoreValue) *Object {
+	o := d.insertBuilt(key, &rv.v, rv.e)
+	d.notifyKey(NotifyNew, "new", o.Key)
+	return o
+}
+
+// SetAccessHint is Redis' objectSetLRUOrLFU for RESTORE's IDLETIME and FREQ
+// (and their opcodes in a payload): under an LFU policy a FREQ >= 0 becomes
+// the counter, stamped now; under an LRU policy an IDLETIME >= 0 (seconds)
+// dates the last access that long ago, wrapping as the LRU clock does.
+// A negative value means "not given" and changes nothing.
+func (d *DB) SetAccessHint(o *Object, lfuFreq, lruIdleSeconds int64) {
+	if d.evict.loadPolicy()&policyLFU != 0 {
+		if lfuFreq >= 0 {
+			o.Access = d.evict.minutes.Load()<<8 | uint32(min(lfuFreq, 255))
+		}
+		return
+	}
+	if lruIdleSeconds < 0 {
+		return
+	}
+	abs := int64(d.evict.lruClock()) - lruIdleSeconds*1000/lruClockResolution
+	if abs < 0 {
+		abs += lruClockMax
+	}
+	o.Access = uint32(abs) & lruClockMax // the 24-bit lru field of a robj
+}
+
+// buildValue builds e's collection value (Kind, Enc, Str, Coll); a string's
+// bytes stay in e (insertBuilt sets them).
+func buildValue(e *rdb.Entry, lim *EncodingLimits) (Object, error) {
 	var v Object // the value, built before the key exists
 	switch e.Kind {
 	case KindString:
-		o := d.insert(e.Key, KindString)
-		if n, ok := resp.ParseInt(e.Str); ok {
-			d.SetInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
-		} else {
-			d.SetString(o, e.Str)
-		}
-		d.SetExpire(o, e.ExpireAt)
-		return true, nil
+		v.Kind = KindString
 	case KindList:
 		v.Kind = KindList
 		loadList(&v, e.Elems, lim)
@@ -69,17 +124,30 @@ func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error)
 	case KindStream:
 		s, err := loadStream(e.Stream, lim)
 		if err != nil {
-			return false, fmt.Errorf("rdb: stream '%s' in DB %d: %w", e.Key, e.DB, err)
+			return v, fmt.Errorf("stream: %w", err)
 		}
 		v.Kind, v.Enc, v.Coll = KindStream, EncStream, s
 	default:
-		return false, fmt.Errorf("rdb: key '%s' in DB %d has unknown kind %d", e.Key, e.DB, e.Kind)
+		return v, fmt.Errorf("unknown kind %d", e.Kind)
 	}
-	o := d.insert(e.Key, v.Kind)
+	return v, nil
+}
+
+// insertBuilt inserts key holding v (built by buildValue from e), memory
+// accounted as the handlers account it.
+func (d *DB) insertBuilt(key []byte, v *Object, e *rdb.Entry) *Object {
+	o := d.insert(key, v.Kind)
+	if v.Kind == KindString {
+		if n, ok := resp.ParseInt(e.Str); ok {
+			d.SetInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
+		} else {
+			d.SetString(o, e.Str)
+		}
+		return o
+	}
 	o.Str, o.Coll, o.Enc = v.Str, v.Coll, v.Enc
 	d.ValueChanged(o, 0)
-	d.SetExpire(o, e.ExpireAt)
-	return true, nil
+	return o
 }
 
 // loadList pushes elems at the tail, as RPUSH would, so the list takes the
@@ -91,7 +159,7 @@ func loadList(v *Object, elems [][]byte, lim *EncodingLimits) {
 	}
 	v.Enc, v.Str = EncListpack, listpack.New(size)
 	for _, el := range elems {
-		ListPush(v, el, false, lim.ListMaxListpackSize)
+		ListPush(v, el, false, lim)
 	}
 }
 

@@ -306,17 +306,69 @@ func (c *Ctx) SnapBeforeCommand() {
 // scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already
 // expired is written too, with its time; loaders skip it.
 func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
+	typ, ok := rdbType(o)
+	if !ok {
+		return dst // an empty slot: nothing written (never reached while the invariant holds)
+	}
 	ss.Keys++
-	key := values.KeyBytes(o.Key)
+	dst = rdb.AppendKey(dst, typ, values.KeyBytes(o.Key), o.ExpireAt)
+	return ss.appendValue(dst, o)
+}
+
+// AppendDumpPayload appends DUMP's payload for o (Redis' createDumpPayload):
+// its RDB type byte and value as AppendEntry writes them, then the RDB
+// version and the CRC64. ss may be any SnapshotPart (DumpEncoder's): only
+// its compressor and scratch are used.
+func (ss *SnapshotPart) AppendDumpPayload(dst []byte, o *Object) []byte {
+	typ, _ := rdbType(o)
+	start := len(dst)
+	dst = append(dst, typ)
+	dst = ss.appendValue(dst, o)
+	return rdb.AppendDumpFooter(dst, start)
+}
+
+// DumpEncoder returns the SnapshotPart of d's store that encodes single
+// values for DUMP (AppendDumpPayload), made at the first call; it
+// compresses strings longer than 20 bytes with LZF as Redis' DUMP does
+// under rdbcompression yes. Only the holder of d's shard may use it.
+func (d *DB) DumpEncoder() *SnapshotPart {
+	if d.owner == nil {
+		return &SnapshotPart{lzf: rdb.NewCompressor()}
+	}
+	if d.owner.dumpEnc == nil {
+		d.owner.dumpEnc = &SnapshotPart{lzf: rdb.NewCompressor()}
+	}
+	return d.owner.dumpEnc
+}
+
+// rdbType is the RDB type AppendEntry writes o's value as.
+func rdbType(o *Object) (byte, bool) {
 	switch o.Kind {
 	case KindString:
-		dst = rdb.AppendKey(dst, rdb.TypeString, key, o.ExpireAt)
+		return rdb.TypeString, true
+	case KindList:
+		return rdb.TypeList, true
+	case KindSet:
+		return rdb.TypeSet, true
+	case KindZSet:
+		return rdb.TypeZSet2, true
+	case KindHash:
+		return rdb.TypeHash, true
+	case KindStream:
+		return rdb.TypeStreamListpacks2, true
+	}
+	return 0, false
+}
+
+// appendValue appends o's value, the part of an entry after its key.
+func (ss *SnapshotPart) appendValue(dst []byte, o *Object) []byte {
+	switch o.Kind {
+	case KindString:
 		if o.Enc == EncInt {
 			return rdb.AppendInt(dst, o.IntVal)
 		}
 		return ss.lzf.AppendString(dst, o.Str)
 	case KindList:
-		dst = rdb.AppendKey(dst, rdb.TypeList, key, o.ExpireAt)
 		n := ListLen(o)
 		dst = rdb.AppendLen(dst, uint64(n))
 		if n > 0 {
@@ -327,7 +379,6 @@ func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
 		}
 		return dst
 	case KindSet:
-		dst = rdb.AppendKey(dst, rdb.TypeSet, key, o.ExpireAt)
 		n := SetLen(o)
 		dst = rdb.AppendLen(dst, uint64(n))
 		if o.Enc == EncIntset {
@@ -346,7 +397,6 @@ func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
 			dst = ss.lzf.AppendString(dst, m.Str)
 		}
 	case KindZSet:
-		dst = rdb.AppendKey(dst, rdb.TypeZSet2, key, o.ExpireAt)
 		dst = rdb.AppendLen(dst, uint64(ZSetLen(o)))
 		if o.Enc == EncListpack {
 			lp := o.Str
@@ -365,7 +415,6 @@ func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
 		}
 		return dst
 	case KindHash:
-		dst = rdb.AppendKey(dst, rdb.TypeHash, key, o.ExpireAt)
 		dst = rdb.AppendLen(dst, uint64(HashLen(o)))
 		it := NewHashIter(o)
 		for {
@@ -377,10 +426,8 @@ func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
 			dst = ss.lzf.AppendString(dst, v)
 		}
 	case KindStream:
-		dst = rdb.AppendKey(dst, rdb.TypeStreamListpacks2, key, o.ExpireAt)
 		return rdb.AppendStream(dst, ss.neutralStream(o.Coll.(*values.Stream)))
 	}
-	ss.Keys-- // an empty slot: nothing written (never reached while the invariant holds)
 	return dst
 }
 

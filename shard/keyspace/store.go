@@ -51,8 +51,9 @@ type Store struct {
 	// per touched key; published to readers through dirtyPub.
 	dirty    int64
 	dirtyPub atomic.Int64
-	loading  bool         // an append-only file is being replayed: no active expiry (replay.go)
-	pool     evictionPool // the best eviction candidates seen (evict.go)
+	loading  bool          // an append-only file is being replayed: no active expiry (replay.go)
+	pool     evictionPool  // the best eviction candidates seen (evict.go)
+	dumpEnc  *SnapshotPart // DUMP's encoder (DumpEncoder), made at the first DUMP
 }
 
 // Env is what every Store of one keyspace shares: the stores themselves

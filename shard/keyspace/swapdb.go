@@ -11,7 +11,9 @@ package keyspace
 // As Redis: a WATCHed key of a that exists in a or in b before the swap
 // fails its transaction (touchAllWatchedKeysInDb, both ways), and a key
 // that now exists where clients block on it is marked ready, so they are
-// served when the command releases the store (scanDatabaseForReadyKeys).
+// served when the command releases the store (scanDatabaseForReadyKeys),
+// and so is a key whose stream the swap took away, so its XREADGROUP
+// waiters are told (scanDatabaseForDeletedStreams).
 // A running snapshot first encodes every key still pending in either
 // database, so it keeps the point in time of each database number.
 // REQUIRES: the caller holds the store's shard; 0 <= a, b < NumDatabases.
@@ -22,6 +24,7 @@ func (st *Store) SwapDBs(a, b int) {
 	da, db := st.dbs[a], st.dbs[b]
 	touchSwapped(da, db)
 	touchSwapped(db, da)
+	goneA, goneB := streamsGone(da, db), streamsGone(db, da)
 	for _, d := range [2]*DB{da, db} {
 		if d.snap != nil {
 			d.snapFlush()
@@ -53,6 +56,31 @@ func (st *Store) SwapDBs(a, b int) {
 			}
 		}
 	}
+	// XREADGROUP waiters whose stream went are told so when served
+	// (UNBLOCKED the stream key no longer exists), as Redis 7.0's
+	// scanDatabaseForDeletedStreams in dbSwapDatabases.
+	for _, key := range goneA {
+		da.markReady(key)
+	}
+	for _, key := range goneB {
+		db.markReady(key)
+	}
+}
+
+// streamsGone lists the keys clients block on in emptied that hold a
+// stream there and no stream in replacedWith: the streams a swap takes
+// from under their XREADGROUP waiters.
+func streamsGone(emptied, replacedWith *DB) []string {
+	var gone []string
+	for key := range emptied.blocked {
+		if o, _ := emptied.Find([]byte(key)); o == nil || o.Kind != KindStream {
+			continue
+		}
+		if o, _ := replacedWith.Find([]byte(key)); o == nil || o.Kind != KindStream {
+			gone = append(gone, key)
+		}
+	}
+	return gone
 }
 
 // touchSwapped marks dirty the Watches on keys of emptied that exist in

@@ -168,6 +168,7 @@ type EncodingLimits struct {
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
 	ListMaxListpackSize    int64 // > 0: entries per node; < 0: -1..-5 = 4..64 KiB per node
+	ListCompressDepth      int64 // list-compress-depth: plain quicklist nodes at each end, the rest LZF-compressed; 0 = none
 	StreamNodeMaxEntries   int64
 	HLLSparseMaxBytes      int64 // a sparse HyperLogLog longer than this is promoted to dense (shard/commands/hll)
 }

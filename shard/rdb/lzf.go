@@ -1,30 +1,22 @@
 package rdb
 
-// LZF compression of strings, as Redis writes them with rdbcompression yes
-// (src/lzf_c.c; the stream format is liblzf's, which lzfDecompress reads):
+import "github.com/svcdb/svcdb/shard/lzf"
+
+// LZF compression of strings, as Redis writes them with rdbcompression yes:
 // a string longer than 20 bytes is stored compressed when that saves at
 // least 4 bytes, as RDB_ENC_LZF: the compressed length, the original length,
-// then the LZF stream.
+// then the LZF stream (package lzf).
 
-const (
-	lzfHashLog  = 14
-	lzfMaxLit   = 1 << 5          // literal run length limit
-	lzfMaxOff   = 1 << 13         // back-reference distance limit
-	lzfMaxRef   = (1 << 8) + 1<<3 // longest back reference (264 bytes)
-	lzfMinInput = 21              // Redis compresses strings longer than 20 bytes
-)
+// lzfMinInput: Redis compresses strings longer than 20 bytes.
+const lzfMinInput = 21
+
+// lzfMaxRatio bounds how much LZF can expand (lzf.MaxRatio).
+const lzfMaxRatio = lzf.MaxRatio
 
 // Compressor compresses strings for AppendString. It keeps its hash table
 // between calls, so compressing allocates nothing in steady state. A nil
 // *Compressor does not compress. Not safe for concurrent use.
-type Compressor struct {
-	// table holds, per hash of 3 bytes, base+position+1 of their last
-	// occurrence; entries at or below base are from earlier calls and
-	// ignored, so the table is never cleared between strings.
-	table [1 << lzfHashLog]int32
-	base  int
-	out   []byte
-}
+type Compressor struct{ c lzf.Compressor }
 
 // NewCompressor returns a Compressor.
 func NewCompressor() *Compressor { return &Compressor{} }
@@ -36,115 +28,15 @@ func (c *Compressor) AppendString(dst, s []byte) []byte {
 	if c == nil || len(s) < lzfMinInput {
 		return AppendString(dst, s)
 	}
-	n := c.compress(s, len(s)-4)
-	if n == 0 {
+	z := c.c.Compress(s, len(s)-4)
+	if z == nil {
 		return AppendString(dst, s)
 	}
 	dst = append(dst, 0xC0|3) // RDB_ENCVAL<<6 | RDB_ENC_LZF
-	dst = AppendLen(dst, uint64(n))
+	dst = AppendLen(dst, uint64(len(z)))
 	dst = AppendLen(dst, uint64(len(s)))
-	return append(dst, c.out[:n]...)
+	return append(dst, z...)
 }
 
-func lzfHash(a, b, c byte) uint32 {
-	v := uint32(a)<<16 | uint32(b)<<8 | uint32(c)
-	return (v * 2654435761) >> (32 - lzfHashLog)
-}
-
-// compress writes the LZF stream of in to c.out and returns its length, or
-// 0 when it would exceed limit bytes.
-func (c *Compressor) compress(in []byte, limit int) int {
-	if cap(c.out) < limit+lzfMaxLit+4 {
-		c.out = make([]byte, limit+lzfMaxLit+4)
-	}
-	out := c.out[:cap(c.out)]
-	if c.base > 1<<30 { // keep base+position within int32
-		clear(c.table[:])
-		c.base = 0
-	}
-	base := c.base
-	c.base += len(in) + 1
-	op := 1 // out[0] is the first literal run's control byte
-	lit := 0
-	ip := 0
-	n := len(in)
-	for ip < n {
-		if l, off := c.match(in, ip, base); l > 0 {
-			// Close the literal run (or drop its empty control byte).
-			if lit > 0 {
-				out[op-lit-1] = byte(lit - 1)
-			} else {
-				op--
-			}
-			if op+3+1 > limit {
-				return 0
-			}
-			enc := l - 2
-			if enc < 7 {
-				out[op] = byte(enc<<5 | off>>8)
-				op++
-			} else {
-				out[op] = byte(7<<5 | off>>8)
-				out[op+1] = byte(enc - 7)
-				op += 2
-			}
-			out[op] = byte(off)
-			op++
-			// Index the positions inside the match, as liblzf does at its
-			// end, so later repeats find them.
-			for k := ip + 1; k < ip+l && k+2 < n; k++ {
-				c.table[lzfHash(in[k], in[k+1], in[k+2])] = int32(base + k + 1)
-			}
-			ip += l
-			lit = 0
-			op++ // the next literal run's control byte
-			if op >= limit {
-				return 0
-			}
-			continue
-		}
-		if op+1 >= limit {
-			return 0
-		}
-		out[op] = in[ip]
-		op++
-		ip++
-		if lit++; lit == lzfMaxLit {
-			out[op-lit-1] = byte(lit - 1)
-			lit = 0
-			op++
-		}
-	}
-	if lit > 0 {
-		out[op-lit-1] = byte(lit - 1)
-	} else {
-		op-- // no trailing literal: drop the unused control byte
-	}
-	if op > limit || op <= 0 {
-		return 0
-	}
-	return op
-}
-
-// match indexes the 3 bytes at ip and returns the longest back reference
-// there (its length, at least 3, and its distance - 1), or 0 when there is
-// none or too few bytes are left.
-func (c *Compressor) match(in []byte, ip, base int) (l, off int) {
-	n := len(in)
-	if ip+2 >= n {
-		return 0, 0
-	}
-	h := lzfHash(in[ip], in[ip+1], in[ip+2])
-	ref := int(c.table[h]) - base - 1
-	c.table[h] = int32(base + ip + 1)
-	if ref < 0 || ip-ref-1 >= lzfMaxOff ||
-		in[ref] != in[ip] || in[ref+1] != in[ip+1] || in[ref+2] != in[ip+2] {
-		return 0, 0
-	}
-	maxLen := min(n-ip, lzfMaxRef)
-	l = 3
-	for l < maxLen && in[ref+l] == in[ip+l] {
-		l++
-	}
-	return l, ip - ref - 1
-}
+// lzfDecompress is lzf.Decompress.
+func lzfDecompress(in, out []byte) error { return lzf.Decompress(in, out) }

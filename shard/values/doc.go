@@ -3,7 +3,8 @@
 // alike:
 //
 //   - Quicklist: a list too long for one listpack, a deque of listpack-like
-//     nodes (list.go).
+//     nodes, the interior ones LZF-compressed under list-compress-depth
+//     (list.go).
 //   - Skiplist: a sorted set's skiplist with spans and its member index
 //     (zset.go, zsetindex.go), plus the listpack layout of small sorted sets
 //     (the Zl* functions: member and score entries, an integral score as a
@@ -29,11 +30,12 @@
 // # What it must never do
 //
 // Import the keyspace (shard/keyspace), the commands (shard/commands...) or
-// the runtime (shard), or any package of ours other than listpack and core,
+// the runtime (shard), or any package of ours other than listpack, lzf and core,
 // which imports nothing of ours (imports_test.go checks it, and the arrows
 // between the other shard packages too): an encoding knows nothing of keys,
 // databases, commands, clients, tokens or shards, and is tested on its own.
-// It holds no global mutable state, takes no locks and starts no
+// It holds no global mutable state (the one pool, of LZF compressors, lends
+// scratch no later call depends on), takes no locks and starts no
 // goroutines: whoever owns the value (the token holder of its shard) is the
 // only one calling it. The hot operations (push, pop, index, add, find,
 // score lookups) allocate nothing beyond the growth of the value itself.

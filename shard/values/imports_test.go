@@ -19,12 +19,12 @@ type importRule struct {
 var importRules = []importRule{
 	{
 		// The encodings are a leaf: nothing of ours but themselves, the
-		// listpack format (a sibling leaf, see doc.go) and core, which
+		// listpack format and LZF (sibling leaves, see doc.go) and core, which
 		// itself imports nothing of ours (RESP's number and case rules).
 		pkg: module + "/shard/values",
 		allowed: func(dep string) bool {
 			return dep == module+"/shard/values" || dep == module+"/shard/listpack" ||
-				strings.HasPrefix(dep, module+"/core/")
+				dep == module+"/shard/lzf" || strings.HasPrefix(dep, module+"/core/")
 		},
 	},
 	{

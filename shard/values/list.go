@@ -2,8 +2,10 @@ package values
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/lzf"
 )
 
 // ---- the node limit ----------------------------------------------------------
@@ -61,12 +63,17 @@ const quicklistOverhead = 64
 // end re-centres the entries in place when the buffer has enough slack, or
 // moves them to a larger buffer.
 //
-// Invariants: count is the number of entries in buf[head:tail]; a node in a
-// quicklist is never empty.
+// A node may be compressed (list-compress-depth): z then holds the LZF
+// stream of what buf[head:tail] held, buf is nil, head is 0 and tail the
+// uncompressed size, so size checks (NodeFits) need not decompress it.
+//
+// Invariants: count is the number of entries in buf[head:tail] (or in z
+// decompressed); a node in a quicklist is never empty.
 type qnode struct {
 	buf        []byte
 	head, tail int
 	count      int
+	z          []byte // the node's entries LZF-compressed, or nil
 }
 
 // NodeEntrySize is the bytes a node entry holding a value of n bytes takes.
@@ -268,29 +275,161 @@ func (n *qnode) replace(off int, v []byte) {
 // quicklistOverhead + 8*cap(nodes) + Σ(qnodeOverhead + cap(node.buf)) over
 // the nodes and the spare, kept current by every method that changes a
 // node's buffer or the node set.
+//
+// Compression (list-compress-depth, as Redis' quicklist compress): with
+// depth > 0, the depth nodes at each end are always plain and every node
+// between them is LZF-compressed once the operation that touched it is
+// over, unless compressing it would not save minCompressImprove bytes (or
+// it is under minCompressBytes). A method that changes an interior node
+// opens it (decompresses it into a fresh buffer) and lists it in opened;
+// settle, before that method returns, compresses the opened nodes that are
+// interior again. Reads (Index, iterators) never open a node: they
+// decompress a transient copy (view), so a read never changes the list or
+// its Memory. Compressing drops the node's buffer and never reuses it, so
+// element bytes handed out earlier stay valid. depth is fixed when the quicklist is made, as in Redis, where
+// CONFIG SET list-compress-depth applies to lists created afterwards.
 type Quicklist struct {
 	nodes  []*qnode
 	lo, hi int
 	count  int
 	mem    int64
 	spare  *qnode // an emptied node kept for reuse, or nil
+	depth  int    // list-compress-depth: plain nodes kept at each end; 0 = no compression
+	opened []*qnode
 }
 
-// NewQuicklist returns an empty quicklist.
-func NewQuicklist() *Quicklist {
-	return &Quicklist{mem: quicklistOverhead}
+// NewQuicklist returns an empty quicklist compressing the nodes more than
+// depth nodes from either end (0: none).
+func NewQuicklist(depth int) *Quicklist {
+	return &Quicklist{mem: quicklistOverhead, depth: max(depth, 0)}
+}
+
+// Redis' quicklist compression thresholds: nodes under MIN_COMPRESS_BYTES
+// are left plain, and so are nodes LZF does not shrink by
+// MIN_COMPRESS_IMPROVE bytes.
+const (
+	minCompressBytes   = 48
+	minCompressImprove = 8
+)
+
+// compressors lends LZF compressors (each holds a 64 KiB hash table) to
+// whichever shard compresses a node.
+var compressors = sync.Pool{New: func() any { return new(lzf.Compressor) }}
+
+// compressNode compresses n when that saves enough (see Quicklist).
+// REQUIRES: n is plain and in q.
+func (q *Quicklist) compressNode(n *qnode) {
+	raw := n.tail - n.head
+	if raw < minCompressBytes {
+		return
+	}
+	c := compressors.Get().(*lzf.Compressor)
+	z := c.Compress(n.buf[n.head:n.tail], raw-minCompressImprove-1)
+	if z != nil {
+		n.z = append(make([]byte, 0, len(z)), z...)
+	}
+	compressors.Put(c)
+	if z == nil {
+		return
+	}
+	q.mem += int64(cap(n.z) - cap(n.buf))
+	n.buf, n.head, n.tail = nil, 0, raw // the old buffer is dropped, never reused
+}
+
+// open decompresses n into a fresh buffer with slack at both ends and lists
+// it in opened. REQUIRES: n is compressed and in q.
+func (q *Quicklist) open(n *qnode) {
+	raw := n.tail
+	slack := raw/8 + 16
+	buf := make([]byte, raw+slack)
+	if err := lzf.Decompress(n.z, buf[slack/2:slack/2+raw]); err != nil {
+		panic("values: BUG: a compressed quicklist node does not decompress: " + err.Error())
+	}
+	q.mem += int64(cap(buf) - cap(n.z))
+	n.buf, n.head, n.tail, n.z = buf, slack/2, slack/2+raw, nil
+	q.opened = append(q.opened, n)
+}
+
+// settle compresses the opened nodes that are interior, as Redis'
+// quicklistRecompressOnly after a use.
+func (q *Quicklist) settle() {
+	if len(q.opened) == 0 {
+		return
+	}
+	for _, n := range q.opened {
+		if n.z == nil && n.count > 0 && !q.isEnd(n) {
+			q.compressNode(n)
+		}
+	}
+	clear(q.opened)
+	q.opened = q.opened[:0]
+}
+
+// isEnd reports whether n is one of the depth nodes at either end, which
+// stay plain.
+func (q *Quicklist) isEnd(n *qnode) bool {
+	for k := 0; k < q.depth && k < q.hi-q.lo; k++ {
+		if q.nodes[q.lo+k] == n || q.nodes[q.hi-1-k] == n {
+			return true
+		}
+	}
+	return false
+}
+
+// fixEnds restores the compression layout after a node came or went at
+// index i: the depth nodes at each end are opened (at most one per end is
+// compressed after one change), and the node just inside them, and the new
+// node, are listed in opened for settle to compress.
+func (q *Quicklist) fixEnds(added *qnode) {
+	if q.depth == 0 {
+		return
+	}
+	live := q.hi - q.lo
+	for k := 0; k < q.depth && k < live; k++ {
+		for _, n := range [2]*qnode{q.nodes[q.lo+k], q.nodes[q.hi-1-k]} {
+			if n.z != nil {
+				q.open(n)
+			}
+		}
+	}
+	if live > 2*q.depth {
+		q.opened = append(q.opened, q.nodes[q.lo+q.depth], q.nodes[q.hi-1-q.depth])
+	}
+	if added != nil {
+		q.opened = append(q.opened, added)
+	}
+}
+
+// forget drops n from opened (it left the quicklist).
+func (q *Quicklist) forget(n *qnode) {
+	for i, o := range q.opened {
+		if o == n {
+			q.opened[i] = q.opened[len(q.opened)-1]
+			q.opened[len(q.opened)-1] = nil
+			q.opened = q.opened[:len(q.opened)-1]
+			return
+		}
+	}
 }
 
 // Memory is the bytes the quicklist holds (see Collection).
 func (q *Quicklist) Memory() int64 { return q.mem }
 
-// Clone returns a deep copy with its nodes packed (COPY).
+// Clone returns a deep copy with its nodes packed (COPY), compressed as
+// q's are.
 func (q *Quicklist) Clone() Collection {
-	c := &Quicklist{count: q.count, mem: quicklistOverhead}
+	q.settle()
+	c := &Quicklist{count: q.count, mem: quicklistOverhead, depth: q.depth}
 	c.nodes = make([]*qnode, q.hi-q.lo)
 	c.hi = len(c.nodes)
 	c.mem += 8 * int64(cap(c.nodes))
 	for i, n := range q.nodes[q.lo:q.hi] {
+		if n.z != nil {
+			nn := &qnode{z: append([]byte(nil), n.z...), tail: n.tail, count: n.count}
+			c.nodes[i] = nn
+			c.mem += qnodeOverhead + int64(cap(nn.z))
+			continue
+		}
 		used := n.tail - n.head
 		nn := &qnode{buf: make([]byte, used), tail: used, count: n.count}
 		copy(nn.buf, n.buf[n.head:n.tail])
@@ -301,8 +440,31 @@ func (q *Quicklist) Clone() Collection {
 }
 
 // numNodes is the number of nodes; node(i) is node i (0-based).
-func (q *Quicklist) numNodes() int     { return q.hi - q.lo }
-func (q *Quicklist) node(i int) *qnode { return q.nodes[q.lo+i] }
+func (q *Quicklist) numNodes() int { return q.hi - q.lo }
+
+// node returns node i, opened (decompressed) when it was compressed: for
+// methods that change it, which settle before they return.
+func (q *Quicklist) node(i int) *qnode {
+	n := q.nodes[q.lo+i]
+	if n.z != nil {
+		q.open(n)
+	}
+	return n
+}
+
+// view returns node i for reading: the node itself, or a decompressed copy
+// of a compressed one, which leaves the node as it is.
+func (q *Quicklist) view(i int) qnode {
+	n := q.nodes[q.lo+i]
+	if n.z == nil {
+		return *n
+	}
+	buf := make([]byte, n.tail)
+	if err := lzf.Decompress(n.z, buf); err != nil {
+		panic("values: BUG: a compressed quicklist node does not decompress: " + err.Error())
+	}
+	return qnode{buf: buf, tail: len(buf), count: n.count}
+}
 
 // relayout centres the live nodes in the node slice, growing it when less
 // than half of it would be slack, so both ends have room for a new node.
@@ -323,8 +485,14 @@ func (q *Quicklist) relayout() {
 	q.lo, q.hi = lo, lo+live
 }
 
-// insertNode puts n before node i (i == numNodes appends).
+// insertNode puts n before node i (i == numNodes appends) and restores the
+// compression layout.
 func (q *Quicklist) insertNode(i int, n *qnode) {
+	q.placeNode(i, n)
+	q.fixEnds(n)
+}
+
+func (q *Quicklist) placeNode(i int, n *qnode) {
 	q.mem += qnodeOverhead + int64(cap(n.buf))
 	q.count += n.count
 	live := q.hi - q.lo
@@ -368,11 +536,13 @@ const spareMax = 64 << 10
 // later push.
 func (q *Quicklist) removeNode(i int) {
 	n := q.nodes[q.lo+i]
-	if q.spare == nil && cap(n.buf) <= spareMax {
+	q.forget(n)
+	if q.spare == nil && n.z == nil && cap(n.buf) <= spareMax {
 		q.spare = n
 	} else {
-		q.mem -= qnodeOverhead + int64(cap(n.buf))
+		q.mem -= qnodeOverhead + int64(cap(n.buf)+cap(n.z))
 	}
+	defer q.fixEnds(nil)
 	live := q.hi - q.lo
 	p := q.lo + i
 	if i < live-1-i {
@@ -447,6 +617,7 @@ func (q *Quicklist) Push(v []byte, front bool, fill int64) {
 			}
 		}
 		q.insertNode(0, q.newNode(v, fill, true))
+		q.settle()
 		return
 	}
 	if q.hi > q.lo {
@@ -460,6 +631,7 @@ func (q *Quicklist) Push(v []byte, front bool, fill int64) {
 		}
 	}
 	q.insertNode(q.numNodes(), q.newNode(v, fill, false))
+	q.settle()
 }
 
 // End returns the first (front) or last element. REQUIRES: count > 0.
@@ -484,6 +656,7 @@ func (q *Quicklist) Pop(front bool) []byte {
 		v, n.head = n.entryAt(n.head)
 		if n.count--; n.count == 0 {
 			q.removeNode(0)
+			q.settle()
 		}
 		return v
 	}
@@ -491,34 +664,38 @@ func (q *Quicklist) Pop(front bool) []byte {
 	v, n.tail = n.entryBefore(n.tail)
 	if n.count--; n.count == 0 {
 		q.removeNode(q.numNodes() - 1)
+		q.settle()
 	}
 	return v
 }
 
-// locate returns the node and offset of element i (0 <= i < count), walking
-// the node counts from the nearer end.
-func (q *Quicklist) locate(i int) (ni, off int) {
+// locate returns the node of element i (0 <= i < count) and its index in
+// that node, walking the node counts from the nearer end (no node is
+// opened).
+func (q *Quicklist) locate(i int) (ni, k int) {
 	if i < q.count/2 {
 		for ni = 0; ; ni++ {
-			n := q.node(ni)
-			if i < n.count {
-				return ni, n.offsetOf(i)
+			if c := q.nodes[q.lo+ni].count; i >= c {
+				i -= c
+				continue
 			}
-			i -= n.count
+			return ni, i
 		}
 	}
 	j := q.count - 1 - i // position from the back
 	for ni = q.numNodes() - 1; ; ni-- {
-		n := q.node(ni)
-		if j < n.count {
-			return ni, n.offsetOf(n.count - 1 - j)
+		c := q.nodes[q.lo+ni].count
+		if j >= c {
+			j -= c
+			continue
 		}
-		j -= n.count
+		return ni, c - 1 - j
 	}
 }
 
 // DelFront removes the first k elements (k <= count).
 func (q *Quicklist) DelFront(k int) {
+	defer q.settle()
 	q.count -= k
 	for k > 0 {
 		n := q.nodes[q.lo]
@@ -536,6 +713,7 @@ func (q *Quicklist) DelFront(k int) {
 
 // DelBack removes the last k elements (k <= count).
 func (q *Quicklist) DelBack(k int) {
+	defer q.settle()
 	q.count -= k
 	for k > 0 {
 		n := q.nodes[q.hi-1]
@@ -648,7 +826,10 @@ type ListIter struct {
 	lp   []byte  // EncListpack
 	offs []int32 // EncListpack walked backwards: entry offsets, used from the end
 	q    *Quicklist
-	node *qnode
+	// node is a copy of the current node's fields: the iterator reads the
+	// buffer it found, which stays valid even if the node is compressed
+	// meanwhile (settle drops buffers, never reuses them).
+	node qnode
 	ni   int // quicklist: node index
 	off  int // forward: the next entry's offset; backward (quicklist): the end of the next entry
 	back bool
@@ -658,20 +839,20 @@ type ListIter struct {
 func (it *ListIter) Next() []byte {
 	var v []byte
 	if it.q != nil {
-		n := it.node
+		n := &it.node
 		if !it.back {
 			if it.off == n.tail {
 				it.ni++
-				n = it.q.node(it.ni)
-				it.node, it.off = n, n.head
+				it.node = it.q.view(it.ni)
+				it.off = n.head
 			}
 			v, it.off = n.entryAt(it.off)
 			return v
 		}
 		if it.off == n.head {
 			it.ni--
-			n = it.q.node(it.ni)
-			it.node, it.off = n, n.tail
+			it.node = it.q.view(it.ni)
+			it.off = n.tail
 		}
 		v, it.off = n.entryBefore(it.off)
 		return v
@@ -694,8 +875,8 @@ func (q *Quicklist) Len() int { return q.count }
 // QuicklistFromListpack builds a quicklist holding lp's elements in order,
 // filling nodes up to the node limit, each sized to what it holds plus some
 // slack at both ends.
-func QuicklistFromListpack(lp []byte, fill int64) *Quicklist {
-	q := NewQuicklist()
+func QuicklistFromListpack(lp []byte, fill int64, depth int) *Quicklist {
+	q := NewQuicklist(depth)
 	rest := 0 // node-format bytes of the entries not yet placed
 	for off := listpack.First; off < len(lp); {
 		var v []byte
@@ -732,6 +913,7 @@ func QuicklistFromListpack(lp []byte, fill int64) *Quicklist {
 	if n != nil {
 		q.insertNode(q.numNodes(), n)
 	}
+	q.settle()
 	return q
 }
 
@@ -739,8 +921,10 @@ func QuicklistFromListpack(lp []byte, fill int64) *Quicklist {
 // (0 <= start < Len).
 func (q *Quicklist) IterAt(start int, back bool) ListIter {
 	it := ListIter{back: back, q: q}
-	it.ni, it.off = q.locate(start)
-	it.node = q.node(it.ni)
+	var k int
+	it.ni, k = q.locate(start)
+	it.node = q.view(it.ni)
+	it.off = it.node.offsetOf(k)
 	if back {
 		_, it.off = it.node.entryAt(it.off)
 	}
@@ -765,15 +949,18 @@ func ListpackIterAt(lp []byte, start int, back bool) ListIter {
 
 // Index returns element i (0 <= i < Len).
 func (q *Quicklist) Index(i int) []byte {
-	ni, off := q.locate(i)
-	v, _ := q.node(ni).entryAt(off)
+	ni, k := q.locate(i)
+	n := q.view(ni)
+	v, _ := n.entryAt(n.offsetOf(k))
 	return v
 }
 
 // Set replaces element i (0 <= i < Len) with v.
 func (q *Quicklist) Set(i int, v []byte, fill int64) {
-	ni, off := q.locate(i)
+	defer q.settle()
+	ni, k := q.locate(i)
 	n := q.node(ni)
+	off := n.offsetOf(k)
 	if _, next := n.entryAt(off); n.count == 1 || NodeFits(n.tail-n.head-(next-off), n.count-1, NodeEntrySize(len(v)), fill) {
 		c := cap(n.buf)
 		n.replace(off, v)
@@ -793,25 +980,28 @@ func (q *Quicklist) Insert(i int, v []byte, fill int64) {
 		q.Push(v, false, fill)
 		return
 	}
-	ni, at := q.locate(i)
-	q.insertAt(ni, at, v, fill)
+	defer q.settle()
+	ni, k := q.locate(i)
+	q.insertAt(ni, q.node(ni).offsetOf(k), v, fill)
 }
 
 // InsertPivot adds v before (after false) or after the first element equal
 // to pivot, and reports whether pivot was found.
 func (q *Quicklist) InsertPivot(pivot, v []byte, after bool, fill int64) bool {
 	for ni := 0; ni < q.numNodes(); ni++ {
-		n := q.node(ni)
-		for off := n.head; off < n.tail; {
+		n := q.view(ni) // searched without opening it
+		k := 0
+		for off := n.head; off < n.tail; k++ {
 			e, next := n.entryAt(off)
 			if string(e) != string(pivot) {
 				off = next
 				continue
 			}
 			if after {
-				off = next
+				k++
 			}
-			q.insertAt(ni, off, v, fill)
+			q.insertAt(ni, q.node(ni).offsetOf(k), v, fill)
+			q.settle()
 			return true
 		}
 	}
@@ -856,7 +1046,9 @@ func (r *EqualRemover) done() bool { return r.limit > 0 && r.removed == r.limit 
 // RemoveWhere removes the elements r picks, in order from the front.
 func (q *Quicklist) RemoveWhere(r *EqualRemover) {
 	start := r.removed
+	defer q.settle()
 	for ni := 0; ni < q.numNodes(); ni++ {
+		q.settle() // one node open at a time
 		n := q.node(ni)
 		w, before := n.head, r.removed
 		for rd := n.head; rd < n.tail; {

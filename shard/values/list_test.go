@@ -2,6 +2,7 @@ package values
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -47,5 +48,98 @@ func TestQnodeEntries(t *testing.T) {
 	}
 	if n.count != len(vals) {
 		t.Fatalf("count %d", n.count)
+	}
+}
+
+// TestQuicklistCompression checks list-compress-depth: with depth d the d
+// nodes at each end stay plain and the nodes between are compressed
+// (Verify), reads leave the list and its Memory as they are, elements read
+// back the same through Index, iterators both ways, Set, Insert, pops and
+// Clone, and a long list of repetitive elements takes far less memory.
+func TestQuicklistCompression(t *testing.T) {
+	const n = 20000
+	elem := func(i int) []byte { return fmt.Appendf(nil, "user:%08d:session:active", i) }
+	build := func(depth int) (*Quicklist, []string) {
+		q := NewQuicklist(depth)
+		var want []string
+		for i := range n {
+			q.Push(elem(i), false, -2)
+			want = append(want, string(elem(i)))
+		}
+		return q, want
+	}
+	plain, _ := build(0)
+	for _, depth := range []int{1, 3} {
+		q, want := build(depth)
+		check := func(what string) {
+			t.Helper()
+			got, err := q.Verify()
+			if err != nil {
+				t.Fatalf("depth %d, %s: %v", depth, what, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("depth %d, %s: elements differ", depth, what)
+			}
+		}
+		check("after RPUSH")
+		compressed := 0
+		for _, nd := range q.nodes[q.lo:q.hi] {
+			if nd.z != nil {
+				compressed++
+			}
+		}
+		if want := q.numNodes() - 2*depth; compressed != want {
+			t.Errorf("depth %d: %d of %d nodes compressed, want %d", depth, compressed, q.numNodes(), want)
+		}
+		if q.Memory()*3 > plain.Memory() {
+			t.Errorf("depth %d: %d bytes compressed, %d plain: want at least 3x smaller", depth, q.Memory(), plain.Memory())
+		}
+		mem := q.Memory()
+		for _, i := range []int{0, 1, n / 2, n - 2, n - 1, 777} {
+			if got := q.Index(i); string(got) != want[i] {
+				t.Fatalf("depth %d: Index(%d) = %q, want %q", depth, i, got, want[i])
+			}
+			it := q.IterAt(i, true)
+			for j := i; j >= max(0, i-500); j-- {
+				if got := it.Next(); string(got) != want[j] {
+					t.Fatalf("depth %d: backward from %d: element %d = %q, want %q", depth, i, j, got, want[j])
+				}
+			}
+		}
+		it := q.IterAt(0, false)
+		for j := range n {
+			if got := it.Next(); string(got) != want[j] {
+				t.Fatalf("depth %d: forward: element %d = %q, want %q", depth, j, got, want[j])
+			}
+		}
+		if q.Memory() != mem {
+			t.Fatalf("depth %d: reads changed Memory from %d to %d", depth, mem, q.Memory())
+		}
+		check("after reads")
+		q.Set(n/2, []byte("changed"), -2)
+		want[n/2] = "changed"
+		q.Insert(n/3, []byte("inserted"), -2)
+		want = slices.Insert(want, n/3, "inserted")
+		check("after Set and Insert")
+		c := q.Clone().(*Quicklist)
+		if c.Memory() > q.Memory()*11/10 {
+			t.Errorf("depth %d: Clone takes %d bytes, the original %d: it is not compressed as well", depth, c.Memory(), q.Memory())
+		}
+		for range n / 2 {
+			q.Pop(true)
+		}
+		want = want[n/2:]
+		check("after LPOPs")
+		q.DelBack(n / 4)
+		want = want[:len(want)-n/4]
+		check("after DelBack")
+		q = c
+		want = nil
+		for i := range n {
+			want = append(want, string(elem(i)))
+		}
+		want[n/2] = "changed"
+		want = slices.Insert(want, n/3, "inserted")
+		check("the clone")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/svcdb/svcdb/shard/listpack"
+	"github.com/svcdb/svcdb/shard/lzf"
 )
 
 // Verify checks the skiplist's invariants (see the type) from scratch.
@@ -219,7 +220,18 @@ func (q *Quicklist) Verify() ([]string, error) {
 		if n.count == 0 {
 			return nil, fmt.Errorf("empty node %d", i)
 		}
-		mem += qnodeOverhead + int64(cap(n.buf))
+		mem += qnodeOverhead + int64(cap(n.buf)+cap(n.z))
+		if n.z != nil {
+			if k := i - q.lo; k < q.depth || q.hi-1-i < q.depth {
+				return nil, fmt.Errorf("node %d is compressed within %d nodes of an end", k, q.depth)
+			}
+			// Read a decompressed copy; the node stays as it is.
+			raw := make([]byte, n.tail)
+			if err := lzf.Decompress(n.z, raw); err != nil {
+				return nil, fmt.Errorf("node %d does not decompress: %v", i-q.lo, err)
+			}
+			n = &qnode{buf: raw, tail: len(raw), count: n.count}
+		}
 		c := 0
 		for off := n.head; off < n.tail; c++ {
 			var v []byte

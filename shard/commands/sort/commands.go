@@ -299,7 +299,7 @@ func sortGeneric(c *keyspace.Ctx, readonly bool) {
 		so = dd.Insert(storeKey, keyspace.KindList)
 	}
 	so.Enc = keyspace.EncListpack
-	fill := c.Limits().ListMaxListpackSize
+	fill := c.Limits()
 	for _, v := range vals {
 		keyspace.ListPush(so, v, false, fill)
 	}
