@@ -88,6 +88,7 @@ type client struct {
 	libName         atomic.Pointer[string]
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
+	monitor         atomic.Bool                 // MONITOR ran (monitor.go)
 	ps              atomic.Pointer[pubsubState] // Pub/Sub state and mailbox, made on first use (pubsub.go)
 	trk             atomic.Pointer[trackState]  // CLIENT TRACKING state, made on the first ON (tracking.go)
 	pubCommands     atomic.Int64

@@ -177,8 +177,11 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
 	sub, psub, ssub := pubsubCounts(c)
 	flags := ""
+	if c.monitor.Load() {
+		flags = "O"
+	}
 	if sub+psub+ssub > 0 {
-		flags = "P"
+		flags += "P"
 	}
 	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
 	if flags == "" {

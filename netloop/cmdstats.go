@@ -61,6 +61,9 @@ func (s *Server) account(c *client, cmd *command.Command, args [][]byte, reply [
 // its reply, exec of it executing (see above).
 func (s *Server) accountWaited(c *client, cmd *command.Command, args [][]byte, reply []byte, ns, exec int64) {
 	c.loop.rec.CallAfterWait(cmd.ID, ns, exec)
+	if s.monitoring() {
+		s.feedMonitorsAfter(c, cmd, args) // monitor.go
+	}
 	if cmd == s.track.flushall || cmd == s.track.flushdb {
 		s.trackEmptyFlush(c, reply) // tracking.go
 	}

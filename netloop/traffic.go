@@ -104,6 +104,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	s.dropBig(c) // a large command's buffer goes with the client, at once
 	s.connected.Add(-1)
 	s.pubsubClose(c)
+	s.stopMonitor(c)
 	s.disableTracking(c)
 	s.unblockOnClose(c)
 	if c.multi.watch.Watching() {
