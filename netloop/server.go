@@ -162,6 +162,8 @@ type Server struct {
 	pubsub pubsubHub  // Pub/Sub registry (pubsub.go)
 	track  tracker    // client-side caching's tables (tracking.go)
 	mon    monitorHub // MONITOR's clients (monitor.go)
+	// clientPause is CLIENT PAUSE's state (pause.go).
+	clientPause pauseState
 	// notifyOn is notify-keyspace-events' classes (notify.go).
 	notifyOn atomic.Uint32
 	params   *config.Registry
