@@ -94,6 +94,7 @@ type client struct {
 	killed          atomic.Bool
 	monitor         atomic.Bool                     // MONITOR ran (monitor.go)
 	pausedFlag      atomic.Bool                     // parked by CLIENT PAUSE (pause.go)
+	noEvict         atomic.Bool                     // CLIENT NO-EVICT ON
 	blockedPub      atomic.Pointer[keyspace.Waiter] // blocked, for other loops (CLIENT UNBLOCK, LIST)
 	ps              atomic.Pointer[pubsubState]     // Pub/Sub state and mailbox, made on first use (pubsub.go)
 	trk             atomic.Pointer[trackState]      // CLIENT TRACKING state, made on the first ON (tracking.go)

@@ -244,3 +244,39 @@ func TestClientReplyMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// CLIENT LIST flags for a monitor (O), a blocked client (b), a paused one
+// (b) and NO-EVICT (e), as Redis shows them.
+func TestClientListFlags(t *testing.T) {
+	ts := startServer(t)
+	admin := dialRaw(t, ts.Addr)
+	flagsOf := func(id string) string {
+		list := string(admin.do("CLIENT", "LIST", "ID", id).Str)
+		i := strings.Index(list, " flags=")
+		return strings.Fields(list[i+7:])[0]
+	}
+	mon := dialRaw(t, ts.Addr)
+	monID := clientID(t, mon)
+	mon.do("MONITOR")
+	if f := flagsOf(monID); f != "O" {
+		t.Errorf("monitor flags = %q, want O", f)
+	}
+	b := dialRaw(t, ts.Addr)
+	bID := clientID(t, b)
+	b.do("CLIENT", "NO-EVICT", "on")
+	b.write(multibulk("BLPOP", "nolist", "0"))
+	waitBlocked(t, admin, 1)
+	if f := flagsOf(bID); f != "be" {
+		t.Errorf("blocked no-evict flags = %q, want be", f)
+	}
+	admin.do("CLIENT", "UNBLOCK", bID)
+	b.read()
+	admin.do("CLIENT", "PAUSE", "100000", "WRITE")
+	b.write(multibulk("SET", "k", "v"))
+	eventually(t, 5*time.Second, func() bool { return flagsOf(bID) == "be" }, "paused client flags b")
+	admin.do("CLIENT", "UNPAUSE")
+	b.read()
+	if f := flagsOf(bID); f != "e" {
+		t.Errorf("flags after = %q, want e", f)
+	}
+}

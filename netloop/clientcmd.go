@@ -130,7 +130,11 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 			c.out = append(c.out, resp.ErrSyntax...)
 			return
 		}
-		c.out = append(c.out, resp.OK...) // no eviction of clients exists; accepted as Redis does
+		// Recorded and shown (flag e in CLIENT LIST) as Redis does; it has
+		// nothing to protect from while maxmemory-clients can only be 0
+		// (client eviction is not implemented, see docs/security.md).
+		c.noEvict.Store(resp.EqualFold(args[2], "on"))
+		c.out = append(c.out, resp.OK...)
 	case "tracking":
 		s.cmdTracking(c, args) // tracking.go
 	case "caching":
@@ -191,7 +195,13 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	if sub+psub+ssub > 0 {
 		flags += "P"
 	}
+	if c.blockedPub.Load() != nil || c.pausedFlag.Load() {
+		flags += "b" // blocked, or postponed by CLIENT PAUSE, as Redis
+	}
 	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
+	if c.noEvict.Load() {
+		flags += "e"
+	}
 	if flags == "" {
 		flags = "N"
 	}
