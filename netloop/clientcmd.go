@@ -188,23 +188,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
 	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
 	sub, psub, ssub := pubsubCounts(c)
-	flags := ""
-	if c.monitor.Load() {
-		flags = "O"
-	}
-	if sub+psub+ssub > 0 {
-		flags += "P"
-	}
-	if c.blockedPub.Load() != nil || c.pausedFlag.Load() {
-		flags += "b" // blocked, or postponed by CLIENT PAUSE, as Redis
-	}
-	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
-	if c.noEvict.Load() {
-		flags += "e"
-	}
-	if flags == "" {
-		flags = "N"
-	}
+	flags := clientFlags(c)
 	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.db.Load())))
 	b.WriteString(" sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub)) + " multi=-1")
 	// The query buffer as querybuf.go publishes it; argv-mem (the arguments
@@ -483,4 +467,28 @@ func (s *Server) processQuiet(c *client, args [][]byte) bool {
 		c.out = c.out[:mark]
 	}
 	return true
+}
+
+// clientFlags are CLIENT LIST's flags for c, in Redis' order; from any
+// goroutine (atomics only).
+func clientFlags(c *client) string {
+	sub, psub, ssub := pubsubCounts(c)
+	flags := ""
+	if c.monitor.Load() {
+		flags = "O"
+	}
+	if sub+psub+ssub > 0 {
+		flags += "P"
+	}
+	if c.blockedPub.Load() != nil || c.pausedFlag.Load() {
+		flags += "b" // blocked, or postponed by CLIENT PAUSE, as Redis
+	}
+	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
+	if c.noEvict.Load() {
+		flags += "e"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	return flags
 }

@@ -164,6 +164,7 @@ type Server struct {
 	mon    monitorHub // MONITOR's clients (monitor.go)
 	// clientPause is CLIENT PAUSE's state (pause.go).
 	clientPause pauseState
+	evWatch     eventWatches // the debug UI's keyspace event watches (eventwatch.go)
 	// notifyOn is notify-keyspace-events' classes (notify.go).
 	notifyOn atomic.Uint32
 	params   *config.Registry
