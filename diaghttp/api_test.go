@@ -659,3 +659,31 @@ func TestLatencyAPI(t *testing.T) {
 		t.Fatalf("no \"command\" latency event after DEBUG SLEEP 0.02 with threshold 5 ms: %s", body)
 	}
 }
+
+// /debug/api/keyspace-events is behind the token and bounded: bad
+// parameters are refused before anything is watched, and a watch ends at
+// its seconds.
+func TestKeyspaceEventsAPIBounds(t *testing.T) {
+	f := start(t, apiToken)
+	expect(t, f.do(t, "GET", "/debug/api/keyspace-events?pattern=*", nil), 401, `{"error":"unauthorized"}`)
+	for _, tc := range []struct{ query, want string }{
+		{"", "pattern is required"},
+		{"pattern=" + strings.Repeat("x", 257), "pattern is required"},
+		{"pattern=*&seconds=0", "seconds must be an integer from 1 to 30"},
+		{"pattern=*&seconds=31", "seconds must be an integer from 1 to 30"},
+		{"pattern=*&max=1001", "max must be an integer from 1 to 1000"},
+	} {
+		r := f.do(t, "GET", "/debug/api/keyspace-events?"+tc.query, apiAuth)
+		if r.code != 400 || !strings.Contains(r.body, tc.want) {
+			t.Errorf("%q: %d %s, want 400 %q", tc.query, r.code, r.body, tc.want)
+		}
+	}
+	var v struct {
+		Seconds int               `json:"seconds"`
+		Events  []json.RawMessage `json:"events"`
+	}
+	apiGet(t, f, "/debug/api/keyspace-events?pattern=__keyevent@0__:nosuch&seconds=1", &v)
+	if v.Seconds != 1 || v.Events == nil || len(v.Events) != 0 {
+		t.Errorf("a watch with nothing published: %+v", v)
+	}
+}

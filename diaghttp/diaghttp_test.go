@@ -55,6 +55,10 @@ func (s *source) Config() []config.Entry     { return s.reg.Entries() }
 func (s *source) Clients(limit int) (int, []netloop.ClientInfo) {
 	return s.srv.Clients(limit)
 }
+func (s *source) WatchKeyspace(pattern string, d time.Duration, limit int, stop <-chan struct{}) ([]netloop.KeyspaceEvent, int64, error) {
+	return s.srv.WatchKeyspace(pattern, d, limit, stop)
+}
+func (s *source) NotifyKeyspaceEvents() string     { return s.srv.NotifyKeyspaceEvents() }
 func (s *source) ACLUsers() []acl.UserSummary      { return s.srv.ACLUsers() }
 func (s *source) CommandStats() *cmdstats.Snapshot { return s.srv.CommandStats() }
 func (s *source) CommandName(id int) string        { return s.table.ByID(id).FullName }

@@ -142,6 +142,8 @@ func (s *Server) api(ctx *fasthttp.RequestCtx, sub string) {
 		writeAPIJSON(ctx, struct {
 			Parameters []config.Entry `json:"parameters"`
 		}{s.src.Config()})
+	case "keyspace-events": // events.go
+		s.keyspaceEvents(ctx)
 	case "cluster", "metrics", "slowlog", "latency", "scripts": // api.go
 		s.debugAPI(ctx, sub)
 	default:

@@ -834,6 +834,37 @@ func TestDebugUIBrowser(t *testing.T) {
 		p.screenshot("clients", "ui-clients.png")
 	})
 
+	t.Run("client states and keyspace events", func(t *testing.T) {
+		p.t = t
+		// A client blocked in BLPOP shows the blocked state.
+		blocker := redis.NewClient(&redis.Options{Addr: srv.redis, PoolSize: 1, ClientName: "ui-blocked"})
+		defer blocker.Close()
+		blocked := make(chan error, 1)
+		go func() { blocked <- blocker.BLPop(context.Background(), 0, "ui:nolist").Err() }()
+		p.wait("the blocked state", `[...document.querySelectorAll("#clients-table tbody tr")].some(r => r.textContent.includes("ui-blocked") && r.querySelector(".client-state").textContent.includes("blocked"))`, 15*time.Second)
+		if err := admin.LPush(context.Background(), "ui:nolist", "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-blocked; err != nil {
+			t.Errorf("BLPOP: %v", err)
+		}
+		// The panel watches the load's LPUSH events for a bounded time.
+		if err := admin.ConfigSet(context.Background(), "notify-keyspace-events", "El").Err(); err != nil {
+			t.Fatal(err)
+		}
+		defer admin.ConfigSet(context.Background(), "notify-keyspace-events", "")
+		p.do("watching events", chromedp.Evaluate[chromedp.Void](`document.getElementById("ev-pattern").value = "__keyevent@0__:lpush"`),
+			chromedp.Click(chromedp.CSS("#ev-watch")))
+		p.wait("the events", `document.querySelectorAll("#ev-list li").length > 0 && !document.getElementById("ev-watch").disabled`, 20*time.Second)
+		if l := p.text("#ev-list"); !strings.Contains(l, "__keyevent@0__:lpush") || !strings.Contains(l, "list:") {
+			t.Errorf("events: %q", l)
+		}
+		if st := p.text("#ev-status"); !strings.Contains(st, "event") || !strings.Contains(st, "notify-keyspace-events lE") {
+			t.Errorf("status: %q", st)
+		}
+		p.screenshot("keyspace-events", "")
+	})
+
 	t.Run("polls only the active view while visible", func(t *testing.T) {
 		p.t = t
 		// Clients is active: in 4 s (two of its 2 s periods) it polls

@@ -61,6 +61,10 @@ type client struct {
 	blocked      *keyspace.Waiter
 	retryBlocked atomic.Bool
 	multi        multiState // MULTI/EXEC/WATCH (multi.go)
+	// replyMode is CLIENT REPLY's mode; dropReply: the reply of the command
+	// in flight is not sent (clientcmd.go, processQuiet).
+	replyMode uint8
+	dropReply bool
 	// flushSeen: the tracker's flush count when a FLUSHDB or FLUSHALL
 	// of this client was processed (tracking.go, trackEmptyFlush).
 	flushSeen uint64
@@ -88,8 +92,12 @@ type client struct {
 	libName         atomic.Pointer[string]
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
-	ps              atomic.Pointer[pubsubState] // Pub/Sub state and mailbox, made on first use (pubsub.go)
-	trk             tracking.State              // CLIENT TRACKING state (netloop/tracking; tracking.go)
+	monitor         atomic.Bool                     // MONITOR ran (monitor.go)
+	pausedFlag      atomic.Bool                     // parked by CLIENT PAUSE (pause.go)
+	noEvict         atomic.Bool                     // CLIENT NO-EVICT ON
+	blockedPub      atomic.Pointer[keyspace.Waiter] // blocked, for other loops (CLIENT UNBLOCK, LIST)
+	ps              atomic.Pointer[pubsubState]     // Pub/Sub state and mailbox, made on first use (pubsub.go)
+	trk             tracking.State                  // CLIENT TRACKING state (netloop/tracking; tracking.go)
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64

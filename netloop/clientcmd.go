@@ -130,7 +130,11 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 			c.out = append(c.out, resp.ErrSyntax...)
 			return
 		}
-		c.out = append(c.out, resp.OK...) // no eviction of clients exists; accepted as Redis does
+		// Recorded and shown (flag e in CLIENT LIST) as Redis does; it has
+		// nothing to protect from while maxmemory-clients can only be 0
+		// (client eviction is not implemented, see docs/security.md).
+		c.noEvict.Store(resp.EqualFold(args[2], "on"))
+		c.out = append(c.out, resp.OK...)
 	case "tracking":
 		s.cmdTracking(c, args) // tracking.go
 	case "caching":
@@ -141,6 +145,14 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 		s.cmdTrackingInfo(c)
 	case "info":
 		c.out = appendText(c.out, s.clientLine(c, time.Now()), c.ctx.RESP3)
+	case "pause":
+		s.cmdClientPause(c, args) // pause.go
+	case "unpause":
+		s.cmdClientUnpause(c)
+	case "unblock":
+		s.cmdClientUnblock(c, args)
+	case "reply":
+		s.cmdClientReply(c, args)
 	case "list":
 		s.clientList(c, args[2:])
 	case "kill":
@@ -176,14 +188,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
 	b.WriteString(" idle=" + strconv.FormatInt(max(idle, 0), 10))
 	sub, psub, ssub := pubsubCounts(c)
-	flags := ""
-	if sub+psub+ssub > 0 {
-		flags = "P"
-	}
-	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
-	if flags == "" {
-		flags = "N"
-	}
+	flags := clientFlags(c)
 	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.db.Load())))
 	b.WriteString(" sub=" + strconv.Itoa(int(sub)) + " psub=" + strconv.Itoa(int(psub)) + " ssub=" + strconv.Itoa(int(ssub)) + " multi=-1")
 	// The query buffer as querybuf.go publishes it; argv-mem (the arguments
@@ -352,4 +357,139 @@ func (s *Server) kill(c, cl *client) {
 	}
 	cl.killed.Store(true)
 	_ = cl.conn.Wake(nil)
+}
+
+// errUnblocked is what CLIENT UNBLOCK ... ERROR makes a blocked command
+// reply, as Redis 7.0.
+var errUnblocked = []byte("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+
+// cmdClientUnblock is CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: a client parked
+// in a blocking command (BLPOP, XREAD BLOCK ...) gets its timeout reply or
+// the UNBLOCKED error, through its waiter (goroutine-safe: the waiter's
+// first ending wins, a shard serving it meanwhile included). A client
+// postponed by CLIENT PAUSE counts as blocked, as in Redis: it is woken and
+// postponed again while the pause lasts.
+func (s *Server) cmdClientUnblock(c *client, args [][]byte) {
+	var reply []byte // nil: the timeout reply
+	if len(args) == 4 {
+		switch {
+		case resp.EqualFold(args[3], "timeout"):
+		case resp.EqualFold(args[3], "error"):
+			reply = errUnblocked
+		default:
+			c.out = resp.AppendError(c.out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	} else if len(args) > 4 {
+		c.out = resp.AppendErrSubcommandSyntax(c.out, args[1], "client")
+		return
+	}
+	id, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.out = append(c.out, resp.ErrNotInteger...)
+		return
+	}
+	s.registryMu.Lock()
+	target := s.registry[id]
+	s.registryMu.Unlock()
+	done := false
+	if target != nil {
+		if w := target.blockedPub.Load(); w != nil {
+			done = w.Unblock(reply)
+		} else if target.pausedFlag.Load() {
+			_ = target.conn.Wake(nil)
+			done = true
+		}
+	}
+	if done {
+		c.out = resp.AppendInt(c.out, 1)
+	} else {
+		c.out = resp.AppendInt(c.out, 0)
+	}
+}
+
+// CLIENT REPLY modes (client.replyMode, owned by the client's loop).
+const (
+	replyOn       uint8 = iota // every reply is sent (the zero value)
+	replyOff                   // no reply until CLIENT REPLY ON
+	replySkipNext              // CLIENT REPLY SKIP ran: the next command's reply is dropped
+	replySkipThis              // the command running now is the skipped one
+)
+
+// cmdClientReply is CLIENT REPLY ON|OFF|SKIP, as Redis: ON answers OK, OFF
+// and SKIP answer nothing (SKIP does nothing under OFF), a bad mode is a
+// syntax error (itself dropped under OFF).
+func (s *Server) cmdClientReply(c *client, args [][]byte) {
+	switch {
+	case resp.EqualFold(args[2], "on"):
+		c.replyMode = replyOn
+		c.out = append(c.out, resp.OK...)
+	case resp.EqualFold(args[2], "off"):
+		c.replyMode = replyOff
+	case resp.EqualFold(args[2], "skip"):
+		if c.replyMode != replyOff {
+			c.replyMode = replySkipNext
+		}
+	default:
+		c.out = append(c.out, resp.ErrSyntax...)
+	}
+}
+
+// processQuiet is process for a client whose replies CLIENT REPLY OFF or
+// SKIP drops: the command runs as always and its reply is cut from c.out,
+// or, for a reply that comes later (a queued batch, a parked blocking
+// command), dropped when it arrives (client.dropReply). Such a client's
+// commands never share a batch (process), so a batch's replies are all of
+// one command.
+func (s *Server) processQuiet(c *client, args [][]byte) bool {
+	mark := len(c.out)
+	before := c.replyMode
+	if before == replySkipNext {
+		c.replyMode = replySkipThis
+	}
+	if !s.process(c, args) {
+		c.replyMode = before // not run: it comes again
+		return false
+	}
+	switch c.replyMode {
+	case replyOn:
+		return true // CLIENT REPLY ON ran: its OK goes out
+	case replySkipThis:
+		c.replyMode = replyOn
+	case replySkipNext:
+		if before == replySkipNext { // CLIENT REPLY SKIP was itself skipped
+			break
+		}
+	}
+	switch c.state {
+	case connFilling, connBlocked, connAwaiting:
+		c.dropReply = true
+	default:
+		c.out = c.out[:mark]
+	}
+	return true
+}
+
+// clientFlags are CLIENT LIST's flags for c, in Redis' order; from any
+// goroutine (atomics only).
+func clientFlags(c *client) string {
+	sub, psub, ssub := pubsubCounts(c)
+	flags := ""
+	if c.monitor.Load() {
+		flags = "O"
+	}
+	if sub+psub+ssub > 0 {
+		flags += "P"
+	}
+	if c.blockedPub.Load() != nil || c.pausedFlag.Load() {
+		flags += "b" // blocked, or postponed by CLIENT PAUSE, as Redis
+	}
+	flags += trackingFlagLetters(c) // t, R, B (tracking.go)
+	if c.noEvict.Load() {
+		flags += "e"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	return flags
 }

@@ -69,6 +69,9 @@ func (s *Server) accountWaited(c *client, cmd *command.Command, args [][]byte, r
 // name).
 func (s *Server) accountCall(c *client, cmd *command.Command, args [][]byte, reply []byte, ns, exec int64, byScript bool) {
 	c.loop.rec.CallAfterWait(cmd.ID, ns, exec)
+	if s.monitoring() {
+		s.feedMonitorsAfter(c, cmd, args) // monitor.go
+	}
 	if cmd == s.track.flushall || cmd == s.track.flushdb {
 		s.trackEmptyFlush(c, reply) // tracking.go
 	}

@@ -55,6 +55,7 @@ func localHandlers() map[string]localHandler {
 			s.setDefaultAuth(c) // acl.go
 			c.name.Store(nil)   // as Redis' clearClientConnectionState; lib-name/lib-ver stay
 			s.pubsubReset(c)
+			s.stopMonitor(c) // monitor.go
 			s.disableTracking(c)
 			c.out = append(c.out, "+RESET\r\n"...)
 		},
@@ -100,6 +101,7 @@ func localHandlers() map[string]localHandler {
 			}
 			c.out = s.cfg.Replication.AppendRole(c.out)
 		},
+		"monitor": func(s *Server, c *client, _ *command.Command, _ [][]byte) { s.cmdMonitor(c) }, // monitor.go
 		"memory": func(s *Server, c *client, cmd *command.Command, args [][]byte) {
 			s.cmdMemory(c, cmd, args) // memorycmd.go; USAGE runs in the shards
 		},
@@ -153,6 +155,9 @@ func buildLocal(table *command.Table, rt *shard.Runtime, named map[string]localH
 // read it through subcommand instead of looking it up again.
 func (s *Server) local(c *client, cmd, sub *command.Command, args [][]byte) {
 	c.sub = sub
+	if s.monitoring() {
+		s.feedMonitorsBefore(c, cmd, args) // EVAL and FCALL show before their commands (monitor.go)
+	}
 	s.localByID[cmd.ID](s, c, cmd, args)
 	c.sub = nil
 }

@@ -210,6 +210,7 @@ func (c *client) Unblocked(reply []byte, retry bool) {
 // park makes c wait for w: it parses nothing more until the reply is in.
 func (s *Server) park(c *client, w *keyspace.Waiter) {
 	c.blocked = w
+	c.blockedPub.Store(w) // for CLIENT UNBLOCK and CLIENT LIST on other loops
 	c.to(connBlocked)
 }
 

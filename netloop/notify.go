@@ -79,6 +79,9 @@ func (s *Server) publishEvent(by *keyspace.Ctx, channel, msg []byte) {
 		}
 	}
 	h.mu.RUnlock()
+	if s.evWatch.n.Load() != 0 {
+		s.offerEvent(channel, msg) // the debug UI's watches (eventwatch.go)
+	}
 }
 
 func (s *Server) deliverEvent(by *keyspace.Ctx, to *client, kind string, pattern, channel, msg []byte) {

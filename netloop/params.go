@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"errors"
 	"math"
 	"runtime/debug"
 	"strconv"
@@ -138,6 +139,15 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 	}
 	_ = apply("")
 	reg.OnChange("maxmemory", apply)
+	// Client eviction is not implemented: the registry's range (0..0)
+	// refuses any other value; this hook says so again should the range
+	// ever widen without an implementation (docs/security.md).
+	reg.OnChange("maxmemory-clients", func(v string) error {
+		if reg.Size("maxmemory-clients") != 0 {
+			return errors.New("client eviction (maxmemory-clients) is not supported by svcdb; only 0 is accepted")
+		}
+		return nil
+	})
 	reg.OnChange("maxmemory-policy", apply)
 }
 

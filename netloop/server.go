@@ -159,8 +159,12 @@ type Server struct {
 	releaseKick chan struct{}
 
 	stats  serverStats
-	pubsub pubsubHub // Pub/Sub registry (pubsub.go)
-	track  trackGlue // client-side caching's tables (tracking.go, netloop/tracking)
+	pubsub pubsubHub  // Pub/Sub registry (pubsub.go)
+	track  trackGlue  // client-side caching's tables (tracking.go, netloop/tracking)
+	mon    monitorHub // MONITOR's clients (monitor.go)
+	// clientPause is CLIENT PAUSE's state (pause.go).
+	clientPause pauseState
+	evWatch     eventWatches // the debug UI's keyspace event watches (eventwatch.go)
 	// notifyOn is notify-keyspace-events' classes (notify.go).
 	notifyOn atomic.Uint32
 	params   *config.Registry
@@ -251,6 +255,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	s.debugCmd = table.Lookup([]byte("debug"))
 	s.bindParams(cfg.Params)
 	s.initPubSub()
+	s.initMonitor()
 	s.scripts = newScriptEngine(s)
 	rt.SetFunctionLibraries(functionLibraries{s}) // functions_persist.go
 	s.initTracking()

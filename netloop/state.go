@@ -43,6 +43,9 @@ const (
 	// connDurable: replies are held until the append-only log has them on
 	// disk (persistcmd.go); the log wakes the loop.
 	connDurable
+	// connPaused: CLIENT PAUSE postpones the command at the front of the
+	// input, which stays unparsed; the pause's end wakes the loop (pause.go).
+	connPaused
 	// connWaitingRoomThenClose and connQueuedThenClose: a protocol error
 	// ended the input while a batch was open. The commands before it still
 	// run and answer first; then the error is written and the connection
@@ -61,7 +64,7 @@ const (
 
 var connStateNames = [numConnStates]string{
 	"reading", "filling", "waiting-room", "queued", "awaiting", "blocked",
-	"output-paused", "durable", "waiting-room-then-close", "queued-then-close",
+	"output-paused", "durable", "paused", "waiting-room-then-close", "queued-then-close",
 	"closing", "closed",
 }
 
@@ -81,7 +84,7 @@ var connTransitions = func() (t [numConnStates][numConnStates]bool) {
 			t[from][s] = true
 		}
 	}
-	allow(connReading, connFilling, connAwaiting, connBlocked, connOutputPaused, connDurable)
+	allow(connReading, connFilling, connAwaiting, connBlocked, connOutputPaused, connDurable, connPaused)
 	allow(connFilling, connQueued, connWaitingRoom, connQueuedThenClose, connWaitingRoomThenClose)
 	allow(connWaitingRoom, connQueued)
 	allow(connWaitingRoomThenClose, connQueuedThenClose)
@@ -90,6 +93,7 @@ var connTransitions = func() (t [numConnStates][numConnStates]bool) {
 	allow(connBlocked, connReading)
 	allow(connOutputPaused, connReading)
 	allow(connDurable, connReading)
+	allow(connPaused, connReading)
 	for from := range numConnStates {
 		if from != connClosed {
 			t[from][connClosing] = true

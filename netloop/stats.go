@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"strings"
 	"time"
 
 	"github.com/svcdb/svcdb/core/lifecycle"
@@ -74,6 +75,13 @@ type ClientInfo struct {
 	NetOutBytes int64  `json:"bytes_out"`
 	InputBuffer int64  `json:"input_buffer"`
 	OutputBuf   int64  `json:"output_buffer"`
+	// The states CLIENT LIST's flags encode, spelled out for the debug UI:
+	// parked in a blocking command, postponed by CLIENT PAUSE, CLIENT
+	// TRACKING on, MONITOR.
+	Blocked  bool `json:"blocked"`
+	Paused   bool `json:"paused"`
+	Tracking bool `json:"tracking"`
+	Monitor  bool `json:"monitor"`
 }
 
 // Clients returns up to limit connected clients (ordered by id) and how many
@@ -100,7 +108,11 @@ func (s *Server) Clients(limit int) (total int, list []ClientInfo) {
 			Name: c.stringField(&c.name), LibName: c.stringField(&c.libName), LibVer: c.stringField(&c.libVer),
 			AgeSecs:     int64(now.Sub(c.created) / time.Second),
 			IdleSecs:    max(0, (now.UnixMilli()-c.lastInteraction.Load())/1000),
-			Flags:       "N",
+			Flags:       clientFlags(c),
+			Blocked:     c.blockedPub.Load() != nil,
+			Paused:      c.pausedFlag.Load(),
+			Tracking:    strings.Contains(trackingFlagLetters(c), "t"),
+			Monitor:     c.monitor.Load(),
 			DB:          int(c.db.Load()),
 			RESP:        proto,
 			LastCommand: last,

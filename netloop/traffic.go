@@ -104,6 +104,8 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	s.dropBig(c) // a large command's buffer goes with the client, at once
 	s.connected.Add(-1)
 	s.pubsubClose(c)
+	s.stopMonitor(c)
+	s.unparkPaused(c)
 	s.disableTracking(c)
 	s.unblockOnClose(c)
 	if c.multi.watch.Watching() {
@@ -216,9 +218,14 @@ func (s *Server) resume(c *client, gc gnet.Conn) bool {
 		if reply == nil {
 			return false // woken early; completion wakes us again
 		}
-		c.out = append(c.out, *reply...)
+		if c.dropReply { // CLIENT REPLY OFF|SKIP
+			c.dropReply = false
+		} else {
+			c.out = append(c.out, *reply...)
+		}
 		w := c.blocked
 		c.blocked = nil
+		c.blockedPub.Store(nil)
 		c.to(connReading)
 		if w != nil {
 			c.ctx.LogEnd = max(c.ctx.LogEnd, w.LogEnd()) // a served blocking command's change, for durable
@@ -243,6 +250,10 @@ func (s *Server) resume(c *client, gc gnet.Conn) bool {
 			return false // woken early; the batch's completion wakes us again
 		}
 		s.batchBack(c)
+		return true
+	case connPaused: // the pause ended (or a spurious wake: the command parks again)
+		c.pausedFlag.Store(false)
+		c.to(connReading)
 		return true
 	case connOutputPaused:
 		if gc.OutboundBuffered() > s.cfg.OutputSoftLimit/2 {
@@ -334,7 +345,11 @@ func (s *Server) consume(c *client, buf []byte) (off int, closeNow bool) {
 			off += n
 			continue
 		}
-		if !s.process(c, args) {
+		if c.replyMode != replyOn {
+			if !s.processQuiet(c, args) { // CLIENT REPLY OFF|SKIP (clientcmd.go)
+				break
+			}
+		} else if !s.process(c, args) {
 			break // the command belongs to a different shard than the open batch
 		}
 		off += n
@@ -363,7 +378,11 @@ const maxRetainedArgv = 1 << 12
 // takeBatchReplies moves a completed batch's replies to c's output, with
 // the append-only log offset they acknowledge (for durable).
 func (c *client) takeBatchReplies() {
-	c.out = append(c.out, c.batch.Out...)
+	if c.dropReply { // CLIENT REPLY OFF|SKIP: the batch is that one command
+		c.dropReply = false
+	} else {
+		c.out = append(c.out, c.batch.Out...)
+	}
 	c.ctx.LogEnd = max(c.ctx.LogEnd, c.batch.Ctx.LogEnd)
 	c.batch.Ctx.LogEnd = 0
 }
@@ -451,7 +470,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		// Only commands for the open batch's shard may join it.
 		// A command whose reads are tracked differently (CLIENT CACHING's
 		// one command) starts a batch of its own.
-		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || !s.joinAllowed(c, cmd, args) || c.batch.Ctx.TrackReads != c.ctx.TrackReads {
+		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || s.clientPause.mode.Load() != pauseNone || c.replyMode != replyOn || !s.joinAllowed(c, cmd, args) || c.batch.Ctx.TrackReads != c.ctx.TrackReads {
 			return false
 		}
 		idx, where := s.rt.Route(cmd, args)
@@ -522,6 +541,10 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	if c.ps.Load() != nil && s.pubsubDenied(c, checked) { // RESP2 subscribed mode
 		s.rejected(c, checked, c.out[mark:])
 		return true
+	}
+	if s.clientPause.mode.Load() != pauseNone && s.pauseHolds(c, checked) { // pause.go
+		s.parkPaused(c)
+		return false // not consumed: it runs when the pause ends
 	}
 	if s.queueInMulti(c, cmd, checked, args, mark) {
 		return true

@@ -67,15 +67,18 @@ type Runtime struct {
 	env      *keyspace.Env // the keyspace: every shard's Store, the handlers (store.go)
 	onPanic  func(string, any, []byte)
 
-	expireEvery  time.Duration
-	hot          *hotRing // per-second per-shard rates (hotshards.go)
-	latency      atomic.Pointer[latency.Monitor]
-	snapRunning  atomic.Bool           // a WriteSnapshot is running (snapshot.go)
-	logSinks     logSinks              // the append-only file and the replication stream (replica.go)
-	hooks        atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
-	snapCompress atomic.Bool           // snapshots compress strings with LZF (rdbcompression)
-	noLog        bool                  // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it
-	functions    FunctionLibraries     // FUNCTION LOAD's libraries for snapshots, LoadRDB and replay (functions.go); nil when none
+	expireEvery time.Duration
+	hot         *hotRing // per-second per-shard rates (hotshards.go)
+	latency     atomic.Pointer[latency.Monitor]
+	snapRunning atomic.Bool           // a WriteSnapshot is running (snapshot.go)
+	logSinks    logSinks              // the append-only file and the replication stream (replica.go)
+	hooks       atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
+	// expiryHeld: CLIENT PAUSE is in effect; the active expiry cycle and
+	// the eviction it runs wait (HoldExpiry).
+	expiryHeld   atomic.Bool
+	snapCompress atomic.Bool       // snapshots compress strings with LZF (rdbcompression)
+	noLog        bool              // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it
+	functions    FunctionLibraries // FUNCTION LOAD's libraries for snapshots, LoadRDB and replay (functions.go); nil when none
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }
@@ -590,6 +593,9 @@ func (rt *Runtime) expireLoop() {
 		case <-t.C:
 		}
 		rt.env.Tick(time.Now()) // the access clock (evict.go)
+		if rt.expiryHeld.Load() {
+			continue // CLIENT PAUSE: no key expires or is evicted behind the paused clients' backs
+		}
 		lat := rt.latency.Load()
 		for _, s := range rt.shards {
 			rt.acquire(s)
@@ -610,6 +616,11 @@ func (rt *Runtime) expireLoop() {
 		}
 	}
 }
+
+// HoldExpiry stops (on) or restarts the active expiry cycle and the
+// eviction it runs, as Redis 7.0 holds both while clients are paused
+// (CLIENT PAUSE), so the dataset does not change under a paused server.
+func (rt *Runtime) HoldExpiry(on bool) { rt.expiryHeld.Store(on) }
 
 // ReportLatency makes the runtime record its latency events (expire-cycle)
 // in m, as Redis' latency monitor does.

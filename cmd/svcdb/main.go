@@ -471,6 +471,13 @@ func (d diagSource) ACLUsers() []acl.UserSummary     { return d.srv.ACLUsers() }
 func (d diagSource) Clients(limit int) (int, []netloop.ClientInfo) {
 	return d.srv.Clients(limit)
 }
+
+// WatchKeyspace and NotifyKeyspaceEvents serve the debug UI's Keyspace
+// events panel (diaghttp.KeyspaceWatcher).
+func (d diagSource) WatchKeyspace(pattern string, dur time.Duration, limit int, stop <-chan struct{}) ([]netloop.KeyspaceEvent, int64, error) {
+	return d.srv.WatchKeyspace(pattern, dur, limit, stop)
+}
+func (d diagSource) NotifyKeyspaceEvents() string     { return d.srv.NotifyKeyspaceEvents() }
 func (d diagSource) CommandStats() *cmdstats.Snapshot { return d.srv.CommandStats() }
 func (d diagSource) CommandName(id int) string        { return d.table.ByID(id).FullName }
 func (d diagSource) StatusJSON() []byte               { return d.srv.StatusJSON() }

@@ -20,7 +20,7 @@ import (
 // compares them structurally, under RESP2 and RESP3.
 //
 // Where Redis iterates a dict (subcommands) entries are matched by name.
-// Commands Redis has and we do not (CLIENT PAUSE, ...) are ignored; the ones
+// Commands Redis has and we do not (none of the CLIENT subcommands since MONITOR and CLIENT PAUSE came) are ignored; the ones
 // we have and Redis 7.0 does not are listed in notIn70.
 
 // notIn70 are entries Redis 7.0 lacks on purpose.

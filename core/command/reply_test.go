@@ -110,7 +110,7 @@ func TestReplyInfo(t *testing.T) {
 		t.Errorf("INFO client|setname name = %q", got)
 	}
 	client := reply(t, tab, "COMMAND INFO client", true).elems[0]
-	if subs := client.elems[9]; subs.kind != '*' || len(subs.elems) != 13 {
+	if subs := client.elems[9]; subs.kind != '*' || len(subs.elems) != 17 {
 		t.Errorf("client subcommands = %s", subs)
 	}
 }
@@ -143,7 +143,7 @@ func TestReplyDocs(t *testing.T) {
 	}
 	client := reply(t, tab, "COMMAND DOCS client", false).elems[1]
 	for _, p := range client.pairs() {
-		if p[0].str == "subcommands" && (p[1].kind != '*' || len(p[1].elems) != 26 || p[1].elems[0].str != "client|caching") {
+		if p[0].str == "subcommands" && (p[1].kind != '*' || len(p[1].elems) != 34 || p[1].elems[0].str != "client|caching") {
 			t.Errorf("client doc subcommands = %s", p[1])
 		}
 	}
@@ -165,7 +165,8 @@ func TestReplyList(t *testing.T) {
 		want []string
 	}{
 		{"COMMAND LIST FILTERBY PATTERN cl*", []string{"client", "client|caching", "client|getname", "client|getredir", "client|help", "client|id", "client|info",
-			"client|kill", "client|list", "client|no-evict", "client|setinfo", "client|setname", "client|tracking", "client|trackinginfo",
+			"client|kill", "client|list", "client|no-evict", "client|pause", "client|reply", "client|setinfo", "client|setname", "client|tracking", "client|trackinginfo",
+			"client|unblock", "client|unpause",
 			"cluster", "cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
 			"cluster|countkeysinslot", "cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots",
 			"cluster|forget", "cluster|getkeysinslot", "cluster|help", "cluster|info", "cluster|keyslot", "cluster|links",

@@ -303,5 +303,14 @@ func serverCommands() []*Command {
 			Summary:       "Get the UNIX time stamp of the last successful save to disk",
 			Complexity:    "O(1)",
 		},
+		{
+			Name:          "monitor",
+			Arity:         1,
+			Flags:         FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+			ACLCategories: []string{"@admin", "@slow", "@dangerous"},
+			Group:         "server",
+			Since:         "1.0.0",
+			Summary:       "Listen for all requests received by the server in real time",
+		},
 	}
 }

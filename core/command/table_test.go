@@ -21,7 +21,7 @@ var wantNames = map[string][]string{
 	"replicaof": nil, "slaveof": nil, "role": nil, "sync": nil, "psync": nil, "replconf": nil, "wait": nil,
 	// connection
 	"ping": nil, "echo": nil, "quit": nil, "reset": nil, "hello": nil, "auth": nil, "select": nil,
-	"client": {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "setinfo", "setname", "tracking", "trackinginfo"},
+	"client": {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setinfo", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
 	// strings
 	"get": nil, "set": nil, "setnx": nil, "setex": nil, "psetex": nil, "getset": nil, "getdel": nil,
 	"getex": nil, "mget": nil, "mset": nil, "msetnx": nil, "incr": nil, "decr": nil, "incrby": nil,
@@ -77,7 +77,7 @@ var wantNames = map[string][]string{
 	"ssubscribe": nil, "sunsubscribe": nil, "spublish": nil,
 	"pubsub": {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
 	// server
-	"dbsize": nil, "flushdb": nil, "flushall": nil, "time": nil, "info": nil, "shutdown": nil, "lastsave": nil,
+	"dbsize": nil, "flushdb": nil, "flushall": nil, "time": nil, "info": nil, "shutdown": nil, "lastsave": nil, "monitor": nil,
 	"save": nil, "bgsave": nil, "bgrewriteaof": nil,
 	"debug":   nil,
 	"status":  {"help", "json"}, // svcdb's own (svc.go)
@@ -162,7 +162,7 @@ func TestLookup(t *testing.T) {
 	client := tab.Lookup([]byte("client"))
 	for _, tc := range []struct{ in, want string }{
 		{"setname", "client|setname"}, {"SETNAME", "client|setname"}, {"SetInfo", "client|setinfo"},
-		{"NO-EVICT", "client|no-evict"}, {"nosuch", ""}, {"", ""}, {"set|name", ""}, {"pause", ""},
+		{"NO-EVICT", "client|no-evict"}, {"nosuch", ""}, {"", ""}, {"set|name", ""}, {"pause", "client|pause"},
 		{strings.Repeat("x", 70), ""},
 	} {
 		c := tab.LookupSub(client, []byte(tc.in))

@@ -303,7 +303,7 @@ func TestGetPatterns(t *testing.T) {
 		{[]string{"maxmemory"}, "maxmemory"},
 		{[]string{"MAXMEMORY"}, "MAXMEMORY"}, // as given, like Redis
 		{[]string{"maxmemory", "MAXMEMORY"}, "maxmemory"},
-		{[]string{"MAXMEM*"}, "maxmemory maxmemory-policy"},
+		{[]string{"MAXMEM*"}, "maxmemory maxmemory-clients maxmemory-policy"},
 		{[]string{"*max-*-entries*"}, "hash-max-listpack-entries hash-max-ziplist-entries set-max-intset-entries set-max-listpack-entries zset-max-listpack-entries zset-max-ziplist-entries"},
 		{[]string{"slowlog-[lm]*"}, "slowlog-log-slower-than slowlog-max-len slowlog-max-arg-len"},
 		{[]string{"http-?ort", "port", "p?rt"}, "http-port port"},

@@ -115,6 +115,17 @@ func (w *Waiter) ended() {
 	w.env.blocked.Add(-1)
 }
 
+// Unblock ends the wait from any goroutine as CLIENT UNBLOCK does: with
+// the command's timeout reply when errReply is nil, else with errReply. It
+// reports false when the wait had ended already (served, timed out,
+// cancelled).
+func (w *Waiter) Unblock(errReply []byte) bool {
+	if errReply == nil {
+		return w.finish(appendTimeoutReply(nil, w.timeout, w.resp3))
+	}
+	return w.finish(errReply)
+}
+
 func (w *Waiter) fire() { w.finish(appendTimeoutReply(nil, w.timeout, w.resp3)) }
 
 // readyKey is a key that may serve waiters.
