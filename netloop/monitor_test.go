@@ -91,7 +91,8 @@ func monitorOutput(t *testing.T, addr string) string {
 		if v.Type != '+' || !monitorStamp.MatchString("+"+line) {
 			t.Fatalf("monitor line %q has no timestamp", line)
 		}
-		line = line[strings.Index(line, "["):]
+		_, rest, _ := strings.Cut(line, "[")
+		line = "[" + rest
 		line = strings.ReplaceAll(line, caddr, "ADDR")
 		lines = append(lines, line)
 		if strings.HasSuffix(line, `"ECHO" "end"`) {
@@ -102,7 +103,9 @@ func monitorOutput(t *testing.T, addr string) string {
 	mon.write(multibulk("PING"))
 	own := string(mon.read().Str) + " / "
 	own += string(mon.read().Str)
-	own = own[:strings.Index(own, " / ")+3] + own[strings.Index(own, "["):]
+	reply, line, _ := strings.Cut(own, " / ")
+	_, line, _ = strings.Cut(line, "[")
+	own = reply + " / [" + line
 	own = strings.ReplaceAll(own, mon.c.LocalAddr().String(), "MONADDR")
 	return out + strings.Join(lines, "\n") + "\n" + own
 }

@@ -209,12 +209,3 @@ func (s *Server) unparkPaused(c *client) {
 	delete(p.parked, c)
 	p.mu.Unlock()
 }
-
-// pausedClients is how many clients wait for the pause to end (the debug
-// API).
-func (s *Server) pausedClients() int {
-	p := &s.clientPause
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.parked)
-}
