@@ -49,9 +49,9 @@ func TestFindBitMatchesNaive(t *testing.T) {
 
 // BenchmarkFindBit scans 8 MiB for a bit found in the last byte, as
 // "BITPOS key bit" on docs/performance.md's long strings: bit 1 over zeros
-// never written (a fresh allocation: the kernel maps its pages to the one
-// zero page until they are written, so the scan reads one 4 KiB page over
-// and over), bit 1 over zeros written (real pages), and bit 0 over 0xff.
+// never written (a fresh allocation, whose pages the kernel maps to its
+// zero page until they are written, as svcdb's SETBIT growth), bit 1 over
+// zeros written (real pages), and bit 0 over 0xff.
 func BenchmarkFindBit(b *testing.B) {
 	const size = 8 << 20
 	cases := []struct {
