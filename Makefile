@@ -129,9 +129,10 @@ fuzz-long:
 ## -r 100000, and memtier's default workload (SET:GET 1:10, 32-byte values,
 ## 50 connections) at pipeline 1 and 16, and EVALSHA of a one-GET script and
 ## an INCR+EXPIRE script at pipeline 1 and 16 (ratios shown, not held to the
-## bar; --scripts=false leaves them out), checked against the bar (every
-## suite test's ops/s >= 0.9x redis-server's, no error: svcbench compare
-## exits 3 otherwise); then svcdb with its diagnostics HTTP server off and
+## bar; --scripts=false leaves them out), and SETBIT, BITCOUNT, PFADD,
+## PFCOUNT and GEOSEARCH at pipeline 1 and 16 (--commands=false leaves them
+## out), checked against the bar (every suite test's and command's ops/s
+## >= 0.9x redis-server's, no error: svcbench compare exits 3 otherwise); then svcdb with its diagnostics HTTP server off and
 ## on, scraped every second; then persistence side by side (svcbench
 ## persist: SET and loadgen 1:1 at -P 1 and 16 with appendonly yes and
 ## appendfsync everysec and always; p99 under a fixed-rate load before and

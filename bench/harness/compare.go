@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if r.benchCPUs, err = benchCPUs(serverCPUs, clientCPUs); err != nil {
 		return rep, err
 	}
-	r.total = cfg.Rounds * 2 * ((len(cfg.Tests)+len(cfg.Suite)+len(cfg.Scripts))*len(cfg.Pipelines) + len(cfg.Loads))
+	r.total = cfg.Rounds * 2 * ((len(cfg.Tests)+len(cfg.Suite)+len(cfg.Scripts)+len(cfg.Commands))*len(cfg.Pipelines) + len(cfg.Loads))
 
 	if cfg.hasSuite() {
 		if r.stdbuf, err = exec.LookPath("stdbuf"); err != nil {
@@ -197,6 +197,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 
 	for _, sc := range cfg.Scripts {
 		if err := r.runScript(ctx, rep, sc); err != nil {
+			return rep, err
+		}
+	}
+	for _, cc := range cfg.Commands {
+		if err := r.runCommand(ctx, rep, cc); err != nil {
 			return rep, err
 		}
 	}

@@ -109,6 +109,12 @@ type Config struct {
 	// unless --scripts=false.
 	Scripts []ScriptCase
 
+	// Commands are single commands (with their setup) run at each of
+	// Pipelines after the scripts, held to MinRatio; empty (DefaultConfig's)
+	// means none. svcbench compare runs DefaultCommands unless
+	// --commands=false.
+	Commands []CommandCase
+
 	// Loads are the load generator workloads (Addr is filled in per server).
 	// Empty means no load generator runs.
 	Loads []loadgen.Config
@@ -222,7 +228,7 @@ func (c *Config) Validate() error {
 	if c.SvcDB.Path == "" || c.Redis.Path == "" {
 		errs = append(errs, errors.New("both servers need a path"))
 	}
-	errs = c.Bench.validate(errs, c.hasRuns() || c.hasSuite() || len(c.Scripts) > 0)
+	errs = c.Bench.validate(errs, c.hasRuns() || c.hasSuite() || len(c.Scripts) > 0 || len(c.Commands) > 0)
 	if c.SuiteTestTime < 0 || c.MinRatio < 0 || c.MaxOthers < 0 || c.QuietBudget < 0 {
 		errs = append(errs, fmt.Errorf("suite test time %v, min ratio %v, max others %v, quiet budget %v: want >= 0",
 			c.SuiteTestTime, c.MinRatio, c.MaxOthers, c.QuietBudget))
@@ -244,10 +250,15 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("script case %q: want a name, a body and EVALSHA's numkeys at least", sc.Name))
 		}
 	}
-	if len(c.Scripts) > 0 && len(c.Pipelines) == 0 {
-		errs = append(errs, errors.New("script cases need pipeline depths"))
+	for _, cc := range c.Commands {
+		if cc.Name == "" || len(cc.Command) == 0 || slices.ContainsFunc(cc.Setup, func(cmd []string) bool { return len(cmd) == 0 }) {
+			errs = append(errs, fmt.Errorf("command case %q: want a name, a command and no empty setup command", cc.Name))
+		}
 	}
-	if len(c.Loads) == 0 && !c.hasRuns() && !c.hasSuite() && len(c.Scripts) == 0 {
+	if (len(c.Scripts) > 0 || len(c.Commands) > 0) && len(c.Pipelines) == 0 {
+		errs = append(errs, errors.New("script and command cases need pipeline depths"))
+	}
+	if len(c.Loads) == 0 && !c.hasRuns() && !c.hasSuite() && len(c.Scripts) == 0 && len(c.Commands) == 0 {
 		errs = append(errs, errors.New("nothing to run: no redis-benchmark tests and no load workloads"))
 	}
 	return errors.Join(errs...)

@@ -10,7 +10,9 @@
 //     depth, as three redis-benchmark invocations per round and server
 //     (single-key commands, LRANGE, MSET: one -n would give PING
 //     milliseconds where LRANGE_600 gets a second), each test a case read
-//     from its CSV row; and, one test per invocation, any -t tests;
+//     from its CSV row; and, one test per invocation, any -t tests, the
+//     EVALSHA cases (Scripts, SCRIPT LOAD first) and the command cases
+//     (Commands: bitmaps, HyperLogLog, geo, with their setup sent first);
 //   - for each of those and each workload of our own load generator
 //     (bench/loadgen), run every round against svcdb and then
 //     redis-server, alternating, so drift (thermal, noisy neighbours) hits

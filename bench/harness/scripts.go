@@ -51,8 +51,16 @@ func (r *runner) runScript(ctx context.Context, rep *Report, sc ScriptCase) erro
 		}
 	}
 	work := benchWork{command: append([]string{"EVALSHA", sha}, sc.Args...)}
+	return r.runWork(ctx, rep, sc.Name, work, false, "  (script: "+strings.ReplaceAll(sc.Body, "\n", " ")+")")
+}
+
+// runWork runs work at each pipeline depth as the case "<name> -P <p>":
+// calibrated, interleaved and recorded like a single redis-benchmark test.
+// A failed calibration fails the case, and the comparison goes on. note
+// ends the case's Detail.
+func (r *runner) runWork(ctx context.Context, rep *Report, name string, work benchWork, gated bool, note string) error {
 	for _, p := range r.cfg.Pipelines {
-		c := &Case{Name: fmt.Sprintf("%s -P %d", sc.Name, p), Tool: "redis-benchmark"}
+		c := &Case{Name: fmt.Sprintf("%s -P %d", name, p), Tool: "redis-benchmark", Gated: gated}
 		rep.Cases = append(rep.Cases, c)
 		n := r.cfg.RequestsFor(p)
 		if r.cfg.TargetTime > 0 {
@@ -68,7 +76,7 @@ func (r *runner) runScript(ctx context.Context, rep *Report, sc ScriptCase) erro
 				continue
 			}
 		}
-		c.Detail = "redis-benchmark " + strings.Join(work.args(0, r.cfg.Clients, n, r.cfg.KeySpace, p)[4:], " ") + "  (script: " + strings.ReplaceAll(sc.Body, "\n", " ") + ")"
+		c.Detail = "redis-benchmark " + strings.Join(work.args(0, r.cfg.Clients, n, r.cfg.KeySpace, p)[4:], " ") + note
 		if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
 			return r.redisBenchmark(ctx, s, work, p, n)
 		}); err != nil {

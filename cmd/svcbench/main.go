@@ -288,6 +288,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		markdownFile, jsonFile string
 		quiet                  bool
 		scripts                = true
+		commands               = true
 	)
 	servers := addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, " (e.g. \"--shards 4 --event-loops 1\")")
 	bench := addBenchFlags(fs, &cfg.Bench, "suite")
@@ -301,6 +302,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
 	fs.BoolVar(&scripts, "scripts", scripts, "also run the EVALSHA cases at each --pipeline (a script doing one GET, one doing INCR and EXPIRE; SCRIPT LOAD first on both servers), reported with their ratios but not held to --min-ratio")
+	fs.BoolVar(&commands, "commands", commands, "also run the bitmap, HyperLogLog and geo cases at each --pipeline (SETBIT then BITCOUNT of its keys, PFADD, PFCOUNT of a filled HLL, GEOSEARCH of a 1,000-place set filled first on both servers), held to --min-ratio like the tests")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: svcbench compare [flags]\n\nStart svcdb and redis-server, benchmark both the same way, interleaved, and print medians and svcdb/redis ratios.\n\n")
 		fs.PrintDefaults()
@@ -321,6 +323,9 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if scripts {
 		cfg.Scripts = slices.Clone(harness.DefaultScripts)
+	}
+	if commands {
+		cfg.Commands = slices.Clone(harness.DefaultCommands)
 	}
 	cfg.MaxOthers = maxOthers / 100
 	if cfg.Loads, err = parseLoads(loads); err != nil {
