@@ -207,6 +207,14 @@ func (c *client) Unblocked(reply []byte, retry bool) {
 	_ = c.conn.Wake(nil)
 }
 
+// Aborted is called when the server ends c's wait (keyspace.Aborter): the
+// reply goes out and the connection closes, as Redis'
+// disconnectAllBlockedClients does (CLIENT_CLOSE_AFTER_REPLY).
+func (c *client) Aborted(reply []byte) {
+	c.abortedBlocked.Store(true)
+	c.Unblocked(reply, false)
+}
+
 // park makes c wait for w: it parses nothing more until the reply is in.
 func (s *Server) park(c *client, w *keyspace.Waiter) {
 	c.blocked = w

@@ -168,6 +168,11 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 	}
 	s.recordReplicaOf(host + " " + strconv.FormatInt(port, 10))
 	s.changeRole(c, resp.OK, func() {
+		// As replicationSetMaster: clients blocked on a master's keys get an
+		// error and are disconnected, whatever the link does next.
+		if n := s.rt.AbortBlocked([]byte(errUnblockedRoleChange)); n > 0 {
+			s.log.Info("blocked clients disconnected by REPLICAOF", "clients", n)
+		}
 		if err := r.SetMaster(host, int(port)); err != nil {
 			if !errors.Is(err, replication.ErrSameMaster) { // a concurrent REPLICAOF got there first
 				s.log.Warn("REPLICAOF failed", "master", host, "err", err)
@@ -177,6 +182,11 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
 	})
 }
+
+// errUnblockedRoleChange is what a client blocked in BLPOP, BZPOPMIN,
+// XREAD... gets when REPLICAOF host port runs (Redis 7.0's
+// disconnectAllBlockedClients); its connection is then closed.
+const errUnblockedRoleChange = "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
 
 // recordReplicaOf stores the role REPLICAOF asked for as the replicaof
 // parameter ("" for NO ONE) at once, before the change itself runs, so a
