@@ -115,6 +115,13 @@ func (s *Server) replicationRefusal(checked *command.Command) string {
 	return s.cfg.Replication.Refusal(checked.Flags)
 }
 
+// tooFewReplicas reports whether this master refuses writes with
+// -NOREPLICAS now (min-replicas-to-write): Redis' !checkGoodReplicasStatus,
+// for the checks that run after dispatch (EXEC, scripts).
+func (s *Server) tooFewReplicas() bool {
+	return s.cfg.Replication != nil && s.cfg.Replication.Refusal(command.FlagWrite) == replication.ErrNoReplicas
+}
+
 // replicaJoinRefused reports whether cmd may not join an open batch because
 // the server is a replica: the full path (process) then checks it. A
 // container (XGROUP) never joins on a replica: its flags are its
