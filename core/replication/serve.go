@@ -114,11 +114,23 @@ type masterFeed struct {
 	good                  int
 	goodTick              chan struct{} // closed to stop the ticker; nil: none
 	tooFewGood            atomic.Bool
+	// peakOnline is the most replicas online at once since this node last
+	// became a master (reset when it becomes a replica): with it the status
+	// document tells a master that lost its replicas from one that never
+	// had any.
+	peakOnline int
 }
 
 // refreshGoodLocked recounts the good replicas (refreshGoodSlavesCount).
 // REQUIRES: f.mu.
 func (f *masterFeed) refreshGoodLocked() {
+	online := 0
+	for _, a := range f.replicas {
+		if !a.gone && a.state == slaveOnline {
+			online++
+		}
+	}
+	f.peakOnline = max(f.peakOnline, online)
 	if f.minToWrite == 0 || f.minMaxLag == 0 {
 		f.good = 0
 		f.tooFewGood.Store(false)
@@ -272,6 +284,7 @@ func (r *Replica) dropReplicas() {
 	}
 	f.replicas = nil
 	f.backlog = nil
+	f.peakOnline = 0
 	f.refreshGoodLocked()
 	f.mu.Unlock()
 }
