@@ -43,7 +43,8 @@ type Replication interface {
 	// sync_partial_err.
 	SyncStats() (full, partialOK, partialErr int64)
 	// Wait is WAIT: how many replicas acknowledged the stream so far,
-	// waiting up to timeout (0: forever; negative: not at all) for n.
+	// waiting up to timeout (0: forever; negative: not at all) for n;
+	// replication.WaitUnblocked when the server became a replica meanwhile.
 	Wait(n int, timeout time.Duration) int
 	// LinkClients lists the replication links (attached replicas, the link
 	// to our master) for CLIENT LIST; KillLinks closes those match selects
@@ -358,5 +359,12 @@ func (s *Server) cmdWait(c *client, args [][]byte) {
 	if c.multi.inExec {
 		timeout = -1
 	}
-	s.runAsync(c, func() []byte { return resp.AppendInt(nil, int64(r.Wait(int(n), timeout))) })
+	s.runAsync(c, func() []byte {
+		acked := r.Wait(int(n), timeout)
+		if acked == replication.WaitUnblocked { // REPLICAOF host port ran meanwhile
+			c.abortedBlocked.Store(true) // before the reply is stored: the loop closes after it
+			return []byte(errUnblockedRoleChange)
+		}
+		return resp.AppendInt(nil, int64(acked))
+	})
 }

@@ -19,6 +19,7 @@ var blockedCommands = []string{
 	"BLMOVE l4 dst LEFT RIGHT 0",
 	"BZPOPMIN z1 0",
 	"XREAD BLOCK 0 STREAMS s1 $",
+	"WAIT 5 0", // one replica is attached: it waits forever
 }
 
 // roleChangeReplies parks blockedCommands on addr, sends REPLICAOF to a
@@ -37,6 +38,11 @@ func roleChangeReplies(t *testing.T, addr string) []string {
 	if err := r.XGroupCreateMkStream(ctx, "s1", "g", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
+	rsrv := redistest.StartServer(t, t.TempDir(), "--save", "", "--appendonly", "no", "--replicaof", "127.0.0.1", port(addr))
+	defer rsrv.Stop()
+	waitFor(t, "the replica online", func() bool {
+		return strings.Contains(r.Info(ctx, "replication").Val(), "state=online")
+	})
 	var conns []net.Conn
 	for _, cmd := range blockedCommands {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -50,7 +56,10 @@ func roleChangeReplies(t *testing.T, addr string) []string {
 		conns = append(conns, c)
 	}
 	waitFor(t, "clients blocked", func() bool {
-		return field(r.Info(ctx, "clients").Val(), "blocked_clients") == strconv.Itoa(len(blockedCommands))
+		// svcdb's blocked_clients counts the keyed waits only (not WAIT)
+		n, _ := strconv.Atoi(field(r.Info(ctx, "clients").Val(), "blocked_clients"))
+		return n >= len(blockedCommands)-1 &&
+			strings.Contains(r.ClientList(ctx).Val(), "cmd=wait")
 	})
 	if got := r.Do(ctx, "REPLICAOF", "127.0.0.1", deadPort).Val(); got != "OK" {
 		t.Fatalf("REPLICAOF: %v", got)
@@ -71,6 +80,11 @@ func roleChangeReplies(t *testing.T, addr string) []string {
 		t.Fatal(err)
 	}
 	return replies
+}
+
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
 }
 
 // inline encodes cmd (space-separated words) as a RESP array.
