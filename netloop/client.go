@@ -57,10 +57,12 @@ type client struct {
 	// goroutine.
 	deferred atomic.Pointer[[]byte]
 	// blocked: connBlocked's waiter (multi.go); retryBlocked: its wait ended
-	// without a reply, run it again.
-	blocked      *keyspace.Waiter
-	retryBlocked atomic.Bool
-	multi        multiState // MULTI/EXEC/WATCH (multi.go)
+	// without a reply, run it again; abortedBlocked: the server ended it
+	// (REPLICAOF), close after the reply (a WAIT's too: connAwaiting).
+	blocked        *keyspace.Waiter
+	retryBlocked   atomic.Bool
+	abortedBlocked atomic.Bool
+	multi          multiState // MULTI/EXEC/WATCH (multi.go)
 	// replyMode is CLIENT REPLY's mode; dropReply: the reply of the command
 	// in flight is not sent (clientcmd.go, processQuiet).
 	replyMode uint8

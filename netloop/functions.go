@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"github.com/svcdb/svcdb/core/replication"
 	"time"
 
 	"github.com/svcdb/svcdb/core/command"
@@ -43,6 +44,10 @@ func (s *Server) cmdFcall(c *client, cmd *command.Command, args [][]byte) {
 	if !f.Flags.Has(scripting.FlagNoWrites) {
 		if ro {
 			c.out = resp.AppendError(c.out, "ERR Can not execute a script with write flag using *_ro command.")
+			return
+		}
+		if s.tooFewReplicas() { // scriptPrepareForRun
+			c.out = append(c.out, replication.ErrNoReplicas...)
 			return
 		}
 		if !run.allowOOM && s.rt.OutOfMemory() {

@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"github.com/svcdb/svcdb/core/command"
+	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
@@ -144,9 +145,33 @@ func (s *Server) endMulti(c *client) {
 	s.rt.Unwatch(&c.multi.watch)
 }
 
+// execNoReplicas is processCommand's -NOREPLICAS check for EXEC, whose
+// write flag is its queued commands': replicas that were good when the
+// writes were queued may have gone since. It discards the transaction with
+// execCommandAbort's reply and reports whether it did.
+func (s *Server) execNoReplicas(c *client) bool {
+	if !s.tooFewReplicas() {
+		return false
+	}
+	for _, q := range c.multi.queue {
+		if q.checked.Flags&command.FlagWrite != 0 {
+			c.out = append(c.out, execAbortNoReplicas...)
+			s.endMulti(c)
+			return true
+		}
+	}
+	return false
+}
+
+// execAbortNoReplicas is execCommandAbort's reply for -NOREPLICAS.
+var execAbortNoReplicas = "-EXECABORT Transaction discarded because of: " + replication.ErrNoReplicas[1:]
+
 func (s *Server) cmdExec(c *client) {
 	if !c.multi.active {
 		c.out = resp.AppendError(c.out, "ERR EXEC without MULTI")
+		return
+	}
+	if s.execNoReplicas(c) {
 		return
 	}
 	if c.multi.failed {
@@ -205,6 +230,14 @@ func (c *client) Unblocked(reply []byte, retry bool) {
 	}
 	c.deferred.Store(&reply)
 	_ = c.conn.Wake(nil)
+}
+
+// Aborted is called when the server ends c's wait (keyspace.Aborter): the
+// reply goes out and the connection closes, as Redis'
+// disconnectAllBlockedClients does (CLIENT_CLOSE_AFTER_REPLY).
+func (c *client) Aborted(reply []byte) {
+	c.abortedBlocked.Store(true)
+	c.Unblocked(reply, false)
 }
 
 // park makes c wait for w: it parses nothing more until the reply is in.

@@ -43,7 +43,8 @@ type Replication interface {
 	// sync_partial_err.
 	SyncStats() (full, partialOK, partialErr int64)
 	// Wait is WAIT: how many replicas acknowledged the stream so far,
-	// waiting up to timeout (0: forever; negative: not at all) for n.
+	// waiting up to timeout (0: forever; negative: not at all) for n;
+	// replication.WaitUnblocked when the server became a replica meanwhile.
 	Wait(n int, timeout time.Duration) int
 	// LinkClients lists the replication links (attached replicas, the link
 	// to our master) for CLIENT LIST; KillLinks closes those match selects
@@ -115,6 +116,13 @@ func (s *Server) replicationRefusal(checked *command.Command) string {
 	return s.cfg.Replication.Refusal(checked.Flags)
 }
 
+// tooFewReplicas reports whether this master refuses writes with
+// -NOREPLICAS now (min-replicas-to-write): Redis' !checkGoodReplicasStatus,
+// for the checks that run after dispatch (EXEC, scripts).
+func (s *Server) tooFewReplicas() bool {
+	return s.cfg.Replication != nil && s.cfg.Replication.Refusal(command.FlagWrite) == replication.ErrNoReplicas
+}
+
 // replicaJoinRefused reports whether cmd may not join an open batch because
 // the server is a replica: the full path (process) then checks it. A
 // container (XGROUP) never joins on a replica: its flags are its
@@ -168,6 +176,11 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 	}
 	s.recordReplicaOf(host + " " + strconv.FormatInt(port, 10))
 	s.changeRole(c, resp.OK, func() {
+		// As replicationSetMaster: clients blocked on a master's keys get an
+		// error and are disconnected, whatever the link does next.
+		if n := s.rt.AbortBlocked([]byte(errUnblockedRoleChange)); n > 0 {
+			s.log.Info("blocked clients disconnected by REPLICAOF", "clients", n)
+		}
 		if err := r.SetMaster(host, int(port)); err != nil {
 			if !errors.Is(err, replication.ErrSameMaster) { // a concurrent REPLICAOF got there first
 				s.log.Warn("REPLICAOF failed", "master", host, "err", err)
@@ -177,6 +190,11 @@ func (s *Server) cmdReplicaOf(c *client, args [][]byte) {
 		s.log.Info("REPLICAOF", "master", host+":"+strconv.FormatInt(port, 10), "by", addr)
 	})
 }
+
+// errUnblockedRoleChange is what a client blocked in BLPOP, BZPOPMIN,
+// XREAD... gets when REPLICAOF host port runs (Redis 7.0's
+// disconnectAllBlockedClients); its connection is then closed.
+const errUnblockedRoleChange = "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
 
 // recordReplicaOf stores the role REPLICAOF asked for as the replicaof
 // parameter ("" for NO ONE) at once, before the change itself runs, so a
@@ -341,5 +359,12 @@ func (s *Server) cmdWait(c *client, args [][]byte) {
 	if c.multi.inExec {
 		timeout = -1
 	}
-	s.runAsync(c, func() []byte { return resp.AppendInt(nil, int64(r.Wait(int(n), timeout))) })
+	s.runAsync(c, func() []byte {
+		acked := r.Wait(int(n), timeout)
+		if acked == replication.WaitUnblocked { // REPLICAOF host port ran meanwhile
+			c.abortedBlocked.Store(true) // before the reply is stored: the loop closes after it
+			return []byte(errUnblockedRoleChange)
+		}
+		return resp.AppendInt(nil, int64(acked))
+	})
 }

@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"context"
+	"github.com/svcdb/svcdb/core/replication"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -162,6 +163,10 @@ func (s *Server) cmdEval(c *client, cmd *command.Command, args [][]byte) {
 				c.out = resp.AppendError(c.out, "ERR Can not execute a script with write flag using *_ro command.")
 				return
 			}
+			if s.tooFewReplicas() { // scriptPrepareForRun
+				c.out = append(c.out, replication.ErrNoReplicas...)
+				return
+			}
 			if !run.allowOOM && s.rt.OutOfMemory() {
 				// processCommand refuses it: a script that may write is deny-oom
 				c.out = append(c.out, keyspace.OOMReply...)
@@ -240,6 +245,11 @@ func (r *scriptRun) Call(argv [][]byte, resp3 bool, repl int, dst []byte) ([]byt
 		if r.readOnly {
 			return dst, "Write commands are not allowed from read-only scripts."
 		}
+	}
+	if checked.Flags&command.FlagWrite != 0 && !r.dirty && s.tooFewReplicas() {
+		// scriptVerifyWriteCommandAllow (reached by EVAL without a shebang;
+		// a script that already wrote is not failed half-way)
+		return dst, replication.ErrNoReplicas[:len(replication.ErrNoReplicas)-2]
 	}
 	if !r.allowOOM && r.oom && !r.dirty && checked.Flags&command.FlagDenyOOM != 0 {
 		return dst, "-" + keyspace.OOMMessage

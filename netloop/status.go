@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"github.com/svcdb/svcdb/core/replication"
 	"net"
 	"os"
 	"runtime"
@@ -191,8 +192,21 @@ func (s *Server) StatusDocument(now time.Time) status.Document {
 		LateShards:               d.Keyspace.LateShards,
 		Deadline:                 StatusDeadline,
 		Persistence:              d.Persistence,
+		Replication:              s.replicationHealth(),
 	})
 	return d
+}
+
+// replicationHealth is what the health verdict reads of replication; nil
+// without it (Config.Replication nil or a role that reports no status).
+func (s *Server) replicationHealth() *status.ReplicationHealth {
+	rs, ok := s.cfg.Replication.(interface{ Status() replication.Status })
+	if !ok {
+		return nil
+	}
+	st := rs.Status()
+	return &status.ReplicationHealth{Master: st.Role == "master", Online: st.OnlineReplicas, Peak: st.PeakReplicas,
+		MinToWrite: st.MinReplicasToWrite, Good: st.GoodReplicas}
 }
 
 // PersistenceStatus is the status document's persistence section, also

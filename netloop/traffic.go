@@ -227,6 +227,10 @@ func (s *Server) resume(c *client, gc gnet.Conn) bool {
 		c.blocked = nil
 		c.blockedPub.Store(nil)
 		c.to(connReading)
+		if c.abortedBlocked.Swap(false) { // REPLICAOF ended the wait: reply, then close
+			c.to(connClosing)
+			return true
+		}
 		if w != nil {
 			c.ctx.LogEnd = max(c.ctx.LogEnd, w.LogEnd()) // a served blocking command's change, for durable
 			if s.unparked(c, w) {

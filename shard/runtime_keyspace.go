@@ -52,3 +52,15 @@ func (rt *Runtime) BlockedClients() int64 { return rt.env.Blocked() }
 // waiter's command run through execute on s (counted there).
 // REQUIRES: the caller holds s's token.
 func (rt *Runtime) serveReady(s *Shard) { s.store.ServeReady(s.runServed) }
+
+// AbortBlocked ends every parked client's wait with reply, taking each
+// shard in turn (keyspace.Store.AbortWaiters), and returns how many.
+func (rt *Runtime) AbortBlocked(reply []byte) int {
+	n := 0
+	for _, s := range rt.shards {
+		rt.acquire(s)
+		n += s.store.AbortWaiters(reply)
+		rt.release(s)
+	}
+	return n
+}

@@ -103,7 +103,8 @@ type masterFeed struct {
 	fullOK, partialOK, partialErr int64 // sync_full, sync_partial_ok, sync_partial_err
 
 	pingStop  chan struct{}
-	ackSignal chan struct{} // closed at the next ACK (Wait); nil: nobody waits
+	ackSignal chan struct{} // closed at the next ACK (Wait) and at a demotion; nil: nobody waits
+	demotions int64         // times this node became a replica (dropReplicas): ends WAITs
 
 	// min-replicas-to-write and min-replicas-max-lag (seconds); both
 	// non-zero turn the check on. good is the count of online replicas
@@ -114,11 +115,23 @@ type masterFeed struct {
 	good                  int
 	goodTick              chan struct{} // closed to stop the ticker; nil: none
 	tooFewGood            atomic.Bool
+	// peakOnline is the most replicas online at once since this node last
+	// became a master (reset when it becomes a replica): with it the status
+	// document tells a master that lost its replicas from one that never
+	// had any.
+	peakOnline int
 }
 
 // refreshGoodLocked recounts the good replicas (refreshGoodSlavesCount).
 // REQUIRES: f.mu.
 func (f *masterFeed) refreshGoodLocked() {
+	online := 0
+	for _, a := range f.replicas {
+		if !a.gone && a.state == slaveOnline {
+			online++
+		}
+	}
+	f.peakOnline = max(f.peakOnline, online)
 	if f.minToWrite == 0 || f.minMaxLag == 0 {
 		f.good = 0
 		f.tooFewGood.Store(false)
@@ -272,6 +285,12 @@ func (r *Replica) dropReplicas() {
 	}
 	f.replicas = nil
 	f.backlog = nil
+	f.peakOnline = 0
+	f.demotions++
+	if f.ackSignal != nil { // end WAITs: WaitUnblocked
+		close(f.ackSignal)
+		f.ackSignal = nil
+	}
 	f.refreshGoodLocked()
 	f.mu.Unlock()
 }
@@ -700,6 +719,10 @@ func (r *Replica) appendReplicasRole(dst []byte) []byte {
 	return dst
 }
 
+// WaitUnblocked is what Wait returns when the node became a replica while
+// it waited.
+const WaitUnblocked = -1
+
 // getAckCmd asks every replica for its offset (REPLCONF GETACK *); it is
 // part of the stream, as in Redis.
 var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
@@ -708,8 +731,10 @@ var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
 // replicas acknowledged every byte of the stream fed before it was called
 // (which holds the caller's writes: svcdb waits for the whole stream's
 // offset where Redis uses the client's last write's), waiting until n did
-// or timeout passed (0: no limit; negative: no wait). It never runs on an
-// event loop.
+// or timeout passed (0: no limit; negative: no wait). It returns
+// WaitUnblocked when the node became a replica meanwhile (REPLICAOF: Redis'
+// disconnectAllBlockedClients ends a WAIT too). It never runs on an event
+// loop.
 func (r *Replica) Wait(n int, timeout time.Duration) int {
 	f := &r.feed
 	f.mu.Lock()
@@ -717,6 +742,7 @@ func (r *Replica) Wait(n int, timeout time.Duration) int {
 		f.mu.Unlock()
 		return 0
 	}
+	demotions := f.demotions
 	target := f.backlog.Offset()
 	acked := f.ackedLocked(target)
 	if acked >= n || timeout < 0 {
@@ -738,6 +764,10 @@ func (r *Replica) Wait(n int, timeout time.Duration) int {
 	}
 	for {
 		f.mu.Lock()
+		if f.demotions != demotions {
+			f.mu.Unlock()
+			return WaitUnblocked
+		}
 		acked = f.ackedLocked(target)
 		ch := f.ackSignalLocked()
 		f.mu.Unlock()

@@ -22,6 +22,15 @@ type Status struct {
 	FullSyncs    int64 `json:"full_syncs"`
 	PartialSyncs int64 `json:"partial_syncs"`
 	BacklogBytes int64 `json:"backlog_bytes"`
+	// OnlineReplicas are the attached replicas past their full sync;
+	// PeakReplicas the most online at once since this node last became a
+	// master (0 on a replica). MinReplicasToWrite is min-replicas-to-write
+	// while the check is on (0: off) and GoodReplicas how many acknowledged
+	// within min-replicas-max-lag (Redis' min_slaves_good_slaves).
+	OnlineReplicas     int   `json:"online_replicas"`
+	PeakReplicas       int   `json:"peak_replicas"`
+	MinReplicasToWrite int64 `json:"min_replicas_to_write"`
+	GoodReplicas       int   `json:"good_replicas"`
 }
 
 // ReplicaStatus is one attached replica, as INFO's slaveN line.
@@ -51,6 +60,9 @@ func (r *Replica) Status() Status {
 	}
 	for _, v := range r.replicaViews() {
 		st.Replicas = append(st.Replicas, ReplicaStatus{IP: v.ip, Port: v.port, State: v.state, Offset: v.offset, LagSeconds: v.lagS})
+		if v.state == slaveOnline {
+			st.OnlineReplicas++
+		}
 		if st.Role == "master" {
 			st.LagSeconds = max(st.LagSeconds, v.lagS)
 		}
@@ -60,6 +72,10 @@ func (r *Replica) Status() Status {
 	r.feed.mu.Lock()
 	if r.feed.backlog != nil {
 		st.BacklogBytes = r.feed.backlog.Len()
+	}
+	st.PeakReplicas = r.feed.peakOnline
+	if r.feed.minToWrite > 0 && r.feed.minMaxLag > 0 {
+		st.MinReplicasToWrite, st.GoodReplicas = r.feed.minToWrite, r.feed.good
 	}
 	r.feed.mu.Unlock()
 	return st

@@ -72,6 +72,7 @@ const (
 	IssueNearConnectionLimit = "near_connection_limit" // connected/maxclients at or above the warning percent
 	IssueShardLate           = "shard_late"            // a shard missed the collector's deadline
 	IssuePersistenceFailing  = "persistence_failing"   // writes are refused (-MISCONF) because persistence fails
+	IssueReplicasLost        = "replicas_lost"         // a master lost replicas it had (all, or below min-replicas-to-write)
 )
 
 // Health is the verdict and the issues behind it, most severe first.

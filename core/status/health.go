@@ -24,6 +24,23 @@ type HealthInput struct {
 	// Persistence is the document's persistence section: while its
 	// WritesRefused is set, persistence is failing.
 	Persistence Persistence
+
+	// Replication is this node's replication state; nil: a standalone
+	// server without replication.
+	Replication *ReplicationHealth
+}
+
+// ReplicationHealth is what the verdict reads of replication (from
+// core/replication's Status).
+type ReplicationHealth struct {
+	Master bool // this node is a master
+	// Online: replicas attached past their full sync; Peak: the most online
+	// at once since the node became a master.
+	Online, Peak int
+	// MinToWrite is min-replicas-to-write while the check is on (0: off);
+	// Good the replicas that acknowledged within min-replicas-max-lag.
+	MinToWrite int64
+	Good       int
 }
 
 // Assess gives the verdict: unhealthy with any critical issue (not ready),
@@ -70,6 +87,9 @@ func Assess(in HealthInput) Health {
 	if msg := persistenceFailure(&in.Persistence); msg != "" {
 		issues = append(issues, Issue{IssuePersistenceFailing, SeverityWarning, msg})
 	}
+	if msg := replicasLost(in.Replication); msg != "" {
+		issues = append(issues, Issue{IssueReplicasLost, SeverityWarning, msg})
+	}
 	h := Health{Status: Healthy, Issues: issues}
 	for _, is := range issues {
 		switch is.Severity {
@@ -112,4 +132,22 @@ func persistenceFailure(p *Persistence) string {
 		return "the last RDB snapshot failed (" + *p.RDB.LastError + ") and stop-writes-on-bgsave-error is on" + tail
 	}
 	return "persistence is failing (" + refusal + ")" + tail
+}
+
+// replicasLost describes a master that had replicas and lost them: fewer
+// good ones than min-replicas-to-write (writes are refused with
+// -NOREPLICAS), or none online at all. "" otherwise, and for a master that
+// never had a replica (a deliberate single node) or a replica.
+func replicasLost(r *ReplicationHealth) string {
+	if r == nil || !r.Master || r.Peak == 0 {
+		return ""
+	}
+	if r.MinToWrite > 0 && int64(r.Good) < r.MinToWrite {
+		return fmt.Sprintf("%d of min-replicas-to-write %d replicas acknowledged within min-replicas-max-lag (%d online, %d at most since this node became a master); write commands are refused with -NOREPLICAS until enough replicas are back",
+			r.Good, r.MinToWrite, r.Online, r.Peak)
+	}
+	if r.Online == 0 {
+		return fmt.Sprintf("no replica is online (%d at most since this node became a master): writes are not replicated, a failover now would lose them", r.Peak)
+	}
+	return ""
 }

@@ -180,6 +180,40 @@ func TestAssessPersistenceMessage(t *testing.T) {
 	}
 }
 
+// TestAssessReplicasLost: a master that had replicas is degraded once it
+// has none online, or fewer good ones than min-replicas-to-write; a master
+// that never had one, a replica, and a master with enough are not.
+func TestAssessReplicasLost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *ReplicationHealth
+		want string // "" healthy, else a part of the message
+	}{
+		{"no replication", nil, ""},
+		{"never had replicas", &ReplicationHealth{Master: true}, ""},
+		{"never had replicas, min-replicas on", &ReplicationHealth{Master: true, MinToWrite: 1}, ""},
+		{"a replica", &ReplicationHealth{Master: false, Peak: 0}, ""},
+		{"has its replicas", &ReplicationHealth{Master: true, Online: 2, Peak: 2}, ""},
+		{"lost one of two", &ReplicationHealth{Master: true, Online: 1, Peak: 2}, ""},
+		{"lost all", &ReplicationHealth{Master: true, Online: 0, Peak: 2}, "no replica is online (2 at most"},
+		{"below min-replicas-to-write", &ReplicationHealth{Master: true, Online: 1, Peak: 2, MinToWrite: 2, Good: 1}, "1 of min-replicas-to-write 2"},
+		{"lagging below min-replicas-to-write", &ReplicationHealth{Master: true, Online: 1, Peak: 1, MinToWrite: 1, Good: 0}, "-NOREPLICAS"},
+		{"enough good", &ReplicationHealth{Master: true, Online: 2, Peak: 3, MinToWrite: 2, Good: 2}, ""},
+	} {
+		h := Assess(HealthInput{State: StateReady, Replication: tc.r})
+		if tc.want == "" {
+			if h.Status != Healthy || len(h.Issues) != 0 {
+				t.Errorf("%s: %+v", tc.name, h)
+			}
+			continue
+		}
+		if h.Status != Degraded || len(h.Issues) != 1 || h.Issues[0].Code != IssueReplicasLost || h.Issues[0].Severity != SeverityWarning ||
+			!strings.Contains(h.Issues[0].Message, tc.want) {
+			t.Errorf("%s: %+v, want a replicas_lost warning with %q", tc.name, h, tc.want)
+		}
+	}
+}
+
 // TestNoPersistence: a server without persistence renders a complete
 // section: off, nothing failing, lists not null.
 func TestNoPersistence(t *testing.T) {

@@ -287,3 +287,55 @@ func (st *Store) servableHere(w *Waiter) bool {
 	}
 	return true
 }
+
+// Aborter is an Unblocker the server can end a wait for without data or a
+// timeout: it gets the reply and must then close the connection (Redis'
+// disconnectAllBlockedClients sets CLIENT_CLOSE_AFTER_REPLY). An owner that
+// is no Aborter gets the reply through Unblocked.
+type Aborter interface {
+	Aborted(reply []byte)
+}
+
+// AbortWaiters ends the wait of every client blocked on a key of this store
+// with reply (REPLICAOF on a master: the clients' commands were meant for a
+// master's data). A waiter parked on keys of several stores is ended once,
+// by whichever store gets to it first. It returns how many it ended.
+// REQUIRES: the caller holds the store's shard.
+func (st *Store) AbortWaiters(reply []byte) int {
+	n := 0
+	for _, d := range st.dbs {
+		for key, list := range d.blocked {
+			for _, w := range list {
+				if w.abort(reply) {
+					n++
+				}
+			}
+			delete(d.blocked, key)
+		}
+		d.blocked = nil
+	}
+	// Keys queued for serving have no waiters left.
+	st.ready = st.ready[:0:0]
+	return n
+}
+
+// abort is finish for AbortWaiters: it tells an Aborter owner so.
+func (w *Waiter) abort(reply []byte) bool {
+	a, ok := w.owner.(Aborter)
+	if !ok {
+		return w.finish(reply)
+	}
+	for i := 0; ; i++ {
+		if w.state.CompareAndSwap(waitWaiting, waitDone) {
+			w.ended()
+			a.Aborted(reply)
+			return true
+		}
+		if w.state.Load() == waitDone {
+			return false
+		}
+		if i > 30 {
+			runtime.Gosched()
+		}
+	}
+}
