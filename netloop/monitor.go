@@ -72,7 +72,7 @@ type monitorHub struct {
 
 	// The normal class of client-output-buffer-limit, bytes (0: none),
 	// which bounds a monitor's mailbox.
-	hard, soft, softSecs atomic.Int64
+	limits outputLimits
 }
 
 // initMonitor follows client-output-buffer-limit's normal class. New calls
@@ -80,9 +80,7 @@ type monitorHub struct {
 func (s *Server) initMonitor() {
 	apply := func(v string) {
 		n, _, _ := config.OutputBufferLimits(v)
-		s.mon.hard.Store(n.Hard)
-		s.mon.soft.Store(n.Soft)
-		s.mon.softSecs.Store(n.SoftSeconds)
+		s.mon.limits.set(n)
 	}
 	apply(s.params.String("client-output-buffer-limit"))
 	s.params.OnChange("client-output-buffer-limit", func(v string) error { apply(v); return nil })
@@ -196,7 +194,7 @@ func (s *Server) feedMonitors(c *client, args [][]byte, lua bool) {
 			line = append(line, `"(redacted)"`...)
 			continue
 		}
-		line = appendRepr(line, a)
+		line = resp.AppendRepr(line, a)
 	}
 	line = append(line, "\r\n"...)
 
@@ -238,23 +236,7 @@ func (s *Server) monitorDeliver(m *client, line []byte) {
 // monitorOverLimit applies the normal class to a monitor's used bytes,
 // as pubsubOverLimit applies the pubsub class.
 func (s *Server) monitorOverLimit(ps *pubsubState, used int64) bool {
-	h := &s.mon
-	if hard := h.hard.Load(); hard > 0 && used >= hard {
-		return true
-	}
-	if soft := h.soft.Load(); soft > 0 && used >= soft {
-		now := time.Now().Unix()
-		since := ps.softSince.Load()
-		if since == 0 {
-			ps.softSince.CompareAndSwap(0, now)
-			return false
-		}
-		return now-since > h.softSecs.Load()
-	}
-	if ps.softSince.Load() != 0 {
-		ps.softSince.Store(0)
-	}
-	return false
+	return s.mon.limits.over(ps, used)
 }
 
 // argSet is a small set of argument positions.
@@ -297,35 +279,4 @@ func redactedArgs(args [][]byte) argSet {
 		}
 	}
 	return set
-}
-
-// appendRepr is Redis' sdscatrepr: b in double quotes, with \\, \", \n,
-// \r, \t, \a and \b escaped, other printable ASCII as is, and every other
-// byte as \xhh.
-func appendRepr(dst, b []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, ch := range b {
-		switch ch {
-		case '\\', '"':
-			dst = append(dst, '\\', ch)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\a':
-			dst = append(dst, '\\', 'a')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		default:
-			if ch >= ' ' && ch <= '~' {
-				dst = append(dst, ch)
-			} else {
-				dst = append(dst, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(dst, '"')
 }

@@ -78,7 +78,7 @@ type pubsubHub struct {
 	shard   map[string][]*client // shard channel → subscribers
 
 	// The pubsub class of client-output-buffer-limit (bytes, 0 = none).
-	hard, soft, softSecs atomic.Int64
+	limits outputLimits
 }
 
 type patternSubs struct {
@@ -115,9 +115,7 @@ func (s *Server) initPubSub() {
 	h.shard = make(map[string][]*client)
 	apply := func(v string) {
 		_, _, ps := config.OutputBufferLimits(v)
-		h.hard.Store(ps.Hard)
-		h.soft.Store(ps.Soft)
-		h.softSecs.Store(ps.SoftSeconds)
+		h.limits.set(ps)
 	}
 	apply(s.params.String("client-output-buffer-limit"))
 	s.params.OnChange("client-output-buffer-limit", func(v string) error { apply(v); return nil })
@@ -353,18 +351,36 @@ func pubsubUsed(c *client, mailbox int64) int64 {
 // pubsubOverLimit applies the pubsub class of client-output-buffer-limit to
 // used bytes, as Redis' checkClientOutputBufferLimits. Any goroutine.
 func (s *Server) pubsubOverLimit(ps *pubsubState, used int64) bool {
-	h := &s.pubsub
-	if hard := h.hard.Load(); hard > 0 && used >= hard {
+	return s.pubsub.limits.over(ps, used)
+}
+
+// outputLimits is one class of client-output-buffer-limit (bytes, 0:
+// none), read by any goroutine.
+type outputLimits struct {
+	hard, soft, softSecs atomic.Int64
+}
+
+func (l *outputLimits) set(n config.OutputBufferLimit) {
+	l.hard.Store(n.Hard)
+	l.soft.Store(n.Soft)
+	l.softSecs.Store(n.SoftSeconds)
+}
+
+// over reports whether used bytes of ps' mailbox pass the hard limit, or
+// have stayed past the soft one for longer than its seconds (ps.softSince
+// records when they first did), as checkClientOutputBufferLimits.
+func (l *outputLimits) over(ps *pubsubState, used int64) bool {
+	if hard := l.hard.Load(); hard > 0 && used >= hard {
 		return true
 	}
-	if soft := h.soft.Load(); soft > 0 && used >= soft {
+	if soft := l.soft.Load(); soft > 0 && used >= soft {
 		now := time.Now().Unix()
 		since := ps.softSince.Load()
 		if since == 0 {
 			ps.softSince.CompareAndSwap(0, now)
 			return false
 		}
-		return now-since > h.softSecs.Load()
+		return now-since > l.softSecs.Load()
 	}
 	if ps.softSince.Load() != 0 {
 		ps.softSince.Store(0)

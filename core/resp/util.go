@@ -75,3 +75,34 @@ func EqualFold(b []byte, w string) bool {
 	}
 	return true
 }
+
+// AppendRepr appends s as Redis' sdscatrepr writes it: in double quotes,
+// with \\ \" \n \r \t \a \b escaped and other bytes outside printable
+// ASCII as \xHH (MONITOR lines, the AOF manifest's quoted names).
+func AppendRepr[T string | []byte](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\a':
+			dst = append(dst, '\\', 'a')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		default:
+			if c >= ' ' && c <= '~' {
+				dst = append(dst, c)
+			} else {
+				dst = append(dst, '\\', 'x', hex[c>>4], hex[c&15])
+			}
+		}
+	}
+	return append(dst, '"')
+}

@@ -193,7 +193,7 @@ func (m *Manifest) Format() []byte {
 	line := func(fi FileInfo) {
 		b = append(b, "file "...)
 		if needsRepr(fi.Name) {
-			b = appendRepr(b, fi.Name)
+			b = resp.AppendRepr(b, fi.Name)
 		} else {
 			b = append(b, fi.Name...)
 		}
@@ -332,32 +332,4 @@ func needsRepr(s string) bool {
 		}
 	}
 	return false
-}
-
-// appendRepr is Redis' sdscatrepr: s in double quotes with C escapes.
-func appendRepr(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\r':
-			b = append(b, `\r`...)
-		case '\t':
-			b = append(b, `\t`...)
-		case '\a':
-			b = append(b, `\a`...)
-		case '\b':
-			b = append(b, `\b`...)
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b = append(b, c)
-			} else {
-				b = append(b, '\\', 'x', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
-			}
-		}
-	}
-	return append(b, '"')
 }
