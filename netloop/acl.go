@@ -430,7 +430,7 @@ func (s *Server) aclFile() string {
 // ACLKillPubsubClientsIfNeeded); those with a revoked one are closed.
 func (s *Server) recheckChannels(u *acl.User) {
 	for _, cl := range s.clients() {
-		if cl.userPub.Load() == u && hasSubscriptions(cl) {
+		if cl.userPub.Load() == u && cl.inPubSub() {
 			cl.aclRecheck.Store(true)
 			_ = cl.conn.Wake(nil)
 		}
@@ -441,27 +441,7 @@ func (s *Server) recheckChannels(u *acl.User) {
 // longer allowed to its user.
 func (s *Server) channelsRevoked(c *client) bool {
 	ps := c.ps.Load()
-	if ps == nil {
-		return false
-	}
-	for p := range ps.patterns {
-		if !c.user.ChannelAllowed([]byte(p), true) {
-			return true
-		}
-	}
-	for _, m := range []map[string]uint64{ps.channels, ps.shardChs} {
-		for ch := range m {
-			if !c.user.ChannelAllowed([]byte(ch), false) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func hasSubscriptions(c *client) bool {
-	sub, psub, ssub := pubsubCounts(c)
-	return sub+psub+ssub > 0
+	return ps != nil && ps.subs.Revoked(c.user.ChannelAllowed)
 }
 
 // aclRecheckFailed runs on c's loop after its user's channels shrank: true

@@ -219,7 +219,7 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	field(b, "evicted_keys", st.evicted)
 	field(b, "keyspace_hits", hits)
 	field(b, "keyspace_misses", misses)
-	psChannels, psPatterns, psShard := s.pubsub.counts()
+	psChannels, psPatterns, psShard := s.pubsub.Counts()
 	field(b, "pubsub_channels", psChannels)
 	field(b, "pubsub_patterns", psPatterns)
 	field(b, "pubsubshard_channels", psShard)

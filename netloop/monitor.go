@@ -4,14 +4,9 @@ package netloop
 //
 // # What a monitor sees
 //
-// One line per command, as Redis' replicationFeedMonitors writes it:
-//
-//	+<unix seconds>.<microseconds> [<db> <client ip:port>] "arg" "arg" ...\r\n
-//
-// with every argument quoted as sdscatrepr quotes it (appendRepr), the
-// address "lua" for a command a script ran (redis.call in EVAL or FCALL),
-// and the database the command ran in as it stood after it ran (SELECT 3
-// shows 3), as Redis feeds monitors at the end of call().
+// One line per command (pubsub.AppendMonitorLine has its format), with the
+// database the command ran in as it stood after it ran (SELECT 3 shows 3),
+// as Redis feeds monitors at the end of call().
 //
 // Which commands, and when, as Redis 7.0:
 //   - a command is shown once it ran, whatever its reply (a WRONGTYPE error
@@ -38,7 +33,7 @@ package netloop
 //
 // The line is formatted once on the loop that ran the command and appended
 // to each monitor's mailbox, the byte buffer Pub/Sub messages use
-// (pubsub.go, pubsubState.box), under that monitor's own mutex held only
+// (pubsub.Mailbox), under that monitor's own mutex held only
 // for the append; the monitor's loop is woken when its mailbox goes from
 // empty to non-empty and writes it at the start of its next turn. A slow
 // monitor never blocks the writer: its mailbox grows, bounded by the normal
@@ -52,8 +47,7 @@ package netloop
 // runs one command at a time); per client it is the order its commands ran.
 
 import (
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +55,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/netloop/pubsub"
 )
 
 // monitorHub is the list of monitors.
@@ -72,7 +67,7 @@ type monitorHub struct {
 
 	// The normal class of client-output-buffer-limit, bytes (0: none),
 	// which bounds a monitor's mailbox.
-	limits outputLimits
+	limits pubsub.Limits
 }
 
 // initMonitor follows client-output-buffer-limit's normal class. New calls
@@ -80,7 +75,7 @@ type monitorHub struct {
 func (s *Server) initMonitor() {
 	apply := func(v string) {
 		n, _, _ := config.OutputBufferLimits(v)
-		s.mon.limits.set(n)
+		s.mon.limits.Set(n)
 	}
 	apply(s.params.String("client-output-buffer-limit"))
 	s.params.OnChange("client-output-buffer-limit", func(v string) error { apply(v); return nil })
@@ -119,7 +114,9 @@ func (s *Server) stopMonitor(c *client) {
 	}
 	h := &s.mon
 	h.mu.Lock()
-	h.list = removeClient(h.list, c)
+	if i := slices.Index(h.list, c); i >= 0 {
+		h.list = slices.Delete(h.list, i, i+1) // keeps the order; clears the freed slot
+	}
 	h.n.Store(int32(len(h.list)))
 	h.mu.Unlock()
 	c.monitor.Store(false)
@@ -166,37 +163,11 @@ func (s *Server) inScript(c *client) bool {
 // feedMonitors formats the line for args run by c and appends it to every
 // monitor's mailbox.
 func (s *Server) feedMonitors(c *client, args [][]byte, lua bool) {
-	now := time.Now()
-	line := make([]byte, 0, 64+len(c.addr)+16*len(args))
-	line = append(line, '+')
-	line = strconv.AppendInt(line, now.Unix(), 10)
-	line = append(line, '.')
-	us := now.Nanosecond() / 1000
-	for d := 100000; d > 1 && us < d; d /= 10 {
-		line = append(line, '0')
-	}
-	line = strconv.AppendInt(line, int64(us), 10)
-	line = append(line, " ["...)
-	line = strconv.AppendInt(line, int64(c.ctx.DB), 10)
-	line = append(line, ' ')
+	addr := c.addr
 	if lua {
-		line = append(line, "lua"...)
-	} else {
-		line = append(line, c.addr...)
+		addr = "lua"
 	}
-	line = append(line, "] "...)
-	redact := redactedArgs(args)
-	for i, a := range args {
-		if i > 0 {
-			line = append(line, ' ')
-		}
-		if redact.has(i) {
-			line = append(line, `"(redacted)"`...)
-			continue
-		}
-		line = resp.AppendRepr(line, a)
-	}
-	line = append(line, "\r\n"...)
+	line := pubsub.AppendMonitorLine(make([]byte, 0, 64+len(c.addr)+16*len(args)), time.Now(), c.ctx.DB, addr, args)
 
 	h := &s.mon
 	h.mu.Lock()
@@ -213,70 +184,14 @@ func (s *Server) monitorDeliver(m *client, line []byte) {
 		return
 	}
 	ps := m.ps.Load()
-	ps.mu.Lock()
-	wasEmpty := len(ps.box) == 0
-	ps.box = append(ps.box, line...)
-	size := int64(len(ps.box))
-	ps.size.Store(size)
-	ps.mu.Unlock()
-	if s.monitorOverLimit(ps, pubsubUsed(m, size)) {
-		if !m.killed.Swap(true) {
-			line := strings.TrimSuffix(s.clientLine(m, time.Now()), "\n")
-			s.log.Warn("Client "+line+" scheduled to be closed ASAP for overcoming of output buffer limits.",
-				"id", m.id, "addr", m.addr, "class", "normal")
-			_ = m.conn.Wake(nil)
-		}
+	box := ps.box.Open()
+	wasEmpty := len(box) == 0
+	size := ps.box.Close(append(box, line...))
+	if s.mon.limits.Over(&ps.box, pubsub.Used(m.obl.Load(), size)) {
+		s.closeOverLimit(m, "normal")
 		return
 	}
 	if wasEmpty {
 		_ = m.conn.Wake(nil)
 	}
-}
-
-// monitorOverLimit applies the normal class to a monitor's used bytes,
-// as pubsubOverLimit applies the pubsub class.
-func (s *Server) monitorOverLimit(ps *pubsubState, used int64) bool {
-	return s.mon.limits.over(ps, used)
-}
-
-// argSet is a small set of argument positions.
-type argSet uint64
-
-func (a argSet) has(i int) bool { return i < 64 && a&(1<<i) != 0 }
-
-// redactedArgs are the arguments Redis 7.0 shows as "(redacted)":
-// AUTH's password and user name (authCommand redacts them when it has two
-// or three arguments), and the user name and password of HELLO's AUTH
-// option (helloCommand redacts them as it reads the option, so an option
-// it refused before stops it).
-func redactedArgs(args [][]byte) argSet {
-	var set argSet
-	switch {
-	case resp.EqualFold(args[0], "auth"):
-		if len(args) == 2 || len(args) == 3 {
-			for i := 1; i < len(args); i++ {
-				set |= 1 << i
-			}
-		}
-	case resp.EqualFold(args[0], "hello"):
-		if len(args) < 2 {
-			return 0
-		}
-		if v, ok := resp.ParseInt(args[1]); !ok || v < 2 || v > 3 {
-			return 0
-		}
-		for i := 2; i < len(args) && i < 62; i++ {
-			more := len(args) - i - 1
-			switch {
-			case resp.EqualFold(args[i], "auth") && more >= 2:
-				set |= 1<<(i+1) | 1<<(i+2)
-				i += 2
-			case resp.EqualFold(args[i], "setname") && more >= 1:
-				i++
-			default:
-				return set
-			}
-		}
-	}
-	return set
 }

@@ -18,10 +18,7 @@ package netloop
 // (docs/compatibility.md).
 
 import (
-	"strconv"
-
 	"github.com/svcdb/svcdb/core/config"
-	"github.com/svcdb/svcdb/core/glob"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
@@ -41,53 +38,13 @@ func (s *Server) bindNotifyParams(reg *config.Registry) {
 }
 
 // notifyKeyspace is the keyspace's Notifier (Redis' notifyKeyspaceEvent
-// after its class check, which the keyspace made).
+// after its class check, which the keyspace made): pubsub.Registry.Notify,
+// with the command's context as the publisher (client.Deliver).
 func (s *Server) notifyKeyspace(by *keyspace.Ctx, db int, event string, key []byte) {
 	classes := keyspace.NotifyClass(s.notifyOn.Load())
-	var buf [128]byte
-	if classes&keyspace.NotifyKeyspace != 0 {
-		ch := append(buf[:0], "__keyspace@"...)
-		ch = strconv.AppendInt(ch, int64(db), 10)
-		ch = append(ch, "__:"...)
-		ch = append(ch, key...)
-		s.publishEvent(by, ch, []byte(event))
+	var from any
+	if by != nil {
+		from = by
 	}
-	if classes&keyspace.NotifyKeyevent != 0 {
-		ch := append(buf[:0], "__keyevent@"...)
-		ch = strconv.AppendInt(ch, int64(db), 10)
-		ch = append(ch, "__:"...)
-		ch = append(ch, event...)
-		s.publishEvent(by, ch, key)
-	}
-}
-
-// publishEvent is publish for an event: as PUBLISH to channel, except
-// that a subscriber whose command reported the event (by) gets the
-// message in that command's reply buffer.
-func (s *Server) publishEvent(by *keyspace.Ctx, channel, msg []byte) {
-	h := &s.pubsub
-	h.mu.RLock()
-	for _, to := range h.channels[string(channel)] {
-		s.deliverEvent(by, to, "message", nil, channel, msg)
-	}
-	for _, p := range h.patterns {
-		if !glob.Match(p.pattern, channel, false) {
-			continue
-		}
-		for _, to := range p.subs {
-			s.deliverEvent(by, to, "pmessage", p.pattern, channel, msg)
-		}
-	}
-	h.mu.RUnlock()
-	if s.evWatch.n.Load() != 0 {
-		s.offerEvent(channel, msg) // the debug UI's watches (eventwatch.go)
-	}
-}
-
-func (s *Server) deliverEvent(by *keyspace.Ctx, to *client, kind string, pattern, channel, msg []byte) {
-	if by != nil && (by == &to.ctx || by == &to.batch.Ctx) && !to.killed.Load() {
-		by.Out = appendMessage(by.Out, by.RESP3, kind, pattern, channel, msg)
-		return
-	}
-	s.deliver(nil, to, kind, pattern, channel, msg)
+	s.pubsub.Notify(from, db, event, key, classes&keyspace.NotifyKeyspace != 0, classes&keyspace.NotifyKeyevent != 0)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svcdb/svcdb/netloop/pubsub"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
@@ -34,7 +35,7 @@ func notifyHotPath(tb testing.TB, mode string) *hotPath {
 	if mode == "subscribed" {
 		h.c.ctx.RESP3 = true
 		h.c.resp3.Store(true)
-		h.srv.subscribe(h.c, psPattern, [][]byte{[]byte("__key*__:*")})
+		h.srv.subscribe(h.c, pubsub.Pattern, [][]byte{[]byte("__key*__:*")})
 	}
 	return h
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/tracing"
+	"github.com/svcdb/svcdb/netloop/pubsub"
 	"github.com/svcdb/svcdb/shard"
 )
 
@@ -158,13 +159,13 @@ type Server struct {
 	dropped     atomic.Int64
 	releaseKick chan struct{}
 
-	stats  serverStats
-	pubsub pubsubHub  // Pub/Sub registry (pubsub.go)
-	track  trackGlue  // client-side caching's tables (tracking.go, netloop/tracking)
-	mon    monitorHub // MONITOR's clients (monitor.go)
+	stats    serverStats
+	pubsub   pubsub.Registry // Pub/Sub registry (pubsub.go, netloop/pubsub)
+	psLimits pubsub.Limits   // client-output-buffer-limit's pubsub class (pubsub.go)
+	track    trackGlue       // client-side caching's tables (tracking.go, netloop/tracking)
+	mon      monitorHub      // MONITOR's clients (monitor.go)
 	// clientPause is CLIENT PAUSE's state (pause.go).
 	clientPause pauseState
-	evWatch     eventWatches // the debug UI's keyspace event watches (eventwatch.go)
 	// notifyOn is notify-keyspace-events' classes (notify.go).
 	notifyOn atomic.Uint32
 	params   *config.Registry

@@ -101,21 +101,11 @@ func (c *client) Post(m tracking.Message) {
 	if c.killed.Load() {
 		return
 	}
-	s := c.srv
 	ps := c.pubsubOf()
-	ps.mu.Lock()
-	wasEmpty := len(ps.box) == 0
-	ps.box = m.AppendTo(ps.box)
-	size := int64(len(ps.box))
-	ps.size.Store(size)
-	ps.mu.Unlock()
-	if c.inPubSub() && s.pubsubOverLimit(ps, pubsubUsed(c, size)) {
-		s.pubsubOverflow(c)
-		return
-	}
-	if wasEmpty {
-		_ = c.conn.Wake(nil)
-	}
+	box := ps.box.Open()
+	wasEmpty := len(box) == 0
+	size := ps.box.Close(m.AppendTo(box))
+	c.srv.posted(c, ps, size, wasEmpty, c.inPubSub())
 }
 
 // ---- per client (on its loop) ------------------------------------------------

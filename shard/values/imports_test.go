@@ -62,6 +62,15 @@ var importRules = []importRule{
 			return dep == module+"/netloop/tracking" || strings.HasPrefix(dep, module+"/core/")
 		},
 	},
+	{
+		// The Pub/Sub registry knows a connection only through
+		// pubsub.Subscriber and keyspace events only through netloop's
+		// glue: nothing of ours but core (netloop/pubsub doc.go).
+		pkg: module + "/netloop/pubsub",
+		allowed: func(dep string) bool {
+			return dep == module+"/netloop/pubsub" || strings.HasPrefix(dep, module+"/core/")
+		},
+	},
 }
 
 const commandsRoot = module + "/shard/commands"
