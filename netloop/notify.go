@@ -5,7 +5,7 @@ package netloop
 // handlers through Ctx.Notify, expiry, eviction, new keys) is published
 // on __keyspace@<db>__:<key> (class K, message the event) and then
 // __keyevent@<db>__:<event> (class E, message the key), through the
-// Pub/Sub registry and mailboxes (pubsub.go): the shard's token holder
+// Pub/Sub registry (netloop/pubsub, Registry.Notify): the token holder
 // that reports an event encodes it into each subscriber's mailbox and
 // wakes its loop, never waiting on a subscriber.
 //

@@ -11,7 +11,7 @@ import (
 
 // What keyspace notifications cost a write: SET and HSET with
 // notify-keyspace-events off (one atomic load per event), on with nobody
-// subscribed (the channels are formatted and looked up), and on with a
+// subscribed (one atomic load: nothing is formatted), and on with a
 // pattern subscriber that gets every event (the messages encoded; the
 // subscriber is the writing client itself, so no loop is woken: the
 // mailbox append another subscriber would cost is not in it).
