@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard/geohash"
@@ -269,7 +270,8 @@ func cmdGeoRadiusByMemberRO(c *keyspace.Ctx) { georadius(c, 1, geoRadiusMember|g
 func cmdGeoSearch(c *keyspace.Ctx)           { georadius(c, 1, geoSearch) }
 func cmdGeoSearchStore(c *keyspace.Ctx)      { georadius(c, 2, geoSearch|geoSearchStore) }
 
-// geoPoint is one member found inside the search area.
+// geoPoint is one member found inside the search area; member is
+// borrowed from the sorted set.
 type geoPoint struct {
 	lon, lat, dist, score float64
 	member                []byte
@@ -431,7 +433,9 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 	if anyOpt {
 		limit = int(min(count, math.MaxInt32))
 	}
-	points := geoCollect(o, &shape, limit)
+	sc := geoScratchPool.Get().(*geoScratch)
+	defer sc.release()
+	points := sc.collect(o, &shape, limit)
 	if len(points) == 0 && storeKey == nil {
 		c.Array(0)
 		return
@@ -440,32 +444,34 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 	if count != 0 && int64(returned) > count {
 		returned = int(count)
 	}
+	// The points in reply order: the first returned of the collection
+	// order, or of the order by distance.
+	var order []geoRank
 	if sort != 0 {
-		// glibc's qsort, which Redis calls, is a merge sort: stable.
-		slices.SortStableFunc(points, func(a, b geoPoint) int {
-			r := 0
-			switch {
-			case a.dist > b.dist:
-				r = 1
-			case a.dist < b.dist:
-				r = -1
-			}
-			if sort == 2 {
-				r = -r
-			}
-			return r
-		})
+		order = sc.nearest(returned, sort == 2)
 	}
-	points = points[:returned]
+	point := func(i int) *geoPoint {
+		if order != nil {
+			return &points[order[i].i]
+		}
+		return &points[i]
+	}
 
 	if storeKey != nil {
-		pairs := make([]zpair, len(points))
-		for i, p := range points {
+		// Members are copied: the store may replace the source.
+		pairs := make([]zpair, returned)
+		var arena []byte
+		for i := range pairs {
+			arena = append(arena, point(i).member...)
+		}
+		for i := range pairs {
+			p := point(i)
 			score := p.score
 			if storeDist {
 				score = p.dist / shape.Conversion
 			}
-			pairs[i] = zpair{p.member, score}
+			pairs[i] = zpair{arena[:len(p.member):len(p.member)], score}
+			arena = arena[len(p.member):]
 		}
 		event := "georadiusstore" // Redis' event names, geo.c
 		if flags&geoSearch != 0 {
@@ -475,13 +481,14 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 		return
 	}
 	opts := 0
-	for _, on := range []bool{withDist, withCoord, withHash} {
+	for _, on := range [...]bool{withDist, withCoord, withHash} {
 		if on {
 			opts++
 		}
 	}
-	c.Array(len(points))
-	for _, p := range points {
+	c.Array(returned)
+	for i := range returned {
+		p := point(i)
 		if opts > 0 {
 			c.Array(opts + 1)
 		}
@@ -500,14 +507,49 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 	}
 }
 
-// geoCollect is membersOfAllNeighbors: the members of the nine cells'
-// score ranges that are inside the shape, cell by cell in Redis' order,
-// stopping once limit (ANY) are found. Members are copied: a STORE may
-// replace the source.
-func geoCollect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint {
+// geoScratch is one search's working memory, pooled so that a search
+// allocates nothing per candidate (nor, once warm, per call): the points
+// found, in the collection order, and the ranks that order them by
+// distance. Handlers run on whichever goroutine holds the shard, so the
+// scratch is a sync.Pool's, not a package variable.
+type geoScratch struct {
+	points []geoPoint
+	ranks  []geoRank
+	offs   [128]int // a listpack's pair offsets (keyspace.ZView)
+}
+
+// geoRank is a point's place in the order by distance: its distance and
+// its index in the collection order. It holds no pointer, so sorting moves
+// 16 bytes and no write barrier runs.
+type geoRank struct {
+	dist float64
+	i    int
+}
+
+var geoScratchPool = sync.Pool{New: func() any { return new(geoScratch) }}
+
+// geoScratchKeep is the most points a scratch keeps across calls (about
+// 3.5 MB); a larger one goes back to the garbage collector.
+const geoScratchKeep = 1 << 16
+
+// release returns sc to the pool, dropping its references to members.
+func (sc *geoScratch) release() {
+	if cap(sc.points) > geoScratchKeep {
+		return
+	}
+	clear(sc.points)
+	sc.points, sc.ranks = sc.points[:0], sc.ranks[:0]
+	geoScratchPool.Put(sc)
+}
+
+// collect is membersOfAllNeighbors: the members of the nine cells' score
+// ranges that are inside the shape, cell by cell in Redis' order, stopping
+// once limit (ANY) are found. Each cell is a seek in the sorted set and a
+// walk to the end of its range, as Redis' ZRANGEBYSCORE-style scan. The
+// members are borrowed from o: valid until o changes.
+func (sc *geoScratch) collect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint {
 	cells := geohash.CellsFor(shape)
-	var points []geoPoint
-	var arena []byte
+	points := sc.points[:0]
 	last := 0
 	for i, cell := range cells {
 		if cell.IsZero() {
@@ -524,8 +566,7 @@ func geoCollect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint 
 		}
 		lo, hi := geohash.ScoreRange(cell)
 		r := values.ScoreRange{Min: float64(lo), Max: float64(hi)}
-		var buf [128]int
-		z := keyspace.ZView(o, buf[:])
+		z := keyspace.ZView(o, sc.offs[:])
 		for z.SeekScore(&r, false); z.Valid(); z.Next() {
 			score := z.Score()
 			if !(score < float64(hi)) {
@@ -533,10 +574,7 @@ func geoCollect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint 
 			}
 			lon, lat := geohash.DecodeScore(score)
 			if dist, in := shape.Within(lon, lat); in {
-				m := z.Member()
-				start := len(arena)
-				arena = append(arena, m...)
-				points = append(points, geoPoint{lon, lat, dist, score, arena[start:len(arena):len(arena)]})
+				points = append(points, geoPoint{lon, lat, dist, score, z.Member()})
 			}
 			if len(points) > 0 && limit > 0 && len(points) >= limit {
 				break
@@ -544,5 +582,90 @@ func geoCollect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint 
 		}
 		last = i
 	}
+	sc.points = points
 	return points
+}
+
+// geoBefore is the order of the reply: by distance (nearest first, or
+// farthest with desc), ties in the collection order. Redis sorts with
+// glibc's qsort, a stable merge sort, so ties keep the collection order
+// there too; with the index as the tie-break the order is total, and any
+// sort or selection gives Redis' result.
+func geoBefore(a, b geoRank, desc bool) bool {
+	if a.dist != b.dist {
+		if desc {
+			return a.dist > b.dist
+		}
+		return a.dist < b.dist
+	}
+	return a.i < b.i
+}
+
+// nearest returns the first k of the collected points in geoBefore's
+// order. Redis sorts them all and replies the first COUNT; when k is
+// fewer than all, a bounded heap of the k best so far (the worst on top)
+// selects them in n log k comparisons, and only those k are sorted.
+func (sc *geoScratch) nearest(k int, desc bool) []geoRank {
+	n := len(sc.points)
+	ranks := sc.ranks[:0]
+	if k >= n {
+		for i := range sc.points {
+			ranks = append(ranks, geoRank{sc.points[i].dist, i})
+		}
+	} else {
+		for i := range sc.points {
+			r := geoRank{sc.points[i].dist, i}
+			if len(ranks) < k {
+				ranks = append(ranks, r)
+				geoHeapUp(ranks, len(ranks)-1, desc)
+				continue
+			}
+			if geoBefore(r, ranks[0], desc) {
+				ranks[0] = r
+				geoHeapDown(ranks, desc)
+			}
+		}
+	}
+	slices.SortFunc(ranks, func(a, b geoRank) int {
+		switch {
+		case geoBefore(a, b, desc):
+			return -1
+		case geoBefore(b, a, desc):
+			return 1
+		}
+		return 0
+	})
+	sc.ranks = ranks
+	return ranks
+}
+
+// geoHeapUp and geoHeapDown keep h a heap whose top is the last in
+// geoBefore's order.
+func geoHeapUp(h []geoRank, j int, desc bool) {
+	for j > 0 {
+		parent := (j - 1) / 2
+		if !geoBefore(h[parent], h[j], desc) {
+			return
+		}
+		h[parent], h[j] = h[j], h[parent]
+		j = parent
+	}
+}
+
+func geoHeapDown(h []geoRank, desc bool) {
+	j := 0
+	for {
+		worst, l := j, 2*j+1
+		if l < len(h) && geoBefore(h[worst], h[l], desc) {
+			worst = l
+		}
+		if r := l + 1; r < len(h) && geoBefore(h[worst], h[r], desc) {
+			worst = r
+		}
+		if worst == j {
+			return
+		}
+		h[j], h[worst] = h[worst], h[j]
+		j = worst
+	}
 }
