@@ -52,14 +52,22 @@ func interleave64(xlo, ylo uint32) uint64 {
 }
 
 // deinterleave64 is interleave64's inverse: even bits low, odd bits high.
+// Redis' loop of masks and shifts, unrolled (DecodeScore runs it for every
+// member of the cells a search walks).
 func deinterleave64(v uint64) uint64 {
-	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF}
-	s := [...]uint{0, 1, 2, 4, 8, 16}
 	x, y := v, v>>1
-	for i := 0; i < 6; i++ {
-		x = (x | x>>s[i]) & b[i]
-		y = (y | y>>s[i]) & b[i]
-	}
+	x &= 0x5555555555555555
+	y &= 0x5555555555555555
+	x = (x | x>>1) & 0x3333333333333333
+	y = (y | y>>1) & 0x3333333333333333
+	x = (x | x>>2) & 0x0F0F0F0F0F0F0F0F
+	y = (y | y>>2) & 0x0F0F0F0F0F0F0F0F
+	x = (x | x>>4) & 0x00FF00FF00FF00FF
+	y = (y | y>>4) & 0x00FF00FF00FF00FF
+	x = (x | x>>8) & 0x0000FFFF0000FFFF
+	y = (y | y>>8) & 0x0000FFFF0000FFFF
+	x = (x | x>>16) & 0x00000000FFFFFFFF
+	y = (y | y>>16) & 0x00000000FFFFFFFF
 	return x | y<<32
 }
 

@@ -118,3 +118,45 @@ func TestPrefilterKeepsRedisVerdict(t *testing.T) {
 		t.Fatalf("only %d of 1000000 members were outside: the test does not reach the edges", rejected)
 	}
 }
+
+// deinterleaveLoop is Redis' deinterleave64 as written there (a loop over
+// the masks), the reference for the unrolled one.
+func deinterleaveLoop(v uint64) uint64 {
+	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF}
+	s := [...]uint{0, 1, 2, 4, 8, 16}
+	x, y := v, v>>1
+	for i := 0; i < 6; i++ {
+		x = (x | x>>s[i]) & b[i]
+		y = (y | y>>s[i]) & b[i]
+	}
+	return x | y<<32
+}
+
+func TestDeinterleaveUnrolled(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 100000; i++ {
+		v := r.Uint64()
+		if i < 64 {
+			v = 1 << i
+		}
+		if got, want := deinterleave64(v), deinterleaveLoop(v); got != want {
+			t.Fatalf("deinterleave64(%#x) = %#x, want %#x", v, got, want)
+		}
+	}
+}
+
+// BenchmarkDecodeScore decodes the scores of places spread over Sicily.
+func BenchmarkDecodeScore(b *testing.B) {
+	scores := make([]float64, 1024)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range scores {
+		s, _ := Score(8+11*r.Float64(), 34+8*r.Float64())
+		scores[i] = float64(s)
+	}
+	var sink float64
+	for i := 0; b.Loop(); i++ {
+		lon, lat := DecodeScore(scores[i&1023])
+		sink += lon + lat
+	}
+	_ = sink
+}
