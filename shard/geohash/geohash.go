@@ -229,11 +229,17 @@ func radDeg(a float64) float64 { return a / dR }
 
 // Distance is geohashGetDistance (7.0): the haversine distance in metres.
 func Distance(lon1, lat1, lon2, lat2 float64) float64 {
+	return distanceFrom(lon1, lat1, math.Cos(degRad(lat1)), lon2, lat2)
+}
+
+// distanceFrom is Distance with cos(lat1) given: a search computes it once
+// for its centre. The arithmetic is Distance's, in the same order.
+func distanceFrom(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
 	lat1r, lon1r := degRad(lat1), degRad(lon1)
 	lat2r, lon2r := degRad(lat2), degRad(lon2)
 	u := math.Sin((lat2r - lat1r) / 2)
 	v := math.Sin((lon2r - lon1r) / 2)
-	return 2.0 * EarthRadius * math.Asin(math.Sqrt(u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v))
+	return 2.0 * EarthRadius * math.Asin(math.Sqrt(u*u+cosLat1*math.Cos(lat2r)*v*v))
 }
 
 // estimateSteps is geohashEstimateStepsByRadius.
@@ -271,6 +277,7 @@ type Shape struct {
 	// difference in degrees past which a member is out (+Inf: none).
 	prepared         bool
 	latReach, lonMax float64
+	cosLat           float64 // cos(Lat), for distanceFrom
 }
 
 // prefilterMargin widens the prefilter's bounds far beyond the rounding of
@@ -287,6 +294,7 @@ const prefilterMargin = 1e-9
 // exceeds the reach once |dlon| > 2*asin(sin(reach/2R)/k).
 func (s *Shape) prepare() {
 	s.prepared = true
+	s.cosLat = math.Cos(degRad(s.Lat))
 	s.latReach = s.Radius * s.Conversion
 	lonReach := s.latReach
 	if s.Box {
@@ -386,6 +394,83 @@ func ScoreRange(h Bits) (min, max uint64) {
 	return min, Align52(h)
 }
 
+// Span is a range [Min, Max) of sorted set scores: the members of one
+// cell, or of consecutive ones.
+type Span struct{ Min, Max uint64 }
+
+// spanDepth is how many times AppendSpans quarters a search cell: 4^3 = 64
+// parts at most, each 1/8 of the cell's width and height.
+const spanDepth = 3
+
+// AppendSpans appends to dst, in increasing order, the score ranges of
+// cell h that may hold a member inside s: h quartered spanDepth times
+// (a geohash cell's four children are the four quarters of its score
+// range, in order), without the parts whose every point fails Within's
+// bounds, adjacent parts merged. Every member of h outside the spans is one
+// Within rejects (and so Redis), so walking the spans instead of h's whole
+// range finds the same members in the same order, without decoding the
+// others: a search's nine cells are up to twice as wide as the shape and
+// the set may be much larger than the part the shape covers.
+func (s *Shape) AppendSpans(dst []Span, h Bits) []Span {
+	if !s.prepared {
+		s.prepare()
+	}
+	return s.appendSpans(dst, h, spanDepth)
+}
+
+func (s *Shape) appendSpans(dst []Span, h Bits, depth int) []Span {
+	if s.outside(decode(wgsLong, wgsLat, h)) {
+		return dst
+	}
+	if depth == 0 || h.Step >= StepMax {
+		lo, hi := ScoreRange(h)
+		if n := len(dst); n > 0 && dst[n-1].Max == lo {
+			dst[n-1].Max = hi
+			return dst
+		}
+		return append(dst, Span{lo, hi})
+	}
+	for q := uint64(0); q < 4; q++ {
+		dst = s.appendSpans(dst, Bits{h.Bits<<2 | q, h.Step + 1}, depth-1)
+	}
+	return dst
+}
+
+// outsideMargin widens a cell by this many degrees (about 0.1 mm) before
+// outside tests it, and its verdicts are compared with the bounds plus as
+// much: far more than the rounding of a decoded position (1e-13 degrees)
+// or of the tests' arithmetic, so outside rejects a cell only when Within
+// would reject every member decoded in it.
+const outsideMargin = 1e-9
+
+// outside reports whether every point of a (widened by outsideMargin)
+// fails one of Within's bounds: the latitude reach, or the longitude
+// difference lonMax. The nearest point of an interval is an end, or the
+// centre's own coordinate when the interval holds it (the circular
+// longitude difference rises then falls away from the centre, so on an
+// interval to one side of it the least is at an end).
+func (s *Shape) outside(a Area) bool {
+	latLo, latHi := a.Lat.Min-outsideMargin, a.Lat.Max+outsideMargin
+	if s.Lat < latLo || s.Lat > latHi {
+		end := latLo
+		if s.Lat > latHi {
+			end = latHi
+		}
+		if EarthRadius*math.Abs(degRad(end)-degRad(s.Lat)) > s.latReach*(1+outsideMargin)+outsideMargin {
+			return true
+		}
+	}
+	if math.IsInf(s.lonMax, 1) {
+		return false
+	}
+	lonLo, lonHi := a.Long.Min-outsideMargin, a.Long.Max+outsideMargin
+	if lonLo <= s.Long && s.Long <= lonHi {
+		return false
+	}
+	dlo, dhi := math.Abs(lonLo-s.Long), math.Abs(lonHi-s.Long)
+	return min(dlo, 360-dlo, dhi, 360-dhi) > s.lonMax+outsideMargin
+}
+
 // Within is geoAppendIfWithinShape's test: whether the member at (lon,
 // lat) is inside s, and its distance from the centre in metres.
 //
@@ -412,8 +497,11 @@ func (s *Shape) Within(lon, lat float64) (dist float64, ok bool) {
 // exact is Redis' test itself (geohashGetDistanceIfInRadiusWGS84 or
 // geohashGetDistanceIfInRectangle).
 func (s *Shape) exact(lon, lat float64) (dist float64, ok bool) {
+	if !s.prepared {
+		s.prepare()
+	}
 	if !s.Box {
-		d := Distance(s.Long, s.Lat, lon, lat)
+		d := distanceFrom(s.Long, s.Lat, s.cosLat, lon, lat)
 		return d, !(d > s.Radius*s.Conversion)
 	}
 	// Redis 7.0's geohashGetDistanceIfInRectangle.
@@ -422,7 +510,7 @@ func (s *Shape) exact(lon, lat float64) (dist float64, ok bool) {
 	if lonDist > s.Width*s.Conversion/2 || latDist > s.Height*s.Conversion/2 {
 		return 0, false
 	}
-	return Distance(s.Long, s.Lat, lon, lat), true
+	return distanceFrom(s.Long, s.Lat, s.cosLat, lon, lat), true
 }
 
 // Unit is extractUnitOrReply's table: metres per unit, ok false for an

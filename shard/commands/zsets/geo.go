@@ -515,6 +515,7 @@ func georadius(c *keyspace.Ctx, srcIdx int, flags int) {
 type geoScratch struct {
 	points []geoPoint
 	ranks  []geoRank
+	spans  []geohash.Span
 	offs   [128]int // a listpack's pair offsets (keyspace.ZView)
 }
 
@@ -544,12 +545,14 @@ func (sc *geoScratch) release() {
 
 // collect is membersOfAllNeighbors: the members of the nine cells' score
 // ranges that are inside the shape, cell by cell in Redis' order, stopping
-// once limit (ANY) are found. Each cell is a seek in the sorted set and a
-// walk to the end of its range, as Redis' ZRANGEBYSCORE-style scan. The
+// once limit (ANY) are found. Each cell is, as in Redis, a seek in the
+// sorted set and a walk to the end of its score range, here one per span
+// of the range that may hold a member inside the shape. The
 // members are borrowed from o: valid until o changes.
 func (sc *geoScratch) collect(o *keyspace.Object, shape *geohash.Shape, limit int) []geoPoint {
 	cells := geohash.CellsFor(shape)
 	points := sc.points[:0]
+	z := keyspace.ZView(o, sc.offs[:])
 	last := 0
 	for i, cell := range cells {
 		if cell.IsZero() {
@@ -564,20 +567,24 @@ func (sc *geoScratch) collect(o *keyspace.Object, shape *geohash.Shape, limit in
 		if len(points) > 0 && limit > 0 && len(points) >= limit {
 			break
 		}
-		lo, hi := geohash.ScoreRange(cell)
-		r := values.ScoreRange{Min: float64(lo), Max: float64(hi)}
-		z := keyspace.ZView(o, sc.offs[:])
-		for z.SeekScore(&r, false); z.Valid(); z.Next() {
-			score := z.Score()
-			if !(score < float64(hi)) {
-				break
-			}
-			lon, lat := geohash.DecodeScore(score)
-			if dist, in := shape.Within(lon, lat); in {
-				points = append(points, geoPoint{lon, lat, dist, score, z.Member()})
-			}
-			if len(points) > 0 && limit > 0 && len(points) >= limit {
-				break
+		// The cell's score range, less the parts whose members all fail
+		// the shape's bounds (geohash.AppendSpans): the same members.
+		sc.spans = shape.AppendSpans(sc.spans[:0], cell)
+	spans:
+		for _, sp := range sc.spans {
+			r := values.ScoreRange{Min: float64(sp.Min), Max: float64(sp.Max)}
+			for z.SeekScore(&r, false); z.Valid(); z.Next() {
+				score := z.Score()
+				if !(score < r.Max) {
+					break
+				}
+				lon, lat := geohash.DecodeScore(score)
+				if dist, in := shape.Within(lon, lat); in {
+					points = append(points, geoPoint{lon, lat, dist, score, z.Member()})
+				}
+				if len(points) > 0 && limit > 0 && len(points) >= limit {
+					break spans
+				}
 			}
 		}
 		last = i
@@ -587,10 +594,12 @@ func (sc *geoScratch) collect(o *keyspace.Object, shape *geohash.Shape, limit in
 }
 
 // geoBefore is the order of the reply: by distance (nearest first, or
-// farthest with desc), ties in the collection order. Redis sorts with
-// glibc's qsort, a stable merge sort, so ties keep the collection order
-// there too; with the index as the tie-break the order is total, and any
-// sort or selection gives Redis' result.
+// farthest with desc), ties in the collection order. Redis sorts every
+// point with glibc's qsort, a stable merge sort, when COUNT covers them, so
+// ties keep the collection order there too; with the index as the
+// tie-break the order is total, and any sort or selection gives that
+// result. (With a smaller COUNT Redis' pqsort, a partial quicksort, may
+// order ties across the cut otherwise: docs/compatibility.md.)
 func geoBefore(a, b geoRank, desc bool) bool {
 	if a.dist != b.dist {
 		if desc {
@@ -602,9 +611,9 @@ func geoBefore(a, b geoRank, desc bool) bool {
 }
 
 // nearest returns the first k of the collected points in geoBefore's
-// order. Redis sorts them all and replies the first COUNT; when k is
-// fewer than all, a bounded heap of the k best so far (the worst on top)
-// selects them in n log k comparisons, and only those k are sorted.
+// order. When k is fewer than all (COUNT without ANY; Redis' pqsort), a
+// bounded heap of the k best so far (the worst on top) selects them in
+// n log k comparisons, and only those k are sorted.
 func (sc *geoScratch) nearest(k int, desc bool) []geoRank {
 	n := len(sc.points)
 	ranks := sc.ranks[:0]
