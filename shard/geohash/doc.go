@@ -3,7 +3,8 @@
 // interleaved geohash a GEOADD stores as a sorted set score (longitude in
 // [-180, 180], latitude in [-85.05112878, 85.05112878], 26 bits each), its
 // decoding to the centre of its cell, the neighbours of a cell, the nine
-// cells and the score ranges that cover a search by radius or by box, the
+// cells and the score ranges that cover a search by radius or by box (and
+// the spans of those ranges that may hold a member inside it), the
 // haversine distance on Redis' earth radius (6372797.560856 m), the
 // 11-character GEOHASH string, units, and the number formats Redis replies
 // with ("%.4f" distances, "%.17Lf"-trimmed coordinates).
