@@ -143,7 +143,7 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 	// refuses any other value; this hook says so again should the range
 	// ever widen without an implementation (docs/security.md).
 	reg.OnChange("maxmemory-clients", func(v string) error {
-		if reg.Size("maxmemory-clients") != 0 {
+		if b, pct := reg.SizeOrPercent("maxmemory-clients"); b != 0 || pct != 0 {
 			return errors.New("client eviction (maxmemory-clients) is not supported by svcdb; only 0 is accepted")
 		}
 		return nil
