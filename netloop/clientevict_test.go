@@ -110,3 +110,46 @@ func TestClientEvictionMatchesRedis(t *testing.T) {
 		t.Errorf("svcdb:\n%s\nredis-server:\n%s", got, want)
 	}
 }
+
+// maxmemory-clients as a percentage of maxmemory follows both parameters
+// live: 1% of 50 MB evicts a client piling up unread replies; with
+// maxmemory back at 0 the percentage means no limit, and CONFIG SET
+// maxmemory-clients 0 turns it off.
+func TestClientEvictionPercentOfMaxmemory(t *testing.T) {
+	ts := startServer(t)
+	admin := dialRaw(t, ts.Addr)
+	admin.do("CLIENT", "NO-EVICT", "ON")
+	admin.do("SET", "big", strings.Repeat("x", 100000))
+	t.Cleanup(func() { admin.do("CONFIG", "SET", "maxmemory", "0", "maxmemory-clients", "0") })
+	if v := admin.do("CONFIG", "SET", "maxmemory", "50mb", "maxmemory-clients", "1%"); string(v.Str) != "OK" {
+		t.Fatalf("CONFIG SET: %s", formatReply(v))
+	}
+	if v := admin.do("CONFIG", "GET", "maxmemory-clients"); formatReply(v) != `["maxmemory-clients", "1%"]` {
+		t.Fatalf("CONFIG GET maxmemory-clients = %s", formatReply(v))
+	}
+	pile := func() (*rawConn, string) {
+		c := dialRaw(t, ts.Addr)
+		id := clientID(t, c)
+		c.write(strings.Repeat(multibulk("GET", "big"), 400))
+		return c, id
+	}
+	_, id := pile()
+	eventually(t, 10*time.Second, func() bool { return !listed(t, admin, id) }, "evicted past 1% of maxmemory")
+
+	admin.do("CONFIG", "SET", "maxmemory", "0") // 1% of no limit: off
+	c, id := pile()
+	eventually(t, 10*time.Second, func() bool {
+		n, _ := strconv.Atoi(clientField(t, admin, id, "tot-mem"))
+		return n > 512<<10
+	}, "tot-mem passes 1% of 50 MB")
+	time.Sleep(200 * time.Millisecond)
+	if !listed(t, admin, id) {
+		t.Fatal("evicted with maxmemory 0 and maxmemory-clients 1%")
+	}
+	for range 400 {
+		c.read()
+	}
+	if got := rawInfoField(t, admin, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients = %s, want 1", got)
+	}
+}

@@ -99,7 +99,8 @@ func (t *Tracker) Update(e *Entry, used int64, evictable bool) {
 	if e.evicting.Load() {
 		return // leaving: its last figure stays pending until Forget
 	}
-	if old := e.used.Swap(used); old != used {
+	if old := e.used.Load(); old != used { // only this loop writes it: no read-modify-write needed
+		e.used.Store(used)
 		t.total.Add(used - old)
 	}
 	limit := t.limit.Load()
