@@ -108,6 +108,7 @@ type client struct {
 	qbuf            atomic.Int64 // input buffered, unparsed (querybuf.go)
 	qbufFree        atomic.Int64
 	argvMem         atomic.Int64
+	multiMem        atomic.Int64 // commands queued in MULTI (multi.go): CLIENT LIST multi-mem
 	obl             atomic.Int64
 	userPub         atomic.Pointer[acl.User] // user, for other goroutines (CLIENT LIST, ACL DELUSER)
 	aclRecheck      atomic.Bool              // the user's channels shrank: check subscriptions (acl.go)

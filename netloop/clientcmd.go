@@ -197,7 +197,7 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	omem := c.obl.Load() + pubsubQueued(c)
 	totMem := c.memUsage()
 	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(qfree, 10))
-	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=0 rbs=0 rbp=0")
+	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=" + strconv.FormatInt(c.multiMem.Load(), 10) + " rbs=0 rbp=0")
 	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(omem, 10))
 	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=" + c.userName() + " redir=" + strconv.FormatInt(trackingRedirect(c), 10) + " resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
@@ -472,10 +472,16 @@ func (s *Server) processQuiet(c *client, args [][]byte) bool {
 // memUsage is c's memory as CLIENT LIST's tot-mem shows it and client
 // eviction counts it: the client's state, its query buffer with its free
 // room, its unsent replies and its mailbox (Pub/Sub, invalidations,
-// MONITOR). Atomics only.
+// MONITOR), its MULTI queue, and subOverhead per subscription (its own
+// and the registry's map entries, as Redis counts its dict entries but
+// not the names). Atomics only.
 func (c *client) memUsage() int64 {
-	return int64(unsafe.Sizeof(*c)) + c.qbuf.Load() + c.qbufFree.Load() + c.obl.Load() + pubsubQueued(c)
+	sub, psub, ssub := pubsubCounts(c)
+	return int64(unsafe.Sizeof(*c)) + c.qbuf.Load() + c.qbufFree.Load() + c.obl.Load() + pubsubQueued(c) +
+		c.multiMem.Load() + int64(sub+psub+ssub)*subOverhead
 }
+
+const subOverhead = 96
 
 // evictClient is client eviction's close request (netloop/clientmem), run
 // on its goroutine: logged as Redis logs it, then closed by its own loop,
