@@ -127,3 +127,24 @@ func TestTrackerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateAllocs: what every client's loop calls per turn and per flush
+// allocates nothing, eviction off or on, within a bucket or across one.
+func TestUpdateAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	tr := New(func(any, int64) {})
+	e := &Entry{}
+	tr.Track(e, nil)
+	for _, limit := range []int64{0, 1 << 30} {
+		tr.SetLimit(limit)
+		i := int64(0)
+		if n := testing.AllocsPerRun(1000, func() {
+			i++
+			tr.Update(e, 40<<10+(i&1)*64<<10, true) // crosses 64 KiB every other call
+		}); n != 0 {
+			t.Errorf("limit %d: %v allocs per Update", limit, n)
+		}
+	}
+}
