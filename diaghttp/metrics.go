@@ -219,6 +219,10 @@ func newRegistry(src Source, version string) *registry {
 		func(sc *scrape) float64 { return float64(sc.net.CommandsProcessed) })
 	c("svc_protocol_errors_total", "RESP protocol errors since start.",
 		func(sc *scrape) float64 { return float64(sc.net.ProtocolErrors) })
+	c("svc_clients_evicted_total", "Clients closed by client eviction (maxmemory-clients) since start; INFO's evicted_clients.",
+		func(sc *scrape) float64 { return float64(sc.net.EvictedClients) })
+	g("svc_clients_memory_bytes", "Memory of every client connection (the sum of CLIENT LIST's tot-mem), what maxmemory-clients limits.",
+		func(sc *scrape) float64 { return float64(sc.net.ClientsMemory) })
 	c("svc_net_input_bytes_total", "Bytes read from clients since start.",
 		func(sc *scrape) float64 { return float64(sc.net.NetInputBytes) })
 	c("svc_net_output_bytes_total", "Bytes written to clients since start.",

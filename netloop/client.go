@@ -12,6 +12,7 @@ import (
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/netloop/clientmem"
 	"github.com/svcdb/svcdb/netloop/tracking"
 	"github.com/svcdb/svcdb/shard"
 	"github.com/svcdb/svcdb/shard/keyspace"
@@ -97,6 +98,7 @@ type client struct {
 	monitor         atomic.Bool                     // MONITOR ran (monitor.go)
 	pausedFlag      atomic.Bool                     // parked by CLIENT PAUSE (pause.go)
 	noEvict         atomic.Bool                     // CLIENT NO-EVICT ON
+	mem             clientmem.Entry                 // client eviction's view of it (clientcmd.go, netloop/clientmem)
 	blockedPub      atomic.Pointer[keyspace.Waiter] // blocked, for other loops (CLIENT UNBLOCK, LIST)
 	ps              atomic.Pointer[pubsubState]     // Pub/Sub state and mailbox, made on first use (pubsub.go)
 	trk             tracking.State                  // CLIENT TRACKING state (netloop/tracking; tracking.go)
@@ -106,6 +108,7 @@ type client struct {
 	qbuf            atomic.Int64 // input buffered, unparsed (querybuf.go)
 	qbufFree        atomic.Int64
 	argvMem         atomic.Int64
+	multiMem        atomic.Int64 // commands queued in MULTI (multi.go): CLIENT LIST multi-mem
 	obl             atomic.Int64
 	userPub         atomic.Pointer[acl.User] // user, for other goroutines (CLIENT LIST, ACL DELUSER)
 	aclRecheck      atomic.Bool              // the user's channels shrank: check subscriptions (acl.go)

@@ -130,9 +130,8 @@ func (s *Server) cmdClient(c *client, cmd *command.Command, args [][]byte) {
 			c.out = append(c.out, resp.ErrSyntax...)
 			return
 		}
-		// Recorded and shown (flag e in CLIENT LIST) as Redis does; it has
-		// nothing to protect from while maxmemory-clients can only be 0
-		// (client eviction is not implemented, see docs/security.md).
+		// Client eviction reads it at the client's next Update (after this
+		// reply's flush), as Redis' next updateClientMemUsageAndBucket.
 		c.noEvict.Store(resp.EqualFold(args[2], "on"))
 		c.out = append(c.out, resp.OK...)
 	case "tracking":
@@ -196,9 +195,9 @@ func (s *Server) clientLine(c *client, now time.Time) string {
 	// the buffer, so tot-mem does not count it twice.
 	qbuf, qfree := c.qbuf.Load(), c.qbufFree.Load()
 	omem := c.obl.Load() + pubsubQueued(c)
-	totMem := int64(unsafe.Sizeof(*c)) + qbuf + qfree + omem
+	totMem := c.memUsage()
 	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(qfree, 10))
-	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=0 rbs=0 rbp=0")
+	b.WriteString(" argv-mem=" + strconv.FormatInt(c.argvMem.Load(), 10) + " multi-mem=" + strconv.FormatInt(c.multiMem.Load(), 10) + " rbs=0 rbp=0")
 	b.WriteString(" obl=" + strconv.FormatInt(c.obl.Load(), 10) + " oll=0 omem=" + strconv.FormatInt(omem, 10))
 	b.WriteString(" tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r cmd=" + cmd + " user=" + c.userName() + " redir=" + strconv.FormatInt(trackingRedirect(c), 10) + " resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name=" + c.stringField(&c.libName) + " lib-ver=" + c.stringField(&c.libVer))
@@ -468,6 +467,30 @@ func (s *Server) processQuiet(c *client, args [][]byte) bool {
 		c.out = c.out[:mark]
 	}
 	return true
+}
+
+// memUsage is c's memory as CLIENT LIST's tot-mem shows it and client
+// eviction counts it: the client's state, its query buffer with its free
+// room, its unsent replies and its mailbox (Pub/Sub, invalidations,
+// MONITOR), its MULTI queue, and subOverhead per subscription (its own
+// and the registry's map entries, as Redis counts its dict entries but
+// not the names). Atomics only.
+func (c *client) memUsage() int64 {
+	sub, psub, ssub := pubsubCounts(c)
+	return int64(unsafe.Sizeof(*c)) + c.qbuf.Load() + c.qbufFree.Load() + c.obl.Load() + pubsubQueued(c) +
+		c.multiMem.Load() + int64(sub+psub+ssub)*subOverhead
+}
+
+const subOverhead = 96
+
+// evictClient is client eviction's close request (netloop/clientmem), run
+// on its goroutine: logged as Redis logs it, then closed by its own loop,
+// as CLIENT KILL.
+func (s *Server) evictClient(owner any, used int64) {
+	c := owner.(*client)
+	s.log.Info("Evicting client", "client", strings.TrimSuffix(s.clientLine(c, time.Now()), "\n"), "tot_mem", used)
+	c.killed.Store(true)
+	_ = c.conn.Wake(nil)
 }
 
 // clientFlags are CLIENT LIST's flags for c, in Redis' order; from any

@@ -217,6 +217,7 @@ func (s *Server) infoStats(in *infoInput, b *strings.Builder) {
 	}
 	field(b, "expired_keys", expired)
 	field(b, "evicted_keys", st.evicted)
+	field(b, "evicted_clients", st.evictedClients) // maxmemory-clients (netloop/clientmem)
 	field(b, "keyspace_hits", hits)
 	field(b, "keyspace_misses", misses)
 	psChannels, psPatterns, psShard := s.pubsub.Counts()
@@ -395,7 +396,7 @@ var configHelp = []string{
 // belong to loops and shards and are never written by anyone else.
 type statTotals struct {
 	commands, connections, rejected, netIn, netOut, expired, hits, misses, protocolErrors int64
-	evicted                                                                               int64
+	evicted, evictedClients                                                               int64
 }
 
 func (s *Server) statTotals() statTotals {
@@ -404,6 +405,7 @@ func (s *Server) statTotals() statTotals {
 		connections:    s.stats.connectionsReceived.Load(),
 		rejected:       s.stats.rejected.Load(),
 		protocolErrors: s.stats.protocolErrors.Load(),
+		evictedClients: s.cmem.Evicted(),
 	}
 	t.netIn, t.netOut = s.totalNet()
 	for _, sn := range s.rt.Snapshots() {
@@ -424,7 +426,7 @@ func (t statTotals) minus(base *statTotals) statTotals {
 		rejected: t.rejected - base.rejected, netIn: t.netIn - base.netIn, netOut: t.netOut - base.netOut,
 		expired: t.expired - base.expired, hits: t.hits - base.hits, misses: t.misses - base.misses,
 		protocolErrors: t.protocolErrors - base.protocolErrors,
-		evicted:        t.evicted - base.evicted,
+		evicted:        t.evicted - base.evicted, evictedClients: t.evictedClients - base.evictedClients,
 	}
 }
 

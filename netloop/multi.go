@@ -1,6 +1,8 @@
 package netloop
 
 import (
+	"unsafe"
+
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/resp"
@@ -62,10 +64,13 @@ func (s *Server) queueInMulti(c *client, cmd, checked *command.Command, args [][
 		return true
 	}
 	q := queuedCmd{cmd: cmd, checked: checked, args: make([][]byte, len(args))}
+	size := int64(unsafe.Sizeof(q)) + int64(len(args))*int64(unsafe.Sizeof(args[0]))
 	for i, a := range args {
 		q.args[i] = append([]byte(nil), a...)
+		size += int64(len(a))
 	}
 	c.multi.queue = append(c.multi.queue, q)
+	c.multiMem.Add(size) // counted by client eviction (clientcmd.go memUsage)
 	c.out = append(c.out, "+QUEUED\r\n"...)
 	c.lap()
 	return true
@@ -141,6 +146,7 @@ func (s *Server) cmdUnwatch(c *client) {
 func (s *Server) endMulti(c *client) {
 	clear(c.multi.queue)
 	c.multi.queue = c.multi.queue[:0]
+	c.multiMem.Store(0)
 	c.multi.active, c.multi.failed = false, false
 	s.rt.Unwatch(&c.multi.watch)
 }

@@ -1,7 +1,6 @@
 package netloop
 
 import (
-	"errors"
 	"math"
 	"runtime/debug"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/config"
 	"github.com/svcdb/svcdb/core/latency"
+	"github.com/svcdb/svcdb/netloop/clientmem"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
@@ -137,17 +137,17 @@ func (s *Server) bindMemoryParams(reg *config.Registry) {
 		}
 		return nil
 	}
-	_ = apply("")
-	reg.OnChange("maxmemory", apply)
-	// Client eviction is not implemented: the registry's range (0..0)
-	// refuses any other value; this hook says so again should the range
-	// ever widen without an implementation (docs/security.md).
-	reg.OnChange("maxmemory-clients", func(v string) error {
-		if reg.Size("maxmemory-clients") != 0 {
-			return errors.New("client eviction (maxmemory-clients) is not supported by svcdb; only 0 is accepted")
-		}
+	// Client eviction's limit: bytes, or a percentage of maxmemory
+	// (netloop/clientmem, as Redis' getClientEvictionLimit).
+	clients := func(string) error {
+		b, pct := reg.SizeOrPercent("maxmemory-clients")
+		s.cmem.SetLimit(clientmem.Limit(b, pct, reg.Size("maxmemory")))
 		return nil
-	})
+	}
+	_, _ = apply(""), clients("")
+	reg.OnChange("maxmemory", apply)
+	reg.OnChange("maxmemory", clients)
+	reg.OnChange("maxmemory-clients", clients)
 	reg.OnChange("maxmemory-policy", apply)
 }
 

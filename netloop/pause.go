@@ -11,7 +11,9 @@ package netloop
 // the command was looked up, its arity, authentication and ACL checked, and
 // before MULTI queues it. A second PAUSE keeps the later end and the
 // stricter mode. Replicas are never paused. While a pause lasts the active
-// expiry cycle and its eviction are held (shard.Runtime.HoldExpiry).
+// expiry cycle, its eviction and lazy expiry's deletes are held
+// (shard.Runtime.HoldExpiry): an expired key reads as missing and stays
+// counted by DBSIZE until the pause ends, as Redis 7.0's expireIfNeeded.
 //
 // A postponed client parks: the command stays unparsed in its input, the
 // connection goes to connPaused and its loop forgets it until the pause
@@ -21,10 +23,6 @@ package netloop
 //
 // The data path's cost when no pause is in effect is one atomic load per
 // command (pauseState.mode).
-//
-// Where svcdb differs: lazy expiry is not held (a read of a key whose time
-// has passed still deletes it during a pause), as holding it would leave a
-// dead key that every write path must then step around.
 
 import (
 	"sync"

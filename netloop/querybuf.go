@@ -81,6 +81,7 @@ func (c *client) publishQueryBuffer(gc gnet.Conn) {
 	c.qbuf.Store(int64(c.queryBuffered(gc)))
 	c.qbufFree.Store(int64(cap(c.qb) - len(c.qb)))
 	c.argvMem.Store(int64(c.parser.PendingArgBytes()))
+	c.srv.cmem.Update(&c.mem, c.memUsage(), !c.noEvict.Load())
 }
 
 // startBig is called with gnet's buffered input, buf, once consume has

@@ -28,6 +28,7 @@ import (
 	"github.com/svcdb/svcdb/core/scripting"
 	"github.com/svcdb/svcdb/core/slowlog"
 	"github.com/svcdb/svcdb/core/tracing"
+	"github.com/svcdb/svcdb/netloop/clientmem"
 	"github.com/svcdb/svcdb/netloop/pubsub"
 	"github.com/svcdb/svcdb/shard"
 )
@@ -160,10 +161,11 @@ type Server struct {
 	releaseKick chan struct{}
 
 	stats    serverStats
-	pubsub   pubsub.Registry // Pub/Sub registry (pubsub.go, netloop/pubsub)
-	psLimits pubsub.Limits   // client-output-buffer-limit's pubsub class (pubsub.go)
-	track    trackGlue       // client-side caching's tables (tracking.go, netloop/tracking)
-	mon      monitorHub      // MONITOR's clients (monitor.go)
+	cmem     *clientmem.Tracker // client eviction, maxmemory-clients (clientcmd.go)
+	pubsub   pubsub.Registry    // Pub/Sub registry (pubsub.go, netloop/pubsub)
+	psLimits pubsub.Limits      // client-output-buffer-limit's pubsub class (pubsub.go)
+	track    trackGlue          // client-side caching's tables (tracking.go, netloop/tracking)
+	mon      monitorHub         // MONITOR's clients (monitor.go)
 	// clientPause is CLIENT PAUSE's state (pause.go).
 	clientPause pauseState
 	// notifyOn is notify-keyspace-events' classes (notify.go).
@@ -254,6 +256,7 @@ func New(cfg Config, table *command.Table, rt *shard.Runtime) *Server {
 	rt.ReportLatency(s.latency)
 	s.localByID, s.localErr = buildLocal(table, rt, localHandlers())
 	s.debugCmd = table.Lookup([]byte("debug"))
+	s.cmem = clientmem.New(s.evictClient)
 	s.bindParams(cfg.Params)
 	s.initPubSub()
 	s.initMonitor()
@@ -297,6 +300,7 @@ func (s *Server) Start() error {
 	s.started = time.Now()
 	go s.resumer()
 	go s.memoryReleaser()
+	go s.cmem.Run(s.stopped)
 	go func() {
 		defer close(s.stopped)
 		s.runErr = gnet.Run(s, "tcp://"+s.addr,
@@ -382,6 +386,7 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	if s.live.idleTimeout.Load() > 0 {
 		s.closeIdle()
 	}
+	s.cmem.Kick() // over maxmemory-clients with no client turn since
 	return 100 * time.Millisecond, gnet.None
 }
 

@@ -23,6 +23,8 @@ type Stats struct {
 	NetInputBytes       int64
 	NetOutputBytes      int64
 	ProtocolErrors      int64
+	EvictedClients      int64 // closed by client eviction (maxmemory-clients)
+	ClientsMemory       int64 // the clients' tot-mem summed, as eviction counts it
 	OpsPerSec           int64 // instantaneous_ops_per_sec
 	EventLoops          int
 	// AuthFailures counts refusals since start by reason, indexed like
@@ -48,6 +50,8 @@ func (s *Server) Stats() Stats {
 		NetInputBytes:       t.netIn,
 		NetOutputBytes:      t.netOut,
 		ProtocolErrors:      t.protocolErrors,
+		EvictedClients:      t.evictedClients,
+		ClientsMemory:       s.cmem.Total(),
 		OpsPerSec:           s.stats.opsSampler.rate(),
 		EventLoops:          s.cfg.EventLoops,
 		AuthFailures:        s.AuthFailures(),

@@ -87,6 +87,7 @@ func (s *Server) newClient(gc gnet.Conn) *client {
 	c.parser.Limits = s.cfg.ProtoLimits
 	s.rt.Bind(&c.ctx)
 	c.ctx.Blocker = c
+	s.cmem.Track(&c.mem, c)
 	c.batch.Owner = c
 	s.rt.Bind(&c.batch.Ctx)
 	c.lastInteraction.Store(c.created.UnixMilli())
@@ -111,6 +112,7 @@ func (s *Server) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	if c.multi.watch.Watching() {
 		s.rt.Unwatch(&c.multi.watch)
 	}
+	s.cmem.Forget(&c.mem)
 	s.unregister(c)
 	return gnet.None
 }
@@ -134,7 +136,8 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	}
 	resumed := c.state == connOutputPaused
 	if !s.resume(c, gc) {
-		return gnet.None // still waiting; what it waits for wakes the loop again
+		c.publishQueryBuffer(gc) // input still arrives: client eviction sees it
+		return gnet.None         // still waiting; what it waits for wakes the loop again
 	}
 	if late && c.ps.Load() != nil && s.pubsubDeliver(c) {
 		return gnet.Close
@@ -404,6 +407,7 @@ func (s *Server) flush(c *client) {
 		c.out = c.out[:0]
 	}
 	c.obl.Store(int64(c.conn.OutboundBuffered()))
+	s.cmem.Update(&c.mem, c.memUsage(), !c.noEvict.Load())
 }
 
 // openBatch starts c's batch for shard idx with cmd, whose token was taken:

@@ -73,9 +73,8 @@ type Runtime struct {
 	snapRunning atomic.Bool           // a WriteSnapshot is running (snapshot.go)
 	logSinks    logSinks              // the append-only file and the replication stream (replica.go)
 	hooks       atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
-	// expiryHeld: CLIENT PAUSE is in effect; the active expiry cycle and
-	// the eviction it runs wait (HoldExpiry).
-	expiryHeld   atomic.Bool
+	// CLIENT PAUSE's hold of expiry and eviction is the keyspace's
+	// (HoldExpiry): lazy expiry reads the same flag.
 	snapCompress atomic.Bool       // snapshots compress strings with LZF (rdbcompression)
 	noLog        bool              // a script's redis.set_repl left out the AOF (txn.go); the holder of every shard alone touches it
 	functions    FunctionLibraries // FUNCTION LOAD's libraries for snapshots, LoadRDB and replay (functions.go); nil when none
@@ -593,7 +592,7 @@ func (rt *Runtime) expireLoop() {
 		case <-t.C:
 		}
 		rt.env.Tick(time.Now()) // the access clock (evict.go)
-		if rt.expiryHeld.Load() {
+		if rt.env.ExpiryHeld() {
 			continue // CLIENT PAUSE: no key expires or is evicted behind the paused clients' backs
 		}
 		lat := rt.latency.Load()
@@ -617,10 +616,11 @@ func (rt *Runtime) expireLoop() {
 	}
 }
 
-// HoldExpiry stops (on) or restarts the active expiry cycle and the
-// eviction it runs, as Redis 7.0 holds both while clients are paused
-// (CLIENT PAUSE), so the dataset does not change under a paused server.
-func (rt *Runtime) HoldExpiry(on bool) { rt.expiryHeld.Store(on) }
+// HoldExpiry stops (on) or restarts the active expiry cycle, the eviction
+// it runs and lazy expiry's deletes, as Redis 7.0 holds them while clients
+// are paused (CLIENT PAUSE), so the dataset does not change under a paused
+// server: an expired key reads as missing and stays until the pause ends.
+func (rt *Runtime) HoldExpiry(on bool) { rt.env.HoldExpiry(on) }
 
 // ReportLatency makes the runtime record its latency events (expire-cycle)
 // in m, as Redis' latency monitor does.

@@ -116,6 +116,10 @@ type Param struct {
 	// seconds) when HasRange.
 	Min, Max float64
 	HasRange bool
+	// Percent: a Size that also takes "<n>%" (0..100), a percentage of
+	// maxmemory, as Redis' PERCENT_CONFIG (maxmemory-clients); its
+	// canonical text is then "<n>%" ("0%" is 0). Read with SizeOrPercent.
+	Percent bool
 	// Seconds: a Duration that prints whole seconds and accepts plain
 	// integers as seconds (Redis' timeout, tcp-keepalive).
 	Seconds bool
@@ -177,7 +181,11 @@ func (p *Param) Allowed() string {
 		if p.HasRange {
 			r = p.rangeText() + " bytes"
 		}
-		return r + ", as a byte count or with a unit b, k (1000), kb (1024), m, mb, g, gb, e.g. 100mb"
+		r += ", as a byte count or with a unit b, k (1000), kb (1024), m, mb, g, gb, e.g. 100mb"
+		if p.Percent {
+			r += ", or a percentage of maxmemory, 0% to 100%, e.g. 10%"
+		}
+		return r
 	case Duration:
 		if p.Seconds {
 			return p.rangeText() + ` seconds, as whole seconds or a Go duration such as "30s"`
@@ -280,6 +288,9 @@ func (p *Param) parseKind(v string) (string, *valueError) {
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	case Size:
+		if p.Percent {
+			return p.parsePercent(v)
+		}
 		n, ok := parseSize(v)
 		if !ok {
 			return "", p.bad("argument must be a memory value", "invalid size %s", v)
@@ -320,6 +331,34 @@ func (p *Param) parseKind(v string) (string, *valueError) {
 		return p.parseSave(v)
 	}
 	panic("config: BUG: unhandled kind " + p.Kind.String())
+}
+
+// parsePercent parses a Percent Size as Redis' PERCENT_CONFIG: "<n>%" with
+// n a plain integer up to 100 (canonical "<n>%", or "0"), else a memory
+// value in range; Redis' error texts.
+func (p *Param) parsePercent(v string) (string, *valueError) {
+	digits, isPercent := strings.CutSuffix(v, "%")
+	if !isPercent {
+		n, ok := parseSize(v)
+		if !ok {
+			return "", p.bad("argument must be a memory or percent value", "invalid size or percentage %s", v)
+		}
+		if ve := p.inRange(float64(n), v); ve != nil {
+			return "", ve
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || len(digits) > 1 && digits[0] == '0' { // Redis' string2ll: no leading zeros
+		return "", p.bad("argument must be a memory or percent value", "invalid size or percentage %s", v)
+	}
+	if n > 100 {
+		return "", p.bad("percentage argument must be less or equal to 100", "percentage %s over 100", v)
+	}
+	if n == 0 {
+		return "0", nil
+	}
+	return strconv.FormatUint(n, 10) + "%", nil
 }
 
 // bad builds a valueError; the offending value is quoted in msg, or replaced

@@ -81,8 +81,8 @@ func defs() []*Param {
 		// [memory]
 		{Name: "maxmemory", Table: "memory", Key: "maxmemory", Kind: Size, Default: "0", Min: 0, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "Memory limit for data; 0 means no limit"},
-		{Name: "maxmemory-clients", Table: "memory", Key: "maxmemory-clients", Kind: Size, Default: "0", Min: 0, Max: 0, HasRange: true, Unit: "bytes", Mutable: true,
-			Doc: "Client eviction (Redis 7.0's maxmemory-clients) is not implemented: only 0 (no limit) is accepted, any other value is refused"},
+		{Name: "maxmemory-clients", Table: "memory", Key: "maxmemory-clients", Kind: Size, Percent: true, Default: "0", Unit: "bytes or percent", Mutable: true,
+			Doc: "Client eviction, as Redis 7.0: past this total of normal and Pub/Sub clients' memory (tot-mem), the biggest clients are closed; a byte count, or a percentage of maxmemory (e.g. 10%); 0 = off. A limit under 128 KiB counts as 128 KiB"},
 		{Name: "maxmemory-policy", Table: "memory", Key: "maxmemory-policy", Kind: Enum, Default: "noeviction", Mutable: true,
 			Enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
 			Doc:  "What a write does when maxmemory is reached: evict keys by this policy, or fail (noeviction)"},

@@ -151,6 +151,17 @@ func (r *Registry) Int(name string) int64 {
 // Size returns a Size parameter in bytes.
 func (r *Registry) Size(name string) int64 { return r.Int(name) }
 
+// SizeOrPercent returns a Percent Size parameter: bytes, or, when it is
+// set as a percentage of maxmemory, that percentage (bytes 0).
+func (r *Registry) SizeOrPercent(name string) (bytes, percent int64) {
+	v, _ := r.text(name)
+	if d, ok := strings.CutSuffix(v, "%"); ok {
+		n, _ := strconv.ParseInt(d, 10, 64)
+		return 0, n
+	}
+	return r.Int(name), 0
+}
+
 // Bool returns a Bool parameter.
 func (r *Registry) Bool(name string) bool {
 	v, p := r.text(name)

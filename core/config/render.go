@@ -22,6 +22,9 @@ func tomlValue(p *Param, v string) string {
 		}
 		return v
 	case Size:
+		if strings.HasSuffix(v, "%") {
+			return tomlQuote(v)
+		}
 		n, _ := strconv.ParseInt(v, 10, 64)
 		s := formatSize(n)
 		if _, err := strconv.ParseInt(s, 10, 64); err == nil {

@@ -208,8 +208,10 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 		return nil
 	}
 	if o.ExpireAt != 0 && o.ExpireAt <= now {
-		d.dropKey(o, pos, NotifyExpired, "expired")
-		d.expired.Add(1)
+		if !d.evict.held.Load() { // CLIENT PAUSE: kept, read as missing (Redis 7.0)
+			d.dropKey(o, pos, NotifyExpired, "expired")
+			d.expired.Add(1)
+		}
 		return nil
 	}
 	return o
@@ -230,6 +232,9 @@ func (d *DB) Insert(key []byte, kind Kind) *Object {
 func (d *DB) Reinsert(key []byte, kind Kind) *Object { return d.insert(key, kind) }
 
 func (d *DB) insert(key []byte, kind Kind) *Object {
+	if d.evict.held.Load() {
+		d.dropHeld(key) // an expired key kept by CLIENT PAUSE (Peek)
+	}
 	var pos uint32
 	if n := len(d.free); n > 0 {
 		pos = d.free[n-1]
@@ -522,8 +527,10 @@ func (d *DB) RandomLive(now int64) *Object {
 			continue
 		}
 		if o.ExpireAt != 0 && o.ExpireAt <= now {
-			d.dropKey(o, d.index[o.Key], NotifyExpired, "expired")
-			d.expired.Add(1)
+			if !d.evict.held.Load() {
+				d.dropKey(o, d.index[o.Key], NotifyExpired, "expired")
+				d.expired.Add(1)
+			}
 			continue
 		}
 		return o

@@ -125,9 +125,12 @@ type evictor struct {
 	over    atomic.Bool   // the last sum of every shard's memory was over limit
 	stamp   atomic.Uint32 // the LRU clock, | stampLFU under an LFU policy
 	minutes atomic.Uint32 // Redis' LFUGetTimeInMinutes
-	_       [64]byte
-	mu      sync.Mutex
-	sec     int64 // unix seconds of the last tick; guarded by mu
+	// held: CLIENT PAUSE is in effect; no key expires (DB.Peek keeps an
+	// expired key, which reads as missing) and none is evicted.
+	held atomic.Bool
+	_    [64]byte
+	mu   sync.Mutex
+	sec  int64 // unix seconds of the last tick; guarded by mu
 }
 
 const stampLFU = 1 << 31

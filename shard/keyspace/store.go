@@ -235,6 +235,11 @@ func (e *Env) SetOverLimit(over bool) {
 	}
 }
 
+// HoldExpiry makes lookups keep expired keys (on) while CLIENT PAUSE
+// lasts, as Redis 7.0's expireIfNeeded; ExpiryHeld reports it.
+func (e *Env) HoldExpiry(on bool) { e.evict.held.Store(on) }
+func (e *Env) ExpiryHeld() bool   { return e.evict.held.Load() }
+
 // Tick refreshes the access clocks (Redis' serverCron updating lruclock).
 func (e *Env) Tick(now time.Time) { e.evict.tick(now) }
 

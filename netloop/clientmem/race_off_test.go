@@ -1,0 +1,5 @@
+//go:build !race
+
+package clientmem
+
+const raceEnabled = false
