@@ -40,8 +40,7 @@ type Object struct {
 	Str      []byte            // EncRaw: the string; EncListpack/EncIntset: the flat encoding
 	Coll     values.Collection // EncHashtable, EncSkiplist, EncQuicklist, EncStream: the structure
 	IntVal   int64             // KindString with EncInt: the value, as Redis' OBJ_ENCODING_INT
-	ExpireAt int64             // unix milliseconds; 0 = no expiry
-	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
+	ExpireAt int64             // unix milliseconds; 0 = no expiry (its place in DB.volatile is in DB.volPos)
 	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	Kind     Kind
 	Enc      Encoding
@@ -90,7 +89,13 @@ const chunkSize = 1 << chunkBits
 // Invariants (kept by insert/remove/SetExpire):
 //   - index finds k at i  ⇔  slot(i).kind != KindNone && slot(i).key == k
 //   - free holds exactly the empty slot positions below len(slots)*chunkSize that were used
-//   - volatile[o.volIdx] == position of o  ⇔  o.ExpireAt != 0
+//   - volatile[volPos(i)] == i  ⇔  slot(i).ExpireAt != 0, and volatile holds
+//     nothing else
+//
+// A key's place in volatile is kept beside the slots (volPos), not in the
+// Object: an int32 there took the Object from 80 to 88 bytes for every key,
+// and a chunk of places is only made for a chunk of slots where some key
+// got an expiry.
 type DB struct {
 	index    keyindex.Index
 	view     map[string]uint32 // Index()'s map for tests, built on demand; nil after any change
@@ -98,6 +103,7 @@ type DB struct {
 	used     uint32               // slot positions handed out so far
 	free     []uint32             // emptied positions, reused before growing
 	volatile []uint32             // positions of keys with an expiry
+	volPos   []*[chunkSize]int32  // by slot position: its place in volatile (nil chunk: never had an expiry)
 	owner    *Store               // nil for a DB built alone (tests)
 	evict    *evictor             // maxmemory policy and access clock (evict.go)
 	num      int                  // database number
@@ -120,14 +126,15 @@ type DB struct {
 }
 
 // ObjectOverhead approximates the bytes a key costs beyond its key and value
-// bytes: its slot (an object, 88 bytes), its share of the index (5 bytes a
+// bytes: its slot (an object, 80 bytes), its share of the index (5 bytes a
 // bucket, 6-11 a key with the table 44-88% full) and the allocator's
 // rounding of the key and value buffers to size classes (about 10 for short
 // keys and values). Calibrated against the Go heap
-// (TestMemoryAccountingMatchesHeap: 127.1 B of heap a key for 200,000 small
-// strings over 4 shards, 160.3 for small hashes): within about 5% for small
-// keys. It was 152 with a Go map index (about 40 B a key more).
-const ObjectOverhead = 106
+// (TestMemoryAccountingMatchesHeap: 119.0 B of heap a key for 200,000 small
+// strings over 4 shards, 152.1 for small hashes): within about 5% for small
+// keys. It was 152 with a Go map index (about 40 B a key more) and an
+// 88-byte object.
+const ObjectOverhead = 98
 
 func newDB() *DB {
 	return &DB{evict: detachedEvictor}
@@ -315,7 +322,7 @@ func (d *DB) insert(key []byte, kind Kind) *Object {
 	}
 	k := string(key)
 	o := d.Slot(pos)
-	*o = Object{Key: k, Kind: kind, volIdx: -1, Access: d.evict.newAccess()}
+	*o = Object{Key: k, Kind: kind, Access: d.evict.newAccess()}
 	d.index.Insert(keyHash(key), pos, d.hashAt)
 	d.view = nil
 	d.keys.Store(int64(d.index.Len()))
@@ -349,13 +356,13 @@ func (d *DB) detach(o *Object, pos uint32) {
 		d.markReady(o.Key) // an XREADGROUP waiting on it is told (waiters.go)
 	}
 	if o.ExpireAt != 0 {
-		d.unindexExpire(o)
+		d.unindexExpire(o, pos)
 	}
 	d.index.Remove(keyHashString(o.Key), pos, d.hashAt)
 	d.view = nil
 	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
 	d.unmapStr(o)
-	*o = Object{volIdx: -1}
+	*o = Object{}
 	d.free = append(d.free, pos)
 	d.keys.Store(int64(d.index.Len()))
 	if d.index.Len() == 0 {
@@ -370,6 +377,7 @@ func (d *DB) reset() {
 	d.used = 0
 	d.free = nil
 	d.volatile = nil
+	d.volPos = nil
 	d.keys.Store(0)
 	d.expires.Store(0)
 	d.memory.Store(0)
@@ -411,8 +419,9 @@ func (d *DB) SetExpire(o *Object, at int64) {
 	}
 	d.Touched(o.Key)
 	if o.ExpireAt == 0 {
-		o.volIdx = int32(len(d.volatile))
-		d.volatile = append(d.volatile, d.posOf(o))
+		pos := d.posOf(o)
+		*d.volPosAt(pos) = int32(len(d.volatile))
+		d.volatile = append(d.volatile, pos)
 		d.expires.Store(int64(len(d.volatile)))
 	}
 	o.ExpireAt = at
@@ -420,21 +429,34 @@ func (d *DB) SetExpire(o *Object, at int64) {
 
 func (d *DB) clearExpire(o *Object) {
 	d.Touched(o.Key)
-	d.unindexExpire(o)
+	d.unindexExpire(o, d.posOf(o))
 }
 
-// unindexExpire removes o's expiry and its place in volatile.
-func (d *DB) unindexExpire(o *Object) {
-	i := o.volIdx
+// volPosAt is where slot pos's place in volatile is kept, making its chunk
+// on first use.
+func (d *DB) volPosAt(pos uint32) *int32 {
+	c := int(pos >> chunkBits)
+	for c >= len(d.volPos) {
+		d.volPos = append(d.volPos, nil)
+	}
+	if d.volPos[c] == nil {
+		d.volPos[c] = new([chunkSize]int32)
+	}
+	return &d.volPos[c][pos&(chunkSize-1)]
+}
+
+// unindexExpire removes o's expiry and its place in volatile; pos is o's
+// slot position.
+func (d *DB) unindexExpire(o *Object, pos uint32) {
+	i := *d.volPosAt(pos)
 	last := len(d.volatile) - 1
 	if int(i) != last {
 		moved := d.volatile[last]
 		d.volatile[i] = moved
-		d.Slot(moved).volIdx = i
+		*d.volPosAt(moved) = i
 	}
 	d.volatile = d.volatile[:last]
 	o.ExpireAt = 0
-	o.volIdx = -1
 	d.expires.Store(int64(len(d.volatile)))
 }
 

@@ -12,6 +12,9 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 	if len(d.Index()) != len(model) || d.keys.Load() != int64(len(model)) {
 		t.Fatalf("index has %d keys, counter %d; model has %d", len(d.Index()), d.keys.Load(), len(model))
 	}
+	if err := d.index.Verify(d.hashAt); err != nil {
+		t.Fatalf("key index: %v", err)
+	}
 	live, volatile := 0, 0
 	for pos := uint32(0); pos < d.used; pos++ {
 		o := d.Slot(pos)
@@ -28,11 +31,9 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 		}
 		if o.ExpireAt != 0 {
 			volatile++
-			if o.volIdx < 0 || int(o.volIdx) >= len(d.volatile) || d.volatile[o.volIdx] != pos {
-				t.Fatalf("key %q: volIdx %d does not point back at slot %d", o.Key, o.volIdx, pos)
+			if i := *d.volPosAt(pos); i < 0 || int(i) >= len(d.volatile) || d.volatile[i] != pos {
+				t.Fatalf("key %q: volPos %d does not point back at slot %d", o.Key, i, pos)
 			}
-		} else if o.volIdx != -1 {
-			t.Fatalf("key %q has no expiry but volIdx %d", o.Key, o.volIdx)
 		}
 	}
 	if live != len(model) {

@@ -36,6 +36,7 @@ func (st *Store) SwapDBs(a, b int) {
 	da.used, db.used = db.used, da.used
 	da.free, db.free = db.free, da.free
 	da.volatile, db.volatile = db.volatile, da.volatile
+	da.volPos, db.volPos = db.volPos, da.volPos
 	da.big, db.big = db.big, da.big
 	swapAtomic := func(x, y interface {
 		Load() int64
