@@ -38,7 +38,10 @@
 // outside a rehash.
 package keyindex
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 const (
 	tagEmpty   = 0
@@ -58,36 +61,47 @@ const (
 	stepScan    = 256
 )
 
+// bucketSize is a bucket's bytes: its tag, then its value (little-endian).
+// Tag and value side by side make a lookup's first memory miss bring both;
+// as two arrays they cost a miss each (BenchmarkFind, shard/keyspace).
+const bucketSize = 5
+
 type table struct {
-	tags  []uint8
-	vals  []uint32
-	shift uint8 // 64 - log2(len(tags))
+	b     []byte // bucketSize bytes a bucket
+	shift uint8  // 64 - log2(size())
 }
 
 func newTable(size int) table {
 	return table{
-		tags:  make([]uint8, size),
-		vals:  make([]uint32, size),
+		b:     make([]byte, size*bucketSize),
 		shift: uint8(64 - bits.TrailingZeros(uint(size))),
 	}
 }
 
-func (t *table) mask() uint64 { return uint64(len(t.tags) - 1) }
+func (t *table) size() int                  { return len(t.b) / bucketSize }
+func (t *table) mask() uint64               { return uint64(t.size() - 1) }
+func (t *table) tag(i uint64) uint8         { return t.b[i*bucketSize] }
+func (t *table) setTag(i uint64, tag uint8) { t.b[i*bucketSize] = tag }
+func (t *table) val(i uint64) uint32        { return binary.LittleEndian.Uint32(t.b[i*bucketSize+1:]) }
+func (t *table) set(i uint64, tag uint8, v uint32) {
+	t.b[i*bucketSize] = tag
+	binary.LittleEndian.PutUint32(t.b[i*bucketSize+1:], v)
+}
 
 func tagOf(h uint64) uint8 { return tagLive | uint8(h&0x7f) }
 
 // find returns the bucket holding a value for which match is true, or -1.
 func (t *table) find(h uint64, match func(v uint32) bool) int {
-	if len(t.tags) == 0 {
+	if t.size() == 0 {
 		return -1
 	}
 	tag, m := tagOf(h), t.mask()
 	for i := h >> t.shift; ; i = (i + 1) & m {
-		switch t.tags[i] {
+		switch t.tag(i) {
 		case tagEmpty:
 			return -1
 		case tag:
-			if match(t.vals[i]) {
+			if match(t.val(i)) {
 				return int(i)
 			}
 		}
@@ -96,16 +110,16 @@ func (t *table) find(h uint64, match func(v uint32) bool) int {
 
 // findVal returns the bucket holding exactly v, or -1.
 func (t *table) findVal(h uint64, v uint32) int {
-	if len(t.tags) == 0 {
+	if t.size() == 0 {
 		return -1
 	}
 	tag, m := tagOf(h), t.mask()
 	for i := h >> t.shift; ; i = (i + 1) & m {
-		switch t.tags[i] {
+		switch t.tag(i) {
 		case tagEmpty:
 			return -1
 		case tag:
-			if t.vals[i] == v {
+			if t.val(i) == v {
 				return int(i)
 			}
 		}
@@ -118,11 +132,11 @@ func (t *table) findVal(h uint64, v uint32) int {
 func (t *table) put(h uint64, v uint32) (wasEmpty bool) {
 	m := t.mask()
 	i := h >> t.shift
-	for t.tags[i] > tagDeleted {
+	for t.tag(i) > tagDeleted {
 		i = (i + 1) & m
 	}
-	wasEmpty = t.tags[i] == tagEmpty
-	t.tags[i], t.vals[i] = tagOf(h), v
+	wasEmpty = t.tag(i) == tagEmpty
+	t.set(i, tagOf(h), v)
 	return wasEmpty
 }
 
@@ -132,14 +146,14 @@ func (t *table) put(h uint64, v uint32) (wasEmpty bool) {
 // become empty again.
 func (t *table) clear(i int) (emptied int) {
 	m := int(t.mask())
-	if t.tags[(i+1)&m] != tagEmpty {
-		t.tags[i] = tagDeleted
+	if t.tag(uint64((i+1)&m)) != tagEmpty {
+		t.setTag(uint64(i), tagDeleted)
 		return 0
 	}
-	t.tags[i] = tagEmpty
+	t.setTag(uint64(i), tagEmpty)
 	emptied = 1
-	for j := (i - 1) & m; t.tags[j] == tagDeleted && j != i; j = (j - 1) & m {
-		t.tags[j] = tagEmpty
+	for j := (i - 1) & m; t.tag(uint64(j)) == tagDeleted && j != i; j = (j - 1) & m {
+		t.setTag(uint64(j), tagEmpty)
 		emptied++
 	}
 	return emptied
@@ -160,24 +174,24 @@ type Index struct {
 func (x *Index) Len() int { return x.live }
 
 // Rehashing reports whether an old table is still being drained.
-func (x *Index) Rehashing() bool { return len(x.old.tags) != 0 }
+func (x *Index) Rehashing() bool { return x.old.size() != 0 }
 
 // Bytes is the memory the index's tables hold.
-func (x *Index) Bytes() int { return 5 * (len(x.cur.tags) + len(x.old.tags)) }
+func (x *Index) Bytes() int { return len(x.cur.b) + len(x.old.b) }
 
 // Buckets is the number of buckets of the current table and of the table
 // being drained (0 when none).
-func (x *Index) Buckets() (cur, old int) { return len(x.cur.tags), len(x.old.tags) }
+func (x *Index) Buckets() (cur, old int) { return x.cur.size(), x.old.size() }
 
 // Find returns the value stored under h for which match reports true.
 // match is called only with values whose tag matches h, most often once.
 func (x *Index) Find(h uint64, match func(v uint32) bool) (uint32, bool) {
 	if i := x.cur.find(h, match); i >= 0 {
-		return x.cur.vals[i], true
+		return x.cur.val(uint64(i)), true
 	}
 	if x.Rehashing() {
 		if i := x.old.find(h, match); i >= 0 {
-			return x.old.vals[i], true
+			return x.old.val(uint64(i)), true
 		}
 	}
 	return 0, false
@@ -190,7 +204,7 @@ func (x *Index) Insert(h uint64, v uint32, hashOf func(v uint32) uint64) {
 	if x.Rehashing() {
 		x.step(stepEntries, stepScan, hashOf)
 	}
-	if (x.used+1)*8 > len(x.cur.tags)*7 {
+	if (x.used+1)*8 > x.cur.size()*7 {
 		if x.Rehashing() {
 			x.step(-1, -1, hashOf) // cur filled first: finish, cheaply (see stepEntries)
 		}
@@ -215,7 +229,7 @@ func (x *Index) Remove(h uint64, v uint32, hashOf func(v uint32) uint64) bool {
 	x.live--
 	if x.Rehashing() {
 		x.step(stepEntries, stepScan, hashOf)
-	} else if n := len(x.cur.tags); n > minSize && x.live*16 < n {
+	} else if n := x.cur.size(); n > minSize && x.live*16 < n {
 		x.resize(x.live, hashOf) // shrink, as Redis' dict at 1/10 full
 	}
 	return true
@@ -252,21 +266,21 @@ func (x *Index) Step(entries int, hashOf func(v uint32) uint64) bool {
 // at scan buckets (no limit when negative), and drops old once drained.
 func (x *Index) step(entries, scan int, hashOf func(v uint32) uint64) {
 	o := &x.old
-	for x.moved < len(o.tags) && entries != 0 && scan != 0 {
+	for x.moved < o.size() && entries != 0 && scan != 0 {
 		i := x.moved
 		x.moved++
 		scan--
-		if o.tags[i] < tagLive {
+		if o.tag(uint64(i)) < tagLive {
 			continue
 		}
-		v := o.vals[i]
-		o.tags[i] = tagDeleted // probes of old may still pass through i
+		v := o.val(uint64(i))
+		o.setTag(uint64(i), tagDeleted) // probes of old may still pass through i
 		if x.cur.put(hashOf(v), v) {
 			x.used++
 		}
 		entries--
 	}
-	if x.moved == len(o.tags) {
+	if x.moved == o.size() {
 		x.old, x.moved = table{}, 0
 	}
 }
@@ -276,14 +290,14 @@ func (x *Index) step(entries, scan int, hashOf func(v uint32) uint64) {
 // false. fn must not insert or remove.
 func (x *Index) Each(start uint64, fn func(v uint32) bool) {
 	for _, t := range [2]*table{&x.cur, &x.old} {
-		n := len(t.tags)
+		n := t.size()
 		if n == 0 {
 			continue
 		}
 		first := int(start & t.mask())
 		for k := range n {
 			i := (first + k) & (n - 1)
-			if t.tags[i] >= tagLive && !fn(t.vals[i]) {
+			if t.tag(uint64(i)) >= tagLive && !fn(t.val(uint64(i))) {
 				return
 			}
 		}

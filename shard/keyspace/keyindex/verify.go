@@ -9,7 +9,7 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 	seen := make(map[uint32]bool, x.live)
 	used := 0
 	for ti, t := range [2]*table{&x.cur, &x.old} {
-		n := len(t.tags)
+		n := t.size()
 		if n == 0 {
 			continue
 		}
@@ -17,7 +17,7 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 			return fmt.Errorf("table %d: %d buckets, shift %d", ti, n, t.shift)
 		}
 		for i := range n {
-			tag := t.tags[i]
+			tag := t.tag(uint64(i))
 			if ti == 0 && tag != tagEmpty {
 				used++
 			}
@@ -28,9 +28,9 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 				continue
 			}
 			if ti == 1 && i < x.moved {
-				return fmt.Errorf("old bucket %d below moved %d holds %d", i, x.moved, t.vals[i])
+				return fmt.Errorf("old bucket %d below moved %d holds %d", i, x.moved, t.val(uint64(i)))
 			}
-			v := t.vals[i]
+			v := t.val(uint64(i))
 			if seen[v] {
 				return fmt.Errorf("value %d stored twice", v)
 			}
@@ -40,7 +40,7 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 				return fmt.Errorf("table %d bucket %d: value %d tag %#x, hash says %#x", ti, i, v, tag, tagOf(h))
 			}
 			for j := int(h >> t.shift); j != i; j = (j + 1) & (n - 1) {
-				if t.tags[j] == tagEmpty {
+				if t.tag(uint64(j)) == tagEmpty {
 					return fmt.Errorf("table %d: value %d at %d unreachable from home %d (empty %d)", ti, v, i, h>>t.shift, j)
 				}
 			}
@@ -52,8 +52,8 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 	if used != x.used {
 		return fmt.Errorf("cur has %d used buckets, used says %d", used, x.used)
 	}
-	if len(x.cur.tags) > 0 && x.used*8 > len(x.cur.tags)*7 {
-		return fmt.Errorf("cur %d used of %d buckets: over 7/8", x.used, len(x.cur.tags))
+	if x.cur.size() > 0 && x.used*8 > x.cur.size()*7 {
+		return fmt.Errorf("cur %d used of %d buckets: over 7/8", x.used, x.cur.size())
 	}
 	if !x.Rehashing() && x.moved != 0 {
 		return fmt.Errorf("moved %d with no old table", x.moved)
