@@ -13,7 +13,7 @@ import (
 // volatile place out of it (DB.volPos) back to 80.
 func TestObjectSize(t *testing.T) {
 	if got := unsafe.Sizeof(Object{}); got != 80 {
-		t.Fatalf("object is %d bytes; objectOverhead and docs/persistence.md assume 80", got)
+		t.Fatalf("object is %d bytes; objectOverhead and docs/architecture.md (\"The keyspace\") assume 80", got)
 	}
 	if ObjectOverhead < int(unsafe.Sizeof(Object{}))+6 {
 		t.Fatalf("objectOverhead %d does not cover the object (%d) and its index bucket", ObjectOverhead, unsafe.Sizeof(Object{}))
