@@ -209,12 +209,9 @@ func (d *DB) Index() map[string]uint32 {
 	return d.view
 }
 
-// IndexStats is the key index's size: buckets of its table, of the table a
-// rehash is draining (0 when none), and the bytes both hold.
-func (d *DB) IndexStats() (buckets, draining, bytes int) {
-	buckets, draining = d.index.Buckets()
-	return buckets, draining, d.index.Bytes()
-}
+// IndexBytes is the memory the key index's tables hold (both while it
+// rehashes).
+func (d *DB) IndexBytes() int { return d.index.Bytes() }
 
 // OffHeapStrings is the set of d's strings held off the Go heap (nil when
 // none; bigstr.go); callers must not change it. OffHeapBytes is their size.

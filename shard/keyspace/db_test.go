@@ -127,6 +127,9 @@ func TestDBMemoryAccounting(t *testing.T) {
 	if d.Memory() <= 0 {
 		t.Fatal("no memory accounted")
 	}
+	if d.IndexBytes() < 100*5 {
+		t.Fatalf("key index of 100 keys holds %d bytes", d.IndexBytes())
+	}
 	for i := range 100 {
 		o, _ := d.Find(fmt.Appendf(nil, "key%d", i))
 		d.SetString(o, make([]byte, 5)) // shrinking reallocates
@@ -134,5 +137,8 @@ func TestDBMemoryAccounting(t *testing.T) {
 	}
 	if m := d.Memory(); m != 0 {
 		t.Fatalf("memory %d after deleting every key; want 0", m)
+	}
+	if b := d.IndexBytes(); b != 0 {
+		t.Fatalf("key index holds %d bytes after deleting every key; want 0", b)
 	}
 }
