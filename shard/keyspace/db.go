@@ -84,7 +84,8 @@ const chunkSize = 1 << chunkBits
 // The index (package keyindex) maps keyHash(k) to slot positions and holds no
 // key: a lookup compares the candidate slots' Key, and a rehash hashes them
 // again (hashAt). So a key costs the index one tag byte and one uint32 per
-// bucket, 1.1-2.3 buckets per key (docs/architecture.md, "Keyspace").
+// bucket, 1.1-2.3 buckets per key (docs/architecture.md, "The keyspace:
+// slots and the key index").
 //
 // Invariants (kept by insert/remove/SetExpire):
 //   - index finds k at i  ⇔  slot(i).kind != KindNone && slot(i).key == k
@@ -204,7 +205,11 @@ func (d *DB) Loading() bool { return d.owner != nil && d.owner.loading }
 func (d *DB) Index() map[string]uint32 {
 	if d.view == nil {
 		d.view = make(map[string]uint32, d.index.Len())
-		d.EachKey(func(k string, o *Object) { d.view[k] = d.posOf(o) })
+		for pos := range d.used {
+			if o := d.Slot(pos); o.Kind != KindNone {
+				d.view[o.Key] = pos
+			}
+		}
 	}
 	return d.view
 }
