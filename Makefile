@@ -24,7 +24,8 @@ FUZZ_TARGETS := \
 	./shard/rdb:FuzzLoad \
 	./shard/rdb:FuzzRestore \
 	./core/replication:FuzzStream \
-	./shard/hll:FuzzHLL
+	./shard/hll:FuzzHLL \
+	./shard/keyspace/keyindex:FuzzIndex
 
 # Debian packages the tests need: real redis-cli and redis-benchmark, a
 # redis-server to compare against, promtool (package prometheus) to check

@@ -6,7 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/svcdb/svcdb/shard/bigbuf"
+	"github.com/svcdb/svcdb/shard/keyspace/keyindex"
 	"github.com/svcdb/svcdb/shard/values"
 )
 
@@ -33,12 +36,11 @@ const (
 // or ival, compact collections (listpack, intset) in str as one flat buffer,
 // full collections behind coll.
 type Object struct {
-	Key      string            // shares its bytes with the index map's key
+	Key      string            // the index compares lookups with it (keyindex holds no key)
 	Str      []byte            // EncRaw: the string; EncListpack/EncIntset: the flat encoding
 	Coll     values.Collection // EncHashtable, EncSkiplist, EncQuicklist, EncStream: the structure
 	IntVal   int64             // KindString with EncInt: the value, as Redis' OBJ_ENCODING_INT
-	ExpireAt int64             // unix milliseconds; 0 = no expiry
-	volIdx   int32             // position in DB.volatile, -1 when expireAt == 0
+	ExpireAt int64             // unix milliseconds; 0 = no expiry (its place in DB.volatile is in DB.volPos)
 	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
 	Kind     Kind
 	Enc      Encoding
@@ -79,16 +81,30 @@ const chunkSize = 1 << chunkBits
 // lives: SCAN walks slot positions, so a key present for a whole scan is always
 // returned, and RANDOMKEY and the expiry sampler pick random slots in O(1).
 //
+// The index (package keyindex) maps keyHash(k) to slot positions and holds no
+// key: a lookup compares the candidate slots' Key, and a rehash hashes them
+// again (hashAt). So a key costs the index one tag byte and one uint32 per
+// bucket, 1.1-2.3 buckets per key (docs/architecture.md, "The keyspace:
+// slots and the key index").
+//
 // Invariants (kept by insert/remove/SetExpire):
-//   - index[k] == i  ⇔  slot(i).kind != KindNone && slot(i).key == k
+//   - index finds k at i  ⇔  slot(i).kind != KindNone && slot(i).key == k
 //   - free holds exactly the empty slot positions below len(slots)*chunkSize that were used
-//   - volatile[o.volIdx] == position of o  ⇔  o.ExpireAt != 0
+//   - volatile[volPos(i)] == i  ⇔  slot(i).ExpireAt != 0, and volatile holds
+//     nothing else
+//
+// A key's place in volatile is kept beside the slots (volPos), not in the
+// Object: an int32 there took the Object from 80 to 88 bytes for every key,
+// and a chunk of places is only made for a chunk of slots where some key
+// got an expiry.
 type DB struct {
-	index    map[string]uint32
+	index    keyindex.Index
+	view     map[string]uint32 // Index()'s map for tests, built on demand; nil after any change
 	chunks   []*[chunkSize]Object
 	used     uint32               // slot positions handed out so far
 	free     []uint32             // emptied positions, reused before growing
 	volatile []uint32             // positions of keys with an expiry
+	volPos   []*[chunkSize]int32  // by slot position: its place in volatile (nil chunk: never had an expiry)
 	owner    *Store               // nil for a DB built alone (tests)
 	evict    *evictor             // maxmemory policy and access clock (evict.go)
 	num      int                  // database number
@@ -111,29 +127,53 @@ type DB struct {
 }
 
 // ObjectOverhead approximates the bytes a key costs beyond its key and value
-// bytes: its slot (an object, 88 bytes), its index map entry at the map's
-// average load (about 40) and the allocator's rounding of the key and value
-// buffers to size classes (about 24). Calibrated against the Go heap
-// (TestMemoryAccountingMatchesHeap): within about 10% for small keys.
-const ObjectOverhead = 152
+// bytes: its slot (an object, 80 bytes), its share of the index (5 bytes a
+// bucket, 6-11 a key with the table 44-88% full) and the allocator's
+// rounding of the key and value buffers to size classes (about 10 for short
+// keys and values). Calibrated against the Go heap
+// (TestMemoryAccountingMatchesHeap: 119.0 B of heap a key for 200,000 small
+// strings over 4 shards, 152.1 for small hashes): within about 5% for small
+// keys. It was 152 with a Go map index (about 40 B a key more) and an
+// 88-byte object.
+const ObjectOverhead = 98
 
 func newDB() *DB {
-	return &DB{index: make(map[string]uint32), evict: detachedEvictor}
+	return &DB{evict: detachedEvictor}
 }
+
+// keyHash is a key's hash in its database's index: xxhash (as ShardOf) with
+// splitmix64's finalizer over it, so that the bits the index takes for the
+// home bucket (the top ones) and the tag (the low 7) do not depend on the
+// bits that chose the shard: every key of shard s of n has
+// xxhash(key) % n == s, which would leave most buckets unused otherwise.
+func keyHash(key []byte) uint64 { return remix(xxhash.Sum64(key)) }
+
+func keyHashString(key string) uint64 { return remix(xxhash.Sum64String(key)) }
+
+func remix(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// hashAt is the index hash of the key at slot pos: how a rehash moves it.
+func (d *DB) hashAt(pos uint32) uint64 { return keyHashString(d.Slot(pos).Key) }
 
 // Len is the number of keys in d's index (expired keys not yet removed
 // included, as DBSIZE counts them).
-func (d *DB) Len() int { return len(d.index) }
+func (d *DB) Len() int { return d.index.Len() }
 
 // Slots is the number of slot positions handed out so far: Slot(pos) is
 // valid for pos < Slots() (SCAN walks them; empty slots have KindNone).
 func (d *DB) Slots() uint32 { return d.used }
 
-// EachKey calls fn with every key in d's index and its object, in the
-// index's (random) order; fn must not insert or remove keys.
+// EachKey calls fn with every key of d and its object, in slot order; fn
+// must not insert or remove keys.
 func (d *DB) EachKey(fn func(key string, o *Object)) {
-	for k, pos := range d.index {
-		fn(k, d.Slot(pos))
+	for pos := range d.used {
+		if o := d.Slot(pos); o.Kind != KindNone {
+			fn(o.Key, o)
+		}
 	}
 }
 
@@ -158,8 +198,25 @@ func (d *DB) Loading() bool { return d.owner != nil && d.owner.loading }
 // ---- inspection: read-only views for tests and diagnostics ----------------
 // REQUIRES (each): the caller holds the store's shard.
 
-// Index is d's key index (key -> slot position); callers must not change it.
-func (d *DB) Index() map[string]uint32 { return d.index }
+// Index is d's keys and their slot positions as a map, built from the slots
+// on first use after a change (so a caller that asks again without changing
+// d allocates nothing); callers must not change it. For tests and
+// diagnostics: commands go through Find.
+func (d *DB) Index() map[string]uint32 {
+	if d.view == nil {
+		d.view = make(map[string]uint32, d.index.Len())
+		for pos := range d.used {
+			if o := d.Slot(pos); o.Kind != KindNone {
+				d.view[o.Key] = pos
+			}
+		}
+	}
+	return d.view
+}
+
+// IndexBytes is the memory the key index's tables hold (both while it
+// rehashes).
+func (d *DB) IndexBytes() int { return d.index.Bytes() }
 
 // OffHeapStrings is the set of d's strings held off the Go heap (nil when
 // none; bigstr.go); callers must not change it. OffHeapBytes is their size.
@@ -177,11 +234,32 @@ func (d *DB) Slot(pos uint32) *Object {
 
 // Find returns the object for key without looking at its expiry.
 func (d *DB) Find(key []byte) (*Object, uint32) {
-	pos, ok := d.index[string(key)]
+	pos, ok := d.index.Find(keyHash(key), func(pos uint32) bool { return d.Slot(pos).Key == string(key) })
 	if !ok {
 		return nil, 0
 	}
 	return d.Slot(pos), pos
+}
+
+// findString is Find for a key held as a string.
+func (d *DB) findString(key string) (*Object, uint32) {
+	pos, ok := d.index.Find(keyHashString(key), func(pos uint32) bool { return d.Slot(pos).Key == key })
+	if !ok {
+		return nil, 0
+	}
+	return d.Slot(pos), pos
+}
+
+// has reports whether key is in d (expired or not).
+func (d *DB) has(key string) bool {
+	o, _ := d.findString(key)
+	return o != nil
+}
+
+// posOf is o's slot position. REQUIRES: o is a live slot of d.
+func (d *DB) posOf(o *Object) uint32 {
+	pos, _ := d.index.Find(keyHashString(o.Key), func(pos uint32) bool { return d.Slot(pos) == o })
+	return pos
 }
 
 // Lookup returns the live object for key, deleting it first if it has expired
@@ -250,10 +328,11 @@ func (d *DB) insert(key []byte, kind Kind) *Object {
 		d.snapForget(pos) // a key born after the snapshot's point in time
 	}
 	k := string(key)
-	d.index[k] = pos
 	o := d.Slot(pos)
-	*o = Object{Key: k, Kind: kind, volIdx: -1, Access: d.evict.newAccess()}
-	d.keys.Store(int64(len(d.index)))
+	*o = Object{Key: k, Kind: kind, Access: d.evict.newAccess()}
+	d.index.Insert(keyHash(key), pos, d.hashAt)
+	d.view = nil
+	d.keys.Store(int64(d.index.Len()))
 	d.memory.Add(int64(len(k) + ObjectOverhead))
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
 		d.markReady(k)
@@ -264,7 +343,7 @@ func (d *DB) insert(key []byte, kind Kind) *Object {
 
 // Remove deletes o from the database.
 func (d *DB) Remove(o *Object) {
-	d.removeAt(o, d.index[o.Key])
+	d.removeAt(o, d.posOf(o))
 }
 
 func (d *DB) removeAt(o *Object, pos uint32) {
@@ -284,25 +363,28 @@ func (d *DB) detach(o *Object, pos uint32) {
 		d.markReady(o.Key) // an XREADGROUP waiting on it is told (waiters.go)
 	}
 	if o.ExpireAt != 0 {
-		d.unindexExpire(o)
+		d.unindexExpire(o, pos)
 	}
-	delete(d.index, o.Key)
+	d.index.Remove(keyHashString(o.Key), pos, d.hashAt)
+	d.view = nil
 	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
 	d.unmapStr(o)
-	*o = Object{volIdx: -1}
+	*o = Object{}
 	d.free = append(d.free, pos)
-	d.keys.Store(int64(len(d.index)))
-	if len(d.index) == 0 {
+	d.keys.Store(int64(d.index.Len()))
+	if d.index.Len() == 0 {
 		d.reset() // give the memory back once the database is empty
 	}
 }
 
 func (d *DB) reset() {
-	clear(d.index)
+	d.index = keyindex.Index{}
+	d.view = nil
 	d.chunks = nil
 	d.used = 0
 	d.free = nil
 	d.volatile = nil
+	d.volPos = nil
 	d.keys.Store(0)
 	d.expires.Store(0)
 	d.memory.Store(0)
@@ -310,7 +392,7 @@ func (d *DB) reset() {
 
 // Flush deletes every key and returns how many there were.
 func (d *DB) Flush() int {
-	n := len(d.index)
+	n := d.index.Len()
 	if d.snap != nil {
 		d.snapFlush()
 	}
@@ -319,17 +401,16 @@ func (d *DB) Flush() int {
 		s.dirtyPub.Store(s.dirty)
 	}
 	for key := range d.watched { // as Redis' touchAllWatchedKeysInDb: only keys that exist
-		if _, ok := d.index[key]; ok {
+		if d.has(key) {
 			d.Touched(key)
 		}
 	}
 	for key := range d.blocked { // XREADGROUP waiters hear their stream went (waiters.go)
-		if _, ok := d.index[key]; ok {
+		if d.has(key) {
 			d.markReady(key)
 		}
 	}
 	d.freeAllOffHeap()
-	d.index = make(map[string]uint32)
 	d.reset()
 	d.avgTTL.Store(0)
 	return n
@@ -345,8 +426,9 @@ func (d *DB) SetExpire(o *Object, at int64) {
 	}
 	d.Touched(o.Key)
 	if o.ExpireAt == 0 {
-		o.volIdx = int32(len(d.volatile))
-		d.volatile = append(d.volatile, d.index[o.Key])
+		pos := d.posOf(o)
+		*d.volPosAt(pos) = int32(len(d.volatile))
+		d.volatile = append(d.volatile, pos)
 		d.expires.Store(int64(len(d.volatile)))
 	}
 	o.ExpireAt = at
@@ -354,21 +436,34 @@ func (d *DB) SetExpire(o *Object, at int64) {
 
 func (d *DB) clearExpire(o *Object) {
 	d.Touched(o.Key)
-	d.unindexExpire(o)
+	d.unindexExpire(o, d.posOf(o))
 }
 
-// unindexExpire removes o's expiry and its place in volatile.
-func (d *DB) unindexExpire(o *Object) {
-	i := o.volIdx
+// volPosAt is where slot pos's place in volatile is kept, making its chunk
+// on first use.
+func (d *DB) volPosAt(pos uint32) *int32 {
+	c := int(pos >> chunkBits)
+	for c >= len(d.volPos) {
+		d.volPos = append(d.volPos, nil)
+	}
+	if d.volPos[c] == nil {
+		d.volPos[c] = new([chunkSize]int32)
+	}
+	return &d.volPos[c][pos&(chunkSize-1)]
+}
+
+// unindexExpire removes o's expiry and its place in volatile; pos is o's
+// slot position.
+func (d *DB) unindexExpire(o *Object, pos uint32) {
+	i := *d.volPosAt(pos)
 	last := len(d.volatile) - 1
 	if int(i) != last {
 		moved := d.volatile[last]
 		d.volatile[i] = moved
-		d.Slot(moved).volIdx = i
+		*d.volPosAt(moved) = i
 	}
 	d.volatile = d.volatile[:last]
 	o.ExpireAt = 0
-	o.volIdx = -1
 	d.expires.Store(int64(len(d.volatile)))
 }
 
@@ -521,30 +616,31 @@ func (d *DB) AccountResize(o *Object, old int) {
 // RandomLive returns a random live key's object, or nil if the database is
 // empty. Expired keys found on the way are deleted.
 func (d *DB) RandomLive(now int64) *Object {
-	for tries := 0; len(d.index) > 0 && tries < 100; tries++ {
+	for tries := 0; d.index.Len() > 0 && tries < 100; tries++ {
 		o := d.randomSlot()
 		if o == nil {
 			continue
 		}
 		if o.ExpireAt != 0 && o.ExpireAt <= now {
 			if !d.evict.held.Load() {
-				d.dropKey(o, d.index[o.Key], NotifyExpired, "expired")
+				d.dropKey(o, d.posOf(o), NotifyExpired, "expired")
 				d.expired.Add(1)
 			}
 			continue
 		}
 		return o
 	}
-	// Sparse slots: fall back to the map's random iteration start.
-	for k, pos := range d.index {
-		_ = k
+	// Sparse slots: walk the index from a random bucket.
+	var found *Object
+	d.index.Each(rand.Uint64(), func(pos uint32) bool {
 		o := d.Slot(pos)
 		if o.ExpireAt != 0 && o.ExpireAt <= now {
-			continue
+			return true
 		}
-		return o
-	}
-	return nil
+		found = o
+		return false
+	})
+	return found
 }
 
 func (d *DB) randomSlot() *Object {
@@ -556,6 +652,19 @@ func (d *DB) randomSlot() *Object {
 		return nil
 	}
 	return o
+}
+
+// rehashStep moves a rehashing key index's entries for up to a millisecond,
+// as Redis' incrementallyRehash in databasesCron: inserts and removes drain
+// the old table too, but a database nobody writes would keep it (and probe
+// it on every miss) until then.
+func (d *DB) rehashStep() {
+	if !d.index.Rehashing() {
+		return
+	}
+	until := time.Now().Add(time.Millisecond)
+	for d.index.Step(256, d.hashAt) && time.Now().Before(until) {
+	}
 }
 
 // expireCycle samples keys with an expiry and deletes the expired ones, as

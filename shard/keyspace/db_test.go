@@ -12,6 +12,9 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 	if len(d.Index()) != len(model) || d.keys.Load() != int64(len(model)) {
 		t.Fatalf("index has %d keys, counter %d; model has %d", len(d.Index()), d.keys.Load(), len(model))
 	}
+	if err := d.index.Verify(d.hashAt); err != nil {
+		t.Fatalf("key index: %v", err)
+	}
 	live, volatile := 0, 0
 	for pos := uint32(0); pos < d.used; pos++ {
 		o := d.Slot(pos)
@@ -28,11 +31,9 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 		}
 		if o.ExpireAt != 0 {
 			volatile++
-			if o.volIdx < 0 || int(o.volIdx) >= len(d.volatile) || d.volatile[o.volIdx] != pos {
-				t.Fatalf("key %q: volIdx %d does not point back at slot %d", o.Key, o.volIdx, pos)
+			if i := *d.volPosAt(pos); i < 0 || int(i) >= len(d.volatile) || d.volatile[i] != pos {
+				t.Fatalf("key %q: volPos %d does not point back at slot %d", o.Key, i, pos)
 			}
-		} else if o.volIdx != -1 {
-			t.Fatalf("key %q has no expiry but volIdx %d", o.Key, o.volIdx)
 		}
 	}
 	if live != len(model) {
@@ -126,6 +127,9 @@ func TestDBMemoryAccounting(t *testing.T) {
 	if d.Memory() <= 0 {
 		t.Fatal("no memory accounted")
 	}
+	if d.IndexBytes() < 100*5 {
+		t.Fatalf("key index of 100 keys holds %d bytes", d.IndexBytes())
+	}
 	for i := range 100 {
 		o, _ := d.Find(fmt.Appendf(nil, "key%d", i))
 		d.SetString(o, make([]byte, 5)) // shrinking reallocates
@@ -133,5 +137,8 @@ func TestDBMemoryAccounting(t *testing.T) {
 	}
 	if m := d.Memory(); m != 0 {
 		t.Fatalf("memory %d after deleting every key; want 0", m)
+	}
+	if b := d.IndexBytes(); b != 0 {
+		t.Fatalf("key index holds %d bytes after deleting every key; want 0", b)
 	}
 }

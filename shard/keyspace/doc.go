@@ -28,6 +28,14 @@
 // runtime builds once (NewEnv), and a key's shard is ShardOf(key, n).
 // NewEnv returns the stores once and nothing here gives them out again.
 //
+// # Keys
+//
+// A DB keeps its keys' Objects in chunks of slots that never move, and finds
+// them through package keyindex, an open-addressing index of slot positions
+// that holds no key (db.go compares the slot's Key, and gives the index a
+// slot's hash when it rehashes). SCAN, snapshots and sampling walk slot
+// positions, never the index.
+//
 // # Values
 //
 // A key's value is an Object (db.go): a string, or a list, set, sorted set,

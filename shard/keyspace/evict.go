@@ -351,7 +351,7 @@ func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *Object
 		for i, d := range s.dbs {
 			n := len(d.volatile)
 			if allKeys {
-				n = len(d.index)
+				n = d.index.Len()
 			}
 			if n > 0 {
 				total += n
@@ -370,10 +370,8 @@ func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *Object
 			}
 			d, key := s.dbs[ent.db], ent.key
 			*ent = poolEntry{}
-			if pos, ok := d.index[key]; ok {
-				if o := d.Slot(pos); allKeys || o.ExpireAt != 0 {
-					return d, o, pos
-				}
+			if o, pos := d.findString(key); o != nil && (allKeys || o.ExpireAt != 0) {
+				return d, o, pos
 			}
 		}
 	}
@@ -433,7 +431,7 @@ func (d *DB) sample(allKeys bool, dst []uint32) int {
 		}
 		return len(dst)
 	}
-	if len(d.index) == 0 {
+	if d.index.Len() == 0 {
 		return 0
 	}
 	n := 0
@@ -444,13 +442,12 @@ func (d *DB) sample(allKeys bool, dst []uint32) int {
 			n++
 		}
 	}
-	if n == 0 { // mostly empty slots: the map's random starting point
-		for _, pos := range d.index {
+	if n == 0 { // mostly empty slots: the index from a random bucket
+		d.index.Each(rand.Uint64(), func(pos uint32) bool {
 			dst[n] = pos
-			if n++; n == len(dst) {
-				break
-			}
-		}
+			n++
+			return n < len(dst)
+		})
 	}
 	return n
 }

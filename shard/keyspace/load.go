@@ -36,7 +36,7 @@ const LoadBatchKeys = 512
 // loadEntry builds e's value and inserts it into d. An empty list, set,
 // sorted set or hash is skipped (added false), as Redis skips empty keys.
 func loadEntry(d *DB, e *rdb.Entry, lim *EncodingLimits) (added bool, err error) {
-	if _, dup := d.index[string(e.Key)]; dup {
+	if o, _ := d.Find(e.Key); o != nil {
 		return false, fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
 	}
 	if len(e.Elems) == 0 && len(e.Pairs) == 0 && len(e.ZSet) == 0 &&

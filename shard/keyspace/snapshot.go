@@ -124,7 +124,7 @@ type StepResult struct {
 // then points at ss). REQUIRES: the caller holds st's shard.
 func (st *Store) MarkSnapshot(ss *SnapshotPart, keys, expires *[NumDatabases]int64, marked *[NumDatabases]bool) bool {
 	for n, d := range st.dbs {
-		if len(d.index) == 0 {
+		if d.index.Len() == 0 {
 			continue
 		}
 		ds := &dbSnap{ss: ss, pending: make([]uint64, (d.used+63)/64)}
@@ -137,7 +137,7 @@ func (st *Store) MarkSnapshot(ss *SnapshotPart, keys, expires *[NumDatabases]int
 		for _, p := range d.free {
 			ds.pending[p>>6] &^= 1 << (p & 63)
 		}
-		keys[n] += int64(len(d.index))
+		keys[n] += int64(d.index.Len())
 		expires[n] += int64(len(d.volatile))
 		d.snap, ss.dbs[n] = ds, ds
 		ss.left++
@@ -292,7 +292,7 @@ func (c *Ctx) SnapBeforeCommand() {
 		if d.snap == nil {
 			continue
 		}
-		if pos, ok := d.index[string(key)]; ok {
+		if o, pos := d.Find(key); o != nil {
 			d.snapSave(pos)
 		}
 	}

@@ -272,7 +272,7 @@ func (st *Store) Counters() Counters {
 // REQUIRES: the caller holds the store's shard.
 func (st *Store) Sizes() (keys, expires [NumDatabases]int64, memory int64) {
 	for i, d := range st.dbs {
-		keys[i] = int64(len(d.index))
+		keys[i] = int64(d.index.Len())
 		expires[i] = int64(len(d.volatile))
 		memory += d.memory.Load()
 	}
@@ -280,10 +280,12 @@ func (st *Store) Sizes() (keys, expires [NumDatabases]int64, memory int64) {
 }
 
 // ExpireCycle is the active expiry of every database of the store, until
-// deadline (unix ns); nothing expires while a log is replayed.
+// deadline (unix ns); nothing expires while a log is replayed. A database
+// whose key index is rehashing first gets a step of it (rehashStep).
 // REQUIRES: the caller holds the store's shard.
 func (st *Store) ExpireCycle(now, deadline int64) {
 	for _, d := range st.dbs {
+		d.rehashStep()
 		if st.loading {
 			break // the log being replayed decides what expired
 		}

@@ -31,10 +31,12 @@ func (st *Store) SwapDBs(a, b int) {
 		}
 	}
 	da.index, db.index = db.index, da.index
+	da.view, db.view = nil, nil
 	da.chunks, db.chunks = db.chunks, da.chunks
 	da.used, db.used = db.used, da.used
 	da.free, db.free = db.free, da.free
 	da.volatile, db.volatile = db.volatile, da.volatile
+	da.volPos, db.volPos = db.volPos, da.volPos
 	da.big, db.big = db.big, da.big
 	swapAtomic := func(x, y interface {
 		Load() int64
@@ -51,7 +53,7 @@ func (st *Store) SwapDBs(a, b int) {
 	swapAtomic(&da.offHeap, &db.offHeap)
 	for _, d := range [2]*DB{da, db} {
 		for key := range d.blocked {
-			if _, ok := d.index[key]; ok {
+			if d.has(key) {
 				d.markReady(key)
 			}
 		}
@@ -88,9 +90,7 @@ func streamsGone(emptied, replacedWith *DB) []string {
 // change (SWAPDB counts one).
 func touchSwapped(emptied, replacedWith *DB) {
 	for key := range emptied.watched {
-		_, inEmptied := emptied.index[key]
-		_, inReplaced := replacedWith.index[key]
-		if inEmptied || inReplaced {
+		if emptied.has(key) || replacedWith.has(key) {
 			emptied.touchedWatches(key)
 		}
 	}
