@@ -208,7 +208,7 @@ func addBenchFlags(fs *flag.FlagSet, b *harness.Bench, tests string) *benchFlags
 	fs.IntVar(&b.Requests, "requests", b.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
 	fs.DurationVar(&b.TargetTime, "target-time", b.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
 	fs.IntVar(&b.Clients, "clients", b.Clients, "redis-benchmark -c")
-	fs.IntVar(&b.KeySpace, "keyspace", b.KeySpace, "redis-benchmark -r")
+	fs.IntVar(&b.KeySpace, "keyspace", b.KeySpace, "redis-benchmark -r; 0: no -r (one hot key per test)")
 	fs.DurationVar(&b.RunTimeout, "run-timeout", b.RunTimeout, "limit for a single run")
 	return f
 }
