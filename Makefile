@@ -141,10 +141,16 @@ fuzz-long:
 ## 15 to 17 minutes. BENCH_ARGS, DIAG_ARGS and PERSIST_ARGS pass flags to
 ## svcbench compare, diag and persist; all run, and the recipe fails with
 ## the first failing one's status (3: the bar is not met).
+## The comparison runs in four modes (issue 21), printed side by side at the
+## end: pinned (servers and client on separate CPUs) and defaults (no
+## taskset, as the README's tour), each with -r 100000 and with one hot key
+## (no -r); BENCH_MODES overrides them, e.g. BENCH_MODES= for the pinned,
+## -r 100000 run alone. Four modes take four times the comparison's time.
+BENCH_MODES ?= --modes pinned,defaults --keyspaces 100000,0
 bench: deps build
 	$(GO) test -run '^$$' -bench 'HotPath|Queue|Drain' -benchmem ./netloop/ ./shard/
 	status=0; \
-	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_ARGS) || status=$$?; \
+	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_MODES) $(BENCH_ARGS) || status=$$?; \
 	./$(BIN)/svcbench diag --svcdb ./$(SVCDB) $(DIAG_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
 	./$(BIN)/svcbench persist --svcdb ./$(SVCDB) $(PERSIST_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
 	exit $$status

@@ -136,7 +136,7 @@ func (rt *Runtime) Close() {
 		rt.acquire(s)
 		rt.drain(s)
 		s.store.FreeOffHeap() // unmapped now, not at exit: the keys stay, empty
-		s.token.Store(0)
+		s.letGo()
 	}
 }
 
@@ -171,19 +171,49 @@ func (rt *Runtime) Snapshots() []Snapshot {
 // while holding a token except for higher-numbered ones (holdSet: ExecMulti,
 // HoldAll, Watch), and queued batches never need a second token, so this
 // cannot deadlock.
+//
+// The wait spins briefly (a command holds a token about a microsecond), then
+// yields a few times (the holder may be a goroutine waiting for this P: the
+// expiry cycle, a Dedicated shard), then parks until the holder lets go. It
+// used to yield in a loop for as long as the holder held on: with two event
+// loops running MSET across shards, a fifth of svcdb's CPU went to
+// runtime.Gosched while the peer loop drained a queue, CPU the peer and the
+// client on the same machine needed (docs/performance.md, issue 21).
+//
+// No wake-up is lost: a waiter counts itself in tokenWaiters before its last
+// tryAcquire, and letGo stores 0 before it reads tokenWaiters, so a holder
+// that lets go after that failed attempt sees the waiter and leaves a
+// wake-up in tokenFree (buffered: it keeps until the waiter reads it). A
+// woken waiter that loses the token to another taker parks again, and that
+// taker's letGo wakes it.
 func (rt *Runtime) acquire(s *Shard) {
-	for i := 0; !s.tryAcquire(); i++ {
-		if i > 30 {
+	for i := range acquireSpins + acquireYields {
+		if s.tryAcquire() {
+			return
+		}
+		if i >= acquireSpins {
 			runtime.Gosched()
 		}
 	}
+	s.tokenWaiters.Add(1)
+	for !s.tryAcquire() {
+		<-s.tokenFree
+	}
+	s.tokenWaiters.Add(-1)
 }
+
+// How acquire waits before it parks: tries in a row, then tries each after
+// a runtime.Gosched.
+const (
+	acquireSpins  = 30
+	acquireYields = 4
+)
 
 // release lets go of s's token after draining what is queued. A producer that
 // published a batch while the token was held relies on the re-check below.
 func (rt *Runtime) release(s *Shard) {
 	if rt.strategy == Dedicated {
-		s.token.Store(0)
+		s.letGo()
 		if s.queue.ready() {
 			s.signal()
 		}
@@ -191,7 +221,7 @@ func (rt *Runtime) release(s *Shard) {
 	}
 	for {
 		rt.drain(s)
-		s.token.Store(0)
+		s.letGo()
 		if !s.queue.ready() || !s.tryAcquire() {
 			return
 		}
@@ -217,7 +247,7 @@ func (rt *Runtime) serve(s *Shard) {
 		for {
 			rt.acquire(s)
 			rt.drain(s)
-			s.token.Store(0)
+			s.letGo()
 			if !s.queue.ready() {
 				break
 			}

@@ -10,8 +10,14 @@ import (
 type Shard struct {
 	id    int
 	token atomic.Int32 // 1 while someone executes this shard
-	queue *queue
-	wake  chan struct{} // Dedicated strategy: wakes the shard's goroutine
+	// tokenWaiters counts the goroutines parked in Runtime.acquire for
+	// token; letGo wakes one through tokenFree (capacity 1) whenever it
+	// lets the token go while any wait. See acquire for why no wake-up is
+	// lost.
+	tokenWaiters atomic.Int32
+	tokenFree    chan struct{}
+	queue        *queue
+	wake         chan struct{} // Dedicated strategy: wakes the shard's goroutine
 
 	// store is the shard's part of the keyspace. Only the holder of token
 	// reaches it: execute hands it to the command's Ctx, maintenance
@@ -38,10 +44,25 @@ type shardStats struct {
 }
 
 func newShard(id, queueCap int, st *keyspace.Store) *Shard {
-	return &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1), store: st}
+	return &Shard{id: id, queue: newQueue(queueCap), wake: make(chan struct{}, 1), tokenFree: make(chan struct{}, 1), store: st}
 }
 
-func (s *Shard) tryAcquire() bool { return s.token.CompareAndSwap(0, 1) }
+// tryAcquire takes the token if it is free. The load first keeps waiters
+// that poll a held token from stealing its cache line from the holder.
+func (s *Shard) tryAcquire() bool { return s.token.Load() == 0 && s.token.CompareAndSwap(0, 1) }
+
+// letGo releases the token and wakes one goroutine parked in acquire, if
+// any. Every release of the token goes through here.
+// REQUIRES: the caller holds the token.
+func (s *Shard) letGo() {
+	s.token.Store(0)
+	if s.tokenWaiters.Load() > 0 {
+		select {
+		case s.tokenFree <- struct{}{}:
+		default: // a wake-up is already pending: its waiter will retry
+		}
+	}
+}
 
 // Snapshot is what a reader outside the shard may see of it.
 type Snapshot struct {

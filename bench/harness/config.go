@@ -62,7 +62,8 @@ type Bench struct {
 	// the speed of the machine the defaults were chosen on. Default 2.5 s;
 	// 0 uses RequestsFor as is.
 	TargetTime time.Duration
-	// Clients is -c (default 50) and KeySpace is -r (default 100000).
+	// Clients is -c (default 50) and KeySpace is -r (default 100000; 0:
+	// no -r, every request of a test on one key).
 	Clients, KeySpace int
 
 	// RunTimeout bounds each single run. Default 5 minutes.
@@ -203,8 +204,8 @@ func (b *Bench) validate(errs []error, withRuns bool) []error {
 		if b.RedisBenchmark == "" {
 			errs = append(errs, errors.New("no redis-benchmark path"))
 		}
-		if b.Requests < 1 || b.Clients < 1 || b.KeySpace < 1 {
-			errs = append(errs, fmt.Errorf("requests %d, clients %d, keyspace %d: want >= 1 each", b.Requests, b.Clients, b.KeySpace))
+		if b.Requests < 1 || b.Clients < 1 || b.KeySpace < 0 {
+			errs = append(errs, fmt.Errorf("requests %d, clients %d, keyspace %d: want >= 1 each (keyspace 0: one key)", b.Requests, b.Clients, b.KeySpace))
 		}
 	}
 	if b.TargetTime < 0 {

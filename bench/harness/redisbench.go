@@ -184,12 +184,22 @@ func (c errorCounts) since(before errorCounts) errorCounts {
 // benchArgs returns redis-benchmark's arguments for one run; tests is -t's
 // value (one test, or several separated by commas).
 func benchArgs(port, clients, requests, keyspace int, tests string, pipeline int) []string {
-	return []string{
+	args := []string{
 		"-h", "127.0.0.1", "-p", strconv.Itoa(port),
 		"-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
-		"-r", strconv.Itoa(keyspace), "-t", tests, "-P", strconv.Itoa(pipeline),
-		"--csv", "-q",
 	}
+	args = append(keySpaceArgs(args, keyspace), "-t", tests, "-P", strconv.Itoa(pipeline), "--csv", "-q")
+	return args
+}
+
+// keySpaceArgs appends -r keyspace, or nothing for keyspace 0: redis-benchmark
+// without -r sends every request of a test to one key (key:__rand_int__
+// stays as it is), the hot-key case a user's first run measures.
+func keySpaceArgs(args []string, keyspace int) []string {
+	if keyspace == 0 {
+		return args
+	}
+	return append(args, "-r", strconv.Itoa(keyspace))
 }
 
 // benchWork is what one redis-benchmark run sends: a test of its own (-t),
@@ -206,12 +216,11 @@ func (w benchWork) args(port, clients, requests, keyspace, pipeline int) []strin
 	if len(w.command) == 0 {
 		return benchArgs(port, clients, requests, keyspace, w.test, pipeline)
 	}
-	return append([]string{
+	args := keySpaceArgs([]string{
 		"-h", "127.0.0.1", "-p", strconv.Itoa(port),
 		"-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
-		"-r", strconv.Itoa(keyspace), "-P", strconv.Itoa(pipeline),
-		"--csv", "-q",
-	}, w.command...)
+	}, keyspace)
+	return append(append(args, "-P", strconv.Itoa(pipeline), "--csv", "-q"), w.command...)
 }
 
 // row is the first word of w's CSV row: the test's name, or the command's

@@ -208,7 +208,7 @@ func addBenchFlags(fs *flag.FlagSet, b *harness.Bench, tests string) *benchFlags
 	fs.IntVar(&b.Requests, "requests", b.Requests, "redis-benchmark -n at pipeline 1; at -P p it is this × min(p, 10) (with --target-time: a tenth of it sizes the calibration run)")
 	fs.DurationVar(&b.TargetTime, "target-time", b.TargetTime, "size each redis-benchmark -n from a calibration run so a run lasts about this long; 0 uses --requests as is")
 	fs.IntVar(&b.Clients, "clients", b.Clients, "redis-benchmark -c")
-	fs.IntVar(&b.KeySpace, "keyspace", b.KeySpace, "redis-benchmark -r")
+	fs.IntVar(&b.KeySpace, "keyspace", b.KeySpace, "redis-benchmark -r; 0: no -r (one hot key per test)")
 	fs.DurationVar(&b.RunTimeout, "run-timeout", b.RunTimeout, "limit for a single run")
 	return f
 }
@@ -289,6 +289,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		quiet                  bool
 		scripts                = true
 		commands               = true
+		modes, keyspaces       string
 	)
 	servers := addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, " (e.g. \"--shards 4 --event-loops 1\")")
 	bench := addBenchFlags(fs, &cfg.Bench, "suite")
@@ -301,6 +302,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
+	fs.StringVar(&modes, "modes", "", "run the whole comparison in each of these `MODES`, comma-separated: pinned (--pin) and defaults (no taskset, as the README's tour), for each of --keyspaces, then print the ratios side by side; empty: once, as --pin and --keyspace say")
+	fs.StringVar(&keyspaces, "keyspaces", "", "with --modes: redis-benchmark -r values, comma-separated, 0 for one hot key (default: --keyspace)")
 	fs.BoolVar(&scripts, "scripts", scripts, "also run the EVALSHA cases at each --pipeline (a script doing one GET, one doing INCR and EXPIRE; SCRIPT LOAD first on both servers), reported with their ratios but not held to --min-ratio")
 	fs.BoolVar(&commands, "commands", commands, "also run the bitmap, HyperLogLog and geo cases at each --pipeline (SETBIT then BITCOUNT of its keys, PFADD, PFCOUNT of a filled HLL, GEOSEARCH of a 1,000-place set filled first on both servers), held to --min-ratio like the tests")
 	fs.Usage = func() {
@@ -338,6 +341,9 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.Progress = stderr
 	}
 
+	if modes != "" || keyspaces != "" {
+		return compareModes(ctx, cfg, modes, keyspaces, stdout, stderr, markdownFile, jsonFile)
+	}
 	rep, err := harness.Run(ctx, cfg)
 	if rep != nil && len(rep.Cases) > 0 {
 		err = writeReports(rep, err, stdout, stderr, markdownFile, jsonFile)
@@ -349,6 +355,93 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	return err
+}
+
+// compareModes runs the comparison once per mode and key space (--modes,
+// --keyspaces), prints each run's table as it ends, then the ratios side
+// by side. The Markdown file gets the side-by-side table and each run's
+// section; the JSON file every run. It stops at the first run that fails
+// to run, with what was measured so far.
+func compareModes(ctx context.Context, cfg harness.Config, modes, keyspaces string, stdout, stderr io.Writer, markdownFile, jsonFile string) error {
+	if modes == "" {
+		modes = "defaults"
+		if cfg.Pin {
+			modes = "pinned"
+		}
+	}
+	ks := []int{cfg.KeySpace}
+	if keyspaces != "" {
+		var err error
+		if ks, err = parseInts(keyspaces); err != nil {
+			return fmt.Errorf("--keyspaces: %w", err)
+		}
+	}
+	list, err := harness.ParseModes(modes, ks)
+	if err != nil {
+		return err
+	}
+	var (
+		done   []harness.Variant
+		probs  []string
+		runErr error
+	)
+	for _, m := range list {
+		fmt.Fprintf(stdout, "\n== %s ==\n", m.Label())
+		rep, err := harness.Run(ctx, m.Apply(cfg))
+		if rep != nil && len(rep.Cases) > 0 {
+			done = append(done, harness.Variant{Mode: m, Report: rep})
+			if werr := writeReportFiles(rep, stdout, "", ""); werr != nil && err == nil {
+				err = werr
+			}
+			for _, p := range rep.Problems() {
+				probs = append(probs, m.Label()+": "+p)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "\npartial results (the %s run failed):\n", m.Label())
+			runErr = err
+			break
+		}
+	}
+	if len(done) == 0 {
+		return runErr
+	}
+	fmt.Fprintln(stdout)
+	if err := harness.WriteSideBySide(stdout, done); err != nil && runErr == nil {
+		return err
+	}
+	if markdownFile != "" {
+		if err := writeFile(markdownFile, func(w io.Writer) error {
+			if err := harness.WriteSideBySideMarkdown(w, done); err != nil {
+				return err
+			}
+			for _, v := range done {
+				fmt.Fprintf(w, "\n### %s\n\n", v.Mode.Label())
+				if err := v.Report.WriteMarkdown(w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil && runErr == nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", markdownFile)
+	}
+	if jsonFile != "" {
+		if err := writeFile(jsonFile, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(done)
+		}); err != nil && runErr == nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", jsonFile)
+	}
+	if runErr == nil && len(probs) > 0 {
+		runErr = fmt.Errorf("%w: %d case(s) failed or have a svcdb/redis ops/s ratio below %.2f:\n  %s",
+			errBar, len(probs), cfg.MinRatio, strings.Join(probs, "\n  "))
+	}
+	return runErr
 }
 
 func diag(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,147 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Mode is one way of running the whole comparison: where the processes run
+// and which keys the requests hit. `make bench` runs four (issue 21): a user
+// meets svcdb unpinned with its defaults and often with one hot key, while
+// the pinned runs with -r 100000 are what the older tables measured.
+type Mode struct {
+	// Pin: servers and clients on separate CPUs (taskset); false is the
+	// defaults mode, no taskset, the way the README's tour runs.
+	Pin bool `json:"pinned"`
+	// KeySpace is redis-benchmark's -r; 0 is no -r, one key per test.
+	KeySpace int `json:"keyspace"`
+}
+
+// Label names the mode in reports: "pinned, -r 100000", "defaults, one key".
+func (m Mode) Label() string {
+	where := "defaults"
+	if m.Pin {
+		where = "pinned"
+	}
+	if m.KeySpace == 0 {
+		return where + ", one key"
+	}
+	return where + ", -r " + strconv.Itoa(m.KeySpace)
+}
+
+// ParseModes reads a list of modes ("pinned", "defaults") and of key spaces
+// (numbers, 0 for one key), each comma-separated, into every combination,
+// modes outermost.
+func ParseModes(modes string, keyspaces []int) ([]Mode, error) {
+	var out []Mode
+	for _, f := range strings.Split(modes, ",") {
+		var pin bool
+		switch strings.TrimSpace(f) {
+		case "pinned":
+			pin = true
+		case "defaults":
+		case "":
+			continue
+		default:
+			return nil, fmt.Errorf("mode %q: want pinned or defaults", strings.TrimSpace(f))
+		}
+		for _, k := range keyspaces {
+			if k < 0 {
+				return nil, fmt.Errorf("key space %d: want >= 0 (0: one key)", k)
+			}
+			out = append(out, Mode{Pin: pin, KeySpace: k})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("modes %q with key spaces %v: no combination", modes, keyspaces)
+	}
+	return out, nil
+}
+
+// Apply returns cfg set for m.
+func (m Mode) Apply(cfg Config) Config {
+	cfg.Pin, cfg.KeySpace = m.Pin, m.KeySpace
+	return cfg
+}
+
+// Variant is the comparison run in one Mode.
+type Variant struct {
+	Mode   Mode    `json:"mode"`
+	Report *Report `json:"report"`
+}
+
+// sideBySide is the table of WriteSideBySide: one row per case name, in the
+// order the cases first appear, and for each variant the ops/s ratio, the
+// CPU per request ratio and the verdict ("-" where the variant lacks the
+// case).
+func sideBySide(vs []Variant) (header []string, rows [][]string, pass, total int) {
+	header = []string{"case"}
+	for _, v := range vs {
+		l := v.Mode.Label()
+		header = append(header, l+" ops ratio", "spread", "cpu ratio", "bar")
+	}
+	index := map[string]int{}
+	for vi, v := range vs {
+		for _, row := range v.Report.Rows() {
+			ri, ok := index[row.Case.Name]
+			if !ok {
+				ri = len(rows)
+				index[row.Case.Name] = ri
+				r := make([]string, 1+4*len(vs))
+				for i := range r {
+					r[i] = "-"
+				}
+				r[0] = row.Case.Name
+				rows = append(rows, r)
+			}
+			cells := row.cells()
+			// cells: name, svcdb ops, redis ops, ratio, spread, others, bar, ... cpu ratio last.
+			rows[ri][1+4*vi] = cells[3]
+			rows[ri][2+4*vi] = cells[4]
+			rows[ri][3+4*vi] = cells[len(cells)-1]
+			rows[ri][4+4*vi] = cells[6]
+			if row.Case.Gated {
+				total++
+				if row.Verdict == VerdictOK {
+					pass++
+				}
+			}
+		}
+	}
+	return header, rows, pass, total
+}
+
+// WriteSideBySide prints the variants' medians next to each other: per
+// case, each mode's svcdb/redis ops/s ratio, its spread, the CPU per
+// request ratio and the verdict, then how many gated cases met the bar in
+// all modes together. Each variant's own table (WriteTable) has the
+// absolute numbers.
+func WriteSideBySide(w io.Writer, vs []Variant) error {
+	header, rows, pass, total := sideBySide(vs)
+	ew := &errWriter{w: w}
+	ew.printf("side by side: svcdb/redis ratios in each mode (ops: higher is better; cpu us/req: lower is better)\n\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	if err := writeTable(w, header, rows); err != nil {
+		return err
+	}
+	ew.printf("\nbar, all modes: %d of %d cases pass\n", pass, total)
+	return ew.err
+}
+
+// WriteSideBySideMarkdown is WriteSideBySide as a Markdown table.
+func WriteSideBySideMarkdown(w io.Writer, vs []Variant) error {
+	header, rows, pass, total := sideBySide(vs)
+	ew := &errWriter{w: w}
+	ew.printf("## svcdb vs redis-server, every mode side by side\n\n")
+	ew.printf("svcdb/redis ratios of the medians; `spread` as in the tables below; `bar`: ok, LOW or FAILED.\n\n")
+	ew.printf("| %s |\n|---%s|\n", strings.Join(header, " | "), strings.Repeat("|--:", len(header)-1))
+	for _, r := range rows {
+		ew.printf("| %s |\n", strings.Join(r, " | "))
+	}
+	ew.printf("\nBar, all modes: %d of %d cases pass.\n\n", pass, total)
+	return ew.err
+}
