@@ -209,14 +209,17 @@ func (c *ReplConfig) server(side string) Server {
 }
 
 // replServerArgs are the arguments the harness adds for a master or
-// replica of side with its data in dir: redis-server's full sync starts at
-// once (repl-diskless-sync-delay 0; its default waits 5 s for more
-// replicas, svcdb never waits).
-func replServerArgs(side, dir string) []string {
+// replica of side: redis-server's full sync starts at once
+// (repl-diskless-sync-delay 0; its default waits 5 s for more replicas,
+// svcdb never waits). Each server's working directory is its own, and
+// both keep their files there by default (svcdb's data-dir and
+// redis-server's dir are "."), so no directory argument is needed and any
+// Redis-protocol server can play svcdb.
+func replServerArgs(side string) []string {
 	if side == SideSvcDB {
-		return []string{"--data-dir", dir}
+		return nil
 	}
-	return []string{"--dir", dir, "--repl-diskless-sync-delay", "0"}
+	return []string{"--repl-diskless-sync-delay", "0"}
 }
 
 // ReplSetup is one replica count of the throughput part: how the masters
@@ -270,11 +273,11 @@ type SyncReport struct {
 
 // ReplReport is the outcome of RunRepl.
 type ReplReport struct {
-	Started time.Time `json:"started"`
-	Elapsed float64   `json:"elapsed_sec"`
-	Machine Machine   `json:"machine"`
-	Rounds  int       `json:"rounds"`
-	PinNote string    `json:"pin_note"`
+	Started time.Time    `json:"started"`
+	Elapsed float64      `json:"elapsed_sec"`
+	Machine Machine      `json:"machine"`
+	Rounds  int          `json:"rounds"`
+	PinNote string       `json:"pin_note"`
 	Setups  []*ReplSetup `json:"setups"`
 	// Throughput holds the throughput part's cases of every replica count,
 	// named "<n> replicas <case>", ungated.
@@ -357,16 +360,21 @@ func RunRepl(ctx context.Context, cfg ReplConfig) (rep *ReplReport, err error) {
 	return rep, nil
 }
 
-// replNode starts one server of side in its own directory under dir.
-func replNode(ctx context.Context, g *proc.Group, cfg *ReplConfig, side, name, dir, cpus string) (*proc.Server, error) {
+// replNode starts one server of side in its own directory under dir and
+// says so on progress.
+func replNode(ctx context.Context, g *proc.Group, cfg *ReplConfig, side, name, dir, cpus string, progress io.Writer) (*proc.Server, error) {
 	d := filepath.Join(dir, name)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, err
 	}
 	srv := cfg.server(side)
-	return proc.StartServer(ctx, g, proc.ServerSpec{
-		Name: name, Path: srv.Path, Args: append(slices.Clone(srv.Args), replServerArgs(side, d)...), CPUs: cpus, Dir: d,
+	s, err := proc.StartServer(ctx, g, proc.ServerSpec{
+		Name: name, Path: srv.Path, Args: append(slices.Clone(srv.Args), replServerArgs(side)...), CPUs: cpus, Dir: d,
 	}, 30*time.Second)
+	if err == nil {
+		fmt.Fprintf(progress, "started %s (pid %d) on %s\n", name, s.Pid(), s.Addr)
+	}
+	return s, err
 }
 
 // replicaOf sends REPLICAOF to the master at port.
@@ -397,13 +405,13 @@ func runReplCount(ctx context.Context, cfg *ReplConfig, rep *ReplReport, n int, 
 	masters := map[string]*proc.Server{}
 	replicas := map[string][]*proc.Server{}
 	for _, side := range []string{SideSvcDB, SideRedis} {
-		m, err := replNode(ctx, &group, cfg, side, side+"-master", dir, serverCPUs)
+		m, err := replNode(ctx, &group, cfg, side, side+"-master", dir, serverCPUs, progress)
 		if err != nil {
 			return err
 		}
 		masters[side] = m
 		for i := 1; i <= n; i++ {
-			r, err := replNode(ctx, &group, cfg, side, fmt.Sprintf("%s-replica%d", side, i), dir, serverCPUs)
+			r, err := replNode(ctx, &group, cfg, side, fmt.Sprintf("%s-replica%d", side, i), dir, serverCPUs, progress)
 			if err != nil {
 				return err
 			}
@@ -553,7 +561,7 @@ func runSync(ctx context.Context, cfg *ReplConfig, rep *ReplReport, dir, serverC
 		if !needed {
 			continue
 		}
-		m, err := replNode(ctx, &group, cfg, side, side+"-master", dir, serverCPUs)
+		m, err := replNode(ctx, &group, cfg, side, side+"-master", dir, serverCPUs, progress)
 		if err != nil {
 			return err
 		}
@@ -580,7 +588,7 @@ func runSync(ctx context.Context, cfg *ReplConfig, rep *ReplReport, dir, serverC
 			if m == nil || res.Failure != "" {
 				continue
 			}
-			sec, failure, cmd, err := syncOnce(ctx, cfg, m, res.Replica, filepath.Join(dir, fmt.Sprintf("r%d-%d", round, i)), serverCPUs)
+			sec, failure, cmd, err := syncOnce(ctx, cfg, m, res.Replica, filepath.Join(dir, fmt.Sprintf("r%d-%d", round, i)), serverCPUs, progress)
 			if err != nil {
 				return fmt.Errorf("full sync %s, round %d: %w", res.SyncPair, round, err)
 			}
@@ -603,13 +611,13 @@ const syncPoll = 20 * time.Millisecond
 // syncOnce starts a fresh replica of kind side in dir, sends REPLICAOF
 // master and times the full sync; the replica is stopped before it
 // returns. failure is the servers' doing; err means the measurement broke.
-func syncOnce(ctx context.Context, cfg *ReplConfig, master *proc.Server, side, dir, cpus string) (sec float64, failure, cmd string, err error) {
+func syncOnce(ctx context.Context, cfg *ReplConfig, master *proc.Server, side, dir, cpus string, progress io.Writer) (sec float64, failure, cmd string, err error) {
 	var group proc.Group
 	defer func() {
 		_ = group.StopAll(10 * time.Second)
 		_ = os.RemoveAll(dir)
 	}()
-	r, err := replNode(ctx, &group, cfg, side, side+"-replica", dir, cpus)
+	r, err := replNode(ctx, &group, cfg, side, side+"-replica", dir, cpus, progress)
 	if err != nil {
 		return 0, "", "", err
 	}

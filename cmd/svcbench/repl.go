@@ -28,8 +28,8 @@ func replFlags(cfg *harness.ReplConfig, stderr io.Writer) (*flag.FlagSet, *replO
 	fs := flag.NewFlagSet("svcbench repl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &replOptions{}
-	o.servers = addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, "; every master and replica gets them, before the --data-dir the harness adds")
-	fs.Lookup("redis-args").Usage = "arguments for every redis-server after --port/--bind, before the --dir D --repl-diskless-sync-delay 0 the harness adds"
+	o.servers = addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, "; every master and replica gets them (each runs in a directory of its own)")
+	fs.Lookup("redis-args").Usage = "arguments for every redis-server after --port/--bind, before the --repl-diskless-sync-delay 0 the harness adds (each runs in a directory of its own)"
 	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin every master and replica to the server CPUs and the load generator to the client CPUs with taskset (if >= 2 CPUs)")
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
 	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the load generator when pinning")
