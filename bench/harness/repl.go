@@ -237,6 +237,15 @@ type ReplSetup struct {
 	Failure string `json:"failure,omitempty"`
 }
 
+// ReplicaCPU is what a throughput case cost the replicas: their CPU time
+// (all of a master's replicas summed) during each run divided by the
+// requests the master completed, in microseconds, per run.
+type ReplicaCPU struct {
+	Case  string    `json:"case"`
+	SvcDB []float64 `json:"svcdb_us_per_req"`
+	Redis []float64 `json:"redis_us_per_req"`
+}
+
 // SyncRun is one timed full sync.
 type SyncRun struct {
 	Round int     `json:"round"`
@@ -281,8 +290,11 @@ type ReplReport struct {
 	Setups  []*ReplSetup `json:"setups"`
 	// Throughput holds the throughput part's cases of every replica count,
 	// named "<n> replicas <case>", ungated.
-	Throughput *Report     `json:"throughput,omitempty"`
-	Sync       *SyncReport `json:"sync,omitempty"`
+	Throughput *Report `json:"throughput,omitempty"`
+	// ReplicaCPU holds, for each throughput case with replicas, the
+	// replicas' CPU per request (the table's cpu column is the master's).
+	ReplicaCPU []*ReplicaCPU `json:"replica_cpu,omitempty"`
+	Sync       *SyncReport   `json:"sync,omitempty"`
 	// Command is the svcbench command line, for the Markdown report.
 	Command string `json:"command,omitempty"`
 }
@@ -444,10 +456,36 @@ func runReplCount(ctx context.Context, cfg *ReplConfig, rep *ReplReport, n int, 
 		lc := cfg.Loads[i]
 		c := &Case{Name: fmt.Sprintf("%d replicas %s", n, loadName(&lc)), Tool: "loadgen", Detail: lc.String()}
 		rep.Throughput.Cases = append(rep.Throughput.Cases, c)
+		rc := &ReplicaCPU{Case: c.Name}
 		if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
-			return r.load(ctx, s, lc)
+			side := SideRedis
+			if s == masters[SideSvcDB] {
+				side = SideSvcDB
+			}
+			before, err := cpuOf(replicas[side])
+			if err != nil {
+				return Sample{}, err
+			}
+			sample, err := r.load(ctx, s, lc)
+			if err != nil || n == 0 {
+				return sample, err
+			}
+			after, err := cpuOf(replicas[side])
+			if err != nil {
+				return Sample{}, err
+			}
+			us := (after - before).Seconds() * 1e6 / float64(sample.Requests)
+			if side == SideSvcDB {
+				rc.SvcDB = append(rc.SvcDB, us)
+			} else {
+				rc.Redis = append(rc.Redis, us)
+			}
+			return sample, nil
 		}); err != nil {
 			return err
+		}
+		if n > 0 {
+			rep.ReplicaCPU = append(rep.ReplicaCPU, rc)
 		}
 	}
 	for _, side := range []string{SideSvcDB, SideRedis} {
@@ -468,6 +506,19 @@ func runReplCount(ctx context.Context, cfg *ReplConfig, rep *ReplReport, n int, 
 		fmt.Fprintf(progress, "[repl]  %d replicas caught up after the runs: svcdb in %.2f s, redis in %.2f s\n", n, setup.SvcDBCatchUp, setup.RedisCatchUp)
 	}
 	return nil
+}
+
+// cpuOf is the CPU time the servers used so far, summed.
+func cpuOf(servers []*proc.Server) (time.Duration, error) {
+	var total time.Duration
+	for _, s := range servers {
+		c, err := proc.ReadCPU(s.Pid())
+		if err != nil {
+			return 0, err
+		}
+		total += c.Total()
+	}
+	return total, nil
 }
 
 // waitCaughtUp waits until master has exactly the replicas given, every

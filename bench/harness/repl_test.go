@@ -96,6 +96,12 @@ func TestRunReplTwoRedisServers(t *testing.T) {
 			}
 		}
 	}
+	// Only the count with replicas has their CPU, and it is > 0: they
+	// applied the master's writes.
+	if len(rep.ReplicaCPU) != 1 || rep.ReplicaCPU[0].Case != want[1] ||
+		len(rep.ReplicaCPU[0].SvcDB) != 1 || rep.ReplicaCPU[0].SvcDB[0] <= 0 || len(rep.ReplicaCPU[0].Redis) != 1 || rep.ReplicaCPU[0].Redis[0] <= 0 {
+		t.Errorf("replica CPU %+v", rep.ReplicaCPU)
+	}
 	if rep.Sync == nil || len(rep.Sync.Results) != len(harness.DefaultSyncPairs) {
 		t.Fatalf("sync part %+v", rep.Sync)
 	}
@@ -115,7 +121,7 @@ func TestRunReplTwoRedisServers(t *testing.T) {
 	if err := rep.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"2 replicas loadgen 1:1 R:R -P 1", "svcdb -> redis", "redis -> redis", "vs redis -> redis"} {
+	for _, s := range []string{"2 replicas loadgen 1:1 R:R -P 1", "replicas cpu us/req", "svcdb -> redis", "redis -> redis", "vs redis -> redis"} {
 		if !strings.Contains(table.String(), s) || !strings.Contains(md.String(), s) {
 			t.Errorf("%q missing from the table or the Markdown:\n%s\n%s", s, table.String(), md.String())
 		}

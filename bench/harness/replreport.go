@@ -61,6 +61,32 @@ func (s *SyncReport) intro() string {
 		s.Keys, s.ValueSize, fill)
 }
 
+// replicaCPURows returns the replicas' CPU table: median us/req per side
+// and the ratio.
+func (r *ReplReport) replicaCPURows() [][]string {
+	med := func(v []float64) float64 {
+		s := make([]Sample, len(v))
+		for i := range v {
+			s[i].OpsPerSec = v[i]
+		}
+		return Median(s).OpsPerSec
+	}
+	var rows [][]string
+	for _, c := range r.ReplicaCPU {
+		s, q := med(c.SvcDB), med(c.Redis)
+		ratioCell := "-"
+		if s > 0 && q > 0 {
+			ratioCell = fmt.Sprintf("%.2f", s/q)
+		}
+		rows = append(rows, []string{c.Case, cpuCell(s, 0), cpuCell(q, 0), ratioCell})
+	}
+	return rows
+}
+
+var replicaCPUHeader = []string{"case", "svcdb replicas cpu us/req", "redis replicas cpu us/req", "ratio"}
+
+const replicaCPULegend = "The replicas' CPU time during each run (all of the master's replicas summed, /proc schedstat) divided by the requests the master completed; median over the rounds."
+
 // throughputRows returns the throughput table's cells without the bar
 // column, and whether a client was the bottleneck of a row.
 func (r *ReplReport) throughputRows() (cells [][]string, anyBound bool) {
@@ -96,6 +122,16 @@ func (r *ReplReport) WriteTable(w io.Writer) error {
 			ew.printf("* a client used > 90%% of its CPU: the run measured the client as much as the server\n")
 		}
 		ew.printf("%s\n", replLegend)
+		if rows := r.replicaCPURows(); len(rows) > 0 {
+			ew.printf("\nwhat the replicas cost:\n\n")
+			if ew.err != nil {
+				return ew.err
+			}
+			if err := writeTable(w, replicaCPUHeader, rows); err != nil {
+				return err
+			}
+			ew.printf("%s\n", replicaCPULegend)
+		}
 	}
 	if s := r.Sync; s != nil {
 		ew.printf("\n%s\n", s.intro())
@@ -157,6 +193,14 @@ func (r *ReplReport) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		ew.printf("\nWorkloads: %s.\n", strings.Join(cases, "; "))
+		if rows := r.replicaCPURows(); len(rows) > 0 {
+			ew.printf("\nWhat the replicas cost: %s\n\n", replicaCPULegend)
+			ew.printf("| %s |\n", strings.Join(replicaCPUHeader, " | "))
+			ew.printf("|---%s|\n", strings.Repeat("|--:", len(replicaCPUHeader)-1))
+			for _, row := range rows {
+				ew.printf("| %s |\n", strings.Join(row, " | "))
+			}
+		}
 	}
 	if s := r.Sync; s != nil {
 		ew.printf("\n### Full sync of %d keys\n\n", s.Keys)
