@@ -229,7 +229,9 @@ type ReplSetup struct {
 	SvcDBCmd string `json:"svcdb_cmd"`
 	RedisCmd string `json:"redis_cmd"`
 	// SvcDBCatchUp and RedisCatchUp are the seconds the replicas took,
-	// after the last run, to reach their master's offset.
+	// after the last run, to reach their master's offset (as their ACKs
+	// show: replicas ACK once a second). Not a comparison: the last run
+	// of a round is redis-server's, so svcdb's master has been idle.
 	SvcDBCatchUp float64 `json:"svcdb_catch_up_sec"`
 	RedisCatchUp float64 `json:"redis_catch_up_sec"`
 	// Failure says why the count's results cannot be trusted (a replica

@@ -216,15 +216,15 @@ func (r *ReplReport) WriteMarkdown(w io.Writer) error {
 		for _, row := range s.syncRows() {
 			ew.printf("| %s |\n", strings.Join(row, " | "))
 		}
-		ew.printf("\nEvery run:")
+		var every []string
 		for _, res := range s.Results {
 			var v []string
 			for _, run := range res.Runs {
 				v = append(v, fmt.Sprintf("%.2f", run.Sec))
 			}
-			ew.printf(" %s: %s s;", res.SyncPair, strings.Join(v, ", "))
+			every = append(every, fmt.Sprintf("%s: %s s", res.SyncPair, strings.Join(v, ", ")))
 		}
-		ew.printf("\n")
+		ew.printf("\nEvery run: %s.\n", strings.Join(every, "; "))
 	}
 	if probs := r.Problems(); len(probs) > 0 {
 		ew.printf("\nFailed:\n\n")
