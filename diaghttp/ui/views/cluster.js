@@ -18,10 +18,15 @@ function replicaHealth(r) {
   return ['in sync', 'ok'];
 }
 
+// quietLinkSeconds: a replica that heard nothing from its master for this
+// long (twice the master's 10 s PING period; the link times out at 60 s)
+// has a link that may be dead.
+const quietLinkSeconds = 20;
+
 // linkHealth judges this replica's link to its master: [word, tone].
 function linkHealth(rep) {
   if (!rep.link_up) return ['link down', 'crit'];
-  if (rep.lag_seconds > laggingSeconds) return ['quiet link', 'warn'];
+  if (rep.lag_seconds > quietLinkSeconds) return ['quiet link', 'warn'];
   return ['link up', 'ok'];
 }
 
