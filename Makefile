@@ -137,9 +137,11 @@ fuzz-long:
 ## on, scraped every second; then persistence side by side (svcbench
 ## persist: SET and loadgen 1:1 at -P 1 and 16 with appendonly yes and
 ## appendfsync everysec and always; p99 under a fixed-rate load before and
-## during a BGSAVE of 1M keys; no bar, status 1 only if a run fails).
-## 15 to 17 minutes. BENCH_ARGS, DIAG_ARGS and PERSIST_ARGS pass flags to
-## svcbench compare, diag and persist; all run, and the recipe fails with
+## during a BGSAVE of 1M keys; no bar, status 1 only if a run fails); then
+## replication (svcbench repl: loadgen 1:1 against masters with 0, 1, 2
+## replicas, full syncs of 1M keys both ways; no bar).
+## 18 to 21 minutes. BENCH_ARGS, DIAG_ARGS, PERSIST_ARGS and REPL_ARGS pass
+## flags to svcbench compare, diag, persist and repl; all run, and the recipe fails with
 ## the first failing one's status (3: the bar is not met).
 ## The comparison runs in four modes (issue 21), printed side by side at the
 ## end: pinned (servers and client on separate CPUs) and defaults (no
@@ -153,6 +155,7 @@ bench: deps build
 	./$(BIN)/svcbench compare --svcdb ./$(SVCDB) $(BENCH_MODES) $(BENCH_ARGS) || status=$$?; \
 	./$(BIN)/svcbench diag --svcdb ./$(SVCDB) $(DIAG_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
 	./$(BIN)/svcbench persist --svcdb ./$(SVCDB) $(PERSIST_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
+	./$(BIN)/svcbench repl --svcdb ./$(SVCDB) $(REPL_ARGS) || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
 	exit $$status
 
 ## bench-memory: bytes per key, svcdb vs redis-server, 1,000,000 keys of each

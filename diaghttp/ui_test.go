@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +31,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdb/svcdb/core/redistest"
 )
 
 // Tests of the debug UI (/debug/): how the files are served (no browser),
@@ -724,6 +728,7 @@ func TestDebugUIBrowser(t *testing.T) {
 		if s := p.text("#cl-summary"); !strings.Contains(s, "standalone") {
 			t.Errorf("topology: %s", s)
 		}
+		clusterReplication(t, p, srv.redis)
 		p.screenshot("cluster", "ui-cluster.png")
 	})
 
@@ -933,6 +938,58 @@ func TestDebugUIBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#view-cluster")))
 	})
 	p.t = t
+}
+
+// clusterReplication attaches a real redis-server replica to the svcdb
+// master at addr and checks the Cluster view's replication panel: the
+// master with one online replica in sync, drawn as two boxes; then the
+// replica stopped (SIGSTOP) until its last ACK is older than the lagging
+// threshold, and the view marks it lagging (crit) until it runs again.
+func clusterReplication(t *testing.T, p *uiPage, addr string) {
+	t.Helper()
+	_, mport, _ := net.SplitHostPort(addr)
+	replica := redistest.StartServer(t, t.TempDir(), "--save", "", "--appendonly", "no", "--replicaof", "127.0.0.1", mport)
+	_, rport, _ := net.SplitHostPort(replica.Addr)
+	rc := redis.NewClient(&redis.Options{Addr: replica.Addr, PoolSize: 1})
+	defer rc.Close()
+	pid, err := strconv.Atoi(infoLine(rc.Info(context.Background(), "server").Val(), "process_id"))
+	if err != nil {
+		t.Fatalf("the replica's process_id: %v", err)
+	}
+	row := `document.querySelector('#cl-replicas tbody tr[data-key="127.0.0.1:` + rport + `"]')`
+	p.wait("the replica in sync", row+`?.innerText.includes("in sync") &&
+		document.querySelectorAll("#cl-repl-topo .topo-node").length === 2`, 30*time.Second)
+	repl := p.text("#cl-repl")
+	for _, want := range []string{"master", "1 attached, 1 online", "127.0.0.1:" + rport, "online", "in sync", "this node"} {
+		if !strings.Contains(repl, want) {
+			t.Errorf("replication panel lacks %q:\n%s", want, repl)
+		}
+	}
+	if n := eval[int](p, `document.querySelectorAll("#cl-repl-topo .topo-node.crit, #cl-repl-topo .topo-node.warn").length`); n != 0 {
+		t.Errorf("%d boxes marked as a problem while the replica is in sync:\n%s", n, repl)
+	}
+
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	p.wait("the stopped replica marked lagging", row+`?.innerText.includes("lagging") &&
+		document.querySelector('#cl-repl-topo .topo-branch[data-replica="127.0.0.1:`+rport+`"] .topo-node.crit') !== null &&
+		document.getElementById("cl-repl-summary").innerText.includes("1 lagging")`, 30*time.Second)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("the replica in sync again", row+`?.innerText.includes("in sync")`, 30*time.Second)
+}
+
+// infoLine reads one field of an INFO reply.
+func infoLine(info, name string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // download runs trigger and waits for the download it starts; it returns

@@ -59,6 +59,15 @@
 // number of times) and left out of the medians when both sides have quiet
 // runs.
 //
+// RunRepl is the replication comparison (svcbench repl): for each replica
+// count (0, 1, 2), a svcdb master with that many svcdb replicas and a
+// redis-server master with as many redis-server replicas, every one on the
+// server CPUs, measured with load generator workloads interleaved as Run
+// does (the replicas must be online and at the master's offset before and
+// after the runs; their CPU per request is reported beside the master's);
+// then the time of a full sync of 1M keys into a fresh replica, svcdb ->
+// svcdb, redis -> redis and both crossings, the replica's DBSIZE checked.
+//
 // The harness does not care which binary plays "svcdb": any server that takes
 // "--port N --bind 127.0.0.1" and speaks RESP will do (its tests use a
 // second redis-server).

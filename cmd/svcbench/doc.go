@@ -14,6 +14,11 @@
 //	svcbench memory [flags]    start svcdb and redis-server, load N keys of a
 //	                           shape (string, hash, set, zset, list) into each,
 //	                           and print bytes per key (RSS, used_memory)
+//	svcbench repl [flags]      start svcdb and redis-server masters with 0, 1
+//	                           and 2 replicas of their kind, print each
+//	                           master's throughput and p99, and time full
+//	                           syncs of 1M keys (svcdb and redis-server
+//	                           replicas of either master)
 //
 // It owns the command line only: it parses flags into harness.Config and
 // loadgen.Config values and wires bench/harness and bench/loadgen together.

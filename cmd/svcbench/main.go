@@ -38,6 +38,10 @@ commands:
   persist   start svcdb and redis-server with the same persistence settings,
             print throughput with the append-only file (appendfsync everysec,
             always) and latency before and during a BGSAVE of 1M keys
+  repl      start svcdb and redis-server masters with 0, 1 and 2 replicas of
+            their own kind, print throughput and p99 of each master, and
+            the time of a full sync of 1M keys (svcdb and redis-server
+            replicas of either master)
 
 run "svcbench <command> -h" for the flags of a command.
 `
@@ -72,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = memory(ctx, args[1:], stdout, stderr)
 	case "persist":
 		err = persist(ctx, args[1:], stdout, stderr)
+	case "repl":
+		err = repl(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0

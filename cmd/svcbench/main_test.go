@@ -78,6 +78,13 @@ func TestRunExitCodes(t *testing.T) {
 	f([]string{"diag", "--rounds", "x"}, 2, "invalid value")
 	f([]string{"diag", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
 	f([]string{"diag", "--endpoints", "metrics"}, 1, "want a path such as /metrics")
+	f([]string{"help"}, 0, "repl")
+	f([]string{"repl", "-h"}, 0, "-sync-pairs")
+	f([]string{"repl", "--sync-pairs", "svcdb>mysql"}, 1, "want master>replica")
+	f([]string{"repl", "--replicas", "1,x"}, 1, `--replicas "1,x"`)
+	f([]string{"repl", "--svcdb", "/nonexistent/svcdb"}, 1, "go build -o bin/svcdb ./cmd/svcdb")
+	f([]string{"repl", "--svcdb", "/bin/true", "--replicas", "none", "--keys", "0"}, 1, "nothing to run")
+	f([]string{"repl", "--svcdb", "/bin/true", "--replicas", "9"}, 1, "replicas 9")
 	f([]string{"load", "--ratio", "1"}, 2, "want SET:GET")
 	f([]string{"load", "-p", "1", "-n", "1", "-c", "1", "-t", "1"}, 1, "connection refused")
 }
