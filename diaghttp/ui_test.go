@@ -972,7 +972,7 @@ func clusterReplication(t *testing.T, p *uiPage, addr string) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(pid, syscall.SIGCONT)
+	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
 	p.wait("the stopped replica marked lagging", row+`?.innerText.includes("lagging") &&
 		document.querySelector('#cl-repl-topo .topo-branch[data-replica="127.0.0.1:`+rport+`"] .topo-node.crit') !== null &&
 		document.getElementById("cl-repl-summary").innerText.includes("1 lagging")`, 30*time.Second)
