@@ -743,6 +743,10 @@ var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
 func (r *Replica) Wait(n int, timeout time.Duration) int {
 	f := &r.feed
 	f.mu.Lock()
+	if r.IsReplica() { // REPLICAOF ran since netloop checked: our backlog is our master's stream now
+		f.mu.Unlock()
+		return WaitUnblocked
+	}
 	if f.backlog == nil {
 		f.mu.Unlock()
 		return 0
