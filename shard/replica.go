@@ -183,16 +183,22 @@ func (rt *Runtime) SnapshotRunning() bool { return rt.snapRunning.Load() }
 // sync sends (the BGSAVE path: WriteSnapshotAt, no stop of the world) and,
 // at its point in time with every shard held, makes feed the replication
 // stream's sink (every record after the snapshot reaches it, the first
-// one preceded by SELECT) and calls at. While another snapshot runs
+// one preceded by SELECT; not while feed reports IsReplica: a replica's
+// replicas get its master's stream) and calls at. While another snapshot runs
 // (BGSAVE, an AOF rewrite) it waits for it, as Redis' replica waits in
 // wait_bgsave. REQUIRES: the caller holds no shard token.
 func (rt *Runtime) WriteReplicaSnapshot(w io.Writer, feed replication.FeedSink, at func()) error {
 	for {
 		_, err := rt.WriteSnapshotAt(w, func() error {
-			rt.logSinks.mu.Lock()
-			rt.logSinks.repl = feed
-			rt.installLogSinks()
-			rt.logSinks.mu.Unlock()
+			// A replica serving its own replica (chained) sends them its
+			// master's stream, not its own records: no sink until it is
+			// promoted (StartReplicaFeed).
+			if r, ok := feed.(interface{ IsReplica() bool }); !ok || !r.IsReplica() {
+				rt.logSinks.mu.Lock()
+				rt.logSinks.repl = feed
+				rt.installLogSinks()
+				rt.logSinks.mu.Unlock()
+			}
 			at()
 			return nil
 		}, [2]string{"repl-stream-db", "0"})
