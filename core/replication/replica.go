@@ -291,15 +291,16 @@ func (r *Replica) demoteAt() {
 	r.feed.mu.Unlock()
 	r.idMu.Lock()
 	r.cached = nil
+	id := r.ids.ID
 	if off >= 0 {
-		r.cached = &cachedMaster{replID: r.ids.ID, offset: off}
+		r.cached = &cachedMaster{replID: id, offset: off}
 		r.offset.Store(off)
 		r.readOff.Store(off)
 	}
 	r.idMu.Unlock()
 	if off >= 0 {
 		r.log.Info("before turning into a replica, using my own ID and offset to synthesize a cached master: a partial resync may follow",
-			"replid", r.ids.ID, "offset", off)
+			"replid", id, "offset", off)
 	}
 }
 
@@ -334,8 +335,8 @@ func (r *Replica) SetMasterNone() {
 		// the state below says master).
 		r.cfg.Source.StartReplicaFeed(r)
 	}
+	r.cfg.Target.End() // the fence down first: a client's write let through from here on runs
 	r.state.Store(int32(StateNone))
-	r.cfg.Target.End()
 	r.log.Info("MASTER MODE enabled (user request)")
 }
 
