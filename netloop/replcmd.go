@@ -276,15 +276,12 @@ func (s *Server) cmdReplconf(c *client, args [][]byte) {
 // connection's socket is handed to core/replication, which answers
 // +FULLRESYNC or +CONTINUE and streams; this loop forgets the connection
 // (it closes its own descriptor of the socket, a duplicate stays with the
-// replica's goroutines). A replica does not serve replicas (no chaining).
+// replica's goroutines). A replica serves replicas too (chained): it
+// answers -NOMASTERLINK itself while its own link is down.
 func (s *Server) cmdSync(c *client, args [][]byte) {
 	r := s.cfg.Replication
 	if r == nil {
 		c.out = resp.AppendError(c.out, "ERR replication is not configured in this server")
-		return
-	}
-	if r.IsReplica() {
-		c.out = resp.AppendError(c.out, "NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}
 	psync := resp.EqualFold(args[0], "psync")

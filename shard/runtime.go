@@ -70,9 +70,10 @@ type Runtime struct {
 	expireEvery time.Duration
 	hot         *hotRing // per-second per-shard rates (hotshards.go)
 	latency     atomic.Pointer[latency.Monitor]
-	snapRunning atomic.Bool           // a WriteSnapshot is running (snapshot.go)
-	logSinks    logSinks              // the append-only file and the replication stream (replica.go)
-	hooks       atomic.Pointer[Hooks] // notifications, tracking, replication (execute); nil when none
+	snapRunning atomic.Bool                // a WriteSnapshot is running (snapshot.go)
+	logSinks    logSinks                   // the append-only file and the replication stream (replica.go)
+	hooks       atomic.Pointer[Hooks]      // notifications, tracking, replication (execute); nil when none
+	fence       atomic.Pointer[writeFence] // a replica's: only its master's stream writes (replica.go); nil on a master
 	// CLIENT PAUSE's hold of expiry and eviction is the keyspace's
 	// (HoldExpiry): lazy expiry reads the same flag.
 	snapCompress atomic.Bool       // snapshots compress strings with LZF (rdbcompression)
@@ -487,6 +488,11 @@ func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
 		st = s.store
 	}
 	c.Enter(st)
+	if f := rt.fence.Load(); f != nil && f.refuses(c) {
+		c.Out = append(c.Out, errReadOnly...)
+		c.Finished()
+		return
+	}
 	if !c.Serving() && !c.InTxn() && rt.env.MemoryLimit() != 0 && !rt.admitCmd(s, c) {
 		c.Finished()
 		return

@@ -187,8 +187,9 @@ func TestSvcdbReplicaOfSvcdb(t *testing.T) {
 	if got := field(m.Info(ctx, "replication").Val(), "connected_slaves"); got != "1" {
 		t.Errorf("connected_slaves = %s", got)
 	}
-	// A replica does not serve replicas (no chaining yet).
-	if err := r.Do(ctx, "PSYNC", "?", "-1").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOMASTERLINK") {
-		t.Errorf("PSYNC on a replica: %v", err)
+	// A replica whose link is up serves replicas (chained: under its
+	// master's ID; replication_chain_test.go).
+	if got, want := firstLine(t, raddr, "PSYNC ? -1\r\n"), "+FULLRESYNC "+field(m.Info(ctx, "replication").Val(), "master_replid")+" "; !strings.HasPrefix(got, want) {
+		t.Errorf("PSYNC on a replica: %q, want %q...", got, want)
 	}
 }

@@ -11,7 +11,16 @@
 // ID and offset+1, answered +CONTINUE), the command stream parsed with
 // core/resp and handed to the Target in order, REPLCONF ACK <offset> once a
 // second and on REPLCONF GETACK, reconnection with back-off, and the state
-// INFO replication and ROLE report.
+// INFO replication and ROLE report. A master that becomes a replica caches
+// itself as the master to continue (PSYNC <own ID> <own offset+1>), its
+// role flipped and offset taken inside Target.Begin, where no command runs
+// and no client's write runs after.
+//
+// Chained replicas: a replica serves replicas of its own the master's
+// stream verbatim (its applied bytes, at the master's offsets, under its
+// ID), and a full sync it serves marks its snapshot while the stream is
+// paused between two commands (the gate), so +FULLRESYNC announces the
+// offset the snapshot holds.
 //
 // For the master side it owns the replicas attached to this server
 // (serve.go): the socket a SYNC or PSYNC handed over, the PSYNC decision

@@ -20,9 +20,13 @@ import (
 // (shard.ReplicaTarget). Its methods are called from the link's goroutine
 // only, one at a time.
 type Target interface {
-	// Begin is called when the server becomes a replica, before any other
-	// method: from here on the master decides what expires.
-	Begin()
+	// Begin is called when a master becomes a replica (SetMaster), before
+	// any other method: from here on the master decides what expires, and
+	// only the stream writes while readOnly (replica-read-only) reports
+	// true: a client's write that was let through while the server was a
+	// master and runs after at is refused. at runs while no command runs,
+	// after that fence is up: the dataset it sees is final.
+	Begin(readOnly func() bool, at func())
 	// Load replaces the whole dataset with the RDB snapshot read from rdb.
 	Load(rdb io.Reader) error
 	// Apply runs one command of the master's stream (SELECT, MULTI and EXEC
@@ -165,6 +169,13 @@ type Replica struct {
 
 	fullSyncs, partialSyncs atomic.Int64 // since start, for INFO and tests
 
+	// gate is held by the link while a command of the master's stream runs
+	// and its offset is recorded (and while a sync replaces the dataset and
+	// the offsets), and by a full sync this server serves to its own
+	// replica until its snapshot's point in time (pauseStream): that
+	// snapshot is then the dataset at the offset +FULLRESYNC announces.
+	gate sync.Mutex
+
 	feed masterFeed                 // the master side: attached replicas, the backlog (serve.go)
 	link atomic.Pointer[masterLink] // the current connection to our master (links.go)
 }
@@ -236,8 +247,9 @@ var ErrSameMaster = errors.New("already connected to specified master")
 // dropping the link to a previous master. Keys stay until a full sync
 // replaces them. A replica that switches masters asks the new one to
 // continue the old one's history (after a failover the promoted replica
-// shares it: +CONTINUE); a server that was a master always syncs in full
-// (see below).
+// shares it: +CONTINUE); so does a master that becomes a replica, with its
+// own ID and offset (Redis' replicationCacheMasterUsingMyself): the replica
+// promoted in its place holds that ID as its secondary one.
 func (r *Replica) SetMaster(host string, port int) error {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
@@ -246,33 +258,59 @@ func (r *Replica) SetMaster(host string, port int) error {
 	}
 	wasMaster := r.m == nil
 	r.stopLocked()
-	if wasMaster {
-		r.dropReplicas()
-		r.cfg.Target.Begin()
-		// Redis tries a partial resync with its own ID and offset here
-		// (replicationCacheMasterUsingMyself). svcdb does not count its own
-		// writes as a master in a replication offset yet, so its history
-		// cannot be vouched for: a full sync, always.
-		r.idMu.Lock()
-		r.cached = nil
-		r.idMu.Unlock()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &master{host: host, port: port, cancel: cancel, done: make(chan struct{})}
-	r.m = m
 	r.addr.Store(&masterAddr{host: host, port: port})
 	r.everUp.Store(false)
 	r.downSince.Store(time.Now().Unix())
+	if wasMaster {
+		r.dropReplicas() // they reconnect and continue from us once our link is up
+		r.cfg.Target.Begin(r.readOnly.Load, r.demoteAt)
+	}
 	r.state.Store(int32(StateConnect))
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &master{host: host, port: port, cancel: cancel, done: make(chan struct{})}
+	r.m = m
 	r.log.Info("connecting to master", "master", net.JoinHostPort(host, strconv.Itoa(port)))
 	go r.run(ctx, m)
 	return nil
 }
 
+// demoteAt runs while no command runs, the write fence up (Target.Begin):
+// the server turns replica there, so no write of a client runs after the
+// offset is taken, and it caches itself as the master to continue
+// (replicationCacheMasterUsingMyself): PSYNC <our ID> <our offset+1>. The
+// offset is the backlog's end: every write since the first replica
+// attached is counted there. Without a backlog no write was counted, and
+// the offset vouches for nothing: PSYNC ? -1.
+func (r *Replica) demoteAt() {
+	r.state.Store(int32(StateConnect))
+	r.feed.mu.Lock()
+	var off int64 = -1
+	if r.feed.backlog != nil {
+		off = r.feed.backlog.Offset()
+	}
+	r.feed.mu.Unlock()
+	r.idMu.Lock()
+	r.cached = nil
+	id := r.ids.ID
+	if off >= 0 {
+		r.cached = &cachedMaster{replID: id, offset: off}
+		r.offset.Store(off)
+		r.readOff.Store(off)
+	}
+	r.idMu.Unlock()
+	if off >= 0 {
+		r.log.Info("before turning into a replica, using my own ID and offset to synthesize a cached master: a partial resync may follow",
+			"replid", id, "offset", off)
+	}
+}
+
 // SetMasterNone makes the server a master again (REPLICAOF NO ONE): the
 // link closes, the data stays, writes are accepted, and the replication ID
 // shifts (the old one becomes the secondary ID, valid up to our offset, so
-// the other replicas of the old master could continue from us).
+// the other replicas of the old master, and our own, continue from us).
+// Our own replicas are disconnected to learn the new ID (Redis'
+// disconnectSlaves in replicationUnsetMaster): they reconnect and continue
+// with +CONTINUE <new id>.
 func (r *Replica) SetMasterNone() {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
@@ -286,6 +324,7 @@ func (r *Replica) SetMasterNone() {
 	r.cached = nil
 	r.ids.Shift(r.offset.Load())
 	r.idMu.Unlock()
+	r.disconnectReplicas()
 	r.feed.mu.Lock()
 	r.feed.refreshGoodLocked() // a new master has no replicas yet
 	kept := r.feed.backlog != nil
@@ -296,8 +335,8 @@ func (r *Replica) SetMasterNone() {
 		// the state below says master).
 		r.cfg.Source.StartReplicaFeed(r)
 	}
+	r.cfg.Target.End() // the fence down first: a client's write let through from here on runs
 	r.state.Store(int32(StateNone))
-	r.cfg.Target.End()
 	r.log.Info("MASTER MODE enabled (user request)")
 }
 
@@ -506,9 +545,12 @@ func (r *Replica) handshake(c *conn) (PSyncReply, error) {
 
 // partialSync continues the cached master's stream (+CONTINUE).
 func (r *Replica) partialSync(reply PSyncReply) {
+	r.gate.Lock()
+	defer r.gate.Unlock()
 	r.idMu.Lock()
 	off := r.cached.offset
-	if reply.ReplID != "" && reply.ReplID != r.cached.replID {
+	newID := reply.ReplID != "" && reply.ReplID != r.cached.replID
+	if newID {
 		// The master was promoted: its new ID continues our history up to
 		// off; keep the old one as the secondary ID (PSYNC2).
 		r.ids.ID2, r.ids.Offset2 = r.cached.replID, off+1
@@ -518,6 +560,11 @@ func (r *Replica) partialSync(reply PSyncReply) {
 	}
 	r.cached = nil
 	r.idMu.Unlock()
+	if newID {
+		// Our replicas must learn the new ID: they reconnect and continue
+		// on it (Redis' disconnectSlaves in slaveTryPartialResynchronization).
+		r.disconnectReplicas()
+	}
 	r.resetBacklog(off)
 	r.offset.Store(off)
 	r.readOff.Store(off)
@@ -560,6 +607,11 @@ func (r *Replica) fullSync(c *conn, reply PSyncReply) error {
 	}
 	r.state.Store(int32(StateLoading))
 	r.log.Info("MASTER <-> REPLICA sync: loading the master's snapshot", "bytes", r.xferRead.Load())
+	r.gate.Lock()
+	defer r.gate.Unlock()
+	// Our replicas' history ends here: they sync again from us (Redis'
+	// replicationAttachToNewMaster).
+	r.disconnectReplicas()
 	r.cfg.Target.DropMulti()
 	if err := r.cfg.Target.Load(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		// The dataset is flushed and partly loaded: retry the whole sync.
@@ -698,10 +750,12 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 			}
 			off += n
 			r.readOff.Store(s.Read)
+			r.gate.Lock() // a snapshot for our own replica sees every command or none
 			if len(args) >= 2 && eqFold(args[0], "replconf") {
 				if eqFold(args[1], "getack") {
 					ack = AppendAck(ack[:0], s.Applied) // before this command, as Redis
 					if err := c.write(ack); err != nil {
+						r.gate.Unlock()
 						return err
 					}
 				}
@@ -717,6 +771,7 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 				pend, fed = pend[:0], s.Applied
 			}
 			r.offset.Store(s.Applied)
+			r.gate.Unlock()
 		}
 		buf = buf[:copy(buf, buf[off:])]
 		if len(buf) == cap(buf) {
@@ -742,14 +797,50 @@ func (r *Replica) stream(ctx context.Context, c *conn) error {
 	}
 }
 
-// feedBacklog appends the master's applied stream bytes to our backlog.
+// feedBacklog appends the master's applied stream bytes to our backlog and
+// to our own replicas (Redis' replicationFeedStreamFromMasterStream): they
+// get the master's stream verbatim, at the master's offsets and under its
+// ID, so they can continue from either.
 func (r *Replica) feedBacklog(p []byte) {
 	f := &r.feed
 	f.mu.Lock()
 	if f.backlog != nil {
 		f.backlog.Feed(p)
+		r.fanOut(p)
 	}
 	f.mu.Unlock()
+}
+
+// disconnectReplicas closes the connections of the replicas attached to
+// this server (Redis' disconnectSlaves); the backlog stays, so they can
+// continue from it. Their goroutines remove them.
+func (r *Replica) disconnectReplicas() {
+	f := &r.feed
+	f.mu.Lock()
+	for _, a := range f.replicas {
+		if !a.gone {
+			a.gone = true
+			_ = a.conn.Close()
+		}
+	}
+	f.mu.Unlock()
+}
+
+// pauseStream holds the master's stream between two commands (the gate)
+// until resume is called (once; later calls do nothing): a full sync this
+// server serves marks its snapshot meanwhile, so on a replica the snapshot
+// is the dataset at the offset +FULLRESYNC announces. It first waits for a
+// snapshot already running (BGSAVE, an AOF rewrite) to end, so the stream
+// does not pause for it. On a master nothing holds the gate.
+func (r *Replica) pauseStream() (resume func()) {
+	if b, ok := r.cfg.Source.(interface{ SnapshotRunning() bool }); ok {
+		for b.SnapshotRunning() {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	r.gate.Lock()
+	var once sync.Once
+	return func() { once.Do(r.gate.Unlock) }
 }
 
 // resetBacklog makes our backlog start after offset, the master's offset

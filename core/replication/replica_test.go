@@ -25,8 +25,15 @@ type recordingTarget struct {
 	begun   int
 }
 
-func (r *recordingTarget) Begin() { r.mu.Lock(); r.begun++; r.mu.Unlock() }
-func (r *recordingTarget) End()   {}
+func (r *recordingTarget) Begin(_ func() bool, at func()) {
+	r.mu.Lock()
+	r.begun++
+	r.mu.Unlock()
+	if at != nil {
+		at()
+	}
+}
+func (r *recordingTarget) End() {}
 func (r *recordingTarget) Load(rdb io.Reader) error {
 	b, err := io.ReadAll(rdb)
 	r.mu.Lock()

@@ -76,7 +76,8 @@ type attached struct {
 	softSince time.Time // when pend passed the soft limit; zero: under it
 	gone      bool
 
-	sync bool // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
+	sync   bool   // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
+	resume func() // lets a replica's stream go on after the full sync's snapshot marked (pauseStream)
 	// startOnAck: a diskless transfer ended; nothing more is written until
 	// the replica's first REPLCONF ACK (Redis' repl_start_cmd_stream_on_ack).
 	// The replica finds the EOF mark in the last 40 bytes of what it has
@@ -195,7 +196,8 @@ func (r *Replica) goodReplicas() (int, bool) {
 // Redis' default) so replicas see the link alive.
 var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
 
-// ErrNotMaster is Attach's answer on a replica: svcdb does not chain.
+// ErrNotMaster is Attach's answer on a replica whose own link is not up
+// (as Redis' syncCommand).
 var ErrNotMaster = errors.New("NOMASTERLINK Can't SYNC while not connected with my master")
 
 // Append is the stream's sink: the runtime's log feed calls it with every
@@ -274,8 +276,9 @@ func (r *Replica) SetReplicaBufferLimit(hard, soft, softSecs int64) {
 	r.feed.mu.Unlock()
 }
 
-// dropReplicas disconnects every attached replica and forgets the backlog:
-// the server became a replica (its offsets are its master's from now on).
+// dropReplicas disconnects every attached replica: the server became a
+// replica. The backlog stays: it holds our history up to the offset we ask
+// the new master to continue from, and our replicas continue from it.
 func (r *Replica) dropReplicas() {
 	f := &r.feed
 	f.mu.Lock()
@@ -284,7 +287,6 @@ func (r *Replica) dropReplicas() {
 		_ = a.conn.Close()
 	}
 	f.replicas = nil
-	f.backlog = nil
 	f.peakOnline = 0
 	f.demotions++
 	if f.ackSignal != nil { // end WAITs: WaitUnblocked
@@ -313,7 +315,7 @@ func (r *Replica) Attach(conn net.Conn, info ReplicaInfo, psync bool, replID str
 
 func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID string, offset int64) {
 	f := &r.feed
-	if r.IsReplica() {
+	if r.IsReplica() && r.State() != StateConnected {
 		_, _ = conn.Write([]byte("-" + ErrNotMaster.Error() + "\r\n"))
 		_ = conn.Close()
 		return
@@ -377,6 +379,8 @@ func (r *Replica) sendFullSync(a *attached) error {
 	if r.cfg.Source == nil {
 		return errors.New("no snapshot source")
 	}
+	a.resume = r.pauseStream() // replica.go: the snapshot's point in time is at an applied offset
+	defer a.resume()
 	if a.info.CapaEOF && r.cfg.DisklessSync != nil && r.cfg.DisklessSync() {
 		return r.sendDiskless(a)
 	}
@@ -399,6 +403,7 @@ func (r *Replica) registerAt(a *attached, replID *string, off *int64) func() {
 		*replID = r.IDs().ID
 		f.register(a)
 		f.mu.Unlock()
+		a.resume()
 	}
 }
 
@@ -738,6 +743,10 @@ var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
 func (r *Replica) Wait(n int, timeout time.Duration) int {
 	f := &r.feed
 	f.mu.Lock()
+	if r.IsReplica() { // REPLICAOF ran since netloop checked: our backlog is our master's stream now
+		f.mu.Unlock()
+		return WaitUnblocked
+	}
 	if f.backlog == nil {
 		f.mu.Unlock()
 		return 0
