@@ -75,6 +75,10 @@ func TestAcquireAgainstTryAcquire(t *testing.T) {
 					time.Sleep(10 * time.Microsecond) // hold past acquire's spins
 					s.letGo()
 				}
+				// Not a hot loop: on a loaded machine a producer that retakes
+				// the token the moment it is free starves the woken waiter
+				// (which then parks again, correctly) until the deadline.
+				time.Sleep(10 * time.Microsecond)
 			}
 		}()
 	}
