@@ -94,12 +94,13 @@ type client struct {
 	libName         atomic.Pointer[string]
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
-	monitor         atomic.Bool                     // MONITOR ran (monitor.go)
-	pausedFlag      atomic.Bool                     // parked by CLIENT PAUSE (pause.go)
-	noEvict         atomic.Bool                     // CLIENT NO-EVICT ON
-	blockedPub      atomic.Pointer[keyspace.Waiter] // blocked, for other loops (CLIENT UNBLOCK, LIST)
-	ps              atomic.Pointer[pubsubState]     // Pub/Sub state and mailbox, made on first use (pubsub.go)
-	trk             tracking.State                  // CLIENT TRACKING state (netloop/tracking; tracking.go)
+	monitor         atomic.Bool                         // MONITOR ran (monitor.go)
+	pausedFlag      atomic.Bool                         // parked by CLIENT PAUSE (pause.go)
+	noEvict         atomic.Bool                         // CLIENT NO-EVICT ON
+	blockedPub      atomic.Pointer[keyspace.Waiter]     // blocked, for other loops (CLIENT UNBLOCK, LIST)
+	waitAck         atomic.Pointer[replication.AckWait] // blocked in WAIT, as blockedPub
+	ps              atomic.Pointer[pubsubState]         // Pub/Sub state and mailbox, made on first use (pubsub.go)
+	trk             tracking.State                      // CLIENT TRACKING state (netloop/tracking; tracking.go)
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64

@@ -122,8 +122,7 @@ type masterFeed struct {
 	backlogTTLSet   bool
 	noReplicasSince time.Time
 
-	ackSignal chan struct{} // closed at the next ACK (Wait) and at a demotion; nil: nobody waits
-	demotions int64         // times this node became a replica (dropReplicas): ends WAITs
+	waits []*AckWait // clients blocked in WAIT (wait.go)
 
 	// min-replicas-to-write and min-replicas-max-lag (seconds); both
 	// non-zero turn the check on. good is the count of online replicas
@@ -306,13 +305,12 @@ func (r *Replica) dropReplicas() {
 	f.backlog = nil
 	f.noReplicasSince = time.Now()
 	f.peakOnline = 0
-	f.demotions++
-	if f.ackSignal != nil { // end WAITs: WaitUnblocked
-		close(f.ackSignal)
-		f.ackSignal = nil
-	}
 	f.refreshGoodLocked()
+	aborted := f.takeWaitsLocked() // their replicas are gone: disconnectAllBlockedClients
 	f.mu.Unlock()
+	for _, w := range aborted {
+		w.owner.Aborted([]byte(errUnblockedRoleChange))
+	}
 }
 
 // masterOffset is master_repl_offset on a master.
@@ -555,11 +553,11 @@ func (r *Replica) readAcks(a *attached) {
 					default:
 					}
 				}
-				if f.ackSignal != nil { // wake WAITs
-					close(f.ackSignal)
-					f.ackSignal = nil
-				}
+				served := r.serveWaitsLocked()
 				f.mu.Unlock()
+				for _, sw := range served {
+					sw.w.owner.Unblocked(sw.reply, false)
+				}
 			}
 		}
 	}
@@ -658,80 +656,6 @@ func (r *Replica) appendReplicasRole(dst []byte) []byte {
 		dst = resp.AppendBulkString(dst, strconv.FormatInt(x.offset, 10))
 	}
 	return dst
-}
-
-// WaitUnblocked is what Wait returns when the node became a replica while
-// it waited.
-const WaitUnblocked = -1
-
-// getAckCmd asks every replica for its offset (REPLCONF GETACK *); it is
-// part of the stream, as in Redis.
-var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
-
-// Wait is WAIT numreplicas timeout (waitCommand): it returns how many
-// replicas acknowledged every byte of the stream fed before it was called
-// (which holds the caller's writes: svcdb waits for the whole stream's
-// offset where Redis uses the client's last write's), waiting until n did
-// or timeout passed (0: no limit; negative: no wait). It returns
-// WaitUnblocked when the node became a replica meanwhile (REPLICAOF: Redis'
-// disconnectAllBlockedClients ends a WAIT too). It never runs on an event
-// loop.
-func (r *Replica) Wait(n int, timeout time.Duration) int {
-	f := &r.feed
-	f.mu.Lock()
-	if f.backlog == nil {
-		f.mu.Unlock()
-		return 0
-	}
-	demotions := f.demotions
-	target := f.backlog.Offset()
-	acked := f.ackedLocked(target)
-	if acked >= n || timeout < 0 {
-		f.mu.Unlock()
-		return acked
-	}
-	f.backlog.Feed(getAckCmd)
-	r.fanOut(getAckCmd)
-	f.mu.Unlock()
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	var timer <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		timer = t.C
-	}
-	for {
-		f.mu.Lock()
-		if f.demotions != demotions {
-			f.mu.Unlock()
-			return WaitUnblocked
-		}
-		acked = f.ackedLocked(target)
-		ch := f.ackSignalLocked()
-		f.mu.Unlock()
-		if acked >= n {
-			return acked
-		}
-		select {
-		case <-ch:
-		case <-timer:
-			f.mu.Lock()
-			acked = f.ackedLocked(target)
-			f.mu.Unlock()
-			return acked
-		}
-	}
-}
-
-// ackSignalLocked returns a channel closed at the next ACK. REQUIRES: f.mu.
-func (f *masterFeed) ackSignalLocked() chan struct{} {
-	if f.ackSignal == nil {
-		f.ackSignal = make(chan struct{})
-	}
-	return f.ackSignal
 }
 
 // ackedLocked counts the online replicas whose ACK reached offset.
