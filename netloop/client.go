@@ -58,7 +58,7 @@ type client struct {
 	deferred atomic.Pointer[[]byte]
 	// blocked: connBlocked's waiter (multi.go); retryBlocked: its wait ended
 	// without a reply, run it again; abortedBlocked: the server ended it
-	// (REPLICAOF), close after the reply (a WAIT's too: connAwaiting).
+	// (REPLICAOF), close after the reply (a blocked WAIT's too).
 	blocked        *keyspace.Waiter
 	retryBlocked   atomic.Bool
 	abortedBlocked atomic.Bool
