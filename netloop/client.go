@@ -59,7 +59,7 @@ type client struct {
 	deferred atomic.Pointer[[]byte]
 	// blocked: connBlocked's waiter (multi.go); retryBlocked: its wait ended
 	// without a reply, run it again; abortedBlocked: the server ended it
-	// (REPLICAOF), close after the reply (a WAIT's too: connAwaiting).
+	// (REPLICAOF), close after the reply (a blocked WAIT's too).
 	blocked        *keyspace.Waiter
 	retryBlocked   atomic.Bool
 	abortedBlocked atomic.Bool
@@ -95,13 +95,14 @@ type client struct {
 	libName         atomic.Pointer[string]
 	libVer          atomic.Pointer[string]
 	killed          atomic.Bool
-	monitor         atomic.Bool                     // MONITOR ran (monitor.go)
-	pausedFlag      atomic.Bool                     // parked by CLIENT PAUSE (pause.go)
-	noEvict         atomic.Bool                     // CLIENT NO-EVICT ON
-	mem             clientmem.Entry                 // client eviction's view of it (clientcmd.go, netloop/clientmem)
-	blockedPub      atomic.Pointer[keyspace.Waiter] // blocked, for other loops (CLIENT UNBLOCK, LIST)
-	ps              atomic.Pointer[pubsubState]     // Pub/Sub state and mailbox, made on first use (pubsub.go)
-	trk             tracking.State                  // CLIENT TRACKING state (netloop/tracking; tracking.go)
+	monitor         atomic.Bool                         // MONITOR ran (monitor.go)
+	pausedFlag      atomic.Bool                         // parked by CLIENT PAUSE (pause.go)
+	noEvict         atomic.Bool                         // CLIENT NO-EVICT ON
+	mem             clientmem.Entry                     // client eviction's view of it (clientcmd.go, netloop/clientmem)
+	blockedPub      atomic.Pointer[keyspace.Waiter]     // blocked, for other loops (CLIENT UNBLOCK, LIST)
+	waitAck         atomic.Pointer[replication.AckWait] // blocked in WAIT, as blockedPub
+	ps              atomic.Pointer[pubsubState]         // Pub/Sub state and mailbox, made on first use (pubsub.go)
+	trk             tracking.State                      // CLIENT TRACKING state (netloop/tracking; tracking.go)
 	pubCommands     atomic.Int64
 	pubNetIn        atomic.Int64
 	pubNetOut       atomic.Int64

@@ -395,6 +395,8 @@ func (s *Server) cmdClientUnblock(c *client, args [][]byte) {
 	if target != nil {
 		if w := target.blockedPub.Load(); w != nil {
 			done = w.Unblock(reply)
+		} else if w := target.waitAck.Load(); w != nil {
+			done = w.Unblock(reply)
 		} else if target.pausedFlag.Load() {
 			_ = target.conn.Wake(nil)
 			done = true
@@ -504,7 +506,7 @@ func clientFlags(c *client) string {
 	if sub+psub+ssub > 0 {
 		flags += "P"
 	}
-	if c.blockedPub.Load() != nil || c.pausedFlag.Load() {
+	if c.blockedPub.Load() != nil || c.waitAck.Load() != nil || c.pausedFlag.Load() {
 		flags += "b" // blocked, or postponed by CLIENT PAUSE, as Redis
 	}
 	flags += trackingFlagLetters(c) // t, R, B (tracking.go)

@@ -123,7 +123,7 @@ func (s *Server) infoClients(_ *infoInput, b *strings.Builder) {
 	field(b, "connected_clients", s.connected.Load())
 	field(b, "cluster_connections", 0)
 	field(b, "maxclients", s.live.maxClients.Load())
-	field(b, "blocked_clients", s.rt.BlockedClients())
+	field(b, "blocked_clients", s.rt.BlockedClients()+s.blockedWaits())
 	field(b, "tracking_clients", s.track.Clients())
 	field(b, "clients_in_timeout_table", 0)
 }

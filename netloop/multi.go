@@ -290,6 +290,9 @@ func (s *Server) unblockOnClose(c *client) {
 	if w := c.blocked; w != nil {
 		w.Cancel()
 	}
+	if w := c.waitAck.Load(); w != nil {
+		w.Cancel()
+	}
 }
 
 // subOf is the subcommand process resolved (checked) for the runtime's

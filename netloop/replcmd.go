@@ -42,10 +42,11 @@ type Replication interface {
 	// SyncStats returns INFO stats' sync_full, sync_partial_ok and
 	// sync_partial_err.
 	SyncStats() (full, partialOK, partialErr int64)
-	// Wait is WAIT: how many replicas acknowledged the stream so far,
-	// waiting up to timeout (0: forever; negative: not at all) for n;
-	// replication.WaitUnblocked when the server became a replica meanwhile.
-	Wait(n int, timeout time.Duration) int
+	// StartWait is WAIT: the count at once (nil wait) or a blocked wait
+	// ending through owner (timeout 0: forever; negative: never blocks);
+	// BlockedWaits counts those blocked (INFO's blocked_clients).
+	StartWait(n int, timeout time.Duration, owner replication.WaitOwner) (*replication.AckWait, int)
+	BlockedWaits() int64
 	// LinkClients lists the replication links (attached replicas, the link
 	// to our master) for CLIENT LIST; KillLinks closes those match selects
 	// (CLIENT KILL TYPE replica / master) and returns how many.
@@ -326,8 +327,9 @@ func (s *Server) cmdSync(c *client, args [][]byte) {
 	c.to(connClosing)
 }
 
-// cmdWait runs WAIT numreplicas timeout (waitCommand) off the event loop;
-// inside EXEC it does not wait (as Redis, where a transaction never blocks).
+// cmdWait runs WAIT numreplicas timeout (waitCommand), blocking the client
+// as BLPOP does; inside EXEC it does not wait (as Redis, where a
+// transaction never blocks).
 func (s *Server) cmdWait(c *client, args [][]byte) {
 	r := s.cfg.Replication
 	if r != nil && r.IsReplica() {
@@ -356,12 +358,20 @@ func (s *Server) cmdWait(c *client, args [][]byte) {
 	if c.multi.inExec {
 		timeout = -1
 	}
-	s.runAsync(c, func() []byte {
-		acked := r.Wait(int(n), timeout)
-		if acked == replication.WaitUnblocked { // REPLICAOF host port ran meanwhile
-			c.abortedBlocked.Store(true) // before the reply is stored: the loop closes after it
-			return []byte(errUnblockedRoleChange)
-		}
-		return resp.AppendInt(nil, int64(acked))
-	})
+	if w, acked := r.StartWait(int(n), timeout, c); acked == replication.WaitUnblocked {
+		c.out = append(c.out, replication.UnblockedRoleChange...)
+	} else if w == nil {
+		c.out = resp.AppendInt(c.out, int64(acked))
+	} else { // a blocked client (core/replication/wait.go): c.Unblocked or c.Aborted ends it
+		c.waitAck.Store(w)
+		c.to(connBlocked)
+	}
+}
+
+// blockedWaits counts the clients blocked in WAIT.
+func (s *Server) blockedWaits() int64 {
+	if r := s.cfg.Replication; r != nil {
+		return r.BlockedWaits()
+	}
+	return 0
 }

@@ -35,7 +35,8 @@ const (
 	// arrives in deferred.
 	connAwaiting
 	// connBlocked: a blocking command is parked in the shards (blocked
-	// holds its waiter, multi.go); its reply arrives in deferred.
+	// holds its waiter, multi.go) or WAIT in core/replication (waitAck);
+	// its reply arrives in deferred.
 	connBlocked
 	// connOutputPaused: earlier replies are unread; parsing stopped until
 	// the socket's outbound buffer has drained (the resumer wakes the loop).

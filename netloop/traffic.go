@@ -229,6 +229,7 @@ func (s *Server) resume(c *client, gc gnet.Conn) bool {
 		w := c.blocked
 		c.blocked = nil
 		c.blockedPub.Store(nil)
+		c.waitAck.Store(nil)
 		c.to(connReading)
 		if c.abortedBlocked.Swap(false) { // REPLICAOF ended the wait: reply, then close
 			c.to(connClosing)

@@ -301,6 +301,17 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	_ = replicaLimit(reg.String("client-output-buffer-limit"))
 	reg.OnChange("client-output-buffer-limit", replicaLimit)
 	reg.OnChange("repl-backlog-size", func(string) error { repl.SetBacklogSize(int(reg.Size("repl-backlog-size"))); return nil })
+	masterCron := func(string) error { // the master side's cron and shared full syncs
+		repl.SetBacklogTTL(reg.Int("repl-backlog-ttl"))
+		repl.SetPingPeriod(reg.Int("repl-ping-replica-period"))
+		repl.SetDisklessSyncDelay(time.Duration(reg.Int("repl-diskless-sync-delay"))*time.Second,
+			int(reg.Int("repl-diskless-sync-max-replicas")))
+		return nil
+	}
+	_ = masterCron("")
+	for _, name := range []string{"repl-backlog-ttl", "repl-ping-replica-period", "repl-diskless-sync-delay", "repl-diskless-sync-max-replicas"} {
+		reg.OnChange(name, masterCron)
+	}
 	minReplicas := func(string) error {
 		repl.SetMinReplicas(reg.Int("min-replicas-to-write"), reg.Int("min-replicas-max-lag"))
 		return nil

@@ -112,6 +112,10 @@ replica-read-only = false
 replica-serve-stale-data = false
 repl-diskless-sync = false
 repl-backlog-size = "2mb"
+repl-backlog-ttl = 60
+repl-ping-replica-period = 3
+repl-diskless-sync-delay = 0
+repl-diskless-sync-max-replicas = 2
 replicaof = "10.0.0.1  6380"
 replica-priority = 0
 replica-announce-ip = "192.0.2.1"
@@ -169,6 +173,7 @@ var everyKeyGet = map[string]string{
 	"stop-writes-on-bgsave-error": "no", "rdbcompression": "no", "auto-aof-rewrite-percentage": "50", "auto-aof-rewrite-min-size": "1048576",
 	"masteruser": "repl", "masterauth": Redacted, "replica-read-only": "no", "replica-serve-stale-data": "no",
 	"repl-diskless-sync": "no", "repl-backlog-size": "2097152",
+	"repl-backlog-ttl": "60", "repl-ping-replica-period": "3", "repl-diskless-sync-delay": "0", "repl-diskless-sync-max-replicas": "2",
 	"replicaof": "10.0.0.1 6380", "replica-priority": "0", "replica-announce-ip": "192.0.2.1",
 	"replica-announce-port": "7000", "replica-announced": "no",
 	"min-replicas-to-write": "2", "min-replicas-max-lag": "5",

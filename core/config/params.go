@@ -264,6 +264,14 @@ func defs() []*Param {
 			Doc: "How old a replica's last acknowledgement may be for min-replicas-to-write to count it; 0: the check is off"},
 		{Name: "repl-backlog-size", Table: "redis", Key: "repl-backlog-size", Kind: Size, Default: "1048576", Min: 16384, Max: maxI64, HasRange: true, Unit: "bytes", Mutable: true,
 			Doc: "Size of the replication backlog, the newest part of the stream kept so a replica that reconnects can continue (+CONTINUE)"},
+		{Name: "repl-backlog-ttl", Table: "redis", Key: "repl-backlog-ttl", Kind: Int, Default: "3600", Min: 0, Max: maxI64, HasRange: true, Unit: "seconds", Mutable: true,
+			Doc: "A master that has had no replica for this long frees its backlog (a replica that comes later syncs in full); 0: never"},
+		{Name: "repl-ping-replica-period", Aliases: []string{"repl-ping-slave-period"}, Table: "redis", Key: "repl-ping-replica-period", Kind: Int, Default: "10", Min: 1, Max: maxI32, HasRange: true, Unit: "seconds", Mutable: true,
+			Doc: "A master sends PING into the replication stream this often, so its replicas see the link alive and their offsets move"},
+		{Name: "repl-diskless-sync-delay", Table: "redis", Key: "repl-diskless-sync-delay", Kind: Int, Default: "5", Min: 0, Max: maxI32, HasRange: true, Unit: "seconds", Mutable: true,
+			Doc: "A diskless full sync waits this long after the first replica asked, so replicas that come meanwhile share its one snapshot; 0: start at once"},
+		{Name: "repl-diskless-sync-max-replicas", Table: "redis", Key: "repl-diskless-sync-max-replicas", Kind: Int, Default: "0", Min: 0, Max: maxI32, HasRange: true, Mutable: true,
+			Doc: "A diskless full sync starts before repl-diskless-sync-delay ends once this many replicas wait for it; 0: no such limit"},
 	}
 }
 

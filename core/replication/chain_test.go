@@ -15,18 +15,18 @@ import (
 // serves two replicas of its own. The real-process tests are in
 // cmd/svcdb/replication_chain_test.go.
 
-// countingSource is a snapshot of the recordingTarget: at its point in time
+// chainSource is a snapshot of the recordingTarget: at its point in time
 // it notes how many commands the target has applied, then writes payload.
-type countingSource struct {
+type chainSource struct {
 	target  *recordingTarget
 	payload string
 	mu      sync.Mutex
 	seen    int
 }
 
-func (*countingSource) StartReplicaFeed(FeedSink) {}
+func (*chainSource) StartReplicaFeed(FeedSink) {}
 
-func (s *countingSource) WriteReplicaSnapshot(w io.Writer, _ FeedSink, at func()) error {
+func (s *chainSource) WriteReplicaSnapshot(w io.Writer, _ FeedSink, at func()) error {
 	s.target.mu.Lock()
 	n := len(s.target.applied)
 	s.target.mu.Unlock()
@@ -129,7 +129,7 @@ func TestChainedReplicaServesMastersStream(t *testing.T) {
 		c.expect(psync)
 	}
 	target := &recordingTarget{}
-	src := &countingSource{target: target, payload: "SNAPSHOT"}
+	src := &chainSource{target: target, payload: "SNAPSHOT"}
 	r := New(Config{Target: slowTarget{target}, Source: src, Dir: t.TempDir(), AckPeriod: time.Hour,
 		RetryMin: 10 * time.Millisecond, RetryMax: 10 * time.Millisecond})
 	port := l.Addr().(*net.TCPAddr).Port

@@ -3,10 +3,8 @@ package replication
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,8 +74,7 @@ type attached struct {
 	softSince time.Time // when pend passed the soft limit; zero: under it
 	gone      bool
 
-	sync   bool   // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
-	resume func() // lets a replica's stream go on after the full sync's snapshot marked (pauseStream)
+	sync bool // came with SYNC: no +FULLRESYNC line (Redis' CLIENT_PRE_PSYNC)
 	// startOnAck: a diskless transfer ended; nothing more is written until
 	// the replica's first REPLCONF ACK (Redis' repl_start_cmd_stream_on_ack).
 	// The replica finds the EOF mark in the last 40 bytes of what it has
@@ -85,9 +82,13 @@ type attached struct {
 	// replica would take the rest of the stream for RDB payload forever.
 	// Guarded by masterFeed.mu.
 	startOnAck bool
-	wake       chan struct{} // cap 1
-	ackOff     int64         // guarded by masterFeed.mu
-	lastAck    time.Time     // guarded by masterFeed.mu
+	// waitStart: a full sync's snapshot has not reached its point in time
+	// yet (Redis' WAIT_BGSAVE_START): the stream is not fed to it.
+	// Guarded by masterFeed.mu.
+	waitStart bool
+	wake      chan struct{} // cap 1
+	ackOff    int64         // guarded by masterFeed.mu
+	lastAck   time.Time     // guarded by masterFeed.mu
 }
 
 // masterFeed is the master side's state; Replica embeds one.
@@ -103,9 +104,25 @@ type masterFeed struct {
 
 	fullOK, partialOK, partialErr int64 // sync_full, sync_partial_ok, sync_partial_err
 
-	pingStop  chan struct{}
-	ackSignal chan struct{} // closed at the next ACK (Wait) and at a demotion; nil: nobody waits
-	demotions int64         // times this node became a replica (dropReplicas): ends WAITs
+	// Full syncs shared between replicas (fullsync.go): the jobs not done
+	// yet, repl-diskless-sync-delay and -max-replicas, and how many
+	// snapshots full syncs took.
+	jobs            []*syncJob
+	syncDelay       time.Duration
+	syncMaxReplicas int
+	syncSnapshots   int64
+
+	// The cron (startCron): PING every pingPeriod seconds (0: Redis'
+	// default, 10), the backlog freed after backlogTTL seconds without
+	// replicas (backlogTTLSet false: Redis' default, 3600; 0: never),
+	// counted from noReplicasSince (Redis' repl_no_slaves_since).
+	cronStarted     bool
+	pingPeriod      int64
+	backlogTTL      int64
+	backlogTTLSet   bool
+	noReplicasSince time.Time
+
+	waits []*AckWait // clients blocked in WAIT (wait.go)
 
 	// min-replicas-to-write and min-replicas-max-lag (seconds); both
 	// non-zero turn the check on. good is the count of online replicas
@@ -192,8 +209,8 @@ func (r *Replica) goodReplicas() (int, bool) {
 	return f.good, f.minToWrite > 0 && f.minMaxLag > 0
 }
 
-// pingCmd is what the master sends every repl-ping-replica-period (10 s,
-// Redis' default) so replicas see the link alive.
+// pingCmd is what the master feeds into the stream every
+// repl-ping-replica-period seconds so replicas see the link alive.
 var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
 
 // ErrNotMaster is Attach's answer on a replica whose own link is not up
@@ -219,7 +236,7 @@ func (r *Replica) fanOut(p []byte) {
 	f := &r.feed
 	hard, soft, secs := f.hard, f.soft, f.softSecs
 	for _, a := range f.replicas {
-		if a.gone {
+		if a.gone || a.waitStart {
 			continue
 		}
 		a.pend = append(a.pend, p...)
@@ -287,14 +304,14 @@ func (r *Replica) dropReplicas() {
 		_ = a.conn.Close()
 	}
 	f.replicas = nil
+	f.noReplicasSince = time.Now()
 	f.peakOnline = 0
-	f.demotions++
-	if f.ackSignal != nil { // end WAITs: WaitUnblocked
-		close(f.ackSignal)
-		f.ackSignal = nil
-	}
 	f.refreshGoodLocked()
+	aborted := f.takeWaitsLocked() // their replicas are gone: disconnectAllBlockedClients
 	f.mu.Unlock()
+	for _, w := range aborted {
+		w.owner.Aborted([]byte(errUnblockedRoleChange))
+	}
 }
 
 // masterOffset is master_repl_offset on a master.
@@ -330,7 +347,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 			a.pend = append([]byte(d.Reply), f.backlog.Since(d.Offset)...)
 			a.lastAck = time.Now()
 			f.register(a)
-			r.startPing() // a backlog kept from our replica days: no ping yet
+			r.startCron() // a backlog kept from our replica days: no cron yet
 			f.partialOK++
 			f.mu.Unlock()
 			r.log.Info("partial resynchronization accepted", "replica", info.Addr, "offset", offset)
@@ -343,7 +360,7 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 		f.mu.Unlock()
 	}
 	r.log.Info("full resync requested", "replica", info.Addr)
-	if err := r.sendFullSync(a); err != nil {
+	if err := r.serveFullSync(a); err != nil {
 		r.log.Warn("full sync to replica failed", "replica", info.Addr, "err", err)
 		f.remove(a)
 		_ = conn.Close()
@@ -366,194 +383,112 @@ func (f *masterFeed) remove(a *attached) {
 	for i, x := range f.replicas {
 		if x == a {
 			f.replicas = append(f.replicas[:i], f.replicas[i+1:]...)
+			if len(f.replicas) == 0 {
+				f.noReplicasSince = time.Now() // repl-backlog-ttl counts from here
+			}
 			break
 		}
 	}
 	f.refreshGoodLocked()
 }
 
-// sendFullSync sends a full sync: diskless (streamed with the EOF-mark
-// framing) when repl-diskless-sync is on and the replica announced capa
-// eof, else disk-based.
-func (r *Replica) sendFullSync(a *attached) error {
-	if r.cfg.Source == nil {
-		return errors.New("no snapshot source")
-	}
-	a.resume = r.pauseStream() // replica.go: the snapshot's point in time is at an applied offset
-	defer a.resume()
-	if a.info.CapaEOF && r.cfg.DisklessSync != nil && r.cfg.DisklessSync() {
-		return r.sendDiskless(a)
-	}
-	return r.sendDiskSync(a)
-}
-
-// registerAt returns the function the snapshot calls at its point in time
-// (every shard held: no record is fed concurrently): it creates the backlog
-// if there is none, registers a so it collects every record from then on,
-// and stores the stream's ID and offset there for +FULLRESYNC.
-func (r *Replica) registerAt(a *attached, replID *string, off *int64) func() {
-	f := &r.feed
-	return func() {
-		f.mu.Lock()
-		if f.backlog == nil {
-			f.backlog = NewBacklog(r.backlogSize(), r.offset.Load())
-			r.startPing()
-		}
-		*off = f.backlog.Offset()
-		*replID = r.IDs().ID
-		f.register(a)
-		f.mu.Unlock()
-		a.resume()
-	}
-}
-
-// sendDiskless streams the snapshot to the replica as it is made (Redis'
-// repl-diskless-sync yes, without its delay): +FULLRESYNC, $EOF:<mark>,
-// the RDB, the mark. The snapshot's writer runs on this goroutine, never
-// on an event loop; a replica that stops reading for repl-timeout (60 s)
-// fails the sync, so a snapshot never waits on it forever.
-func (r *Replica) sendDiskless(a *attached) error {
-	var off int64
-	var replID string
-	at := r.registerAt(a, &replID, &off)
-	mark := NewID() // 40 random hex characters, as Redis' EOF mark
-	w := &disklessWriter{conn: a.conn, timeout: r.cfg.Timeout}
-	w.head = func() []byte {
-		if replID == "" {
-			return nil
-		}
-		return append(fullResyncLine(a, replID, off), "$EOF:"+mark+"\r\n"...)
-	}
-	r.feed.mu.Lock()
-	a.state = slaveSendBulk
-	r.feed.mu.Unlock()
-	if err := r.cfg.Source.WriteReplicaSnapshot(w, r, at); err != nil {
-		return err
-	}
-	if _, err := w.Write([]byte(mark)); err != nil {
-		return err
-	}
-	_ = a.conn.SetWriteDeadline(time.Time{})
-	f := &r.feed
-	f.mu.Lock()
-	a.state = slaveOnline
-	a.lastAck = time.Now()
-	a.startOnAck = true
-	f.fullOK++
-	f.mu.Unlock()
-	r.log.Info("synchronization with replica succeeded (diskless)", "replica", a.info.Addr, "bytes", w.n, "offset", off)
-	return nil
-}
-
-// fullResyncLine is +FULLRESYNC <id> <offset>, or nothing for a replica
-// that sent SYNC (the old protocol: the payload comes at once).
-func fullResyncLine(a *attached, replID string, off int64) []byte {
-	if a.sync {
-		return nil
-	}
-	return fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", replID, off)
-}
-
-// disklessWriter writes the snapshot to the replica's socket, preceded by
-// head() (called at the first write: the snapshot's header is buffered
-// until after its point in time, so the offset is known by then).
-type disklessWriter struct {
-	conn    net.Conn
-	head    func() []byte
-	timeout time.Duration
-	n       int64
-}
-
-func (w *disklessWriter) Write(p []byte) (int, error) {
-	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
-	if w.head != nil {
-		h := w.head()
-		if h == nil {
-			return 0, errors.New("BUG: the snapshot wrote before its point in time")
-		}
-		w.head = nil
-		if _, err := w.conn.Write(h); err != nil {
-			return 0, err
-		}
-	}
-	n, err := w.conn.Write(p)
-	w.n += int64(n)
-	return n, err
-}
-
-// sendDiskSync writes the snapshot to a temporary file in the data
-// directory (a disk-based sync, as Redis' repl-diskless-sync no),
-// registering a at the snapshot's point in time so it collects every record
-// after it, then sends +FULLRESYNC <id> <offset>, $<len> and the file.
-func (r *Replica) sendDiskSync(a *attached) error {
-	tmp, err := os.CreateTemp(r.cfg.Dir, "temp-repl-*.rdb")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	f := &r.feed
-	var off int64
-	var replID string
-	at := r.registerAt(a, &replID, &off)
-	err = r.cfg.Source.WriteReplicaSnapshot(tmp, r, at)
-	if err != nil {
-		return err
-	}
-	size, err := tmp.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return err
-	}
-	if _, err = tmp.Seek(0, 0); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	a.state = slaveSendBulk
-	f.fullOK++
-	f.mu.Unlock()
-	w := bufio.NewWriterSize(a.conn, 64<<10)
-	_, _ = w.Write(fullResyncLine(a, replID, off)) // bufio keeps the error: Flush returns it
-	fmt.Fprintf(w, "$%d\r\n", size)
-	if _, err = io.Copy(w, tmp); err != nil {
-		return err
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	a.state = slaveOnline
-	a.lastAck = time.Now()
-	f.mu.Unlock()
-	r.log.Info("synchronization with replica succeeded", "replica", a.info.Addr, "bytes", size, "offset", off)
-	return nil
-}
-
-// startPing feeds PING into the stream every 10 s while replicas may be
-// attached. REQUIRES: r.feed.mu.
-func (r *Replica) startPing() {
-	if r.feed.pingStop != nil {
+// cronStarted is set once the master side's once-a-second cron runs.
+// The cron starts at the first replica's attach or the first Set* call
+// that configures it (cmd/svcdb makes them at start-up, so a replica
+// promoted later frees its backlog too), and never stops: like Redis'
+// replicationCron, it has nothing to do while there is no backlog.
+// REQUIRES (startCron): r.feed.mu.
+func (r *Replica) startCron() {
+	if r.feed.cronStarted {
 		return
 	}
-	stop := make(chan struct{})
-	r.feed.pingStop = stop
+	r.feed.cronStarted = true
 	go func() {
-		t := time.NewTicker(10 * time.Second)
+		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				f := &r.feed
-				f.mu.Lock()
-				if f.backlog != nil && len(f.replicas) > 0 && !r.IsReplica() {
-					f.backlog.Feed(pingCmd)
-					r.fanOut(pingCmd)
-				}
-				f.mu.Unlock()
-			}
+		for loops := int64(1); ; loops++ {
+			<-t.C
+			r.cronTick(loops, time.Now())
 		}
 	}()
+}
+
+// cronTick is one turn of the cron (replicationCron's master part): PING
+// into the stream every repl-ping-replica-period turns while replicas are
+// attached, and the backlog freed once the master has had no replica for
+// more than repl-backlog-ttl seconds.
+func (r *Replica) cronTick(loops int64, now time.Time) {
+	f := &r.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.backlog == nil || r.IsReplica() {
+		return
+	}
+	if len(f.replicas) > 0 {
+		if loops%r.pingPeriodLocked() == 0 {
+			f.backlog.Feed(pingCmd)
+			r.fanOut(pingCmd)
+		}
+		return
+	}
+	if f.noReplicasSince.IsZero() { // a promoted replica that never had one
+		f.noReplicasSince = now
+	}
+	ttl := r.backlogTTLLocked()
+	if idle := int64(now.Sub(f.noReplicasSince) / time.Second); ttl > 0 && idle > ttl {
+		r.freeBacklogLocked()
+		r.log.Info("replication backlog freed after seconds without connected replicas", "seconds", ttl)
+	}
+}
+
+// freeBacklogLocked frees the backlog (freeReplicationBacklog) with a new
+// replication ID and no secondary one (changeReplicationId,
+// clearReplicationId2): without a backlog the offset no longer counts the
+// stream, so the old ID at a later offset would name a history nobody
+// holds. master_repl_offset stays where the backlog ended.
+// REQUIRES: r.feed.mu.
+func (r *Replica) freeBacklogLocked() {
+	r.offset.Store(r.feed.backlog.Offset())
+	r.feed.backlog = nil
+	r.idMu.Lock()
+	r.ids = NewIDs()
+	r.idMu.Unlock()
+}
+
+// SetBacklogTTL applies repl-backlog-ttl (seconds; 0: never free the
+// backlog) and starts the cron that applies it.
+func (r *Replica) SetBacklogTTL(seconds int64) {
+	r.feed.mu.Lock()
+	defer r.feed.mu.Unlock()
+	r.feed.backlogTTL = seconds
+	r.feed.backlogTTLSet = true
+	r.startCron()
+}
+
+// SetPingPeriod applies repl-ping-replica-period (seconds, at least 1) and
+// starts the cron that applies it.
+func (r *Replica) SetPingPeriod(seconds int64) {
+	r.feed.mu.Lock()
+	defer r.feed.mu.Unlock()
+	r.feed.pingPeriod = max(seconds, 1)
+	r.startCron()
+}
+
+// pingPeriodLocked is repl-ping-replica-period, Redis' default 10 s until
+// set; backlogTTLLocked is repl-backlog-ttl, 3600 s until set.
+// REQUIRES: r.feed.mu.
+func (r *Replica) pingPeriodLocked() int64 {
+	if r.feed.pingPeriod > 0 {
+		return r.feed.pingPeriod
+	}
+	return 10
+}
+
+func (r *Replica) backlogTTLLocked() int64 {
+	if r.feed.backlogTTLSet {
+		return r.feed.backlogTTL
+	}
+	return 3600
 }
 
 // streamTo streams a's pending bytes until the connection fails, reading its
@@ -619,11 +554,11 @@ func (r *Replica) readAcks(a *attached) {
 					default:
 					}
 				}
-				if f.ackSignal != nil { // wake WAITs
-					close(f.ackSignal)
-					f.ackSignal = nil
-				}
+				served := r.serveWaitsLocked()
 				f.mu.Unlock()
+				for _, sw := range served {
+					sw.w.owner.Unblocked(sw.reply, false)
+				}
 			}
 		}
 	}
@@ -722,84 +657,6 @@ func (r *Replica) appendReplicasRole(dst []byte) []byte {
 		dst = resp.AppendBulkString(dst, strconv.FormatInt(x.offset, 10))
 	}
 	return dst
-}
-
-// WaitUnblocked is what Wait returns when the node became a replica while
-// it waited.
-const WaitUnblocked = -1
-
-// getAckCmd asks every replica for its offset (REPLCONF GETACK *); it is
-// part of the stream, as in Redis.
-var getAckCmd = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
-
-// Wait is WAIT numreplicas timeout (waitCommand): it returns how many
-// replicas acknowledged every byte of the stream fed before it was called
-// (which holds the caller's writes: svcdb waits for the whole stream's
-// offset where Redis uses the client's last write's), waiting until n did
-// or timeout passed (0: no limit; negative: no wait). It returns
-// WaitUnblocked when the node became a replica meanwhile (REPLICAOF: Redis'
-// disconnectAllBlockedClients ends a WAIT too). It never runs on an event
-// loop.
-func (r *Replica) Wait(n int, timeout time.Duration) int {
-	f := &r.feed
-	f.mu.Lock()
-	if r.IsReplica() { // REPLICAOF ran since netloop checked: our backlog is our master's stream now
-		f.mu.Unlock()
-		return WaitUnblocked
-	}
-	if f.backlog == nil {
-		f.mu.Unlock()
-		return 0
-	}
-	demotions := f.demotions
-	target := f.backlog.Offset()
-	acked := f.ackedLocked(target)
-	if acked >= n || timeout < 0 {
-		f.mu.Unlock()
-		return acked
-	}
-	f.backlog.Feed(getAckCmd)
-	r.fanOut(getAckCmd)
-	f.mu.Unlock()
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	var timer <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		timer = t.C
-	}
-	for {
-		f.mu.Lock()
-		if f.demotions != demotions {
-			f.mu.Unlock()
-			return WaitUnblocked
-		}
-		acked = f.ackedLocked(target)
-		ch := f.ackSignalLocked()
-		f.mu.Unlock()
-		if acked >= n {
-			return acked
-		}
-		select {
-		case <-ch:
-		case <-timer:
-			f.mu.Lock()
-			acked = f.ackedLocked(target)
-			f.mu.Unlock()
-			return acked
-		}
-	}
-}
-
-// ackSignalLocked returns a channel closed at the next ACK. REQUIRES: f.mu.
-func (f *masterFeed) ackSignalLocked() chan struct{} {
-	if f.ackSignal == nil {
-		f.ackSignal = make(chan struct{})
-	}
-	return f.ackSignal
 }
 
 // ackedLocked counts the online replicas whose ACK reached offset.

@@ -22,6 +22,9 @@ type Status struct {
 	FullSyncs    int64 `json:"full_syncs"`
 	PartialSyncs int64 `json:"partial_syncs"`
 	BacklogBytes int64 `json:"backlog_bytes"`
+	// SyncSnapshots is how many snapshots the full syncs took (fewer than
+	// FullSyncs when replicas shared one; Redis' total_forks counts them).
+	SyncSnapshots int64 `json:"sync_snapshots"`
 	// OnlineReplicas are the attached replicas past their full sync;
 	// PeakReplicas the most online at once since this node last became a
 	// master (0 on a replica). MinReplicasToWrite is min-replicas-to-write
@@ -74,6 +77,7 @@ func (r *Replica) Status() Status {
 		st.BacklogBytes = r.feed.backlog.Len()
 	}
 	st.PeakReplicas = r.feed.peakOnline
+	st.SyncSnapshots = r.feed.syncSnapshots
 	if r.feed.minToWrite > 0 && r.feed.minMaxLag > 0 {
 		st.MinReplicasToWrite, st.GoodReplicas = r.feed.minToWrite, r.feed.good
 	}
