@@ -638,9 +638,10 @@ func (q *Quicklist) Push(v []byte, front bool, fill int64) {
 // many Push calls would (LPUSH k a b c leaves c first), into the same
 // nodes, but writes every entry once: the end node takes what fits in it
 // after one growth, and each new node is made at the size of what it will
-// hold. Push by push, a node reallocates as it fills (1 KiB, then by half
-// again up to the fill limit) and copies its entries each time, which was
-// a fifth of the server's CPU in a 2M-element RPUSH (docs/performance.md,
+// hold (the last one with at least the room Push gives a new node). Push
+// by push, a node reallocates as it fills (1 KiB, then by half again up
+// to the fill limit) and copies its entries each time, which was a fifth
+// of the server's CPU in a 2M-element RPUSH (docs/performance.md,
 // "Finishing part 7").
 func (q *Quicklist) PushMany(vs [][]byte, front bool, fill int64) {
 	for len(vs) > 0 {
@@ -679,12 +680,17 @@ func (q *Quicklist) PushMany(vs [][]byte, front bool, fill int64) {
 		if k == 1 {
 			size = NodeEntrySize(len(vs[0]))
 		}
+		if k == len(vs) {
+			// The last node of the run, which later pushes may fill
+			// further: the room Push gives a new node, at least.
+			size = max(size, nodeBytesHint(NodeEntrySize(len(vs[0])), fill))
+		}
 		n := q.takeSpare(size)
 		if n == nil {
 			n = &qnode{buf: make([]byte, size)}
 		}
 		n.count = k
-		if front {
+		if front { // filled towards its front, as Push's atBack
 			n.head = len(n.buf)
 			for _, v := range vs[:k] {
 				n.head -= NodeEntrySize(len(v))

@@ -205,3 +205,27 @@ func TestQuicklistPushMany(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkQuicklistPushMany pushes 2M 10-byte values onto an empty
+// quicklist one by one (Push) and in one PushMany, as a 2M-argument RPUSH.
+func BenchmarkQuicklistPushMany(b *testing.B) {
+	vs := make([][]byte, 2_000_000)
+	for i := range vs {
+		vs[i] = fmt.Appendf(nil, "%010d", i)
+	}
+	b.Run("Push", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			q := NewQuicklist(0)
+			for _, v := range vs {
+				q.Push(v, false, -2)
+			}
+		}
+	})
+	b.Run("PushMany", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NewQuicklist(0).PushMany(vs, false, -2)
+		}
+	})
+}
