@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,4 +101,68 @@ func heapAfterGC() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// TestManyArgumentsBothEnds pushes many elements in one LPUSH and then one
+// RPUSH onto the same list, with list-compress-depth 1 so that the nodes
+// between the ends are compressed as they are made (values.Quicklist
+// PushMany: the LPUSH fills each new node from its back, and the RPUSH
+// starts in the node already at the tail). The list must read back, in
+// chunks, as the pushes one by one would have left it: the LPUSH's
+// elements reversed, then the RPUSH's in order.
+func TestManyArgumentsBothEnds(t *testing.T) {
+	ts := startServer(t)
+	r := dialRaw(t, ts.Addr)
+	if v := r.do("CONFIG", "SET", "list-compress-depth", "1"); string(v.Str) != "OK" {
+		t.Fatalf("CONFIG SET: %s", v)
+	}
+	n := 300_000
+	if raceOn {
+		n = 60_000
+	}
+	elem := func(i int) string {
+		if i%997 == 500 {
+			return strings.Repeat("y", 9000+i%5000) // a node of its own
+		}
+		return "element:" + strconv.Itoa(i)
+	}
+	var want []string
+	push := func(cmd string, from, to int) {
+		t.Helper()
+		args := []string{cmd, "list"}
+		for i := from; i < to; i++ {
+			args = append(args, elem(i))
+		}
+		var sb strings.Builder // multibulk is quadratic in the arguments
+		fmt.Fprintf(&sb, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&sb, "$%d\r\n%s\r\n", len(a), a)
+		}
+		r.write(sb.String())
+		if v, err := r.tryRead(time.Minute); err != nil || v.Int != int64(len(want)+to-from) {
+			t.Fatalf("%s: %s %v", cmd, v, err)
+		}
+		if cmd == "LPUSH" {
+			pushed := args[2:]
+			slices.Reverse(pushed)
+			want = append(pushed, want...)
+		} else {
+			want = append(want, args[2:]...)
+		}
+	}
+	push("RPUSH", 0, 3) // a short list first: the LPUSH starts in its node
+	push("LPUSH", 3, n/2)
+	push("RPUSH", n/2, n)
+	const chunk = 20_000
+	for from := 0; from < len(want); from += chunk {
+		v := r.do("LRANGE", "list", strconv.Itoa(from), strconv.Itoa(from+chunk-1))
+		if len(v.Elems) != min(chunk, len(want)-from) {
+			t.Fatalf("LRANGE from %d: %d elements", from, len(v.Elems))
+		}
+		for i, e := range v.Elems {
+			if string(e.Str) != want[from+i] {
+				t.Fatalf("element %d is %.20q, want %.20q", from+i, e.Str, want[from+i])
+			}
+		}
+	}
 }

@@ -125,9 +125,7 @@ func listPushCmd(c *keyspace.Ctx, front, xx bool) {
 		before = o.ValueMemory()
 	}
 	fill := fill(c)
-	for _, v := range c.Args[2:] {
-		keyspace.ListPush(o, v, front, fill)
-	}
+	keyspace.ListPushMany(o, c.Args[2:], front, fill)
 	d.ValueChanged(o, before)
 	c.Int(int64(keyspace.ListLen(o)))
 	c.Notify(keyspace.NotifyList, pushEvent(front), key) // after the reply, as Redis' pushGenericCommand

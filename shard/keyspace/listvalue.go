@@ -59,6 +59,20 @@ func ListPush(o *Object, v []byte, front bool, lim *EncodingLimits) {
 	}
 }
 
+// ListPushMany adds vs one after the other at the front or back of o, as
+// that many ListPush calls would; a quicklist takes them in bulk
+// (values.Quicklist.PushMany: each entry written once, each node made at
+// its final size).
+func ListPushMany(o *Object, vs [][]byte, front bool, lim *EncodingLimits) {
+	for i, v := range vs {
+		if o.Enc == EncQuicklist {
+			o.Coll.(*values.Quicklist).PushMany(vs[i:], front, lim.ListMaxListpackSize)
+			return
+		}
+		ListPush(o, v, front, lim)
+	}
+}
+
 // ListEnd returns o's first (front) or last element. The bytes are valid
 // until o changes. REQUIRES: o is not empty.
 func ListEnd(o *Object, front bool) []byte {

@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -142,4 +143,89 @@ func TestQuicklistCompression(t *testing.T) {
 		want = slices.Insert(want, n/3, "inserted")
 		check("the clone")
 	}
+}
+
+// TestQuicklistPushMany checks that PushMany leaves a quicklist exactly as
+// the same Push calls one by one would: the same elements in the same
+// order (Verify walks them both ways and checks Memory), and the same
+// entries in every node, for both ends, fills by size and by count,
+// compression, values larger than a node, runs that start on an existing
+// list and reuse of the spare node.
+func TestQuicklistPushMany(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, fill := range []int64{-2, -1, -5, 1, 5, 128} {
+		for _, depth := range []int{0, 1, 2} {
+			for _, front := range []bool{false, true} {
+				one, many := NewQuicklist(depth), NewQuicklist(depth)
+				for round := range 8 {
+					vs := make([][]byte, rng.IntN(3000))
+					for i := range vs {
+						n := rng.IntN(40)
+						switch rng.IntN(200) {
+						case 0:
+							n = 9000 + rng.IntN(70000) // more than one node holds
+						case 1:
+							n = 0
+						}
+						vs[i] = bytes.Repeat([]byte{byte('a' + i%26)}, n)
+						vs[i] = fmt.Appendf(vs[i][:0], "%d:%d:%s", round, i, vs[i])
+					}
+					for _, v := range vs {
+						one.Push(v, front, fill)
+					}
+					many.PushMany(vs, front, fill)
+					what := fmt.Sprintf("fill %d depth %d front %v round %d (%d values)", fill, depth, front, round, len(vs))
+					want, err := one.Verify()
+					if err != nil {
+						t.Fatalf("%s: Push: %v", what, err)
+					}
+					got, err := many.Verify()
+					if err != nil {
+						t.Fatalf("%s: PushMany: %v", what, err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s: elements differ", what)
+					}
+					if one.numNodes() != many.numNodes() {
+						t.Fatalf("%s: %d nodes, Push made %d", what, many.numNodes(), one.numNodes())
+					}
+					for i := range one.numNodes() {
+						if a, b := one.nodes[one.lo+i], many.nodes[many.lo+i]; a.count != b.count || (a.z == nil) != (b.z == nil) {
+							t.Fatalf("%s: node %d holds %d entries (compressed %v), Push's %d (%v)", what, i, b.count, b.z != nil, a.count, a.z != nil)
+						}
+					}
+					// Empty some nodes now and then, so the spare node is
+					// used by the next run.
+					if k := rng.IntN(2000); round%3 == 1 && k < one.Len() {
+						one.DelFront(k)
+						many.DelFront(k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkQuicklistPushMany pushes 2M 10-byte values onto an empty
+// quicklist one by one (Push) and in one PushMany, as a 2M-argument RPUSH.
+func BenchmarkQuicklistPushMany(b *testing.B) {
+	vs := make([][]byte, 2_000_000)
+	for i := range vs {
+		vs[i] = fmt.Appendf(nil, "%010d", i)
+	}
+	b.Run("Push", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			q := NewQuicklist(0)
+			for _, v := range vs {
+				q.Push(v, false, -2)
+			}
+		}
+	})
+	b.Run("PushMany", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NewQuicklist(0).PushMany(vs, false, -2)
+		}
+	})
 }
