@@ -56,9 +56,9 @@ func roleChangeReplies(t *testing.T, addr string) []string {
 		conns = append(conns, c)
 	}
 	waitFor(t, "clients blocked", func() bool {
-		// svcdb's blocked_clients counts the keyed waits only (not WAIT)
+		// blocked_clients counts WAIT too, as Redis
 		n, _ := strconv.Atoi(field(r.Info(ctx, "clients").Val(), "blocked_clients"))
-		return n >= len(blockedCommands)-1 &&
+		return n >= len(blockedCommands) &&
 			strings.Contains(r.ClientList(ctx).Val(), "cmd=wait")
 	})
 	if got := r.Do(ctx, "REPLICAOF", "127.0.0.1", deadPort).Val(); got != "OK" {
