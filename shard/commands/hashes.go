@@ -57,9 +57,20 @@ func hset(c *keyspace.Ctx, hmset bool) {
 		keyspace.HashTryConversion(o, pairs, lim)
 	}
 	var created int64
+	// Room for every new field at once once the hash is a table (it may
+	// become one part way through: a listpack converts after
+	// hash-max-listpack-entries fields).
+	reserved := o.Enc == keyspace.EncHashtable
+	if reserved {
+		keyspace.HashReserve(o, len(pairs)/2)
+	}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if keyspace.HashSet(o, pairs[i], pairs[i+1], lim) {
 			created++
+		}
+		if !reserved && o.Enc == keyspace.EncHashtable {
+			keyspace.HashReserve(o, (len(pairs)-i-2)/2)
+			reserved = true
 		}
 	}
 	d.ValueChanged(o, before)

@@ -64,6 +64,14 @@ func hashConvert(o *Object) {
 	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
 }
 
+// HashReserve makes room in a hash table for n more fields (values.HTable's
+// Reserve); a listpack hash is left alone.
+func HashReserve(o *Object, n int) {
+	if o.Enc == EncHashtable {
+		o.Coll.(*values.HTable).Reserve(n)
+	}
+}
+
 func HashLen(o *Object) int {
 	if o.Enc == EncListpack {
 		return listpack.Len(o.Str) / 2
