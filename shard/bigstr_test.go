@@ -39,16 +39,16 @@ func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) 
 				if _, in := d.OffHeapStrings()[o]; !in {
 					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.Key, n)
 				}
-				if o.Kind != keyspace.KindString || (o.Enc != keyspace.EncRaw && o.Enc != keyspace.EncRawEdited) || cap(o.Str) < bigbuf.Threshold {
-					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.Key, o.Kind, o.Enc, cap(o.Str))
+				if o.Kind != keyspace.KindString || (o.Enc != keyspace.EncRaw && o.Enc != keyspace.EncRawEdited) || cap(o.Bytes()) < bigbuf.Threshold {
+					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.Key, o.Kind, o.Enc, cap(o.Bytes()))
 				}
-				p := &o.Str[:1][0]
+				p := &o.Bytes()[:1][0]
 				if other, dup := seen[p]; dup {
 					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.Key, other)
 				}
 				seen[p] = o.Key
-				sum += int64(cap(o.Str))
-				mapped += int64((cap(o.Str) + page - 1) &^ (page - 1))
+				sum += int64(cap(o.Bytes()))
+				mapped += int64((cap(o.Bytes()) + page - 1) &^ (page - 1))
 			}
 			if count != len(d.OffHeapStrings()) || sum != d.OffHeapBytes() {
 				t.Fatalf("step %d (%s): db %d: %d off-heap objects, big set %d; capacities %d, counter %d",

@@ -354,11 +354,15 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 	for i, s := range rt.shards {
 		release := rt.HoldShard(i)
 		for n, d := range s.store.DBs() {
+			if err := d.VerifyValueWords(); err != nil {
+				release()
+				t.Fatalf("shard %d db %d: %v", i, n, err)
+			}
 			var sum int64
 			for k, pos := range d.Index() {
 				o := d.Slot(pos)
 				sum += int64(len(k)+keyspace.ObjectOverhead) + o.ValueMemory()
-				if ht, ok := o.Coll.(*values.HTable); ok {
+				if ht, ok := o.Coll().(*values.HTable); ok {
 					if err := ht.Verify(); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
@@ -374,13 +378,13 @@ func checkValueMemory(t *testing.T, rt *Runtime) {
 					t.Fatalf("shard %d db %d key %q: an empty set was kept", i, n, k)
 				}
 				if o.Enc == keyspace.EncListpack && o.Kind == keyspace.KindSet {
-					if err := values.VerifyListpack(o.Str, true); err != nil {
+					if err := values.VerifyListpack(o.Bytes(), true); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}
 				}
 				if o.Enc == keyspace.EncIntset {
-					if err := values.VerifyIntset(o.Str); err != nil {
+					if err := values.VerifyIntset(o.Bytes()); err != nil {
 						release()
 						t.Fatalf("shard %d db %d key %q: %v", i, n, k, err)
 					}

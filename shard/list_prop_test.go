@@ -147,7 +147,7 @@ func checkListStateHeld(t *testing.T, rt *Runtime, m listModel, keys []string) {
 			}
 			switch o.Enc {
 			case keyspace.EncQuicklist:
-				checkQuicklist(t, k, o.Coll.(*values.Quicklist), want)
+				checkQuicklist(t, k, o.Coll().(*values.Quicklist), want)
 			case keyspace.EncListpack:
 				var got []string
 				for _, e := range keyspace.ListElements(o) {

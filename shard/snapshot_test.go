@@ -154,9 +154,9 @@ func checkLoadedStructures(t *testing.T, rt *Runtime) {
 					for _, e := range keyspace.ListElements(o) {
 						want = append(want, string(e))
 					}
-					checkQuicklist(t, k, o.Coll.(*values.Quicklist), want)
+					checkQuicklist(t, k, o.Coll().(*values.Quicklist), want)
 				case o.Enc == keyspace.EncStream:
-					if err := checkStream(o.Coll.(*values.Stream)); err != nil {
+					if err := checkStream(o.Coll().(*values.Stream)); err != nil {
 						t.Fatalf("db %d key %q: %v", n, k, err)
 					}
 				case o.Kind == keyspace.KindList && keyspace.ListLen(o) == 0:

@@ -1012,7 +1012,7 @@ func runStreamModel(t *testing.T, seed uint64, steps int) {
 				}
 				return
 			}
-			if err = checkStream(o.Coll.(*values.Stream)); err != nil {
+			if err = checkStream(o.Coll().(*values.Stream)); err != nil {
 				return
 			}
 			if want := int64(len(key)+keyspace.ObjectOverhead) + o.ValueMemory(); d.Memory() != want {
@@ -1062,7 +1062,7 @@ func TestStreamCopyIsDeep(t *testing.T) {
 	}
 	for _, k := range []string{"{s}a", "{s}b"} {
 		inspectKey(rt, k, func(d *keyspace.DB, o *keyspace.Object) {
-			if err := checkStream(o.Coll.(*values.Stream)); err != nil {
+			if err := checkStream(o.Coll().(*values.Stream)); err != nil {
 				t.Fatalf("%s: %v", k, err)
 			}
 		})

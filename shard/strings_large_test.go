@@ -47,8 +47,8 @@ func TestAppendGrowthPolicy(t *testing.T) {
 	p := newProducer(rt, table)
 	p.do("SET", "s", "ab")
 	o, _ := stringObject(t, rt, "s")
-	if cap(o.Str) != 2 {
-		t.Fatalf("SET: cap %d; want 2", cap(o.Str))
+	if cap(o.Bytes()) != 2 {
+		t.Fatalf("SET: cap %d; want 2", cap(o.Bytes()))
 	}
 	chunk := string(bytes.Repeat([]byte("x"), 300<<10))
 	want, wantCap := "ab", 2
@@ -65,8 +65,8 @@ func TestAppendGrowthPolicy(t *testing.T) {
 			wantCap = keyspace.StringCapFor(len(want))
 		}
 		o, mem := stringObject(t, rt, "s")
-		if cap(o.Str) != wantCap || string(o.Str) != want {
-			t.Fatalf("after APPEND %d (len %d): cap %d; want %d (content ok: %v)", i, len(want), cap(o.Str), wantCap, string(o.Str) == want)
+		if cap(o.Bytes()) != wantCap || string(o.Bytes()) != want {
+			t.Fatalf("after APPEND %d (len %d): cap %d; want %d (content ok: %v)", i, len(want), cap(o.Bytes()), wantCap, string(o.Bytes()) == want)
 		}
 		if wantMem := int64(len("s")+keyspace.ObjectOverhead) + int64(wantCap); mem != wantMem {
 			t.Fatalf("after APPEND %d: memory %d; want %d (capacity counted)", i, mem, wantMem)
@@ -117,8 +117,8 @@ func TestSetRangeAppendGetRangeAcrossGrowth(t *testing.T) {
 		}
 	}
 	setrange(5, "hello") // a new key: exactly 10 bytes
-	if o, _ := stringObject(t, rt, "k"); cap(o.Str) != 10 {
-		t.Fatalf("SETRANGE on a new key: cap %d; want 10", cap(o.Str))
+	if o, _ := stringObject(t, rt, "k"); cap(o.Bytes()) != 10 {
+		t.Fatalf("SETRANGE on a new key: cap %d; want 10", cap(o.Bytes()))
 	}
 	check("new key")
 	for i := range 20 {

@@ -1019,13 +1019,13 @@ func zcheckMemory(t *testing.T, rt *Runtime) {
 				var err error
 				switch {
 				case o.Enc == keyspace.EncSkiplist:
-					err = o.Coll.(*values.Skiplist).Verify()
+					err = o.Coll().(*values.Skiplist).Verify()
 				case o.Enc != keyspace.EncListpack:
 					err = fmt.Errorf("encoding %d", o.Enc)
-				case values.ZlLen(o.Str) == 0:
+				case values.ZlLen(o.Bytes()) == 0:
 					err = fmt.Errorf("empty listpack kept")
 				default:
-					err = zlCheck(o.Str)
+					err = zlCheck(o.Bytes())
 				}
 				if err != nil {
 					rt.release(s)

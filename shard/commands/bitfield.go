@@ -147,7 +147,7 @@ func bitfield(c *keyspace.Ctx, readonly bool) {
 			}
 			continue
 		}
-		raw := getBitfield(o.Str, op.offset, op.bits)
+		raw := getBitfield(o.Bytes(), op.offset, op.bits)
 		var newval, ret int64
 		var over bool
 		if op.signed {
@@ -189,11 +189,11 @@ func bitfield(c *keyspace.Ctx, readonly bool) {
 			continue
 		}
 		c.Int(ret)
-		setBitfield(o.Str, op.offset, op.bits, uint64(newval))
+		setBitfield(o.Bytes(), op.offset, op.bits, uint64(newval))
 		// As Redis 7.0: a write is a change if the string grew or the
 		// field's bits moved; a write refused by OVERFLOW FAIL is none
 		// (even when the key was just created for it).
-		if grown || getBitfield(o.Str, op.offset, op.bits) != raw {
+		if grown || getBitfield(o.Bytes(), op.offset, op.bits) != raw {
 			changes++
 		}
 	}

@@ -71,7 +71,7 @@ func bitStringForWrite(c *keyspace.Ctx, d *keyspace.DB, key []byte, maxbit int64
 		grown = true
 	}
 	d.Materialize(o)
-	if need > len(o.Str) {
+	if need > len(o.Bytes()) {
 		d.GrowString(o, need)
 		grown = true
 	}
@@ -97,11 +97,11 @@ func cmdSetBit(c *keyspace.Ctx) {
 		return
 	}
 	byteIdx, shift := off>>3, 7-uint(off&7)
-	old := (o.Str[byteIdx] >> shift) & 1
+	old := (o.Bytes()[byteIdx] >> shift) & 1
 	if grown || int64(old) != on {
 		// As Redis 7.0: a bit set to the value it had is no change (not
 		// signalled, not logged) unless the string had to grow.
-		o.Str[byteIdx] = o.Str[byteIdx]&^(1<<shift) | byte(on)<<shift
+		o.Bytes()[byteIdx] = o.Bytes()[byteIdx]&^(1<<shift) | byte(on)<<shift
 		d.Edited(o)
 		c.Notify(keyspace.NotifyString, "setbit", key)
 	}
@@ -470,7 +470,7 @@ func cmdBitOp(c *keyspace.Ctx) {
 	if offHeap {
 		d.AdoptOffHeap(o, res)
 	} else {
-		o.Str = res
+		o.SetBytes(res)
 	}
 	d.AccountResize(o, 0)
 	d.Edited(o) // Redis creates a "raw" string, never embstr

@@ -59,16 +59,18 @@ func cmdMove(c *keyspace.Ctx) {
 		return
 	}
 	// The object moves as RENAME moves it (keys.go), its LRU/LFU data too.
-	val, coll, ival, enc, kind, at, access := o.Str, o.Coll, o.IntVal, o.Enc, o.Kind, o.ExpireAt, o.Access
+	var val keyspace.Object
+	kind, at, access := o.Kind, o.ExpireAt, o.Access
 	size := o.ValueMemory()
 	offHeap := sd.DisownOffHeap(o)
-	o.Str, o.Coll = nil, nil
+	keyspace.MoveValue(&val, o)
 	sd.AddMemory(-size)
 	sd.Remove(o)
 	n := dd.Insert(key, kind)
-	n.Str, n.Coll, n.IntVal, n.Enc, n.Access = val, coll, ival, enc, access
+	keyspace.MoveValue(n, &val)
+	n.Access = access
 	if offHeap {
-		dd.AdoptOffHeap(n, val)
+		dd.AdoptOffHeap(n, n.Bytes())
 	}
 	dd.AddMemory(size)
 	dd.SetExpire(n, at)

@@ -346,7 +346,7 @@ func cmdHRandField(c *keyspace.Ctx) {
 	}
 	i := rand.IntN(keyspace.HashLen(o))
 	if o.Enc == keyspace.EncListpack {
-		f, _ := listpack.Next(o.Str, listpack.Skip(o.Str, listpack.First, 2*i))
+		f, _ := listpack.Next(o.Bytes(), listpack.Skip(o.Bytes(), listpack.First, 2*i))
 		c.Bulk(f)
 		return
 	}
@@ -366,7 +366,7 @@ func hrandfieldCount(c *keyspace.Ctx, key []byte, l int64, withValues bool) {
 	size := keyspace.HashLen(o)
 	var offs []int
 	if o.Enc == keyspace.EncListpack {
-		offs = keyspace.HashPairOffsets(o.Str)
+		offs = keyspace.HashPairOffsets(o.Bytes())
 	}
 	emit := func(i int) {
 		f, v := keyspace.HashPair(o, offs, i)
@@ -412,7 +412,7 @@ func cmdHScan(c *keyspace.Ctx) {
 		return
 	}
 	if o.Enc == keyspace.EncHashtable {
-		t := o.Coll.(*values.HTable)
+		t := o.Coll().(*values.HTable)
 		hi, lo, next := keyspace.ScanPositions(t.Len(), cursor, count)
 		c.Out = resp.AppendBulkString(c.Out, strconv.FormatUint(next, 10))
 		start, n := len(c.Out), 0

@@ -71,16 +71,18 @@ func rename(c *keyspace.Ctx, nx bool) {
 		}
 		dd.Remove(old)
 	}
-	val, coll, ival, enc, kind, at, access := o.Str, o.Coll, o.IntVal, o.Enc, o.Kind, o.ExpireAt, o.Access
+	var val keyspace.Object // the value moves: out of o, so that Remove does not account it twice
+	kind, at, access := o.Kind, o.ExpireAt, o.Access
 	size := o.ValueMemory()
 	offHeap := sd.DisownOffHeap(o) // the buffer moves with the value, unmapped by no one
-	o.Str, o.Coll = nil, nil       // the value moves; keep remove from accounting it twice
+	keyspace.MoveValue(&val, o)
 	sd.AddMemory(-size)
 	sd.Remove(o)
 	n := dd.Insert(dst, kind)
-	n.Str, n.Coll, n.IntVal, n.Enc, n.Access = val, coll, ival, enc, access // Redis moves the object, its LRU/LFU data too
+	keyspace.MoveValue(n, &val)
+	n.Access = access // Redis moves the object, its LRU/LFU data too
 	if offHeap {
-		dd.AdoptOffHeap(n, val)
+		dd.AdoptOffHeap(n, n.Bytes())
 	}
 	dd.AddMemory(size)
 	dd.SetExpire(n, at)
@@ -148,9 +150,9 @@ func cmdCopy(c *keyspace.Ctx) {
 	case o.Kind != keyspace.KindString:
 		dd.CopyValue(n, o)
 	case o.Enc == keyspace.EncInt:
-		dd.SetInt(n, o.IntVal)
+		dd.SetInt(n, o.Int())
 	default:
-		dd.SetString(n, o.Str)
+		dd.SetString(n, o.Bytes())
 	}
 	dd.SetExpire(n, o.ExpireAt)
 	c.NotifyIn(dstDB, keyspace.NotifyGeneric, "copy_to", dst)

@@ -178,18 +178,18 @@ func listPopCmd(c *keyspace.Ctx, front bool) {
 // replyPop pops o's first (front) or last element and replies it.
 func replyPop(c *keyspace.Ctx, o *keyspace.Object, front bool) {
 	if o.Enc == keyspace.EncQuicklist {
-		c.Bulk(o.Coll.(*values.Quicklist).Pop(front)) // the bytes stay put until the next change
+		c.Bulk(o.Coll().(*values.Quicklist).Pop(front)) // the bytes stay put until the next change
 		return
 	}
 	if front {
 		c.Bulk(keyspace.ListEnd(o, true)) // reply first: deleting moves the listpack's bytes
-		o.Str = listpack.Delete(o.Str, listpack.First, 1)
+		o.SetBytes(listpack.Delete(o.Bytes(), listpack.First, 1))
 		return
 	}
-	off := values.ListpackLastOffset(o.Str)
-	v, _ := listpack.Next(o.Str, off)
+	off := values.ListpackLastOffset(o.Bytes())
+	v, _ := listpack.Next(o.Bytes(), off)
 	c.Bulk(v)
-	o.Str = listpack.Delete(o.Str, off, 1)
+	o.SetBytes(listpack.Delete(o.Bytes(), off, 1))
 }
 
 // listPopRange pops up to count elements from one end of o and replies them

@@ -359,7 +359,9 @@ func lookupSets(c *keyspace.Ctx, keys [][]byte) (sets []*keyspace.Object, ok boo
 // newResultSet returns an empty set value to collect a result in, as Redis'
 // createIntsetObject: an intset that converts as members are added.
 func newResultSet() *keyspace.Object {
-	return &keyspace.Object{Kind: keyspace.KindSet, Enc: keyspace.EncIntset, Str: values.NewIntset(2, 0)}
+	r := &keyspace.Object{Kind: keyspace.KindSet, Enc: keyspace.EncIntset}
+	r.SetBytes(values.NewIntset(2, 0))
+	return r
 }
 
 // addMember adds m (read from another set) to the result set r.
@@ -407,7 +409,7 @@ func storeSet(c *keyspace.Ctx, dst []byte, r *keyspace.Object, event string) {
 	} else {
 		o = d.Insert(dst, keyspace.KindSet)
 	}
-	o.Str, o.Coll, o.Enc = r.Str, r.Coll, r.Enc
+	keyspace.MoveValue(o, r)
 	d.ValueChanged(o, 0)
 	c.Int(int64(keyspace.SetLen(o)))
 	c.Notify(keyspace.NotifySet, event, dst)

@@ -399,10 +399,10 @@ func incrBy(c *keyspace.Ctx, key []byte, by int64) {
 			return
 		}
 		if o.Enc == keyspace.EncInt {
-			cur = o.IntVal
+			cur = o.Int()
 		} else {
 			var ok bool
-			if cur, ok = resp.ParseInt(o.Str); !ok {
+			if cur, ok = resp.ParseInt(o.Bytes()); !ok {
 				c.NotInteger()
 				return
 			}
@@ -463,15 +463,15 @@ func cmdIncrByFloat(c *keyspace.Ctx) {
 		d.FreeStr(o) // a number needs no mapping
 	}
 	d.Materialize(o)
-	old := cap(o.Str)
-	o.Str = appendLongDoubleHuman(o.Str[:0], cur)
+	old := cap(o.Bytes())
+	o.SetBytes(appendLongDoubleHuman(o.Bytes()[:0], cur))
 	d.AccountResize(o, old)
 	d.Touched(o.Key) // signals WATCH and counts the change, as Redis' signalModifiedKey
 	c.Notify(keyspace.NotifyString, "incrbyfloat", key)
 	c.Bulk(o.Value(&c.Scratch))
 	// The result, not the increment: replaying the sum could round
 	// differently (Redis' incrbyfloatCommand).
-	c.LogAs(cmdSET, key, o.Str, argKEEPTTL)
+	c.LogAs(cmdSET, key, o.Bytes(), argKEEPTTL)
 }
 
 func cmdAppend(c *keyspace.Ctx) {
@@ -494,13 +494,13 @@ func cmdAppend(c *keyspace.Ctx) {
 		return
 	}
 	d.Materialize(o)
-	n := len(o.Str)
+	n := len(o.Bytes())
 	d.GrowString(o, n+len(val))
-	d.WillWrite(o, n, len(o.Str))
-	keyspace.CopyLarge(o.Str[n:], val)
+	d.WillWrite(o, n, len(o.Bytes()))
+	keyspace.CopyLarge(o.Bytes()[n:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "append", key)
-	c.Int(int64(len(o.Str)))
+	c.Int(int64(len(o.Bytes())))
 }
 
 func cmdStrlen(c *keyspace.Ctx) {
@@ -592,12 +592,12 @@ func cmdSetRange(c *keyspace.Ctx) {
 		d.AccountResize(o, 0)
 	}
 	d.Materialize(o)
-	if need > len(o.Str) {
+	if need > len(o.Bytes()) {
 		d.GrowString(o, need)
 	}
 	d.WillWrite(o, int(offset), need)
-	keyspace.CopyLarge(o.Str[offset:], val)
+	keyspace.CopyLarge(o.Bytes()[offset:], val)
 	d.Edited(o)
 	c.Notify(keyspace.NotifyString, "setrange", key)
-	c.Int(int64(len(o.Str)))
+	c.Int(int64(len(o.Bytes())))
 }

@@ -51,12 +51,13 @@ func (d *DB) NewStringBuf(o *Object, n, c int, populate bool) {
 		// No mapping to be had (ENOMEM, vm.max_map_count): the Go heap
 		// will do; the string is only slower to grow and to give back.
 	}
-	o.Str = make([]byte, n, c) // zeroed preemptibly; see growString
+	o.SetBytes(make([]byte, n, c)) // zeroed preemptibly; see growString
 }
 
 // AdoptOffHeap makes b, a new bigbuf buffer, o's string.
 func (d *DB) AdoptOffHeap(o *Object, b []byte) {
-	o.Str, o.OffHeap = b, true
+	o.SetBytes(b)
+	o.OffHeap = true
 	if d.big == nil {
 		d.big = make(map[*Object]struct{})
 	}
@@ -75,17 +76,17 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 		if err != nil {
 			return false
 		}
-		copyPreemptible(b, o.Str)
+		copyPreemptible(b, o.Bytes())
 		d.AdoptOffHeap(o, b) // the heap buffer is garbage now, for the last time
 		return true
 	}
-	n, old := len(o.Str), cap(o.Str)
-	bigbuf.Zero(o.Str[n:old]) // spare room a longer value left: kept by mremap
-	b, err := bigbuf.Grow(o.Str, need, c)
+	n, old := len(o.Bytes()), cap(o.Bytes())
+	bigbuf.Zero(o.Bytes()[n:old]) // spare room a longer value left: kept by mremap
+	b, err := bigbuf.Grow(o.Bytes(), need, c)
 	if err != nil {
 		return false
 	}
-	o.Str = b
+	o.SetBytes(b)
 	d.offHeap.Add(int64(cap(b) - old))
 	return true
 }
@@ -96,7 +97,7 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 // whose untouched pages cost nothing.
 func (d *DB) WillWrite(o *Object, from, to int) {
 	if o.OffHeap {
-		bigbuf.Prefault(o.Str[from:to])
+		bigbuf.Prefault(o.Bytes()[from:to])
 	}
 }
 
@@ -112,12 +113,12 @@ func CopyLarge(dst, src []byte) {
 // takes it out of used_memory. Every path that drops or replaces a string
 // value calls it (directly or through detach, DropValue, SetInt).
 func (d *DB) FreeStr(o *Object) {
-	if o.Str == nil {
+	if o.Bytes() == nil {
 		return
 	}
-	d.memory.Add(-int64(cap(o.Str)))
+	d.memory.Add(-int64(cap(o.Bytes())))
 	d.unmapStr(o)
-	o.Str = nil
+	o.SetBytes(nil)
 }
 
 // unmapStr unmaps o's off-heap buffer, if it has one, and forgets it; o.Str
@@ -127,8 +128,9 @@ func (d *DB) unmapStr(o *Object) {
 	if !o.OffHeap {
 		return
 	}
-	b := o.Str
-	o.Str, o.OffHeap = nil, false
+	b := o.Bytes()
+	o.SetBytes(nil)
+	o.OffHeap = false
 	delete(d.big, o)
 	d.offHeap.Add(-int64(cap(b)))
 	bigbuf.Free(b)
@@ -144,7 +146,7 @@ func (d *DB) DisownOffHeap(o *Object) bool {
 	}
 	o.OffHeap = false
 	delete(d.big, o)
-	d.offHeap.Add(-int64(cap(o.Str)))
+	d.offHeap.Add(-int64(cap(o.Bytes())))
 	return true
 }
 

@@ -1,10 +1,13 @@
 package keyspace
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -32,19 +35,229 @@ const (
 // move, so an *object stays valid until the key is deleted; it must not outlive
 // the command handler that looked it up.
 //
-// Where a value lives depends on its encoding (see value.go): strings in str
-// or ival, compact collections (listpack, intset) in str as one flat buffer,
-// full collections behind coll.
+// Where a value lives depends on its encoding (see value.go): strings in
+// the value words as bytes or as an integer, compact collections (listpack,
+// intset) as bytes holding one flat buffer, full collections as a pointer
+// to their structure.
+//
+// The value words (ptr, n, c, words) are one union read and written only
+// through the accessors below (Bytes, SetBytes, Int, SetInt, Coll,
+// SetColl): a byte string, an integer or a collection, never two at once.
+// They replaced three fields (Str []byte, Coll values.Collection, IntVal
+// int64: 48 bytes of which at most 24 were live) and took the slot from 80
+// bytes to 48 (TestObjectSize keeps it there). words says what they hold:
+//   - wordsNone: nothing (ptr nil, n and c 0): an empty slot, a value being
+//     built, a string whose buffer was dropped (FreeStr).
+//   - wordsBytes: ptr is the first byte of a []byte's backing array, n its
+//     length, c its capacity; Bytes() rebuilds the slice. ptr is an
+//     unsafe.Pointer, never a uintptr, so the collector sees it and keeps
+//     the array alive; an off-heap string's (OffHeap) points into a bigbuf
+//     mapping, which the collector ignores and bigstr.go frees.
+//   - wordsInt: n and c are the low and high halves of the int64; ptr nil.
+//   - wordsHTable, wordsSkiplist, wordsQuicklist, wordsStream: ptr is the
+//     collection (*values.HTable, ...); Coll() rebuilds the interface from
+//     it without allocating, and no box sits between the slot and the
+//     structure.
+//
+// And Enc says which of them is live (checked by checkDB's model test,
+// verifyObject):
+//   - EncRaw, EncRawEdited, EncListpack, EncIntset: wordsBytes (or
+//     wordsNone for a string without bytes)
+//   - EncInt: wordsInt
+//   - EncHashtable: wordsHTable; EncSkiplist: wordsSkiplist; EncQuicklist:
+//     wordsQuicklist; EncStream: wordsStream
+//
+// A byte value's length and capacity are uint32: no value reaches 4 GiB
+// (MaxStringLen and proto-max-bulk-len stop strings at 512 MiB; a listpack
+// or intset converts to its full encoding long before), and SetBytes
+// panics rather than truncate one that would.
 type Object struct {
-	Key      string            // the index compares lookups with it (keyindex holds no key)
-	Str      []byte            // EncRaw: the string; EncListpack/EncIntset: the flat encoding
-	Coll     values.Collection // EncHashtable, EncSkiplist, EncQuicklist, EncStream: the structure
-	IntVal   int64             // KindString with EncInt: the value, as Redis' OBJ_ENCODING_INT
-	ExpireAt int64             // unix milliseconds; 0 = no expiry (its place in DB.volatile is in DB.volPos)
-	Access   uint32            // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
-	Kind     Kind
-	Enc      Encoding
-	OffHeap  bool // str is a bigbuf mapping, not Go heap (bigstr.go)
+	Key      string // the index compares lookups with it (keyindex holds no key)
+	ExpireAt int64  // unix milliseconds; 0 = no expiry (its place in DB.volatile is in DB.volPos)
+
+	ptr  unsafe.Pointer // the value words (see above), with words below
+	n, c uint32
+
+	Access  uint32 // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
+	Kind    Kind
+	Enc     Encoding
+	OffHeap bool       // the bytes are a bigbuf mapping, not Go heap (bigstr.go)
+	words   valueWords // what ptr, n and c hold: in the byte padding left after OffHeap
+}
+
+// valueWords says what an Object's value words hold (see Object).
+type valueWords uint8
+
+const (
+	wordsNone valueWords = iota
+	wordsBytes
+	wordsInt
+	wordsHTable
+	wordsSkiplist
+	wordsQuicklist
+	wordsStream
+)
+
+// Bytes is a string's bytes or a compact collection's flat buffer (nil when
+// the value words hold no bytes). The slice aliases the object's buffer:
+// writing through it changes the value, and it is valid until the value is
+// replaced.
+func (o *Object) Bytes() []byte {
+	if o.words != wordsBytes {
+		return nil
+	}
+	return unsafe.Slice((*byte)(o.ptr), o.c)[:o.n]
+}
+
+// SetBytes makes b the value's bytes, replacing what the words held. A nil
+// b clears the words only when they hold bytes (so that clearing a value's
+// bytes and then its collection, as code written for separate fields does,
+// leaves whichever was live). It panics if b's capacity reaches 4 GiB.
+func (o *Object) SetBytes(b []byte) {
+	if b == nil {
+		if o.words == wordsBytes {
+			o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone
+		}
+		return
+	}
+	if uint64(cap(b)) > math.MaxUint32 {
+		panic("keyspace: a value of 4 GiB or more")
+	}
+	o.ptr, o.n, o.c, o.words = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(cap(b)), wordsBytes
+}
+
+// Int is an EncInt string's integer (0 when the words hold none).
+func (o *Object) Int() int64 {
+	if o.words != wordsInt {
+		return 0
+	}
+	return int64(uint64(o.n) | uint64(o.c)<<32)
+}
+
+// SetInt makes v the value's integer, replacing what the words held. It
+// does not set Enc (DB.SetInt does both).
+func (o *Object) SetInt(v int64) {
+	o.ptr, o.n, o.c, o.words = nil, uint32(uint64(v)), uint32(uint64(v)>>32), wordsInt
+}
+
+// Coll is a full collection's structure (nil when the words hold none).
+func (o *Object) Coll() values.Collection {
+	switch o.words {
+	case wordsHTable:
+		return (*values.HTable)(o.ptr)
+	case wordsSkiplist:
+		return (*values.Skiplist)(o.ptr)
+	case wordsQuicklist:
+		return (*values.Quicklist)(o.ptr)
+	case wordsStream:
+		return (*values.Stream)(o.ptr)
+	}
+	return nil
+}
+
+// SetColl makes c the value's structure, replacing what the words held. A
+// nil c clears the words only when they hold a collection (see SetBytes).
+// It panics for a Collection type the words have no tag for.
+func (o *Object) SetColl(c values.Collection) {
+	var w valueWords
+	var p unsafe.Pointer
+	switch c := c.(type) {
+	case nil:
+		if o.words >= wordsHTable {
+			o.clearValue()
+		}
+		return
+	case *values.HTable:
+		w, p = wordsHTable, unsafe.Pointer(c)
+	case *values.Skiplist:
+		w, p = wordsSkiplist, unsafe.Pointer(c)
+	case *values.Quicklist:
+		w, p = wordsQuicklist, unsafe.Pointer(c)
+	case *values.Stream:
+		w, p = wordsStream, unsafe.Pointer(c)
+	default:
+		panic(fmt.Sprintf("keyspace: no value words for a %T", c))
+	}
+	o.ptr, o.n, o.c, o.words = p, 0, 0, w
+}
+
+// clearValue empties the value words, whatever they hold.
+func (o *Object) clearValue() { o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone }
+
+// MoveValue moves src's value words and encoding to dst (RENAME, MOVE),
+// leaving src with none; nothing else of either object changes, and no
+// memory is accounted.
+func MoveValue(dst, src *Object) {
+	dst.ptr, dst.n, dst.c, dst.words, dst.Enc = src.ptr, src.n, src.c, src.words, src.Enc
+	src.clearValue()
+}
+
+// verifyWords checks that o's value words agree with its encoding (the
+// Object doc's invariants): an empty slot holds nothing, a live one what
+// its Enc says, and each kind of words is well formed.
+func (o *Object) verifyWords() error {
+	if o.Kind == KindNone {
+		if o.words != wordsNone || o.ptr != nil || o.n != 0 || o.c != 0 || o.OffHeap {
+			return fmt.Errorf("empty slot holds value words %d (ptr %p, %d, %d, offheap %v)", o.words, o.ptr, o.n, o.c, o.OffHeap)
+		}
+		return nil
+	}
+	want := wordsFor(o.Enc)
+	switch {
+	case o.words == want:
+	case o.words == wordsNone && want == wordsBytes && !o.OffHeap:
+		return nil // a string or flat value without a buffer
+	default:
+		return fmt.Errorf("key %q: encoding %d with value words %d (want %d)", o.Key, o.Enc, o.words, want)
+	}
+	switch o.words {
+	case wordsBytes:
+		if o.ptr == nil || o.n > o.c {
+			return fmt.Errorf("key %q: bytes at %p, length %d, capacity %d", o.Key, o.ptr, o.n, o.c)
+		}
+	case wordsInt:
+		if o.ptr != nil {
+			return fmt.Errorf("key %q: integer with a pointer %p", o.Key, o.ptr)
+		}
+	default:
+		if o.ptr == nil || o.n != 0 || o.c != 0 {
+			return fmt.Errorf("key %q: collection at %p with %d, %d", o.Key, o.ptr, o.n, o.c)
+		}
+	}
+	if o.OffHeap && (o.words != wordsBytes || o.Kind != KindString) {
+		return fmt.Errorf("key %q: off-heap but words %d, kind %d", o.Key, o.words, o.Kind)
+	}
+	return nil
+}
+
+// VerifyValueWords checks every slot of d with verifyWords (for the
+// property tests of the commands that build values).
+// REQUIRES: the caller holds the store's shard.
+func (d *DB) VerifyValueWords() error {
+	for pos := range d.used {
+		if err := d.Slot(pos).verifyWords(); err != nil {
+			return fmt.Errorf("slot %d: %w", pos, err)
+		}
+	}
+	return nil
+}
+
+// wordsFor is what the value words of a live object of encoding enc hold;
+// EncRaw and the flat encodings may also hold none.
+func wordsFor(enc Encoding) valueWords {
+	switch enc {
+	case EncInt:
+		return wordsInt
+	case EncHashtable:
+		return wordsHTable
+	case EncSkiplist:
+		return wordsSkiplist
+	case EncQuicklist:
+		return wordsQuicklist
+	case EncStream:
+		return wordsStream
+	}
+	return wordsBytes
 }
 
 // Encoding is how a string value is held. EncInt keeps an integer inside the
@@ -53,24 +266,24 @@ type Object struct {
 type Encoding uint8
 
 const (
-	EncRaw       Encoding = iota // o.Str holds the bytes
-	EncInt                       // o.IntVal holds the value; o.Str is nil
-	EncListpack                  // o.Str is a listpack (package listpack)
-	EncIntset                    // o.Str is an intset (sorted integers)
-	EncHashtable                 // o.Coll is a hash table (hash or set)
-	EncSkiplist                  // o.Coll is a sorted set's skiplist and map
-	EncQuicklist                 // o.Coll is a list of listpacks
-	EncStream                    // o.Coll is a stream
-	EncRawEdited                 // o.Str holds the bytes, edited in place (APPEND, SETRANGE): Redis' "raw"
+	EncRaw       Encoding = iota // o.Bytes() is the string
+	EncInt                       // o.Int() is the value; o.Bytes() is nil
+	EncListpack                  // o.Bytes() is a listpack (package listpack)
+	EncIntset                    // o.Bytes() is an intset (sorted integers)
+	EncHashtable                 // o.Coll() is a hash table (hash or set)
+	EncSkiplist                  // o.Coll() is a sorted set's skiplist and map
+	EncQuicklist                 // o.Coll() is a list of listpacks
+	EncStream                    // o.Coll() is a stream
+	EncRawEdited                 // o.Bytes() is the string, edited in place (APPEND, SETRANGE): Redis' "raw"
 )
 
 // Value returns a string object's bytes; for EncInt they are formatted into
 // buf. The result is valid until buf or the object changes.
 func (o *Object) Value(buf *[20]byte) []byte {
 	if o.Enc == EncInt {
-		return strconv.AppendInt(buf[:0], o.IntVal, 10)
+		return strconv.AppendInt(buf[:0], o.Int(), 10)
 	}
-	return o.Str
+	return o.Bytes()
 }
 
 const chunkBits = 10
@@ -127,15 +340,19 @@ type DB struct {
 }
 
 // ObjectOverhead approximates the bytes a key costs beyond its key and value
-// bytes: its slot (an object, 80 bytes), its share of the index (5 bytes a
-// bucket, 6-11 a key with the table 44-88% full) and the allocator's
-// rounding of the key and value buffers to size classes (about 10 for short
-// keys and values). Calibrated against the Go heap
-// (TestMemoryAccountingMatchesHeap: 119.0 B of heap a key for 200,000 small
-// strings over 4 shards, 152.1 for small hashes): within about 5% for small
-// keys. It was 152 with a Go map index (about 40 B a key more) and an
-// 88-byte object.
-const ObjectOverhead = 98
+// bytes: its slot (an Object, unsafe.Sizeof: 48 bytes), its share of the
+// index (indexShare) and the allocator's rounding of the key and value
+// buffers to size classes (sizeClassSlack). Calibrated against the Go heap
+// by TestMemoryAccountingMatchesHeap (docs/architecture.md, "The keyspace":
+// the heap a key for 200,000 small strings and 100,000 small hashes over 4
+// shards). It was 152 with a Go map index (about 40 B a key more) and an
+// 88-byte object, 98 with the 80-byte one.
+const ObjectOverhead = int(unsafe.Sizeof(Object{})) + indexShare + sizeClassSlack
+
+const (
+	indexShare     = 10 // 5 bytes a bucket, 6-11 a key with the table 44-88% full
+	sizeClassSlack = 8  // short keys and values rounded up to their size classes
+)
 
 func newDB() *DB {
 	return &DB{evict: detachedEvictor}
@@ -473,19 +690,19 @@ func (d *DB) unindexExpire(o *Object, pos uint32) {
 // A value of bigbuf.Threshold bytes or more goes off the Go heap
 // (bigstr.go), copied in preemptible steps.
 func (d *DB) SetString(o *Object, val []byte) {
-	old := cap(o.Str)
+	old := cap(o.Bytes())
 	switch {
-	case cap(o.Str) >= len(val) && cap(o.Str) <= 2*len(val)+16:
-		o.Str = o.Str[:len(val)]
-		copyPreemptible(o.Str, val)
+	case cap(o.Bytes()) >= len(val) && cap(o.Bytes()) <= 2*len(val)+16:
+		o.SetBytes(o.Bytes()[:len(val)])
+		copyPreemptible(o.Bytes(), val)
 	case len(val) >= bigbuf.Threshold:
 		d.unmapStr(o)
-		o.Str = nil
+		o.SetBytes(nil)
 		d.NewStringBuf(o, len(val), len(val), true)
-		copyPreemptible(o.Str, val)
+		copyPreemptible(o.Bytes(), val)
 	default:
 		d.unmapStr(o)
-		o.Str = append(make([]byte, 0, len(val)), val...)
+		o.SetBytes(append(make([]byte, 0, len(val)), val...))
 	}
 	if o.Kind != KindString && d.blocked != nil {
 		d.markReady(o.Key) // a stream overwritten: its XREADGROUP waiters are told
@@ -542,26 +759,26 @@ func StringCapFor(need int) int {
 // From bigbuf.Threshold on the string lives off the Go heap and grows with
 // mremap by Redis' steps (bigCapFor; bigstr.go).
 func (d *DB) GrowString(o *Object, need int) {
-	if need <= cap(o.Str) {
-		n := len(o.Str)
-		o.Str = o.Str[:need]
+	if need <= cap(o.Bytes()) {
+		n := len(o.Bytes())
+		o.SetBytes(o.Bytes()[:need])
 		// A reused buffer may hold a previous value's bytes.
 		if o.OffHeap {
-			bigbuf.Zero(o.Str[n:])
+			bigbuf.Zero(o.Bytes()[n:])
 		} else {
-			clear(o.Str[n:])
+			clear(o.Bytes()[n:])
 		}
 		return
 	}
-	old := cap(o.Str)
+	old := cap(o.Bytes())
 	if need >= bigbuf.Threshold && d.growOffHeap(o, need) {
 		d.AccountResize(o, old)
 		return
 	}
 	buf := make([]byte, need, StringCapFor(need))
-	copyPreemptible(buf, o.Str)
+	copyPreemptible(buf, o.Bytes())
 	d.unmapStr(o) // when an mremap failed
-	o.Str = buf
+	o.SetBytes(buf)
 	d.AccountResize(o, old)
 }
 
@@ -582,7 +799,9 @@ func copyPreemptible(dst, src []byte) {
 // buffer.
 func (d *DB) SetInt(o *Object, n int64) {
 	d.FreeStr(o)
-	o.Kind, o.Enc, o.IntVal = KindString, EncInt, n
+	o.Kind = KindString
+	o.Enc = EncInt
+	o.SetInt(n)
 	d.Touched(o.Key)
 }
 
@@ -592,23 +811,23 @@ func (d *DB) Materialize(o *Object) {
 	if o.Enc != EncInt {
 		return
 	}
-	o.Str = strconv.AppendInt(make([]byte, 0, 24), o.IntVal, 10)
+	o.SetBytes(strconv.AppendInt(make([]byte, 0, 24), o.Int(), 10))
 	o.Enc = EncRaw
-	d.memory.Add(int64(cap(o.Str)))
+	d.memory.Add(int64(cap(o.Bytes())))
 }
 
 // DropValue empties o's value before it is given a value of another kind.
 func (d *DB) DropValue(o *Object) {
 	d.memory.Add(-o.ValueMemory())
 	d.unmapStr(o)
-	o.Str, o.Coll = nil, nil
+	o.clearValue()
 	o.Kind, o.Enc = KindNone, EncRaw
 }
 
 // AccountResize records that o.Str's capacity changed from old. Overwrites
 // in place (the common case) change nothing and skip the atomic add.
 func (d *DB) AccountResize(o *Object, old int) {
-	if delta := cap(o.Str) - old; delta != 0 {
+	if delta := cap(o.Bytes()) - old; delta != 0 {
 		d.memory.Add(int64(delta))
 	}
 }

@@ -15,6 +15,9 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 	if err := d.index.Verify(d.hashAt); err != nil {
 		t.Fatalf("key index: %v", err)
 	}
+	if err := d.VerifyValueWords(); err != nil {
+		t.Fatal(err)
+	}
 	live, volatile := 0, 0
 	for pos := uint32(0); pos < d.used; pos++ {
 		o := d.Slot(pos)
@@ -26,8 +29,8 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 			t.Fatalf("slot %d holds %q but the index says %d (%v)", pos, o.Key, got, ok)
 		}
 		m, ok := model[o.Key]
-		if !ok || string(o.Str) != m.val || o.ExpireAt != m.expireAt {
-			t.Fatalf("slot %d: %q=%q exp %d; model %+v (present %v)", pos, o.Key, o.Str, o.ExpireAt, m, ok)
+		if !ok || string(o.Bytes()) != m.val || o.ExpireAt != m.expireAt {
+			t.Fatalf("slot %d: %q=%q exp %d; model %+v (present %v)", pos, o.Key, o.Bytes(), o.ExpireAt, m, ok)
 		}
 		if o.ExpireAt != 0 {
 			volatile++

@@ -28,13 +28,13 @@ func NewHashValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
 	for _, a := range pairs {
 		if int64(len(a)) > lim.HashMaxListpackValue {
 			o.Enc = EncHashtable
-			o.Coll = values.NewHTable(true, len(pairs)/2)
+			o.SetColl(values.NewHTable(true, len(pairs)/2))
 			return
 		}
 		size += listpack.EntrySize(a)
 	}
 	o.Enc = EncListpack
-	o.Str = listpack.New(size)
+	o.SetBytes(listpack.New(size))
 }
 
 // HashTryConversion converts a listpack hash when any of args is longer than
@@ -53,7 +53,7 @@ func HashTryConversion(o *Object, args [][]byte, lim *EncodingLimits) {
 
 // hashConvert turns a listpack hash into a hash table, keeping field order.
 func hashConvert(o *Object) {
-	lp := o.Str
+	lp := o.Bytes()
 	t := values.NewHTable(true, listpack.Len(lp)/2)
 	for off := listpack.First; off < len(lp); {
 		f, next := listpack.Next(lp, off)
@@ -61,36 +61,38 @@ func hashConvert(o *Object) {
 		t.Insert(f, v)
 		off = next2
 	}
-	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
+	o.SetBytes(nil)
+	o.SetColl(t)
+	o.Enc = EncHashtable
 }
 
 // HashReserve makes room in a hash table for n more fields (values.HTable's
 // Reserve); a listpack hash is left alone.
 func HashReserve(o *Object, n int) {
 	if o.Enc == EncHashtable {
-		o.Coll.(*values.HTable).Reserve(n)
+		o.Coll().(*values.HTable).Reserve(n)
 	}
 }
 
 func HashLen(o *Object) int {
 	if o.Enc == EncListpack {
-		return listpack.Len(o.Str) / 2
+		return listpack.Len(o.Bytes()) / 2
 	}
-	return o.Coll.(*values.HTable).Len()
+	return o.Coll().(*values.HTable).Len()
 }
 
 // HashGet returns field's value. The result is valid until o changes.
 func HashGet(o *Object, field []byte) ([]byte, bool) {
 	if o.Enc == EncListpack {
-		off := listpack.Find(o.Str, field, 2)
+		off := listpack.Find(o.Bytes(), field, 2)
 		if off < 0 {
 			return nil, false
 		}
-		_, next := listpack.Next(o.Str, off)
-		v, _ := listpack.Next(o.Str, next)
+		_, next := listpack.Next(o.Bytes(), off)
+		v, _ := listpack.Next(o.Bytes(), next)
 		return v, true
 	}
-	t := o.Coll.(*values.HTable)
+	t := o.Coll().(*values.HTable)
 	if i, ok := t.Find(field); ok {
 		return t.Value(i), true
 	}
@@ -105,21 +107,22 @@ func HashSet(o *Object, field, val []byte, lim *EncodingLimits) bool {
 		if int64(len(field)) > lim.HashMaxListpackValue || int64(len(val)) > lim.HashMaxListpackValue {
 			hashConvert(o)
 		} else {
-			lp := o.Str
+			lp := o.Bytes()
 			if off := listpack.Find(lp, field, 2); off >= 0 {
 				_, next := listpack.Next(lp, off)
-				o.Str, _ = listpack.Replace(lp, next, val)
+				lp, _ = listpack.Replace(lp, next, val)
+				o.SetBytes(lp)
 				return false
 			}
 			lp = listpack.Append(lp, field)
-			o.Str = listpack.Append(lp, val)
-			if int64(listpack.Len(o.Str)/2) > lim.HashMaxListpackEntries {
+			o.SetBytes(listpack.Append(lp, val))
+			if int64(listpack.Len(o.Bytes())/2) > lim.HashMaxListpackEntries {
 				hashConvert(o)
 			}
 			return true
 		}
 	}
-	t := o.Coll.(*values.HTable)
+	t := o.Coll().(*values.HTable)
 	if i, ok := t.Find(field); ok {
 		t.SetValue(i, val)
 		return false
@@ -131,17 +134,17 @@ func HashSet(o *Object, field, val []byte, lim *EncodingLimits) bool {
 // HashDelete removes field and reports whether it was there.
 func HashDelete(o *Object, field []byte) bool {
 	if o.Enc == EncListpack {
-		off := listpack.Find(o.Str, field, 2)
+		off := listpack.Find(o.Bytes(), field, 2)
 		if off < 0 {
 			return false
 		}
-		o.Str = listpack.Delete(o.Str, off, 2)
-		if cap(o.Str) > 2*len(o.Str)+64 {
-			o.Str = listpack.Clone(o.Str) // give back what many deletions freed
+		o.SetBytes(listpack.Delete(o.Bytes(), off, 2))
+		if cap(o.Bytes()) > 2*len(o.Bytes())+64 {
+			o.SetBytes(listpack.Clone(o.Bytes())) // give back what many deletions freed
 		}
 		return true
 	}
-	t := o.Coll.(*values.HTable)
+	t := o.Coll().(*values.HTable)
 	i, ok := t.Find(field)
 	if ok {
 		t.RemoveAt(i)
@@ -165,7 +168,7 @@ func NewHashIter(o *Object) hashIter {
 
 func (it *hashIter) Next() (field, val []byte, ok bool) {
 	if it.o.Enc == EncListpack {
-		lp := it.o.Str
+		lp := it.o.Bytes()
 		if it.pos >= len(lp) {
 			return nil, nil, false
 		}
@@ -173,7 +176,7 @@ func (it *hashIter) Next() (field, val []byte, ok bool) {
 		val, it.pos = listpack.Next(lp, next)
 		return field, val, true
 	}
-	t := it.o.Coll.(*values.HTable)
+	t := it.o.Coll().(*values.HTable)
 	if it.pos >= t.Len() {
 		return nil, nil, false
 	}
@@ -197,10 +200,10 @@ func HashPairOffsets(lp []byte) []int {
 // HashPairOffsets gives; a position for a hash table).
 func HashPair(o *Object, offs []int, i int) (field, val []byte) {
 	if o.Enc == EncListpack {
-		f, next := listpack.Next(o.Str, offs[i])
-		v, _ := listpack.Next(o.Str, next)
+		f, next := listpack.Next(o.Bytes(), offs[i])
+		v, _ := listpack.Next(o.Bytes(), next)
 		return f, v
 	}
-	t := o.Coll.(*values.HTable)
+	t := o.Coll().(*values.HTable)
 	return t.Key(i), t.Value(i)
 }

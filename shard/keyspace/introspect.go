@@ -34,9 +34,9 @@ func ObjectCommand(c *Ctx) {
 	case resp.EqualFold(sub, "refcount"):
 		// Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT) and reports
 		// them so; svcdb holds them inline, which is the same observable fact.
-		n, isInt := o.IntVal, o.Enc == EncInt
+		n, isInt := o.Int(), o.Enc == EncInt
 		if o.Enc == EncRaw {
-			n, isInt = resp.ParseInt(o.Str)
+			n, isInt = resp.ParseInt(o.Bytes())
 		}
 		if isInt && n >= 0 && n < 10000 {
 			c.Int(2147483647)

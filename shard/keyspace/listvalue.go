@@ -25,9 +25,9 @@ import (
 // ListLen is the number of elements of list o.
 func ListLen(o *Object) int {
 	if o.Enc == EncQuicklist {
-		return o.Coll.(*values.Quicklist).Len()
+		return o.Coll().(*values.Quicklist).Len()
 	}
-	return listpack.Len(o.Str)
+	return listpack.Len(o.Bytes())
 }
 
 // listToQuicklist converts o from a listpack to a quicklist, filling nodes
@@ -35,8 +35,10 @@ func ListLen(o *Object) int {
 // ends, compressed under list-compress-depth as it is now (the quicklist
 // keeps that depth, as a Redis quicklist keeps the one it was created with).
 func listToQuicklist(o *Object, lim *EncodingLimits) *values.Quicklist {
-	q := values.QuicklistFromListpack(o.Str, lim.ListMaxListpackSize, int(lim.ListCompressDepth))
-	o.Str, o.Coll, o.Enc = nil, q, EncQuicklist
+	q := values.QuicklistFromListpack(o.Bytes(), lim.ListMaxListpackSize, int(lim.ListCompressDepth))
+	o.SetBytes(nil)
+	o.SetColl(q)
+	o.Enc = EncQuicklist
 	return q
 }
 
@@ -45,17 +47,17 @@ func listToQuicklist(o *Object, lim *EncodingLimits) *values.Quicklist {
 func ListPush(o *Object, v []byte, front bool, lim *EncodingLimits) {
 	fill := lim.ListMaxListpackSize
 	if o.Enc == EncQuicklist {
-		o.Coll.(*values.Quicklist).Push(v, front, fill)
+		o.Coll().(*values.Quicklist).Push(v, front, fill)
 		return
 	}
-	if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
+	if !values.ListpackFits(o.Bytes(), values.NodeEntrySize(len(v)), fill) {
 		listToQuicklist(o, lim).Push(v, front, fill)
 		return
 	}
-	if front && len(o.Str) > listpack.First {
-		o.Str = listpack.Insert(o.Str, listpack.First, v)
+	if front && len(o.Bytes()) > listpack.First {
+		o.SetBytes(listpack.Insert(o.Bytes(), listpack.First, v))
 	} else {
-		o.Str = listpack.Append(o.Str, v)
+		o.SetBytes(listpack.Append(o.Bytes(), v))
 	}
 }
 
@@ -66,7 +68,7 @@ func ListPush(o *Object, v []byte, front bool, lim *EncodingLimits) {
 func ListPushMany(o *Object, vs [][]byte, front bool, lim *EncodingLimits) {
 	for i, v := range vs {
 		if o.Enc == EncQuicklist {
-			o.Coll.(*values.Quicklist).PushMany(vs[i:], front, lim.ListMaxListpackSize)
+			o.Coll().(*values.Quicklist).PushMany(vs[i:], front, lim.ListMaxListpackSize)
 			return
 		}
 		ListPush(o, v, front, lim)
@@ -77,13 +79,13 @@ func ListPushMany(o *Object, vs [][]byte, front bool, lim *EncodingLimits) {
 // until o changes. REQUIRES: o is not empty.
 func ListEnd(o *Object, front bool) []byte {
 	if o.Enc == EncQuicklist {
-		return o.Coll.(*values.Quicklist).End(front)
+		return o.Coll().(*values.Quicklist).End(front)
 	}
 	off := listpack.First
 	if !front {
-		off = values.ListpackLastOffset(o.Str)
+		off = values.ListpackLastOffset(o.Bytes())
 	}
-	v, _ := listpack.Next(o.Str, off)
+	v, _ := listpack.Next(o.Bytes(), off)
 	return v
 }
 
@@ -94,7 +96,7 @@ func ListDelEnds(o *Object, k int, front bool) {
 		return
 	}
 	if o.Enc == EncQuicklist {
-		q := o.Coll.(*values.Quicklist)
+		q := o.Coll().(*values.Quicklist)
 		if front {
 			q.DelFront(k)
 		} else {
@@ -103,28 +105,28 @@ func ListDelEnds(o *Object, k int, front bool) {
 		return
 	}
 	if front {
-		o.Str = listpack.Delete(o.Str, listpack.First, k)
+		o.SetBytes(listpack.Delete(o.Bytes(), listpack.First, k))
 		return
 	}
-	n := listpack.Len(o.Str)
-	o.Str = listpack.Delete(o.Str, values.ListpackSkip(o.Str, listpack.First, n-k), k)
+	n := listpack.Len(o.Bytes())
+	o.SetBytes(listpack.Delete(o.Bytes(), values.ListpackSkip(o.Bytes(), listpack.First, n-k), k))
 }
 
 // ListIterAt returns an iterator whose first element is element start
 // (0 <= start < ListLen(o)).
 func ListIterAt(o *Object, start int, back bool) values.ListIter {
 	if o.Enc == EncQuicklist {
-		return o.Coll.(*values.Quicklist).IterAt(start, back)
+		return o.Coll().(*values.Quicklist).IterAt(start, back)
 	}
-	return values.ListpackIterAt(o.Str, start, back)
+	return values.ListpackIterAt(o.Bytes(), start, back)
 }
 
 // ListIndex returns element i (0 <= i < ListLen(o)).
 func ListIndex(o *Object, i int) []byte {
 	if o.Enc == EncQuicklist {
-		return o.Coll.(*values.Quicklist).Index(i)
+		return o.Coll().(*values.Quicklist).Index(i)
 	}
-	v, _ := listpack.Next(o.Str, listpack.Offset(o.Str, i))
+	v, _ := listpack.Next(o.Bytes(), listpack.Offset(o.Bytes(), i))
 	return v
 }
 
@@ -132,16 +134,17 @@ func ListIndex(o *Object, i int) []byte {
 func ListSet(o *Object, i int, v []byte, lim *EncodingLimits) {
 	fill := lim.ListMaxListpackSize
 	if o.Enc != EncQuicklist {
-		off := listpack.Offset(o.Str, i)
-		_, next := listpack.Next(o.Str, off)
-		size := len(o.Str) - listpack.First - (next - off)
-		if listpack.Len(o.Str) == 1 || values.NodeFits(size, listpack.Len(o.Str)-1, values.NodeEntrySize(len(v)), fill) {
-			o.Str, _ = listpack.Replace(o.Str, off, v)
+		off := listpack.Offset(o.Bytes(), i)
+		_, next := listpack.Next(o.Bytes(), off)
+		size := len(o.Bytes()) - listpack.First - (next - off)
+		if listpack.Len(o.Bytes()) == 1 || values.NodeFits(size, listpack.Len(o.Bytes())-1, values.NodeEntrySize(len(v)), fill) {
+			lp, _ := listpack.Replace(o.Bytes(), off, v)
+			o.SetBytes(lp)
 			return
 		}
 		listToQuicklist(o, lim)
 	}
-	o.Coll.(*values.Quicklist).Set(i, v, fill)
+	o.Coll().(*values.Quicklist).Set(i, v, fill)
 }
 
 // ListInsert adds v before (after false) or after the first element equal to
@@ -149,18 +152,18 @@ func ListSet(o *Object, i int, v []byte, lim *EncodingLimits) {
 func ListInsert(o *Object, pivot, v []byte, after bool, lim *EncodingLimits) bool {
 	fill := lim.ListMaxListpackSize
 	if o.Enc == EncQuicklist {
-		return o.Coll.(*values.Quicklist).InsertPivot(pivot, v, after, fill)
+		return o.Coll().(*values.Quicklist).InsertPivot(pivot, v, after, fill)
 	}
-	for off := listpack.First; off < len(o.Str); {
-		e, next := listpack.Next(o.Str, off)
+	for off := listpack.First; off < len(o.Bytes()); {
+		e, next := listpack.Next(o.Bytes(), off)
 		if string(e) != string(pivot) {
 			off = next
 			continue
 		}
-		if !values.ListpackFits(o.Str, values.NodeEntrySize(len(v)), fill) {
+		if !values.ListpackFits(o.Bytes(), values.NodeEntrySize(len(v)), fill) {
 			i := 0
 			for p := listpack.First; p < off; i++ {
-				_, p = listpack.Next(o.Str, p)
+				_, p = listpack.Next(o.Bytes(), p)
 			}
 			if after {
 				i++
@@ -171,7 +174,7 @@ func ListInsert(o *Object, pivot, v []byte, after bool, lim *EncodingLimits) boo
 		if after {
 			off = next
 		}
-		o.Str = listpack.Insert(o.Str, off, v)
+		o.SetBytes(listpack.Insert(o.Bytes(), off, v))
 		return true
 	}
 	return false
@@ -193,10 +196,10 @@ func ListRemove(o *Object, v []byte, limit int, fromBack bool) int {
 	}
 	r := values.NewEqualRemover(v, limit, skip)
 	if o.Enc == EncQuicklist {
-		o.Coll.(*values.Quicklist).RemoveWhere(&r)
+		o.Coll().(*values.Quicklist).RemoveWhere(&r)
 		return r.Removed()
 	}
-	lp := o.Str
+	lp := o.Bytes()
 	w := listpack.First
 	for rd := listpack.First; rd < len(lp); {
 		e, next := listpack.Next(lp, rd)
@@ -209,8 +212,8 @@ func ListRemove(o *Object, v []byte, limit int, fromBack bool) int {
 		rd = next
 	}
 	if removed := r.Removed(); removed > 0 {
-		o.Str = lp[:w]
-		values.ListpackSetLen(o.Str, listpack.Len(lp)-removed)
+		o.SetBytes(lp[:w])
+		values.ListpackSetLen(o.Bytes(), listpack.Len(lp)-removed)
 	}
 	return r.Removed()
 }

@@ -126,7 +126,9 @@ func buildValue(e *rdb.Entry, lim *EncodingLimits) (Object, error) {
 		if err != nil {
 			return v, fmt.Errorf("stream: %w", err)
 		}
-		v.Kind, v.Enc, v.Coll = KindStream, EncStream, s
+		v.Kind = KindStream
+		v.Enc = EncStream
+		v.SetColl(s)
 	default:
 		return v, fmt.Errorf("unknown kind %d", e.Kind)
 	}
@@ -145,7 +147,7 @@ func (d *DB) insertBuilt(key []byte, v *Object, e *rdb.Entry) *Object {
 		}
 		return o
 	}
-	o.Str, o.Coll, o.Enc = v.Str, v.Coll, v.Enc
+	MoveValue(o, v)
 	d.ValueChanged(o, 0)
 	return o
 }
@@ -157,7 +159,8 @@ func loadList(v *Object, elems [][]byte, lim *EncodingLimits) {
 	for _, el := range elems[:min(len(elems), values.ListpackMaxEntries)] {
 		size += listpack.EntrySize(el)
 	}
-	v.Enc, v.Str = EncListpack, listpack.New(size)
+	v.Enc = EncListpack
+	v.SetBytes(listpack.New(size))
 	for _, el := range elems {
 		ListPush(v, el, false, lim)
 	}
@@ -170,7 +173,8 @@ func loadList(v *Object, elems [][]byte, lim *EncodingLimits) {
 // REQUIRES: members is not empty.
 func loadSet(v *Object, members [][]byte, lim *EncodingLimits) {
 	if n := int64(len(members)); n > lim.SetMaxIntsetEntries && n > lim.SetMaxListpackEntries {
-		v.Enc, v.Coll = EncHashtable, values.NewHTable(false, len(members))
+		v.Enc = EncHashtable
+		v.SetColl(values.NewHTable(false, len(members)))
 	} else {
 		NewSetValue(v, members, lim)
 	}
@@ -195,7 +199,8 @@ func loadZSet(v *Object, members []rdb.ZMember, lim *EncodingLimits) {
 				sl.Add(members[i].Member, members[i].Score)
 			}
 		}
-		v.Enc, v.Coll = EncSkiplist, sl
+		v.Enc = EncSkiplist
+		v.SetColl(sl)
 		return
 	}
 	slices.SortFunc(members, func(a, b rdb.ZMember) int {
@@ -214,7 +219,8 @@ func loadZSet(v *Object, members []rdb.ZMember, lim *EncodingLimits) {
 		lp = listpack.Append(lp, members[i].Member)
 		lp = listpack.Append(lp, values.ZlScoreBytes(&sb, members[i].Score))
 	}
-	v.Enc, v.Str = EncListpack, lp
+	v.Enc = EncListpack
+	v.SetBytes(lp)
 }
 
 // loadHash is rdbLoadObject's RDB_TYPE_HASH: a hash table from the start
@@ -224,17 +230,18 @@ func loadZSet(v *Object, members []rdb.ZMember, lim *EncodingLimits) {
 func loadHash(v *Object, pairs [][]byte, lim *EncodingLimits) {
 	n := len(pairs) / 2
 	if int64(n) > lim.HashMaxListpackEntries {
-		v.Enc, v.Coll = EncHashtable, values.NewHTable(true, n)
+		v.Enc = EncHashtable
+		v.SetColl(values.NewHTable(true, n))
 	} else {
 		NewHashValue(v, pairs, lim)
 	}
 	if v.Enc == EncListpack {
 		for _, x := range pairs {
-			v.Str = listpack.Append(v.Str, x)
+			v.SetBytes(listpack.Append(v.Bytes(), x))
 		}
 		return
 	}
-	t := v.Coll.(*values.HTable)
+	t := v.Coll().(*values.HTable)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if _, dup := t.Find(pairs[i]); !dup {
 			t.Insert(pairs[i], pairs[i+1])

@@ -47,7 +47,7 @@ func NewSetValue(o *Object, members [][]byte, lim *EncodingLimits) {
 	first := members[0]
 	if v, ok := resp.ParseInt(first); ok {
 		o.Enc = EncIntset
-		o.Str = values.NewIntset(values.IntsetWidthFor(v), int(min(int64(len(members)), lim.SetMaxIntsetEntries)))
+		o.SetBytes(values.NewIntset(values.IntsetWidthFor(v), int(min(int64(len(members)), lim.SetMaxIntsetEntries))))
 		return
 	}
 	if int64(len(members)) <= lim.SetMaxListpackEntries && int64(len(first)) <= lim.SetMaxListpackValue {
@@ -56,17 +56,17 @@ func NewSetValue(o *Object, members [][]byte, lim *EncodingLimits) {
 			size += listpack.EntrySize(m)
 		}
 		o.Enc = EncListpack
-		o.Str = listpack.New(size)
+		o.SetBytes(listpack.New(size))
 		return
 	}
 	o.Enc = EncHashtable
-	o.Coll = values.NewHTable(false, len(members))
+	o.SetColl(values.NewHTable(false, len(members)))
 }
 
 // setIntsetToListpack turns an intset into a listpack with room for one
 // more member of extra bytes (Redis 7.2's setTypeConvertAndExpand).
 func setIntsetToListpack(o *Object, extra int) {
-	is := o.Str
+	is := o.Bytes()
 	n := values.IntsetLen(is)
 	var buf [20]byte
 	size := listpack.UvarintLen(uint64(extra)) + extra
@@ -77,7 +77,8 @@ func setIntsetToListpack(o *Object, extra int) {
 	for i := range n {
 		lp = listpack.Append(lp, strconv.AppendInt(buf[:0], values.IntsetGet(is, i), 10))
 	}
-	o.Str, o.Enc = lp, EncListpack
+	o.SetBytes(lp)
+	o.Enc = EncListpack
 }
 
 // setConvert turns an intset or a listpack into a hash table.
@@ -92,7 +93,9 @@ func setConvert(o *Object) {
 		}
 		t.Insert(m.Bytes(&buf), nil)
 	}
-	o.Str, o.Coll, o.Enc = nil, t, EncHashtable
+	o.SetBytes(nil)
+	o.SetColl(t)
+	o.Enc = EncHashtable
 }
 
 // intsetMaxLen is the longest an intset's member is in decimal (for
@@ -133,17 +136,19 @@ func SetShrinkToIntset(o *Object, lim *EncodingLimits) {
 	for i, v := range vals {
 		values.IntsetWrite(is[values.IntsetHeader+i*w:], w, v)
 	}
-	o.Str, o.Coll, o.Enc = is, nil, EncIntset
+	o.SetBytes(is)
+	o.SetColl(nil)
+	o.Enc = EncIntset
 }
 
 func SetLen(o *Object) int {
 	switch o.Enc {
 	case EncIntset:
-		return values.IntsetLen(o.Str)
+		return values.IntsetLen(o.Bytes())
 	case EncListpack:
-		return listpack.Len(o.Str)
+		return listpack.Len(o.Bytes())
 	}
-	return o.Coll.(*values.HTable).Len()
+	return o.Coll().(*values.HTable).Len()
 }
 
 // SetAdd adds m and reports whether it was new (Redis 7.2's setTypeAdd).
@@ -154,25 +159,25 @@ func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
 		if ok {
 			return setIntsetAdd(o, v, lim)
 		}
-		is := o.Str
+		is := o.Bytes()
 		if int64(values.IntsetLen(is)) < lim.SetMaxListpackEntries &&
 			int64(len(m)) <= lim.SetMaxListpackValue && int64(intsetMaxLen(is)) <= lim.SetMaxListpackValue {
 			setIntsetToListpack(o, len(m))
-			o.Str = listpack.Append(o.Str, m)
+			o.SetBytes(listpack.Append(o.Bytes(), m))
 			return true
 		}
 		setConvert(o)
 	case EncListpack:
-		if listpack.Find(o.Str, m, 1) >= 0 {
+		if listpack.Find(o.Bytes(), m, 1) >= 0 {
 			return false
 		}
-		if int64(listpack.Len(o.Str)) < lim.SetMaxListpackEntries && int64(len(m)) <= lim.SetMaxListpackValue {
-			o.Str = listpack.Append(o.Str, m)
+		if int64(listpack.Len(o.Bytes())) < lim.SetMaxListpackEntries && int64(len(m)) <= lim.SetMaxListpackValue {
+			o.SetBytes(listpack.Append(o.Bytes(), m))
 			return true
 		}
 		setConvert(o)
 	}
-	t := o.Coll.(*values.HTable)
+	t := o.Coll().(*values.HTable)
 	if _, found := t.Find(m); found {
 		return false
 	}
@@ -183,9 +188,9 @@ func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
 // setIntsetAdd adds v to an intset, converting it to a hash table when it
 // grows past set-max-intset-entries (Redis' maybeConvertIntset).
 func setIntsetAdd(o *Object, v int64, lim *EncodingLimits) bool {
-	var added bool
-	o.Str, added = values.IntsetAdd(o.Str, v)
-	if added && int64(values.IntsetLen(o.Str)) > lim.SetMaxIntsetEntries {
+	is, added := values.IntsetAdd(o.Bytes(), v)
+	o.SetBytes(is)
+	if added && int64(values.IntsetLen(o.Bytes())) > lim.SetMaxIntsetEntries {
 		setConvert(o)
 	}
 	return added
@@ -209,18 +214,18 @@ func SetRemove(o *Object, m []byte) bool {
 		if !ok {
 			return false
 		}
-		var removed bool
-		o.Str, removed = values.IntsetRemove(o.Str, v)
+		is, removed := values.IntsetRemove(o.Bytes(), v)
+		o.SetBytes(is)
 		return removed
 	case EncListpack:
-		off := listpack.Find(o.Str, m, 1)
+		off := listpack.Find(o.Bytes(), m, 1)
 		if off < 0 {
 			return false
 		}
-		o.Str = setListpackDelete(o.Str, off)
+		o.SetBytes(setListpackDelete(o.Bytes(), off))
 		return true
 	}
-	t := o.Coll.(*values.HTable)
+	t := o.Coll().(*values.HTable)
 	i, found := t.Find(m)
 	if found {
 		t.RemoveAt(i)
@@ -245,19 +250,19 @@ func SetHas(o *Object, m []byte) bool {
 		if !ok {
 			return false
 		}
-		_, found := values.IntsetSearch(o.Str, v)
+		_, found := values.IntsetSearch(o.Bytes(), v)
 		return found
 	case EncListpack:
-		return listpack.Find(o.Str, m, 1) >= 0
+		return listpack.Find(o.Bytes(), m, 1) >= 0
 	}
-	_, found := o.Coll.(*values.HTable).Find(m)
+	_, found := o.Coll().(*values.HTable).Find(m)
 	return found
 }
 
 // SetHasInt reports whether the integer member v is in o.
 func SetHasInt(o *Object, v int64, buf *[20]byte) bool {
 	if o.Enc == EncIntset {
-		_, found := values.IntsetSearch(o.Str, v)
+		_, found := values.IntsetSearch(o.Bytes(), v)
 		return found
 	}
 	return SetHas(o, strconv.AppendInt(buf[:0], v, 10))
@@ -277,12 +282,12 @@ type SetMember struct {
 func SetAt(o *Object, i int) SetMember {
 	switch o.Enc {
 	case EncIntset:
-		return SetMember{Int: values.IntsetGet(o.Str, i), IsInt: true}
+		return SetMember{Int: values.IntsetGet(o.Bytes(), i), IsInt: true}
 	case EncListpack:
-		m, _ := listpack.Next(o.Str, listpack.Offset(o.Str, i))
+		m, _ := listpack.Next(o.Bytes(), listpack.Offset(o.Bytes(), i))
 		return SetMember{Str: m}
 	}
-	return SetMember{Str: o.Coll.(*values.HTable).Key(i)}
+	return SetMember{Str: o.Coll().(*values.HTable).Key(i)}
 }
 
 // SetIter reads a set's members in position order (SetAt's), each once.
@@ -299,11 +304,11 @@ func NewSetIter(o *Object) SetIter { return SetIter{o: o, off: listpack.First} }
 func (it *SetIter) Next() (SetMember, bool) {
 	o := it.o
 	if o.Enc == EncListpack {
-		if it.off >= len(o.Str) {
+		if it.off >= len(o.Bytes()) {
 			return SetMember{}, false
 		}
 		var m []byte
-		m, it.off = listpack.Next(o.Str, it.off)
+		m, it.off = listpack.Next(o.Bytes(), it.off)
 		return SetMember{Str: m}, true
 	}
 	if it.i >= SetLen(o) {
@@ -334,13 +339,14 @@ func (c *Ctx) SetMemberReply(m SetMember) {
 func SetRemoveAt(o *Object, i int) {
 	switch o.Enc {
 	case EncIntset:
-		o.Str, _ = values.IntsetRemove(o.Str, values.IntsetGet(o.Str, i))
+		is, _ := values.IntsetRemove(o.Bytes(), values.IntsetGet(o.Bytes(), i))
+		o.SetBytes(is)
 		return
 	case EncListpack:
-		o.Str = setListpackDelete(o.Str, listpack.Offset(o.Str, i))
+		o.SetBytes(setListpackDelete(o.Bytes(), listpack.Offset(o.Bytes(), i)))
 		return
 	}
-	o.Coll.(*values.HTable).RemoveAt(i)
+	o.Coll().(*values.HTable).RemoveAt(i)
 }
 
 // SetRandomAccess returns a reader of the member at any position of o (as
@@ -351,7 +357,7 @@ func SetRandomAccess(o *Object) func(i int) SetMember {
 	if o.Enc != EncListpack {
 		return func(i int) SetMember { return SetAt(o, i) }
 	}
-	lp := o.Str
+	lp := o.Bytes()
 	offs := make([]int32, 0, listpack.Len(lp))
 	for off := listpack.First; off < len(lp); _, off = listpack.Next(lp, off) {
 		offs = append(offs, int32(off))

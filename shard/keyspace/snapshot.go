@@ -365,9 +365,9 @@ func (ss *SnapshotPart) appendValue(dst []byte, o *Object) []byte {
 	switch o.Kind {
 	case KindString:
 		if o.Enc == EncInt {
-			return rdb.AppendInt(dst, o.IntVal)
+			return rdb.AppendInt(dst, o.Int())
 		}
-		return ss.lzf.AppendString(dst, o.Str)
+		return ss.lzf.AppendString(dst, o.Bytes())
 	case KindList:
 		n := ListLen(o)
 		dst = rdb.AppendLen(dst, uint64(n))
@@ -383,7 +383,7 @@ func (ss *SnapshotPart) appendValue(dst []byte, o *Object) []byte {
 		dst = rdb.AppendLen(dst, uint64(n))
 		if o.Enc == EncIntset {
 			for i := range n {
-				dst = rdb.AppendInt(dst, values.IntsetGet(o.Str, i))
+				dst = rdb.AppendInt(dst, values.IntsetGet(o.Bytes(), i))
 			}
 			return dst
 		}
@@ -399,7 +399,7 @@ func (ss *SnapshotPart) appendValue(dst []byte, o *Object) []byte {
 	case KindZSet:
 		dst = rdb.AppendLen(dst, uint64(ZSetLen(o)))
 		if o.Enc == EncListpack {
-			lp := o.Str
+			lp := o.Bytes()
 			for off := listpack.First; off < len(lp); {
 				m, score, next := values.ZlAt(lp, off)
 				dst = ss.lzf.AppendString(dst, m)
@@ -408,7 +408,7 @@ func (ss *SnapshotPart) appendValue(dst []byte, o *Object) []byte {
 			}
 			return dst
 		}
-		sl := o.Coll.(*values.Skiplist)
+		sl := o.Coll().(*values.Skiplist)
 		for x := sl.First(); x != 0; x = sl.Next(x) {
 			dst = ss.lzf.AppendString(dst, values.MemberBytes(sl.Member(x)))
 			dst = rdb.AppendBinaryDouble(dst, sl.Score(x))
@@ -426,7 +426,7 @@ func (ss *SnapshotPart) appendValue(dst []byte, o *Object) []byte {
 			dst = ss.lzf.AppendString(dst, v)
 		}
 	case KindStream:
-		return rdb.AppendStream(dst, ss.neutralStream(o.Coll.(*values.Stream)))
+		return rdb.AppendStream(dst, ss.neutralStream(o.Coll().(*values.Stream)))
 	}
 	return dst
 }

@@ -8,9 +8,9 @@ import (
 
 // ValueMemory is the bytes o's value holds beyond the object itself.
 func (o *Object) ValueMemory() int64 {
-	n := int64(cap(o.Str))
-	if o.Coll != nil {
-		n += o.Coll.Memory()
+	n := int64(cap(o.Bytes()))
+	if o.Coll() != nil {
+		n += o.Coll().Memory()
 	}
 	return n
 }
@@ -33,11 +33,11 @@ func (d *DB) ValueChanged(o *Object, before int64) {
 // collection value.
 func (d *DB) CopyValue(dst, src *Object) {
 	dst.Enc = src.Enc
-	if src.Str != nil {
-		dst.Str = append(make([]byte, 0, len(src.Str)), src.Str...)
+	if src.Bytes() != nil {
+		dst.SetBytes(append(make([]byte, 0, len(src.Bytes())), src.Bytes()...))
 	}
-	if src.Coll != nil {
-		dst.Coll = src.Coll.Clone()
+	if src.Coll() != nil {
+		dst.SetColl(src.Coll().Clone())
 	}
 	d.ValueChanged(dst, 0)
 }
@@ -50,10 +50,10 @@ func (o *Object) encodingName() string {
 	case EncInt:
 		return "int"
 	case EncRaw:
-		if _, ok := resp.ParseInt(o.Str); ok {
+		if _, ok := resp.ParseInt(o.Bytes()); ok {
 			return "int" // Redis' tryObjectEncoding would have made it one
 		}
-		if len(o.Str) <= 44 {
+		if len(o.Bytes()) <= 44 {
 			return "embstr"
 		}
 		return "raw"

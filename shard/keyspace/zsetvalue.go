@@ -28,17 +28,17 @@ import (
 
 func ZSetLen(o *Object) int {
 	if o.Enc == EncListpack {
-		return values.ZlLen(o.Str)
+		return values.ZlLen(o.Bytes())
 	}
-	return o.Coll.(*values.Skiplist).Len()
+	return o.Coll().(*values.Skiplist).Len()
 }
 
 func ZSetScore(o *Object, member []byte) (float64, bool) {
 	if o.Enc == EncListpack {
-		off, s := values.ZlFind(o.Str, member)
+		off, s := values.ZlFind(o.Bytes(), member)
 		return s, off >= 0
 	}
-	s := o.Coll.(*values.Skiplist)
+	s := o.Coll().(*values.Skiplist)
 	x, ok := s.Find(member)
 	if !ok {
 		return 0, false
@@ -49,7 +49,7 @@ func ZSetScore(o *Object, member []byte) (float64, bool) {
 // ZSetRank is member's 0-based rank from the lowest score.
 func ZSetRank(o *Object, member []byte) (int, bool) {
 	if o.Enc == EncListpack {
-		lp := o.Str
+		lp := o.Bytes()
 		r := 0
 		for off := listpack.First; off < len(lp); r++ {
 			m, _, next := values.ZlAt(lp, off)
@@ -60,7 +60,7 @@ func ZSetRank(o *Object, member []byte) (int, bool) {
 		}
 		return 0, false
 	}
-	s := o.Coll.(*values.Skiplist)
+	s := o.Coll().(*values.Skiplist)
 	x, ok := s.Find(member)
 	if !ok {
 		return 0, false
@@ -78,7 +78,7 @@ func ZSetRank(o *Object, member []byte) (int, bool) {
 func NewZSetValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
 	if lim.ZSetMaxListpackEntries == 0 || int64(len(pairs[1])) > lim.ZSetMaxListpackValue {
 		o.Enc = EncSkiplist
-		o.Coll = values.NewSkiplist(0)
+		o.SetColl(values.NewSkiplist(0))
 		return
 	}
 	size := 0
@@ -87,19 +87,21 @@ func NewZSetValue(o *Object, pairs [][]byte, lim *EncodingLimits) {
 		size += listpack.EntrySize(pairs[j+1]) + values.ZlScoreEntrySize(score)
 	}
 	o.Enc = EncListpack
-	o.Str = listpack.New(size)
+	o.SetBytes(listpack.New(size))
 }
 
 // zsetConvert turns a listpack into a skiplist.
 func zsetConvert(o *Object) {
-	lp := o.Str
+	lp := o.Bytes()
 	s := values.NewSkiplist(values.ZlLen(lp))
 	for off := listpack.First; off < len(lp); {
 		m, sc, next := values.ZlAt(lp, off)
 		s.AddString(string(m), sc)
 		off = next
 	}
-	o.Str, o.Coll, o.Enc = nil, s, EncSkiplist
+	o.SetBytes(nil)
+	o.SetColl(s)
+	o.Enc = EncSkiplist
 }
 
 // zadd input flags and results (Redis' ZADD_IN_* and ZADD_OUT_*).
@@ -125,7 +127,7 @@ func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLi
 		return ZAddOutNaN, 0
 	}
 	if o.Enc == EncListpack {
-		off, cur := values.ZlFind(o.Str, member)
+		off, cur := values.ZlFind(o.Bytes(), member)
 		if off >= 0 {
 			if flags&ZAddNX != 0 {
 				return ZAddOutNop, cur
@@ -140,8 +142,8 @@ func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLi
 				return ZAddOutNop, cur
 			}
 			if score != cur {
-				o.Str = values.ZlDelete(o.Str, off)
-				o.Str = values.ZlInsert(o.Str, member, score)
+				o.SetBytes(values.ZlDelete(o.Bytes(), off))
+				o.SetBytes(values.ZlInsert(o.Bytes(), member, score))
 				return ZAddOutUpdated, score
 			}
 			return 0, score
@@ -149,14 +151,14 @@ func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLi
 		if flags&ZAddXX != 0 {
 			return ZAddOutNop, 0
 		}
-		if int64(values.ZlLen(o.Str))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
+		if int64(values.ZlLen(o.Bytes()))+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue {
 			zsetConvert(o)
 		} else {
-			o.Str = values.ZlInsert(o.Str, member, score)
+			o.SetBytes(values.ZlInsert(o.Bytes(), member, score))
 			return ZAddOutAdded, score // Redis replies the score given, even -0
 		}
 	}
-	s := o.Coll.(*values.Skiplist)
+	s := o.Coll().(*values.Skiplist)
 	if x, ok := s.Find(member); ok {
 		if flags&ZAddNX != 0 {
 			return ZAddOutNop, s.Score(x)
@@ -187,21 +189,21 @@ func ZSetAdd(o *Object, score float64, member []byte, flags int, lim *EncodingLi
 // ZSetDel removes member and reports whether it was there.
 func ZSetDel(o *Object, member []byte) bool {
 	if o.Enc == EncListpack {
-		off, _ := values.ZlFind(o.Str, member)
+		off, _ := values.ZlFind(o.Bytes(), member)
 		if off < 0 {
 			return false
 		}
-		o.Str = values.ZlDelete(o.Str, off)
+		o.SetBytes(values.ZlDelete(o.Bytes(), off))
 		return true
 	}
-	return o.Coll.(*values.Skiplist).Remove(member)
+	return o.Coll().(*values.Skiplist).Remove(member)
 }
 
 // ZView returns a cursor (not yet placed) over o. buf provides the storage
 // for a listpack's offsets so small sets need no allocation.
 func ZView(o *Object, buf []int) values.ZCursor {
 	if o.Enc == EncListpack {
-		return values.ZCursor{Lp: o.Str, Offs: values.ZlOffsets(o.Str, buf[:0]), I: -1}
+		return values.ZCursor{Lp: o.Bytes(), Offs: values.ZlOffsets(o.Bytes(), buf[:0]), I: -1}
 	}
-	return values.ZCursor{Sl: o.Coll.(*values.Skiplist)}
+	return values.ZCursor{Sl: o.Coll().(*values.Skiplist)}
 }

@@ -31,7 +31,7 @@ func isHLL(c *keyspace.Ctx, o *keyspace.Object) bool {
 		c.Err(hllrep.ErrNotHLL.Error())
 		return false
 	}
-	if _, err := hllrep.Check(o.Str); err != nil {
+	if _, err := hllrep.Check(o.Bytes()); err != nil {
 		c.Err(err.Error())
 		return false
 	}
@@ -41,7 +41,7 @@ func isHLL(c *keyspace.Ctx, o *keyspace.Object) bool {
 // newHLL creates key holding an empty (sparse) HLL: Redis' createHLLObject.
 func newHLL(c *keyspace.Ctx, d *keyspace.DB, key []byte) *keyspace.Object {
 	o := d.Insert(key, keyspace.KindString)
-	o.Str = hllrep.NewSparse(make([]byte, 0, hllrep.SparseEmpty+8))
+	o.SetBytes(hllrep.NewSparse(make([]byte, 0, hllrep.SparseEmpty+8)))
 	o.Enc = keyspace.EncRawEdited
 	d.AccountResize(o, 0)
 	return o
@@ -51,16 +51,16 @@ func newHLL(c *keyspace.Ctx, d *keyspace.DB, key []byte) *keyspace.Object {
 // nothing to do when it is the same buffer; otherwise (the sparse HLL grew
 // past its capacity or was promoted) the old buffer is released.
 func storeHLL(d *keyspace.DB, o *keyspace.Object, s []byte) {
-	if cap(s) == cap(o.Str) && len(s) > 0 && len(o.Str) > 0 && &s[:1][0] == &o.Str[:1][0] {
-		o.Str = s
+	if cap(s) == cap(o.Bytes()) && len(s) > 0 && len(o.Bytes()) > 0 && &s[:1][0] == &o.Bytes()[:1][0] {
+		o.SetBytes(s)
 		return
 	}
-	old := cap(o.Str)
+	old := cap(o.Bytes())
 	if o.OffHeap { // s is a heap copy: the mapped buffer goes
 		d.FreeStr(o)
 		old = 0
 	}
-	o.Str = s
+	o.SetBytes(s)
 	d.AccountResize(o, old)
 }
 
@@ -78,7 +78,7 @@ func cmdPFAdd(c *keyspace.Ctx) {
 	o.Enc = keyspace.EncRawEdited // Redis' dbUnshareStringValue
 	max := hllSparseMax(c)
 	for _, ele := range c.Args[2:] {
-		s, changed, err := hllrep.Add(o.Str, ele, max)
+		s, changed, err := hllrep.Add(o.Bytes(), ele, max)
 		storeHLL(d, o, s)
 		if err != nil {
 			c.Err(err.Error())
@@ -89,7 +89,7 @@ func cmdPFAdd(c *keyspace.Ctx) {
 		}
 	}
 	if updated > 0 {
-		hllrep.Invalidate(o.Str)
+		hllrep.Invalidate(o.Bytes())
 		d.Touched(o.Key)
 		c.Notify(keyspace.NotifyString, "pfadd", c.Args[1]) // before the reply, as Redis
 		c.Int(1)
@@ -110,7 +110,7 @@ func cmdPFCount(c *keyspace.Ctx) {
 			if o == nil {
 				continue
 			}
-			if err := u.Merge(o.Str); err != nil {
+			if err := u.Merge(o.Bytes()); err != nil {
 				c.Err(err.Error())
 				return
 			}
@@ -128,16 +128,16 @@ func cmdPFCount(c *keyspace.Ctx) {
 		return
 	}
 	o.Enc = keyspace.EncRawEdited
-	card, valid := hllrep.Cached(o.Str)
+	card, valid := hllrep.Cached(o.Bytes())
 	if !valid {
 		var err error
-		if card, err = hllrep.Count(o.Str); err != nil {
+		if card, err = hllrep.Count(o.Bytes()); err != nil {
 			c.Err(err.Error())
 			return
 		}
 		// The cache is part of the value: writing it is a change (WATCH,
 		// the save rules), as Redis counts it.
-		hllrep.SetCached(o.Str, card)
+		hllrep.SetCached(o.Bytes(), card)
 		c.DBFor(key).Touched(o.Key)
 	}
 	c.Int(int64(card))
@@ -172,10 +172,10 @@ func cmdPFMerge(c *keyspace.Ctx) {
 		if o == nil {
 			continue
 		}
-		if o.Str[4] == hllrep.Dense {
+		if o.Bytes()[4] == hllrep.Dense {
 			dense = true
 		}
-		if err := u.Merge(o.Str); err != nil {
+		if err := u.Merge(o.Bytes()); err != nil {
 			c.Err(err.Error())
 			return
 		}
@@ -188,7 +188,7 @@ func cmdPFMerge(c *keyspace.Ctx) {
 	}
 	o.Enc = keyspace.EncRawEdited
 	if dense {
-		s, err := hllrep.ToDense(o.Str)
+		s, err := hllrep.ToDense(o.Bytes())
 		if err != nil {
 			c.Err(err.Error())
 			return
@@ -201,10 +201,10 @@ func cmdPFMerge(c *keyspace.Ctx) {
 			continue
 		}
 		// As Redis, a corrupt destination found here is not reported.
-		s, _, _ := hllrep.Set(o.Str, i, v, max)
+		s, _, _ := hllrep.Set(o.Bytes(), i, v, max)
 		storeHLL(d, o, s)
 	}
-	hllrep.Invalidate(o.Str)
+	hllrep.Invalidate(o.Bytes())
 	d.Touched(o.Key)
 	c.Notify(keyspace.NotifyString, "pfadd", c.Args[1]) // PFMERGE publishes pfadd, as Redis
 	c.OK()
@@ -235,8 +235,8 @@ func cmdPFDebug(c *keyspace.Ctx) {
 	switch {
 	case resp.EqualFold(sub, "getreg"), resp.EqualFold(sub, "todense"):
 		converted := false
-		if o.Str[4] == hllrep.Sparse {
-			s, err := hllrep.ToDense(o.Str)
+		if o.Bytes()[4] == hllrep.Sparse {
+			s, err := hllrep.ToDense(o.Bytes())
 			if err != nil {
 				c.Err(err.Error())
 				return
@@ -255,16 +255,16 @@ func cmdPFDebug(c *keyspace.Ctx) {
 		}
 		c.Array(hllrep.Registers)
 		for i := 0; i < hllrep.Registers; i++ {
-			c.Int(int64(hllrep.Register(o.Str, i)))
+			c.Int(int64(hllrep.Register(o.Bytes(), i)))
 		}
 	case resp.EqualFold(sub, "decode"):
-		if o.Str[4] != hllrep.Sparse {
+		if o.Bytes()[4] != hllrep.Sparse {
 			c.Err("ERR HLL encoding is not sparse")
 			return
 		}
-		c.Bulk(hllrep.Decode(nil, o.Str))
+		c.Bulk(hllrep.Decode(nil, o.Bytes()))
 	default: // encoding
-		if o.Str[4] == hllrep.Dense {
+		if o.Bytes()[4] == hllrep.Dense {
 			c.Simple("dense")
 		} else {
 			c.Simple("sparse")

@@ -31,7 +31,7 @@ func Register(add func(name string, h keyspace.Handler, r keyspace.RouteKind)) {
 	add("xautoclaim", cmdXAutoClaim, keyspace.RouteKeys)
 }
 
-func streamOf(o *keyspace.Object) *values.Stream { return o.Coll.(*values.Stream) }
+func streamOf(o *keyspace.Object) *values.Stream { return o.Coll().(*values.Stream) }
 
 // groupsChanged accounts for a change of o's memory made by consumer-group
 // bookkeeping (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP): the memory
@@ -49,7 +49,7 @@ func groupsChanged(d *keyspace.DB, o *keyspace.Object, before int64) {
 func newStreamKey(d *keyspace.DB, key []byte) *keyspace.Object {
 	o := d.Insert(key, keyspace.KindStream)
 	o.Enc = keyspace.EncStream
-	o.Coll = values.NewStream()
+	o.SetColl(values.NewStream())
 	return o
 }
 

@@ -306,13 +306,13 @@ func cmdZCount(c *keyspace.Ctx) {
 		return
 	}
 	if o.Enc == keyspace.EncSkiplist {
-		s := o.Coll.(*values.Skiplist)
+		s := o.Coll().(*values.Skiplist)
 		c.Int(int64(zslCount(s, s.FirstInRange(&r), s.LastInRange(&r))))
 		return
 	}
 	count := 0
-	for off := zlFirstInRange(o.Str, &r); off >= 0 && off < len(o.Str); count++ {
-		_, sc, next := values.ZlAt(o.Str, off)
+	for off := zlFirstInRange(o.Bytes(), &r); off >= 0 && off < len(o.Bytes()); count++ {
+		_, sc, next := values.ZlAt(o.Bytes(), off)
 		if !r.LteMax(sc) {
 			break
 		}
@@ -337,7 +337,7 @@ func cmdZLexCount(c *keyspace.Ctx) {
 		return
 	}
 	if o.Enc == keyspace.EncSkiplist {
-		s := o.Coll.(*values.Skiplist)
+		s := o.Coll().(*values.Skiplist)
 		c.Int(int64(zslCount(s, s.FirstInLexRange(&r), s.LastInLexRange(&r))))
 		return
 	}
@@ -718,13 +718,15 @@ func zput(c *keyspace.Ctx, dst []byte, pairs []zpair) (existed bool) {
 			lp = listpack.Append(lp, p.member)
 			lp = listpack.Append(lp, values.ZlScoreBytes(&sb, p.score))
 		}
-		o.Enc, o.Str = keyspace.EncListpack, lp
+		o.Enc = keyspace.EncListpack
+		o.SetBytes(lp)
 	} else {
 		s := values.NewSkiplist(len(pairs))
 		for i := len(pairs) - 1; i >= 0; i-- {
 			s.Add(pairs[i].member, pairs[i].score)
 		}
-		o.Enc, o.Coll = keyspace.EncSkiplist, s
+		o.Enc = keyspace.EncSkiplist
+		o.SetColl(s)
 	}
 	d.ValueChanged(o, 0)
 	return old != nil
@@ -806,10 +808,10 @@ func zremrange(c *keyspace.Ctx, rangeType int) {
 			}
 		}
 		if deleted > 0 {
-			o.Str = listpack.Delete(o.Str, z.Offs[from], 2*deleted)
+			o.SetBytes(listpack.Delete(o.Bytes(), z.Offs[from], 2*deleted))
 		}
 	} else {
-		s := o.Coll.(*values.Skiplist)
+		s := o.Coll().(*values.Skiplist)
 		switch rangeType {
 		case zrRank:
 			n := int(end - start + 1)
@@ -938,15 +940,15 @@ func zpop(c *keyspace.Ctx, keys [][]byte, fromMax, emitKey bool, count int64, ne
 			for z.I = llen - 1; z.I >= llen-n; z.I-- {
 				emit(z.Member(), z.Score())
 			}
-			o.Str = listpack.Delete(o.Str, z.Offs[llen-n], 2*n)
+			o.SetBytes(listpack.Delete(o.Bytes(), z.Offs[llen-n], 2*n))
 		} else {
 			for z.I = 0; z.I < n; z.I++ {
 				emit(z.Member(), z.Score())
 			}
-			o.Str = listpack.Delete(o.Str, listpack.First, 2*n)
+			o.SetBytes(listpack.Delete(o.Bytes(), listpack.First, 2*n))
 		}
 	} else {
-		s := o.Coll.(*values.Skiplist)
+		s := o.Coll().(*values.Skiplist)
 		for range n {
 			x := s.First()
 			if fromMax {
@@ -1141,7 +1143,7 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 		}
 	}
 	if s.o.Enc == keyspace.EncListpack {
-		lp := s.o.Str
+		lp := s.o.Bytes()
 		for off := listpack.First; off < len(lp); {
 			m, sc, next := values.ZlAt(lp, off)
 			if !fn(m, sc) {
@@ -1151,7 +1153,7 @@ func (s *zsrc) each(fn func(m []byte, score float64) bool) {
 		}
 		return
 	}
-	sl := s.o.Coll.(*values.Skiplist)
+	sl := s.o.Coll().(*values.Skiplist)
 	for x := sl.First(); x != 0; x = sl.Next(x) {
 		if !fn(values.MemberBytes(sl.Member(x)), sl.Score(x)) {
 			return
@@ -1475,7 +1477,7 @@ func cmdZScan(c *keyspace.Ctx) {
 		// A listpack is returned whole, with cursor 0, as Redis does.
 		c.Out = resp.AppendBulkString(c.Out, "0")
 		start, n := len(c.Out), 0
-		lp := o.Str
+		lp := o.Bytes()
 		for off := listpack.First; off < len(lp); {
 			m, sc, next := values.ZlAt(lp, off)
 			off = next
@@ -1491,7 +1493,7 @@ func cmdZScan(c *keyspace.Ctx) {
 	}
 	// The cursor is a slot index: a member keeps its slot while it lives,
 	// so one present for the whole scan is returned exactly once.
-	s := o.Coll.(*values.Skiplist)
+	s := o.Coll().(*values.Skiplist)
 	from, end := max(cursor, 1), uint64(s.Slots())
 	p, visited := from, int64(0)
 	for ; p < end && visited < count && p-from < uint64(10*count); p++ {
