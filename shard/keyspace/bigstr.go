@@ -43,6 +43,7 @@ func bigCapFor(need int) int {
 // the caller is about to write all of it. It does no used_memory
 // accounting; the caller does (AccountResize).
 func (d *DB) NewStringBuf(o *Object, n, c int, populate bool) {
+	checkValueLen(c)
 	if c >= bigbuf.Threshold {
 		if b, err := bigbuf.Alloc(n, c, populate); err == nil {
 			d.AdoptOffHeap(o, b)

@@ -120,10 +120,22 @@ func (o *Object) SetBytes(b []byte) {
 		}
 		return
 	}
-	if uint64(cap(b)) > math.MaxUint32 {
-		panic("keyspace: a value of 4 GiB or more")
-	}
+	checkValueLen(cap(b))
 	o.ptr, o.n, o.c, o.words = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(cap(b)), wordsBytes
+}
+
+// maxValueLen is the largest capacity the value words can hold.
+const maxValueLen = math.MaxUint32
+
+// checkValueLen panics (a handler's panic is an error reply: the runtime's
+// call) when a byte value of capacity c cannot be held in the value words:
+// only reachable with proto-max-bulk-len raised above 4 GiB. Called before
+// anything changes where a caller would otherwise leave an object half
+// written (SetString, NewStringBuf).
+func checkValueLen(c int) {
+	if uint64(c) > maxValueLen {
+		panic("keyspace: a value of 4 GiB or more (the value words hold a uint32 capacity)")
+	}
 }
 
 // Int is an EncInt string's integer (0 when the words hold none).
@@ -690,6 +702,7 @@ func (d *DB) unindexExpire(o *Object, pos uint32) {
 // A value of bigbuf.Threshold bytes or more goes off the Go heap
 // (bigstr.go), copied in preemptible steps.
 func (d *DB) SetString(o *Object, val []byte) {
+	checkValueLen(len(val))
 	old := cap(o.Bytes())
 	switch {
 	case cap(o.Bytes()) >= len(val) && cap(o.Bytes()) <= 2*len(val)+16:

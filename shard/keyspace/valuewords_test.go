@@ -148,3 +148,17 @@ func TestValueWordsEveryEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestValueLenLimit: the value words hold a capacity below 4 GiB and refuse
+// (panic, an error reply through the runtime) anything larger rather than
+// truncate it.
+func TestValueLenLimit(t *testing.T) {
+	panics := func(c int) (p bool) {
+		defer func() { p = recover() != nil }()
+		checkValueLen(c)
+		return false
+	}
+	if panics(math.MaxUint32) || !panics(math.MaxUint32+1) || !panics(1<<40) {
+		t.Fatal("checkValueLen does not stop at 4 GiB - 1")
+	}
+}
