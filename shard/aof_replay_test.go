@@ -854,6 +854,7 @@ func runReplayWorkload(t *testing.T, seed uint64, workers, steps int) {
 	wg.Wait()
 	time.Sleep(30 * time.Millisecond) // let the active cycle delete more expired keys
 	rt.Close()                        // no more active expiry: the dataset holds still
+	checkValueWords(t, rt)
 	now := time.Now().UnixMilli()
 	before := dumpDataset(t, rt, table, now)
 	logged := log.bytes()
@@ -862,6 +863,7 @@ func runReplayWorkload(t *testing.T, seed uint64, workers, steps int) {
 	replayInto(t, replayed, logged)
 	after := dumpDataset(t, replayed, table, now)
 	compareDatasets(t, before, after)
+	checkValueWords(t, replayed)
 
 	cmds := logCommands(t, logged)
 	counts := map[string]int{}

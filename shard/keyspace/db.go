@@ -109,6 +109,14 @@ func (o *Object) Bytes() []byte {
 	return unsafe.Slice((*byte)(o.ptr), o.c)[:o.n]
 }
 
+// bytesCap is cap(o.Bytes()) without building the slice.
+func (o *Object) bytesCap() int {
+	if o.words != wordsBytes {
+		return 0
+	}
+	return int(o.c)
+}
+
 // SetBytes makes b the value's bytes, replacing what the words held. A nil
 // b clears the words only when they hold bytes (so that clearing a value's
 // bytes and then its collection, as code written for separate fields does,
@@ -703,11 +711,12 @@ func (d *DB) unindexExpire(o *Object, pos uint32) {
 // (bigstr.go), copied in preemptible steps.
 func (d *DB) SetString(o *Object, val []byte) {
 	checkValueLen(len(val))
-	old := cap(o.Bytes())
+	cur := o.Bytes()
+	old := cap(cur)
 	switch {
-	case cap(o.Bytes()) >= len(val) && cap(o.Bytes()) <= 2*len(val)+16:
-		o.SetBytes(o.Bytes()[:len(val)])
-		copyPreemptible(o.Bytes(), val)
+	case cur != nil && old >= len(val) && old <= 2*len(val)+16:
+		o.n = uint32(len(val)) // the same buffer: only the length changes
+		copyPreemptible(cur[:len(val)], val)
 	case len(val) >= bigbuf.Threshold:
 		d.unmapStr(o)
 		o.SetBytes(nil)
@@ -837,10 +846,10 @@ func (d *DB) DropValue(o *Object) {
 	o.Kind, o.Enc = KindNone, EncRaw
 }
 
-// AccountResize records that o.Str's capacity changed from old. Overwrites
+// AccountResize records that o's bytes' capacity changed from old. Overwrites
 // in place (the common case) change nothing and skip the atomic add.
 func (d *DB) AccountResize(o *Object, old int) {
-	if delta := cap(o.Bytes()) - old; delta != 0 {
+	if delta := o.bytesCap() - old; delta != 0 {
 		d.memory.Add(int64(delta))
 	}
 }

@@ -1,0 +1,65 @@
+package keyspace
+
+import (
+	"strconv"
+	"testing"
+)
+
+// BenchmarkSlotValues is the keyspace's side of GET, SET, INCR and HSET on
+// 100,000 keys a shape, looked up in a fixed scattered order: DB.Lookup,
+// then what the handler does with the value words (Value; SetString of the
+// same size; SetInt of the value read plus one; HashSet of an existing
+// field). Without the runtime's queues and goroutines it is less disturbed
+// by a loaded machine than BenchmarkSlotCommands (shard), and it uses only
+// API that the 80-byte slot had too, so that both layouts can be timed.
+func BenchmarkSlotValues(b *testing.B) {
+	const keys = 100_000
+	d := newDB()
+	lim := DefaultEncodingLimits
+	value := []byte("0123456789abcdef0123456789abcdef")
+	name := func(prefix string, i int) []byte { return strconv.AppendInt([]byte(prefix), int64(i), 10) }
+	pairs := [][]byte{[]byte("f1"), []byte("v1"), []byte("f2"), []byte("v2")}
+	for i := range keys {
+		d.SetString(d.Insert(name("s:", i), KindString), value)
+		d.SetInt(d.Insert(name("n:", i), KindString), int64(i))
+		h := d.Insert(name("h:", i), KindHash)
+		NewHashValue(h, pairs, &lim)
+		HashSet(h, pairs[0], pairs[1], &lim)
+		HashSet(h, pairs[2], pairs[3], &lim)
+	}
+	d.index.Step(-1, d.hashAt)
+	order := func(prefix string) [][]byte {
+		out := make([][]byte, 1<<14)
+		for j := range out {
+			out[j] = name(prefix, int(uint32(j)*2654435761%keys))
+		}
+		return out
+	}
+	str, num, hash := order("s:"), order("n:"), order("h:")
+	var buf [20]byte
+	var sink int
+	cases := []struct {
+		name string
+		op   func(i int)
+	}{
+		{"GET", func(i int) { sink += len(d.Lookup(str[i], 1).Value(&buf)) }},
+		{"SET", func(i int) { d.SetString(d.Lookup(str[i], 1), value) }},
+		{"INCR", func(i int) {
+			o := d.Lookup(num[i], 1)
+			n, _ := strconv.ParseInt(string(o.Value(&buf)), 10, 64)
+			d.SetInt(o, n+1)
+		}},
+		{"HSET", func(i int) { HashSet(d.Lookup(hash[i], 1), pairs[2], pairs[3], &lim) }},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for i := range b.N {
+				tc.op(i & (1<<14 - 1))
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	_ = sink
+}
