@@ -8,18 +8,18 @@ import "github.com/svcdb/svcdb/shard/bigbuf"
 // set, loaded, created by SETRANGE or grown by APPEND/SETRANGE lives in a
 // bigbuf mapping instead of a Go slice: growth is an mremap (no copy, no
 // garbage) and dropping it is an munmap (the memory is back at once, not
-// after the next GC). Everything else about the value is unchanged: o.Str
-// is the bytes, cap(o.Str) is what used_memory counts.
+// after the next GC). Everything else about the value is unchanged: o.Bytes()
+// is the bytes, cap(o.Bytes()) is what used_memory counts.
 //
 // Invariants (kept by the functions in this file, the only ones that
 // allocate or free a mapping):
-//   - o.OffHeap ⇔ o.Str is a live bigbuf buffer ⇔ o ∈ d.big; only a
+//   - o.OffHeap ⇔ o.Bytes() is a live bigbuf buffer ⇔ o ∈ d.big; only a
 //     KindString with EncRaw or EncRawEdited is ever off-heap.
 //   - exactly one object owns a buffer: COPY gets a buffer of its own
 //     (SetString), RENAME moves it (DisownOffHeap, AdoptOffHeap), and every path that drops
 //     or replaces a value goes through FreeStr first (detach, DropValue,
 //     SetInt, SetString, flush, freeAllOffHeap).
-//   - d.offHeap is the sum of cap(o.Str) over d.big; those bytes are part
+//   - d.offHeap is the sum of cap(o.Bytes()) over d.big; those bytes are part
 //     of d.memory too.
 //   - the bytes never leave the command that reads them: replies, log
 //     records and snapshot entries copy them (c.Bulk, LogAs, AppendEntry).
@@ -66,10 +66,10 @@ func (d *DB) AdoptOffHeap(o *Object, b []byte) {
 	d.offHeap.Add(int64(cap(b)))
 }
 
-// growOffHeap makes o.Str need bytes long in a mapping of bigCapFor(need),
+// growOffHeap makes o.Bytes() need bytes long in a mapping of bigCapFor(need),
 // moving a Go heap string there or growing a mapping in place. It reports
 // false, changing nothing, when no mapping could be had.
-// REQUIRES: need > cap(o.Str), need >= bigbuf.Threshold.
+// REQUIRES: need > cap(o.Bytes()), need >= bigbuf.Threshold.
 func (d *DB) growOffHeap(o *Object, need int) bool {
 	c := bigCapFor(need)
 	if !o.OffHeap {
@@ -92,7 +92,7 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 	return true
 }
 
-// WillWrite tells that o.Str[from:to] is about to be written in full (an
+// WillWrite tells that o.Bytes()[from:to] is about to be written in full (an
 // APPEND's tail, a SETRANGE's range): an off-heap string's pages there are
 // faulted in at once (bigbuf.Prefault). Never the zero gap SETRANGE leaves,
 // whose untouched pages cost nothing.
@@ -122,7 +122,7 @@ func (d *DB) FreeStr(o *Object) {
 	o.SetBytes(nil)
 }
 
-// unmapStr unmaps o's off-heap buffer, if it has one, and forgets it; o.Str
+// unmapStr unmaps o's off-heap buffer, if it has one, and forgets it; o.Bytes()
 // must be replaced or cleared by the caller right after. No used_memory
 // accounting.
 func (d *DB) unmapStr(o *Object) {

@@ -767,7 +767,7 @@ func StringCapFor(need int) int {
 	return c
 }
 
-// GrowString makes o.Str need bytes long (need >= len(o.Str)), the new
+// GrowString makes o.Bytes() need bytes long (need >= len(o.Bytes())), the new
 // bytes zero, for APPEND and SETRANGE. Within its capacity it only extends
 // the slice; otherwise it moves the string into a buffer of StringCapFor(need)
 // bytes, accounted by capacity. REQUIRES: o is a materialized string.

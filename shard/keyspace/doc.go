@@ -39,7 +39,9 @@
 // # Values
 //
 // A key's value is an Object (db.go): a string, or a list, set, sorted set,
-// hash or stream. Small collections live in one flat buffer (package listpack,
+// hash or stream, held in the object's one set of value words (bytes, an
+// integer or a collection's pointer, never two: the 48-byte slot) and
+// reached only through its accessors (Bytes, Int, Coll and their setters). Small collections live in one flat buffer (package listpack,
 // or an intset), larger ones in a structure behind a values.Collection; the
 // encodings themselves (quicklist, skiplist, hash table, intset, stream) are
 // the leaf package values, which knows nothing of this one. What an object's

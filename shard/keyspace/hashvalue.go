@@ -7,13 +7,13 @@ import (
 
 // A hash value is held one of two ways, as in Redis 7.0:
 //
-//   - EncListpack: o.Str is a listpack of field, value, field, value ...
+//   - EncListpack: o.Bytes() is a listpack of field, value, field, value ...
 //     in insertion order (a new field is appended, HDEL closes the gap). It
 //     is the whole value: one allocation per small hash, no pointers for the
 //     garbage collector to follow. Overwriting a value in place reuses the
 //     buffer, so HSET on an existing field of a small hash allocates nothing
 //     when the new value fits.
-//   - EncHashtable: o.Coll is an *htable. A hash converts once it has more
+//   - EncHashtable: o.Coll() is an *htable. A hash converts once it has more
 //     than hash-max-listpack-entries fields, or when a field or value longer
 //     than hash-max-listpack-value is written (HSET checks every argument
 //     first, as Redis' hashTypeTryConversion), and never converts back.

@@ -9,9 +9,9 @@ import (
 
 // A list lives in one of two encodings:
 //
-//   - EncListpack: o.Str is one listpack (package listpack) holding every
+//   - EncListpack: o.Bytes() is one listpack (package listpack) holding every
 //     element in order. Small lists stay here: one flat buffer, no pointers.
-//   - EncQuicklist: o.Coll is a *quicklist, a sequence of nodes each holding a
+//   - EncQuicklist: o.Coll() is a *quicklist, a sequence of nodes each holding a
 //     run of elements up to the node limit (list-max-listpack-size). O(1)
 //     push and pop at both ends, O(n/node) index.
 //

@@ -12,16 +12,16 @@ import (
 // A set value is held one of three ways: Redis 7.0's two, and the listpack
 // Redis 7.2 added for small sets of strings.
 //
-//   - EncIntset: o.Str is an intset, the set's members as sorted integers
+//   - EncIntset: o.Bytes() is an intset, the set's members as sorted integers
 //     (see below), when every member is an integer as Redis' string2ll reads
 //     them ("12", "-3"; not "012", "+3" or "1.0") and there are at most
 //     set-max-intset-entries of them.
-//   - EncListpack: o.Str is a listpack of the members, one entry each, in
+//   - EncListpack: o.Bytes() is a listpack of the members, one entry each, in
 //     insertion order, while there are at most set-max-listpack-entries of
 //     them and none is longer than set-max-listpack-value (Redis 7.2's
 //     rules). Three 10-byte members take 37 bytes here against about 480 in
 //     a hash table (map, key strings and their headers).
-//   - EncHashtable: o.Coll is an *htable of members (no values).
+//   - EncHashtable: o.Coll() is an *htable of members (no values).
 //
 // An intset converts when a non-integer member is added (to a listpack when
 // the result fits one, as Redis 7.2) or when it grows past

@@ -10,12 +10,12 @@ import (
 
 // A sorted set value is held one of two ways, as in Redis 7.0:
 //
-//   - EncListpack: o.Str is a listpack of (member, score) pairs, two entries
+//   - EncListpack: o.Bytes() is a listpack of (member, score) pairs, two entries
 //     each, ordered by score then member (bytewise, as memcmp). A score entry
 //     is the 8 bytes of the float64, little endian. Redis stores an integral
 //     score as an integer there, which turns -0 into 0: svcdb does the same
 //     (zlScore normalises -0), the only observable trace of that encoding.
-//   - EncSkiplist: o.Coll is a *zskiplist: Redis' skiplist with spans (rank
+//   - EncSkiplist: o.Coll() is a *zskiplist: Redis' skiplist with spans (rank
 //     queries in O(log n)) plus a map member → node.
 //
 // A listpack converts when a new member would make it longer than

@@ -317,7 +317,7 @@ func (b *StreamBlock) sameFields(fv [][]byte) bool {
 
 // ---- the stream ------------------------------------------------------------
 
-// Stream is a stream value (o.Coll with EncStream): its entries in blocks
+// Stream is a stream value (o.Coll() with EncStream): its entries in blocks
 // ordered by ID, and its consumer groups.
 //
 // Invariants: blocks are sorted by master ID and every entry of blocks[i] is
