@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -105,4 +106,81 @@ func TestSmallValueCreateAllocs(t *testing.T) {
 		}
 		t.Logf("%s: %.2f allocations per new key", c.name, n)
 	}
+}
+
+// BenchmarkBigSet mirrors redis-benchmark's set tests with -r 100000: SADD
+// of "element:<random>" into one set of up to 100k members (a hash table;
+// after the first 100k requests nearly every member is already there),
+// SISMEMBER of such a member, and SPOP from the full set (refilled, off the
+// clock, when it runs empty).
+func BenchmarkBigSet(b *testing.B) {
+	const nmembers = 100000
+	members := make([][]byte, nmembers)
+	for i := range members {
+		members[i] = []byte("element:" + strconv.Itoa(1_000_000_000_000 + i)[1:])
+	}
+	fill := func(e *execer, key []byte) {
+		args := [][]byte{[]byte("sadd"), key}
+		e.run(e.cmd("sadd"), append(args, members...)...)
+	}
+	for _, c := range []struct{ name, cmd string }{{"SADD existing", "sadd"}, {"SISMEMBER", "sismember"}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newExecer(b)
+			key := []byte("myset")
+			fill(e, key)
+			cmd, verb := e.cmd(c.cmd), []byte(c.cmd)
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			cpu := benchProcessCPU()
+			for b.Loop() {
+				e.run(cmd, verb, key, members[rng.IntN(nmembers)])
+			}
+			b.ReportMetric(float64(benchProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	b.Run("SADD new", func(b *testing.B) {
+		e := newExecer(b)
+		cmd, verb := e.cmd("sadd"), []byte("sadd")
+		key := []byte("myset")
+		rng := rand.New(rand.NewPCG(1, 2))
+		perm := rng.Perm(nmembers)
+		b.ReportAllocs()
+		i := 0
+		cpu := benchProcessCPU()
+		for b.Loop() {
+			if i == nmembers {
+				b.StopTimer()
+				off := benchProcessCPU()
+				e.run(e.cmd("del"), []byte("del"), key)
+				cpu += benchProcessCPU() - off
+				i = 0
+				b.StartTimer()
+			}
+			e.run(cmd, verb, key, members[perm[i]])
+			i++
+		}
+		b.ReportMetric(float64(benchProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("SPOP", func(b *testing.B) {
+		e := newExecer(b)
+		cmd, verb := e.cmd("spop"), []byte("spop")
+		key := []byte("myset")
+		fill(e, key)
+		b.ReportAllocs()
+		i := 0
+		cpu := benchProcessCPU()
+		for b.Loop() {
+			if i == nmembers {
+				b.StopTimer()
+				off := benchProcessCPU()
+				fill(e, key)
+				cpu += benchProcessCPU() - off
+				i = 0
+				b.StartTimer()
+			}
+			e.run(cmd, verb, key)
+			i++
+		}
+		b.ReportMetric(float64(benchProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	})
 }

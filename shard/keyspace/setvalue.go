@@ -177,12 +177,7 @@ func SetAdd(o *Object, m []byte, lim *EncodingLimits) bool {
 		}
 		setConvert(o)
 	}
-	t := o.Coll().(*values.HTable)
-	if _, found := t.Find(m); found {
-		return false
-	}
-	t.Insert(m, nil)
-	return true
+	return o.Coll().(*values.HTable).Add(m)
 }
 
 // setIntsetAdd adds v to an intset, converting it to a hash table when it

@@ -7,11 +7,11 @@ import (
 
 // HTable is the full encoding of hashes (field → value) and sets (members
 // only): Redis' OBJ_ENCODING_HT. It owns its keys (hash fields or set
-// members) and, for a hash, their values; a Go map finds an entry's position
-// in the dense keys/vals arrays.
+// members) and, for a hash, their values; an open-addressing index
+// (htindex.go) finds an entry's position in the dense keys/vals arrays.
 //
 // Invariants (kept by insert, setValue and removeAt):
-//   - len(index) == len(keys) and index[keys[i]] == i for every i
+//   - index.used == len(keys) and index.find(keys[i]) == i for every i
 //   - vals == nil for a set; len(vals) == len(keys) for a hash
 //   - mem == Σ len(keys[i]) + cap(vals[i]), so memory() never walks entries
 //   - peak >= len(keys): the most entries the map has held since it was built
@@ -23,7 +23,7 @@ import (
 // positions from the top down (see scanPositions), so an entry present for
 // the whole scan either stays at or moves below the cursor and is returned.
 type HTable struct {
-	index map[string]int32
+	index htIndex
 	keys  []string
 	vals  [][]byte
 	mem   int64
@@ -33,8 +33,7 @@ type HTable struct {
 
 // Memory estimates for an htable beyond its key and value bytes.
 const (
-	htableOverhead = 160 // the struct, the map header, the interface and slice headers
-	htMapEntry     = 40  // one map slot: string header, position, control byte, load-factor slack
+	htableOverhead = 160 // the struct, the index header, the interface and slice headers
 	htKeyHeader    = 16  // a keys element (string header)
 	htValHeader    = 24  // a vals element (slice header)
 )
@@ -42,7 +41,7 @@ const (
 // NewHTable returns an empty table for about hint entries: a hash (keys with
 // values) when hash, else a set.
 func NewHTable(hash bool, hint int) *HTable {
-	t := &HTable{index: make(map[string]int32, hint), hash: hash}
+	t := &HTable{index: newHTIndex(hint), hash: hash}
 	t.keys = make([]string, 0, hint)
 	if hash {
 		t.vals = make([][]byte, 0, hint)
@@ -56,7 +55,7 @@ func (t *HTable) Len() int { return len(t.keys) }
 
 // Memory implements collection.
 func (t *HTable) Memory() int64 {
-	m := htableOverhead + t.mem + int64(t.peak)*htMapEntry + int64(cap(t.keys))*htKeyHeader
+	m := htableOverhead + t.mem + t.index.bytes() + int64(cap(t.keys))*htKeyHeader
 	if t.hash {
 		m += int64(cap(t.vals)) * htValHeader
 	}
@@ -78,8 +77,28 @@ func (t *HTable) Clone() Collection {
 
 // Find returns k's position.
 func (t *HTable) Find(k []byte) (int, bool) {
-	i, ok := t.index[string(k)]
-	return int(i), ok
+	return t.index.find(MemberString(k))
+}
+
+// Add inserts k, with no value (a set's member), unless it is present, and
+// reports whether it was added: one probe of the index for both answers.
+func (t *HTable) Add(k []byte) bool {
+	ks := MemberString(k)
+	h := htHash(ks)
+	i, found := t.index.lookup(ks, h)
+	if found {
+		return false
+	}
+	if !t.index.fits() {
+		t.index.resize(htSlotsFor(t.index.used + 1))
+		i, _ = t.index.lookup(ks, h)
+	}
+	s := string(k)
+	t.index.fill(i, s, h, len(t.keys))
+	t.keys = append(t.keys, s)
+	t.mem += int64(len(s))
+	t.peak = max(t.peak, len(t.keys))
+	return true
 }
 
 // Insert adds k (with value v for a hash), copying both, and returns its
@@ -87,7 +106,7 @@ func (t *HTable) Find(k []byte) (int, bool) {
 func (t *HTable) Insert(k, v []byte) int {
 	s := string(k)
 	i := len(t.keys)
-	t.index[s] = int32(i)
+	t.index.insert(s, i)
 	t.keys = append(t.keys, s)
 	t.mem += int64(len(s))
 	if t.hash {
@@ -103,7 +122,7 @@ func (t *HTable) Insert(k, v []byte) int {
 // Reserve makes room for n more entries at once, so a command adding
 // many (an HSET with a million fields) builds the map and the arrays once
 // instead of doubling through every size on the way: in a 2M-argument HSET
-// the map's growth was a quarter of the server's CPU. It does nothing
+// the index's growth (a Go map's then) was a quarter of the server's CPU. It does nothing
 // unless n is more than the table holds now, so the rebuild (O(len)) is
 // paid for by the n inserts that follow; positions do not change.
 func (t *HTable) Reserve(n int) {
@@ -111,11 +130,9 @@ func (t *HTable) Reserve(n int) {
 	if n < reserveMin || n <= len(t.keys) || want <= t.peak {
 		return
 	}
-	m := make(map[string]int32, want)
-	for k, i := range t.index {
-		m[k] = i
+	if size := htSlotsFor(want); size > len(t.index.slots) {
+		t.index.resize(size)
 	}
-	t.index = m
 	t.keys = slices.Grow(t.keys, n)
 	if t.hash {
 		t.vals = slices.Grow(t.vals, n)
@@ -145,7 +162,7 @@ func (t *HTable) SetValue(i int, v []byte) {
 // place (a move to a lower position: see the type's comment).
 func (t *HTable) RemoveAt(i int) {
 	k := t.keys[i]
-	delete(t.index, k)
+	t.index.remove(k, i)
 	t.mem -= int64(len(k))
 	last := len(t.keys) - 1
 	if t.hash {
@@ -157,25 +174,21 @@ func (t *HTable) RemoveAt(i int) {
 	if i != last {
 		moved := t.keys[last]
 		t.keys[i] = moved
-		t.index[moved] = int32(i)
+		t.index.move(moved, last, i)
 	}
 	t.keys[last] = ""
 	t.keys = t.keys[:last]
 	t.shrink()
 }
 
-// shrink gives memory back after many removals: Go maps and slices never
-// shrink by themselves. Rebuilding keeps every position, so cursors and the
-// dense layout are unaffected; the cost is amortized over the removals that
-// made it necessary.
+// shrink gives memory back after many removals: neither the index nor
+// the slices shrink by themselves. Rebuilding keeps every position, so
+// cursors and the dense layout are unaffected; the cost is amortized over
+// the removals that made it necessary.
 func (t *HTable) shrink() {
 	n := len(t.keys)
 	if t.peak > 64 && n < t.peak/8 {
-		m := make(map[string]int32, n)
-		for i, k := range t.keys {
-			m[k] = int32(i)
-		}
-		t.index = m
+		t.index.resize(htSlotsFor(n))
 		t.peak = n
 	}
 	if cap(t.keys) > 64 && n < cap(t.keys)/4 {

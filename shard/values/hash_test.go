@@ -9,13 +9,16 @@ import (
 // checkHTable verifies HTable's invariants (see the type's comment).
 func checkHTable(t *testing.T, h *HTable) {
 	t.Helper()
-	if len(h.index) != len(h.keys) {
-		t.Fatalf("len(index) %d != len(keys) %d", len(h.index), len(h.keys))
+	if h.index.used != len(h.keys) {
+		t.Fatalf("len(index) %d != len(keys) %d", h.index.used, len(h.keys))
+	}
+	if err := h.index.verify(h.keys); err != nil {
+		t.Fatal(err)
 	}
 	var mem int64
 	for i, k := range h.keys {
-		if h.index[k] != int32(i) {
-			t.Fatalf("index[%q] = %d, want %d", k, h.index[k], i)
+		if j, _ := h.index.find(k); j != i {
+			t.Fatalf("index[%q] = %d, want %d", k, j, i)
 		}
 		mem += int64(len(k))
 		if h.hash {

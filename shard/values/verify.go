@@ -118,15 +118,15 @@ func (ix *skiplistIndex) Verify(nodes []skiplistNode) error {
 
 // Verify checks an htable's invariants (see the type) from scratch.
 func (t *HTable) Verify() error {
-	if len(t.index) != len(t.keys) {
-		return fmt.Errorf("index has %d entries, keys %d", len(t.index), len(t.keys))
+	if err := t.index.verify(t.keys); err != nil {
+		return err
 	}
 	if t.hash != (t.vals != nil) || t.hash && len(t.vals) != len(t.keys) {
 		return fmt.Errorf("hash %v with %d values for %d keys", t.hash, len(t.vals), len(t.keys))
 	}
 	var mem int64
 	for i, k := range t.keys {
-		if j, ok := t.index[k]; !ok || int(j) != i {
+		if j, ok := t.index.find(k); !ok || j != i {
 			return fmt.Errorf("key %q at %d, index says %d (%v)", k, i, j, ok)
 		}
 		mem += int64(len(k))
@@ -139,6 +139,45 @@ func (t *HTable) Verify() error {
 	}
 	if t.peak < len(t.keys) {
 		return fmt.Errorf("peak %d below %d entries", t.peak, len(t.keys))
+	}
+	return nil
+}
+
+// verify checks the index's invariants (see the type) from scratch against
+// the table's keys.
+func (ix *htIndex) verify(keys []string) error {
+	n := len(ix.slots)
+	if n == 0 || n&(n-1) != 0 || ix.used*4 > n*3 {
+		return fmt.Errorf("index of %d slots holds %d", n, ix.used)
+	}
+	if ix.used != len(keys) {
+		return fmt.Errorf("index has %d entries, keys %d", ix.used, len(keys))
+	}
+	used := 0
+	for i, s := range ix.slots {
+		if s.meta == 0 {
+			if s.key != "" {
+				return fmt.Errorf("index slot %d is empty but holds %q", i, s.key)
+			}
+			continue
+		}
+		used++
+		pos := int(uint32(s.meta)) - 1
+		if pos < 0 || pos >= len(keys) || keys[pos] != s.key {
+			return fmt.Errorf("index slot %d: %q at position %d, not the table's key there", i, s.key, pos)
+		}
+		if h := htHash(s.key); uint32(s.meta>>32) != h {
+			return fmt.Errorf("index slot %d: hash %x, key %q hashes to %x", i, s.meta>>32, s.key, h)
+		}
+		// No empty slot between the entry's home and the entry.
+		for j := int(uint32(s.meta>>32)) & (n - 1); j != i; j = (j + 1) & (n - 1) {
+			if ix.slots[j].meta == 0 {
+				return fmt.Errorf("index slot %d: empty slot %d between it and its home", i, j)
+			}
+		}
+	}
+	if used != ix.used {
+		return fmt.Errorf("index has %d entries, counts %d", used, ix.used)
 	}
 	return nil
 }

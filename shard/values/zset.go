@@ -185,12 +185,46 @@ func cStrtod(s []byte) (f float64, ok, overflow, underflow bool) {
 	return f, true, false, false
 }
 
+// parseShortInteger reads b when it is an optional sign and 1 to 15
+// decimal digits (leading zeros allowed, as in redis-benchmark's
+// zero-padded __rand_int__ scores), the common score, without strtod:
+// such a value is below 2^53, so its float64 is exact, as strtod's is, and
+// "-0" is -0 as there. Anything else is left to cStrtod (ok false).
+func parseShortInteger(b []byte) (float64, bool) {
+	neg := false
+	digits := b
+	switch b[0] {
+	case '-':
+		neg, digits = true, b[1:]
+	case '+':
+		digits = b[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return 0, false
+	}
+	var v int64
+	for _, ch := range digits {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(ch-'0')
+	}
+	f := float64(v)
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
 // ParseScore reads a score, increment or weight as Redis'
 // getDoubleFromObject (string2d): the whole argument, no leading space, no
 // NaN, and neither overflow nor underflow to zero.
 func ParseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || IsCSpace(b[0]) {
 		return 0, false
+	}
+	if f, ok := parseShortInteger(b); ok {
+		return f, true
 	}
 	f, ok, over, under := cStrtod(b)
 	if !ok || over || under || math.IsNaN(f) {

@@ -77,6 +77,30 @@ func hasKey(m map[string]float64, k string) bool { _, ok := m[k]; return ok }
 
 // ---- doubles ---------------------------------------------------------------------
 
+// TestZParseShortInteger checks ParseScore's integer path against strtod's
+// reading of the same text: the same value, sign of zero included.
+func TestZParseShortInteger(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 20000 {
+		n := 1 + i%15
+		b := make([]byte, 0, n+1)
+		switch rng.IntN(3) {
+		case 1:
+			b = append(b, '-')
+		case 2:
+			b = append(b, '+')
+		}
+		for range n {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		fast, ok := parseShortInteger(b)
+		slow, sok, _, _ := cStrtod(b)
+		if !ok || !sok || fast != slow || math.Signbit(fast) != math.Signbit(slow) {
+			t.Fatalf("%q: integer path %v (%v), strtod %v (%v)", b, fast, ok, slow, sok)
+		}
+	}
+}
+
 func TestZParseScore(t *testing.T) {
 	for _, c := range []struct {
 		in   string
@@ -91,6 +115,9 @@ func TestZParseScore(t *testing.T) {
 		{"1e400", 0, false}, {"1e-400", 0, false}, {"1_0", 0, false}, {"0x", 0, false}, {"1e", 0, false},
 		{"0x1p", 0, false}, {".", 0, false}, {"e5", 0, false}, {"1\x00", 0, false}, {"infin", 0, false},
 		{"--1", 0, false}, {"0x_1p0", 0, false},
+		{"000000012345", 12345, true}, {"-000", math.Copysign(0, -1), true}, {"+0", 0, true},
+		{"999999999999999", 999999999999999, true}, {"9007199254740993", 9007199254740992, true},
+		{"-", 0, false}, {"+", 0, false}, {"12a", 0, false}, {"-+1", 0, false},
 	} {
 		got, ok := ParseScore([]byte(c.in))
 		if ok != c.ok || ok && (got != c.want || math.Signbit(got) != math.Signbit(c.want)) {
