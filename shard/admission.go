@@ -72,6 +72,18 @@ func (rt *Runtime) admit(s *Shard, c *keyspace.Ctx) bool {
 	return false
 }
 
+// evictAfterGrowth evicts from s what a command's index or slot growth
+// took over maxmemory (keyspace's TakeGrowth), under the policy, as the
+// next write's admission would have. REQUIRES: the caller holds s's token.
+func (rt *Runtime) evictAfterGrowth(s *Shard) {
+	limit := rt.env.MemoryLimit()
+	if over := rt.overLimit(limit); over > 0 && !s.store.Loading() {
+		if freed, _ := rt.evictFrom(s, over, keyspace.EvictionTimeLimit); freed >= over {
+			rt.overLimit(limit)
+		}
+	}
+}
+
 // admitHeld is admit for a command holding the shards in set (ExecMulti): it
 // evicts from those shards, in ascending order.
 func (rt *Runtime) admitHeld(set *keyspace.ShardSet, c *keyspace.Ctx) bool {

@@ -501,6 +501,9 @@ func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
 		c.SnapBeforeCommand() // snapshot.go
 	}
 	rt.run(c)
+	if s != nil && s.store.TakeGrowth() && rt.env.MemoryLimit() != 0 {
+		rt.evictAfterGrowth(s) // admission.go
+	}
 	if c.TrackReads {
 		rt.trackRead(c)
 	}

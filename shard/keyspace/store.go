@@ -54,6 +54,7 @@ type Store struct {
 	loading  bool          // an append-only file is being replayed: no active expiry (replay.go)
 	pool     evictionPool  // the best eviction candidates seen (evict.go)
 	dumpEnc  *SnapshotPart // DUMP's encoder (DumpEncoder), made at the first DUMP
+	grew     bool          // a database's index or slots grew by a table or chunk (memory.go)
 }
 
 // Env is what every Store of one keyspace shares: the stores themselves
@@ -248,6 +249,9 @@ type Counters struct {
 	Keys, Expires, AvgTTL                 [NumDatabases]int64
 	Expired, Evicted, MemoryUsed, OffHeap int64
 	Hits, Misses                          int64
+	// MemoryStructure is the part of MemoryUsed the slots, key indexes and
+	// expiry lists hold, MemoryIndex the indexes' part of it (memory.go).
+	MemoryStructure, MemoryIndex int64
 }
 
 // Counters reads the store's published figures; anyone may call it.
@@ -259,8 +263,10 @@ func (st *Store) Counters() Counters {
 		c.AvgTTL[i] = d.avgTTL.Load()
 		c.Expired += d.expired.Load()
 		c.Evicted += d.evicted.Load()
-		c.MemoryUsed += d.memory.Load()
+		c.MemoryUsed += d.Used()
 		c.OffHeap += d.offHeap.Load()
+		c.MemoryStructure += d.StructureBytes()
+		c.MemoryIndex += d.IndexBytesPublished()
 		c.Hits += d.hits.Load()
 		c.Misses += d.misses.Load()
 	}
@@ -274,7 +280,7 @@ func (st *Store) Sizes() (keys, expires [NumDatabases]int64, memory int64) {
 	for i, d := range st.dbs {
 		keys[i] = int64(d.index.Len())
 		expires[i] = int64(len(d.volatile))
-		memory += d.memory.Load()
+		memory += d.Used()
 	}
 	return keys, expires, memory
 }
