@@ -155,3 +155,28 @@ func (st *Store) TakeGrowth() bool {
 	st.grew = false
 	return g
 }
+
+// usageOf is MEMORY USAGE's figure for o, a live key of d: its per-key
+// view plus an equal share of the structure's correction (adjust / Len,
+// rounded down), the remainder going to the key in the lowest live slot, so
+// that the figures of all of d's keys add up to Used() exactly, as Redis'
+// MEMORY USAGE counts a key's dictEntry. Finding the lowest live slot walks
+// the slots emptied before it: MEMORY USAGE is not a hot path.
+func (d *DB) usageOf(o *Object) int64 {
+	n := int64(d.index.Len())
+	adj := d.adjust.Load()
+	share := adj / n
+	if share*n > adj {
+		share-- // round toward minus infinity: the remainder is never negative
+	}
+	usage := int64(len(o.Key)+ObjectOverhead) + o.ValueMemory() + share
+	for pos := range d.used {
+		if first := d.Slot(pos); first.Kind != KindNone {
+			if first == o {
+				usage += adj - share*n
+			}
+			break
+		}
+	}
+	return usage
+}
