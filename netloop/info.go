@@ -134,6 +134,7 @@ func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
 	for _, sn := range in.shards() {
 		ks.Used, ks.OffHeap = ks.Used+sn.MemoryUsed, ks.OffHeap+sn.MemoryOffHeap
 		ks.Structure, ks.Index = ks.Structure+sn.MemoryStructure, ks.Index+sn.MemoryIndex
+		ks.HeapWaste += sn.MemoryHeapWaste
 	}
 	meminfo.Write(b, meminfo.Input{Keyspace: ks, MaxMemory: s.params.Size("maxmemory"),
 		Policy: s.params.String("maxmemory-policy"), Scripts: s.scripts.Memory()})

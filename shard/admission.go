@@ -152,16 +152,21 @@ func (rt *Runtime) denyOOM(c *keyspace.Ctx) bool {
 	return c.Effective().Flags&command.FlagDenyOOM != 0
 }
 
-// keepUnderLimit is the expiry loop's eviction for shard s: when the keyspace
-// is over maxmemory it evicts from s until it is not, or budget is spent.
+// keepUnderLimit is the expiry loop's eviction for shard s, with left
+// shards (s included) still to visit this round: when the keyspace is over
+// maxmemory it evicts from s its part of the excess, 1/left of it, or until
+// budget is spent. Evicting all of it from the first shard visited emptied
+// shard 0 when the excess came from outside the keys (the heap's
+// fragmentation, heapwaste.go, which grows between ticks).
 // REQUIRES: the caller holds s's token.
-func (rt *Runtime) keepUnderLimit(s *Shard, budget time.Duration) {
+func (rt *Runtime) keepUnderLimit(s *Shard, left int, budget time.Duration) {
 	limit := rt.env.MemoryLimit()
 	if limit == 0 || s.store.Loading() {
 		return
 	}
 	if over := rt.overLimit(limit); over > 0 {
-		if freed, _ := rt.evictFrom(s, over, budget); freed >= over {
+		need := (over + int64(left) - 1) / int64(left)
+		if freed, _ := rt.evictFrom(s, need, budget); freed >= over {
 			rt.overLimit(limit)
 		}
 	}

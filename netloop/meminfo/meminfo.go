@@ -31,6 +31,9 @@ type Keyspace struct {
 	Structure int64 // its slots, key indexes and expiry lists
 	Index     int64 // the key indexes' tables, both while one rehashes
 	OffHeap   int64 // strings of 1 MiB and more, mapped outside the Go heap
+	// HeapWaste is the Go heap's fragmentation counted in Used: free slots
+	// in its spans and the runtime metadata's growth (shard/heapwaste.go).
+	HeapWaste int64
 }
 
 // Input is what the section shows that is not read here.
@@ -48,7 +51,7 @@ type Go struct {
 	Unused   int64 // in-use heap spans' free slots (size-class fragmentation)
 	Free     int64 // free heap pages still mapped (go_heap_free; Go's "idle" less released)
 	Released int64 // free heap pages returned to the OS
-	Live     int64 // heap objects marked live by the last collection
+	Live     int64 // heap objects marked live by the last collection (0 before the first)
 	Goal     int64 // heap size the next collection is due at
 	Limit    int64 // the soft memory limit (GOMEMLIMIT, or maxmemory's)
 	Cycles   int64 // collections completed
@@ -104,10 +107,11 @@ func Write(b *strings.Builder, in Input) {
 	f("used_memory_human", Human(ks.Used))
 	f("used_memory_rss", rss)
 	f("used_memory_rss_human", Human(rss))
-	f("used_memory_overhead", ks.Structure)
+	overhead := ks.Structure + ks.HeapWaste
+	f("used_memory_overhead", overhead)
 	f("used_memory_startup", 0)
-	f("used_memory_dataset", ks.Used-ks.Structure)
-	f("used_memory_dataset_perc", percent(ks.Used-ks.Structure, ks.Used))
+	f("used_memory_dataset", ks.Used-overhead)
+	f("used_memory_dataset_perc", percent(ks.Used-overhead, ks.Used))
 	f("allocator_allocated", g.Objects)
 	f("allocator_active", g.Active())
 	f("allocator_resident", g.Resident())
@@ -117,6 +121,7 @@ func Write(b *strings.Builder, in Input) {
 	}
 	// svcdb's own: the keyspace's parts, the Go heap.
 	f("used_memory_index", ks.Index)
+	f("used_memory_heap_waste", ks.HeapWaste)
 	f("used_memory_heap", g.Objects)
 	f("used_memory_offheap", ks.OffHeap)
 	f("used_memory_offheap_human", Human(ks.OffHeap))
@@ -164,7 +169,6 @@ func Write(b *strings.Builder, in Input) {
 	f("go_heap_alloc", g.Objects)
 	f("go_heap_inuse", g.Active())
 	f("go_heap_live", g.Live)
-	f("go_heap_garbage", max(g.Objects-g.Live, 0))
 	f("go_heap_free", g.Free)
 	f("go_heap_released", g.Released)
 	f("go_gc_heap_goal", g.Goal)

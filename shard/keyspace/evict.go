@@ -266,7 +266,7 @@ func (st *Store) MemoryUsed() int64 {
 	for _, d := range st.dbs {
 		n += d.Used()
 	}
-	return n
+	return n + st.heapWasteShare()
 }
 
 // Evict deletes keys of the store chosen by the policy until need bytes are
