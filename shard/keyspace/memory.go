@@ -66,11 +66,18 @@ func (d *DB) structureBytes() int64 {
 // delete.
 func (d *DB) accountStructure() {
 	s, idx := d.structureBytes(), int64(d.index.Bytes())
-	if d.owner != nil && (idx > d.indexPub.Load() || s > d.structure.Load()+chunkBytes/2) {
-		d.owner.grew = true // a step, not a key's bytes: see TakeGrowth
+	if prev := d.structure.Load(); s != prev {
+		if d.owner != nil && s > prev+chunkBytes/2 {
+			d.owner.grew = true // a chunk, not a key's bytes: see TakeGrowth
+		}
+		d.structure.Store(s) // stores only on change: an atomic store is a locked instruction
 	}
-	d.structure.Store(s)
-	d.indexPub.Store(idx)
+	if prev := d.indexPub.Load(); idx != prev {
+		if d.owner != nil && idx > prev {
+			d.owner.grew = true // a new table
+		}
+		d.indexPub.Store(idx)
+	}
 	d.adjust.Store(s - int64(d.index.Len()*ObjectOverhead) + d.keyRound)
 }
 
