@@ -72,21 +72,33 @@ func (rt *Runtime) admit(s *Shard, c *keyspace.Ctx) bool {
 	return false
 }
 
-// growthEvictionBudget bounds evictAfterGrowth's time.
-const growthEvictionBudget = 50 * time.Millisecond
+// growthEvictionBudget bounds evictAfterGrowth's time when the excess is
+// larger than growthEvictWhole; an excess up to that is evicted whole,
+// whatever it takes: 1 MiB is at most some thousands of keys, and under
+// the race detector on a loaded machine even 50 ms did not always evict
+// the 120 keys of a 13 KiB table.
+const (
+	growthEvictionBudget = 50 * time.Millisecond
+	growthEvictWhole     = 1 << 20
+)
 
 // evictAfterGrowth evicts from s what a command's index or slot growth
 // took over maxmemory (keyspace's TakeGrowth), under the policy, as the
 // next write's admission would have. A table is many keys' worth (13 KiB
 // at 1,800 keys: about 120 keys of 100-byte values), more than a command's
 // eviction budget (500 us) allows on a loaded machine under the race
-// detector, so it gets growthEvictionBudget; what is left, the next writes
-// and the expiry loop evict. Once per doubling of an index at the limit.
+// detector, so it gets a budget of its own (above); what is left, the next
+// writes and the expiry loop evict. Once per doubling of an index at the
+// limit.
 // REQUIRES: the caller holds s's token.
 func (rt *Runtime) evictAfterGrowth(s *Shard) {
 	limit := rt.env.MemoryLimit()
 	if over := rt.overLimit(limit); over > 0 && !s.store.Loading() {
-		if freed, _ := rt.evictFrom(s, over, growthEvictionBudget); freed >= over {
+		budget := growthEvictionBudget
+		if over <= growthEvictWhole {
+			budget = time.Hour // in effect none: Evict stops when it freed over
+		}
+		if freed, _ := rt.evictFrom(s, over, budget); freed >= over {
 			rt.overLimit(limit)
 		}
 	}
