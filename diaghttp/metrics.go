@@ -161,6 +161,10 @@ func newRegistry(src Source, version string) *registry {
 		sumShards(func(s *shard.Snapshot) int64 { return s.MemoryUsed }))
 	g("svc_memory_maxmemory_bytes", "The maxmemory limit in bytes; 0 when unlimited.",
 		func(sc *scrape) float64 { return float64(sc.maxMem) })
+	g("svc_memory_overhead_bytes", "The part of svc_memory_used_bytes held by the keyspace's structure (slots, key indexes, expiry lists) rather than keys and values, in bytes (INFO used_memory_overhead).",
+		sumShards(func(s *shard.Snapshot) int64 { return s.MemoryStructure }))
+	g("svc_memory_index_bytes", "The key indexes' tables, both while one rehashes: part of svc_memory_overhead_bytes, in bytes (INFO used_memory_index).",
+		sumShards(func(s *shard.Snapshot) int64 { return s.MemoryIndex }))
 	r.custom("svc_commands_duration_seconds",
 		"Latency of each command as its client sees it, from its parse to its reply being ready to write (waiting for its shard's queue and token included), all commands together, in seconds.",
 		"histogram", r.writeHistogram("svc_commands_duration_seconds", func(t *cmdstats.Command) (*cmdstats.Histogram, time.Duration) { return &t.Latency, t.Total }))

@@ -444,7 +444,7 @@ func TestObjectIdleTime(t *testing.T) {
 
 // TestMaxMemoryFollowsConfigSet: CONFIG SET maxmemory moves
 // svc_memory_maxmemory_bytes on /metrics, INFO maxmemory, the shards' limit
-// and the Go runtime's memory limit (maxmemory + 25% + 64 MiB), and back.
+// and the Go runtime's memory limit (maxmemory + 10% + 8 MiB), and back.
 func TestMaxMemoryFollowsConfigSet(t *testing.T) {
 	atStart := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(atStart) })
@@ -484,8 +484,8 @@ func TestMaxMemoryFollowsConfigSet(t *testing.T) {
 		bytes   int64
 		goLimit int64
 	}{
-		{"100mb", 100 << 20, 100<<20 + 25<<20 + 64<<20},
-		{"1gb", 1 << 30, 1<<30 + 256<<20 + 64<<20},
+		{"100mb", 100 << 20, 100<<20 + 10<<20 + 8<<20},
+		{"1gb", 1 << 30, 1<<30 + 1<<30/10 + 8<<20},
 		// maxmemory 0 gives back the limit the process started with, not
 		// the one this test found: an earlier test's server may have left
 		// its own (the limit is the process').

@@ -11,8 +11,8 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
-	"github.com/svcdb/svcdb/core/procmem"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/netloop/meminfo"
 	"github.com/svcdb/svcdb/shard"
 	"github.com/svcdb/svcdb/shard/keyspace"
 )
@@ -128,74 +128,16 @@ func (s *Server) infoClients(_ *infoInput, b *strings.Builder) {
 	field(b, "clients_in_timeout_table", 0)
 }
 
+// infoMemory: netloop/meminfo maps the figures to Redis' names.
 func (s *Server) infoMemory(in *infoInput, b *strings.Builder) {
-	var used, offHeap int64
+	var ks meminfo.Keyspace
 	for _, sn := range in.shards() {
-		used += sn.MemoryUsed
-		offHeap += sn.MemoryOffHeap
+		ks.Used, ks.OffHeap = ks.Used+sn.MemoryUsed, ks.OffHeap+sn.MemoryOffHeap
+		ks.Structure, ks.Index = ks.Structure+sn.MemoryStructure, ks.Index+sn.MemoryIndex
+		ks.HeapWaste += sn.MemoryHeapWaste
 	}
-	gm := readGoMemory()
-	// used_memory_rss is the process' resident size from the kernel, as
-	// Redis' (not what the Go runtime has mapped: that counts address space
-	// never touched or already returned, and once showed 1.14 GB for a
-	// 140 MB process). Without /proc it is 0.
-	rss, _ := procmem.Resident()
-	field(b, "used_memory", used)
-	field(b, "used_memory_human", humanBytes(used))
-	field(b, "used_memory_rss", rss)
-	field(b, "used_memory_rss_human", humanBytes(rss))
-	field(b, "used_memory_heap", gm.heapObjects)
-	// Strings of 1 MiB and more live outside the Go heap (shard/bigbuf):
-	// counted in used_memory, and shown here on their own.
-	field(b, "used_memory_offheap", offHeap)
-	field(b, "used_memory_offheap_human", humanBytes(offHeap))
-	maxmem := s.params.Size("maxmemory")
-	field(b, "maxmemory", maxmem)
-	field(b, "maxmemory_human", humanBytes(maxmem))
-	field(b, "maxmemory_policy", s.params.String("maxmemory-policy"))
-	// Scripting, under Redis 7.0.15's names and in its order. The Lua
-	// VM's sizes are measured by walking what it holds (gopher-lua keeps
-	// no allocator count; core/scripting/memory.go), svcdb's one VM split
-	// between eval and functions by what reaches what. The cache and
-	// library figures are the bodies' and codes' bytes.
-	sm := s.scripts.Memory()
-	field(b, "used_memory_lua", sm.VMEval)
-	field(b, "used_memory_vm_eval", sm.VMEval)
-	field(b, "used_memory_lua_human", humanBytes(sm.VMEval))
-	field(b, "used_memory_scripts_eval", sm.ScriptsBytes)
-	field(b, "number_of_cached_scripts", int64(sm.Scripts))
-	field(b, "number_of_functions", int64(sm.Functions))
-	field(b, "number_of_libraries", int64(sm.Libraries))
-	field(b, "used_memory_vm_functions", sm.VMFunctions)
-	field(b, "used_memory_vm_total", sm.VMEval+sm.VMFunctions)
-	field(b, "used_memory_vm_total_human", humanBytes(sm.VMEval+sm.VMFunctions))
-	field(b, "used_memory_functions", sm.FunctionsBytes)
-	field(b, "used_memory_scripts", sm.ScriptsBytes+sm.FunctionsBytes)
-	field(b, "used_memory_scripts_human", humanBytes(sm.ScriptsBytes+sm.FunctionsBytes))
-	field(b, "mem_allocator", "go")
-	// The Go runtime's own figures, under names of their own (runtime/metrics).
-	field(b, "go_sys", gm.total)
-	field(b, "go_sys_human", humanBytes(gm.total))
-	field(b, "go_heap_alloc", gm.heapObjects)
-	field(b, "go_heap_inuse", gm.heapObjects+gm.heapUnused)
-	field(b, "go_heap_free", gm.heapFree)
-	field(b, "go_heap_released", gm.heapReleased)
-	field(b, "go_gc_heap_goal", gm.heapGoal)
-	field(b, "go_memory_limit", gm.limit)
-}
-
-func humanBytes(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"B", "K", "M", "G", "T"} {
-		if f < 1024 || u == "T" {
-			if u == "B" {
-				return fmt.Sprintf("%dB", n)
-			}
-			return fmt.Sprintf("%.2f%s", f, u)
-		}
-		f /= 1024
-	}
-	return ""
+	meminfo.Write(b, meminfo.Input{Keyspace: ks, MaxMemory: s.params.Size("maxmemory"),
+		Policy: s.params.String("maxmemory-policy"), Scripts: s.scripts.Memory()})
 }
 
 func (s *Server) infoStats(in *infoInput, b *strings.Builder) {

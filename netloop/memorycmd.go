@@ -3,10 +3,10 @@ package netloop
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/resp"
+	"github.com/svcdb/svcdb/netloop/meminfo"
 )
 
 // MEMORY DOCTOR, MALLOC-STATS, PURGE, STATS and HELP; MEMORY USAGE runs in
@@ -67,38 +67,10 @@ func (s *Server) datasetTotals() (keys, bytes int64) {
 }
 
 // goMemory reads what the Go runtime has mapped and what its heap objects
-// take. runtime/metrics, not runtime.ReadMemStats: the latter stops the
-// world, so an INFO poller would pause every event loop.
+// take (runtime/metrics: no stop-the-world).
 func goMemory() (sys, heap int64) {
-	m := readGoMemory()
-	return m.total, m.heapObjects
-}
-
-// goMemoryStats are the Go runtime's memory figures INFO memory shows as
-// go_*: total mapped (go_sys), heap objects, heap spans' unused part, free
-// and released heap pages, the next GC's heap goal and the memory limit.
-type goMemoryStats struct {
-	total, heapObjects, heapUnused, heapFree, heapReleased, heapGoal, limit int64
-}
-
-func readGoMemory() goMemoryStats {
-	ms := []metrics.Sample{
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-		{Name: "/gc/heap/goal:bytes"},
-		{Name: "/gc/gomemlimit:bytes"},
-	}
-	metrics.Read(ms)
-	v := func(i int) int64 {
-		if ms[i].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return int64(ms[i].Value.Uint64())
-	}
-	return goMemoryStats{total: v(0), heapObjects: v(1), heapUnused: v(2), heapFree: v(3), heapReleased: v(4), heapGoal: v(5), limit: v(6)}
+	m := meminfo.ReadGo()
+	return m.Total, m.Objects
 }
 
 // memoryStats replies with the MEMORY STATS fields svcdb can fill truthfully,

@@ -2,6 +2,7 @@ package netloop
 
 import (
 	"math"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -99,22 +100,28 @@ func (s *Server) bindParams(reg *config.Registry) {
 }
 
 // goMemoryLimitAtStart is the Go runtime's memory limit before maxmemory set
-// one: GOMEMLIMIT's, or none (math.MaxInt64).
-var goMemoryLimitAtStart = debug.SetMemoryLimit(-1)
+// one: GOMEMLIMIT's, or none (math.MaxInt64); goMemLimitEnv whether the
+// environment set it, in which case maxmemory leaves it alone.
+var (
+	goMemoryLimitAtStart = debug.SetMemoryLimit(-1)
+	goMemLimitEnv        = os.Getenv("GOMEMLIMIT") != ""
+)
 
 // GoMemoryLimit is the Go runtime's soft memory limit for a maxmemory:
-// maxmemory plus a quarter for garbage not yet collected and 64 MiB for the
-// server's own buffers (connections, batches, replies); with maxmemory 0, the
-// limit the process started with (GOMEMLIMIT, else none).
+// maxmemory plus a tenth for garbage not yet collected and 8 MiB for the
+// runtime and the server's own buffers, so that the process stays within
+// 15% of maxmemory above its size at start (docs/persistence.md, "Memory
+// limits"; TestRSSFollowsMaxMemory). With maxmemory 0, or GOMEMLIMIT in the
+// environment, the limit the process started with (GOMEMLIMIT's, else none).
 func GoMemoryLimit(maxmemory int64) int64 {
-	if maxmemory <= 0 {
+	if maxmemory <= 0 || goMemLimitEnv {
 		return goMemoryLimitAtStart
 	}
-	const buffers = 64 << 20
-	if maxmemory > (math.MaxInt64-buffers)/5*4 {
+	const buffers = 8 << 20
+	if maxmemory > (math.MaxInt64-buffers)/11*10 {
 		return math.MaxInt64
 	}
-	return maxmemory + maxmemory/4 + buffers
+	return maxmemory + maxmemory/10 + buffers
 }
 
 // bindMemoryParams applies maxmemory and maxmemory-policy to the shards and

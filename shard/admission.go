@@ -72,6 +72,38 @@ func (rt *Runtime) admit(s *Shard, c *keyspace.Ctx) bool {
 	return false
 }
 
+// growthEvictionBudget bounds evictAfterGrowth's time when the excess is
+// larger than growthEvictWhole; an excess up to that is evicted whole,
+// whatever it takes: 1 MiB is at most some thousands of keys, and under
+// the race detector on a loaded machine even 50 ms did not always evict
+// the 120 keys of a 13 KiB table.
+const (
+	growthEvictionBudget = 50 * time.Millisecond
+	growthEvictWhole     = 1 << 20
+)
+
+// evictAfterGrowth evicts from s what a command's index or slot growth
+// took over maxmemory (keyspace's TakeGrowth), under the policy, as the
+// next write's admission would have. A table is many keys' worth (13 KiB
+// at 1,800 keys: about 120 keys of 100-byte values), more than a command's
+// eviction budget (500 us) allows on a loaded machine under the race
+// detector, so it gets a budget of its own (above); what is left, the next
+// writes and the expiry loop evict. Once per doubling of an index at the
+// limit.
+// REQUIRES: the caller holds s's token.
+func (rt *Runtime) evictAfterGrowth(s *Shard) {
+	limit := rt.env.MemoryLimit()
+	if over := rt.overLimit(limit); over > 0 && !s.store.Loading() {
+		budget := growthEvictionBudget
+		if over <= growthEvictWhole {
+			budget = time.Hour // in effect none: Evict stops when it freed over
+		}
+		if freed, _ := rt.evictFrom(s, over, budget); freed >= over {
+			rt.overLimit(limit)
+		}
+	}
+}
+
 // admitHeld is admit for a command holding the shards in set (ExecMulti): it
 // evicts from those shards, in ascending order.
 func (rt *Runtime) admitHeld(set *keyspace.ShardSet, c *keyspace.Ctx) bool {
@@ -140,16 +172,21 @@ func (rt *Runtime) denyOOM(c *keyspace.Ctx) bool {
 	return c.Effective().Flags&command.FlagDenyOOM != 0
 }
 
-// keepUnderLimit is the expiry loop's eviction for shard s: when the keyspace
-// is over maxmemory it evicts from s until it is not, or budget is spent.
+// keepUnderLimit is the expiry loop's eviction for shard s, with left
+// shards (s included) still to visit this round: when the keyspace is over
+// maxmemory it evicts from s its part of the excess, 1/left of it, or until
+// budget is spent. Evicting all of it from the first shard visited emptied
+// shard 0 when the excess came from outside the keys (the heap's
+// fragmentation, heapwaste.go, which grows between ticks).
 // REQUIRES: the caller holds s's token.
-func (rt *Runtime) keepUnderLimit(s *Shard, budget time.Duration) {
+func (rt *Runtime) keepUnderLimit(s *Shard, left int, budget time.Duration) {
 	limit := rt.env.MemoryLimit()
 	if limit == 0 || s.store.Loading() {
 		return
 	}
 	if over := rt.overLimit(limit); over > 0 {
-		if freed, _ := rt.evictFrom(s, over, budget); freed >= over {
+		need := (over + int64(left) - 1) / int64(left)
+		if freed, _ := rt.evictFrom(s, need, budget); freed >= over {
 			rt.overLimit(limit)
 		}
 	}

@@ -57,6 +57,10 @@ type Config struct {
 	// OnPanic is told about a command handler that panicked (the client gets an
 	// error reply and the server stays up). May be nil.
 	OnPanic func(cmd string, recovered any, stack []byte)
+	// CountHeapWaste adds the Go heap's fragmentation to used_memory
+	// (heapwaste.go): for the server's own process, not for a runtime
+	// inside another program, whose heap is not the keyspace's.
+	CountHeapWaste bool
 }
 
 // Runtime owns the shards and hides the drain strategy.
@@ -68,7 +72,8 @@ type Runtime struct {
 	onPanic  func(string, any, []byte)
 
 	expireEvery time.Duration
-	hot         *hotRing // per-second per-shard rates (hotshards.go)
+	waste       heapWaste // the Go heap's fragmentation, when counted (heapwaste.go)
+	hot         *hotRing  // per-second per-shard rates (hotshards.go)
 	latency     atomic.Pointer[latency.Monitor]
 	snapRunning atomic.Bool                // a WriteSnapshot is running (snapshot.go)
 	logSinks    logSinks                   // the append-only file and the replication stream (replica.go)
@@ -99,6 +104,7 @@ func New(cfg Config, table *command.Table) (*Runtime, error) {
 		table:       table,
 		onPanic:     cfg.OnPanic,
 		expireEvery: cfg.ActiveExpireEvery,
+		waste:       newHeapWaste(cfg.CountHeapWaste),
 		stop:        make(chan struct{}),
 	}
 	env, stores, err := keyspace.NewEnv(cfg.Shards, table, commands.Handlers())
@@ -501,6 +507,9 @@ func (rt *Runtime) execute(s *Shard, c *keyspace.Ctx) {
 		c.SnapBeforeCommand() // snapshot.go
 	}
 	rt.run(c)
+	if s != nil && s.store.TakeGrowth() && rt.env.MemoryLimit() != 0 {
+		rt.evictAfterGrowth(s) // admission.go
+	}
 	if c.TrackReads {
 		rt.trackRead(c)
 	}
@@ -628,18 +637,19 @@ func (rt *Runtime) expireLoop() {
 		case <-t.C:
 		}
 		rt.env.Tick(time.Now()) // the access clock (evict.go)
+		rt.sampleHeapWaste()
 		if rt.env.ExpiryHeld() {
 			continue // CLIENT PAUSE: no key expires or is evicted behind the paused clients' backs
 		}
 		lat := rt.latency.Load()
-		for _, s := range rt.shards {
+		for i, s := range rt.shards {
 			rt.acquire(s)
 			// A quarter of the period, shared by the shards, as Redis' slow cycle
 			// (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) bounds its own.
 			now := time.Now()
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
 			s.store.ExpireCycle(now.UnixMilli(), deadline)
-			rt.keepUnderLimit(s, rt.expireEvery/4/time.Duration(len(rt.shards))) // evict.go
+			rt.keepUnderLimit(s, len(rt.shards)-i, rt.expireEvery/4/time.Duration(len(rt.shards))) // admission.go
 			if s.store.HasReady() {
 				rt.serveReady(s) // an expired stream's XREADGROUP waiters (blocking.go)
 			}

@@ -86,6 +86,13 @@ type Snapshot struct {
 	// MemoryOffHeap is the part of MemoryUsed held in strings off the Go
 	// heap (bigstr.go).
 	MemoryOffHeap int64
+	// MemoryStructure is the part of MemoryUsed held by the slots, key
+	// indexes and expiry lists; MemoryIndex the key indexes' part of it
+	// (shard/keyspace/memory.go).
+	MemoryStructure, MemoryIndex int64
+	// MemoryHeapWaste is the shard's share of the Go heap's fragmentation
+	// counted in MemoryUsed (heapwaste.go; 0 unless Config.CountHeapWaste).
+	MemoryHeapWaste int64
 }
 
 // TotalKeys is the shard's key count across all databases.
@@ -108,7 +115,8 @@ func (s *Shard) Snapshot() Snapshot {
 	c := s.store.Counters()
 	sn := Snapshot{ID: s.id, QueueDepth: s.queue.depth(), Keys: c.Keys, Expires: c.Expires, AvgTTL: c.AvgTTL,
 		Expired: c.Expired, Evicted: c.Evicted, MemoryUsed: c.MemoryUsed, MemoryOffHeap: c.OffHeap,
-		Hits: c.Hits, Misses: c.Misses}
+		Hits: c.Hits, Misses: c.Misses, MemoryStructure: c.MemoryStructure, MemoryIndex: c.MemoryIndex,
+		MemoryHeapWaste: c.MemoryHeapWaste}
 	sn.Reads = s.stats.reads.Load()
 	sn.Writes = s.stats.writes.Load()
 	sn.Commands = sn.Reads + sn.Writes + s.stats.other.Load()

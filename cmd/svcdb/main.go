@@ -230,8 +230,9 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rt, err := shard.New(shard.Config{
-		Shards:   int(reg.Int("shards")),
-		Strategy: strategy,
+		Shards:         int(reg.Int("shards")),
+		Strategy:       strategy,
+		CountHeapWaste: true, // this process is the server: its heap is the keyspace's (shard/heapwaste.go)
 		OnPanic: func(cmd string, r any, stack []byte) {
 			logger.Error("BUG: command handler panicked", "command", cmd, "panic", fmt.Sprint(r), "stack", string(stack))
 		},

@@ -353,26 +353,27 @@ type DB struct {
 	expired atomic.Int64
 	hits    atomic.Int64 // keyspace_hits: reads that found their key
 	misses  atomic.Int64 // keyspace_misses
-	memory  atomic.Int64 // approximate bytes held by keys and values
-	avgTTL  atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
-	evicted atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
-	offHeap atomic.Int64 // bytes of memory held in off-heap strings (bigstr.go)
+	memory  atomic.Int64 // per-key view: len(key) + ObjectOverhead + ValueMemory() of every key (memory.go)
+	adjust  atomic.Int64 // the structure's real bytes against memory's assumptions (memory.go)
+	// structure and indexPub are structureBytes() and the index's bytes,
+	// published for INFO memory (memory.go).
+	structure atomic.Int64
+	indexPub  atomic.Int64
+	keyRound  int64        // sum over keys of keyAllocSize(len) - len (memory.go); shard-owned
+	volChunks int          // non-nil chunks of volPos
+	avgTTL    atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
+	evicted   atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
+	offHeap   atomic.Int64 // bytes of memory held in off-heap strings (bigstr.go)
 }
 
 // ObjectOverhead approximates the bytes a key costs beyond its key and value
-// bytes: its slot (an Object, unsafe.Sizeof: 48 bytes), its share of the
-// index (indexShare) and the allocator's rounding of the key and value
-// buffers to size classes (sizeClassSlack). Calibrated against the Go heap
-// by TestMemoryAccountingMatchesHeap (docs/architecture.md, "The keyspace":
-// the heap a key for 200,000 small strings and 100,000 small hashes over 4
-// shards). It was 152 with a Go map index (about 40 B a key more) and an
-// 88-byte object, 98 with the 80-byte one.
-const ObjectOverhead = int(unsafe.Sizeof(Object{})) + indexShare + sizeClassSlack
-
-const (
-	indexShare     = 10 // 5 bytes a bucket, 6-11 a key with the table 44-88% full
-	sizeClassSlack = 8  // short keys and values rounded up to their size classes
-)
+// bytes: its slot (an Object), its share of the index (5 bytes a bucket,
+// 6-11 a key with the table 44-88% full) and the allocator's rounding of
+// the key (about 8 for short keys). It is MEMORY USAGE's per-key figure;
+// used_memory replaces it by what the slots and the index really hold
+// (memory.go), so it needs no calibration. It was 152 with a Go map index
+// and an 88-byte object, and the literal 98 with an 80-byte one.
+const ObjectOverhead = int(unsafe.Sizeof(Object{})) + 18
 
 func newDB() *DB {
 	return &DB{evict: detachedEvictor}
@@ -571,6 +572,8 @@ func (d *DB) insert(key []byte, kind Kind) *Object {
 	d.view = nil
 	d.keys.Store(int64(d.index.Len()))
 	d.memory.Add(int64(len(k) + ObjectOverhead))
+	d.keyRound += int64(keyAllocSize(len(k)) - len(k))
+	d.accountStructure()
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
 		d.markReady(k)
 	}
@@ -605,12 +608,15 @@ func (d *DB) detach(o *Object, pos uint32) {
 	d.index.Remove(keyHashString(o.Key), pos, d.hashAt)
 	d.view = nil
 	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
+	d.keyRound -= int64(keyAllocSize(len(o.Key)) - len(o.Key))
 	d.unmapStr(o)
 	*o = Object{}
 	d.free = append(d.free, pos)
 	d.keys.Store(int64(d.index.Len()))
 	if d.index.Len() == 0 {
 		d.reset() // give the memory back once the database is empty
+	} else {
+		d.accountStructure()
 	}
 }
 
@@ -622,9 +628,12 @@ func (d *DB) reset() {
 	d.free = nil
 	d.volatile = nil
 	d.volPos = nil
+	d.volChunks = 0
+	d.keyRound = 0
 	d.keys.Store(0)
 	d.expires.Store(0)
 	d.memory.Store(0)
+	d.accountStructure()
 }
 
 // Flush deletes every key and returns how many there were.
@@ -667,6 +676,7 @@ func (d *DB) SetExpire(o *Object, at int64) {
 		*d.volPosAt(pos) = int32(len(d.volatile))
 		d.volatile = append(d.volatile, pos)
 		d.expires.Store(int64(len(d.volatile)))
+		d.accountStructure()
 	}
 	o.ExpireAt = at
 }
@@ -685,6 +695,7 @@ func (d *DB) volPosAt(pos uint32) *int32 {
 	}
 	if d.volPos[c] == nil {
 		d.volPos[c] = new([chunkSize]int32)
+		d.volChunks++
 	}
 	return &d.volPos[c][pos&(chunkSize-1)]
 }
@@ -702,6 +713,7 @@ func (d *DB) unindexExpire(o *Object, pos uint32) {
 	d.volatile = d.volatile[:last]
 	o.ExpireAt = 0
 	d.expires.Store(int64(len(d.volatile)))
+	d.accountStructure()
 }
 
 // SetString stores val as o's string value, reusing o's buffer when it fits so
@@ -835,7 +847,7 @@ func (d *DB) Materialize(o *Object) {
 	}
 	o.SetBytes(strconv.AppendInt(make([]byte, 0, 24), o.Int(), 10))
 	o.Enc = EncRaw
-	d.memory.Add(int64(cap(o.Bytes())))
+	d.memory.Add(int64(AllocSize(cap(o.Bytes()))))
 }
 
 // DropValue empties o's value before it is given a value of another kind.
@@ -849,7 +861,7 @@ func (d *DB) DropValue(o *Object) {
 // AccountResize records that o's bytes' capacity changed from old. Overwrites
 // in place (the common case) change nothing and skip the atomic add.
 func (d *DB) AccountResize(o *Object, old int) {
-	if delta := o.bytesCap() - old; delta != 0 {
+	if delta := AllocSize(o.bytesCap()) - AllocSize(old); delta != 0 {
 		d.memory.Add(int64(delta))
 	}
 }
@@ -906,6 +918,7 @@ func (d *DB) rehashStep() {
 	until := time.Now().Add(time.Millisecond)
 	for d.index.Step(256, d.hashAt) && time.Now().Before(until) {
 	}
+	d.accountStructure() // the old table goes when drained
 }
 
 // expireCycle samples keys with an expiry and deletes the expired ones, as

@@ -48,6 +48,7 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 	if len(model) > 0 && int(d.used)-len(d.free) != live {
 		t.Fatalf("used %d - free %d != live %d", d.used, len(d.free), live)
 	}
+	checkAccounting(t, d)
 }
 
 type modelEntry struct {

@@ -264,9 +264,9 @@ func lfuLogIncr(counter uint32) uint32 {
 func (st *Store) MemoryUsed() int64 {
 	var n int64
 	for _, d := range st.dbs {
-		n += d.memory.Load()
+		n += d.Used()
 	}
-	return n
+	return n + st.heapWasteShare()
 }
 
 // Evict deletes keys of the store chosen by the policy until need bytes are
@@ -287,10 +287,12 @@ func (st *Store) Evict(need int64, budget time.Duration) (freed int64, keys int,
 		if o == nil {
 			break
 		}
-		before := d.memory.Load()
+		// What used_memory loses, the structure's part included: from a
+		// database's second chunk on, the slot stays (memory.go).
+		before := d.Used()
 		d.dropKey(o, pos, NotifyEvicted, "evicted") // a DEL for the append-only log
 
-		freed += before - d.memory.Load()
+		freed += before - d.Used()
 		d.evicted.Add(1)
 		if keys++; keys%16 == 0 && time.Since(start) > budget {
 			timedOut = true
@@ -321,7 +323,7 @@ func (st *Store) UsedDBsMemory(db int) int64 {
 	p.usedDBs |= 1 << db
 	var n int64
 	for m := p.usedDBs; m != 0; m &= m - 1 {
-		n += st.dbs[bits.TrailingZeros16(m)].memory.Load()
+		n += st.dbs[bits.TrailingZeros16(m)].Used()
 	}
 	return n
 }

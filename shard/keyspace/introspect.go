@@ -82,8 +82,9 @@ var objectHelp = []string{
 
 // MemoryUsageCommand serves MEMORY USAGE key [SAMPLES n], the one MEMORY subcommand
 // with a key (the others are the server's). The figure is the key's share of
-// the shard's memory accounting: key bytes, per-key overhead and the value's
-// bytes, exact rather than sampled, so SAMPLES is checked and ignored.
+// the shard's memory accounting: key bytes, per-key overhead, the value's
+// bytes and the key's share of its database's structure (DB.usageOf), exact
+// rather than sampled, so SAMPLES is checked and ignored.
 func MemoryUsageCommand(c *Ctx) {
 	for i := 3; i < len(c.Args); i++ {
 		if resp.EqualFold(c.Args[i], "samples") && i+1 < len(c.Args) {
@@ -103,5 +104,5 @@ func MemoryUsageCommand(c *Ctx) {
 		c.Null()
 		return
 	}
-	c.Int(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory())
+	c.Int(c.DBFor(key).usageOf(o))
 }

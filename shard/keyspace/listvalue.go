@@ -61,11 +61,28 @@ func ListPush(o *Object, v []byte, front bool, lim *EncodingLimits) {
 	}
 }
 
+// maxReservedListpack bounds what ListPushMany reserves for a new list: the
+// default list-max-listpack-size (-2) is 8 KiB a node.
+const maxReservedListpack = 8 << 10
+
 // ListPushMany adds vs one after the other at the front or back of o, as
 // that many ListPush calls would; a quicklist takes them in bulk
 // (values.Quicklist.PushMany: each entry written once, each node made at
 // its final size).
 func ListPushMany(o *Object, vs [][]byte, front bool, lim *EncodingLimits) {
+	if o.Enc == EncListpack && len(o.Bytes()) < listpack.First && len(vs) > 1 {
+		// A new list made at its final size, as ZADD and HSET make theirs:
+		// growing it entry by entry left 2 garbage buffers a key (48 B for
+		// RPUSH of 3 short elements), which the process' RSS holds until
+		// a collection (docs/performance.md, "Memory accounting").
+		size := 0
+		for _, v := range vs {
+			size += listpack.EntrySize(v)
+		}
+		if size <= maxReservedListpack {
+			o.SetBytes(listpack.New(size))
+		}
+	}
 	for i, v := range vs {
 		if o.Enc == EncQuicklist {
 			o.Coll().(*values.Quicklist).PushMany(vs[i:], front, lim.ListMaxListpackSize)

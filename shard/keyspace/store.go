@@ -54,6 +54,7 @@ type Store struct {
 	loading  bool          // an append-only file is being replayed: no active expiry (replay.go)
 	pool     evictionPool  // the best eviction candidates seen (evict.go)
 	dumpEnc  *SnapshotPart // DUMP's encoder (DumpEncoder), made at the first DUMP
+	grew     bool          // a database's index or slots grew by a table or chunk (memory.go)
 }
 
 // Env is what every Store of one keyspace shares: the stores themselves
@@ -70,7 +71,10 @@ type Env struct {
 	limits   encodingLimits
 	prop     atomic.Pointer[LogFeed] // the append-only log's feed (aoflog.go); nil when off
 	blocked  atomic.Int64            // parked clients (waiters.go)
-	evict    evictor                 // maxmemory, eviction policy and access clock (evict.go)
+	// heapWaste is the Go heap's fragmentation counted in used_memory
+	// (SetHeapWaste); 0 unless the runtime counts it.
+	heapWaste atomic.Int64
+	evict     evictor // maxmemory, eviction policy and access clock (evict.go)
 	// dropped is told of every key expiry or eviction removes (dropKey,
 	// aoflog.go); nil when nobody listens. Client tracking invalidates
 	// the key there.
@@ -228,6 +232,24 @@ func (e *Env) SetMaxMemory(limit int64, p Policy) {
 // the limit (the stores' quick check reads it).
 func (e *Env) OverLimit() bool { return e.evict.over.Load() }
 
+// SetHeapWaste publishes the Go heap's fragmentation the runtime counts in
+// used_memory (shard/heapwaste.go); heapWasteShare is store st's part of
+// it, the remainder of the division going to store 0, so the stores'
+// figures add up to it exactly.
+func (e *Env) SetHeapWaste(n int64) { e.heapWaste.Store(n) }
+
+func (st *Store) heapWasteShare() int64 {
+	w, n := st.env.heapWaste.Load(), int64(len(st.env.stores))
+	if w == 0 || n == 0 {
+		return 0
+	}
+	share := w / n
+	if st.id == 0 {
+		share += w - share*n
+	}
+	return share
+}
+
 // SetOverLimit publishes the result of a sum of every shard's memory.
 func (e *Env) SetOverLimit(over bool) {
 	if e.evict.over.Load() != over {
@@ -248,6 +270,11 @@ type Counters struct {
 	Keys, Expires, AvgTTL                 [NumDatabases]int64
 	Expired, Evicted, MemoryUsed, OffHeap int64
 	Hits, Misses                          int64
+	// MemoryStructure is the part of MemoryUsed the slots, key indexes and
+	// expiry lists hold, MemoryIndex the indexes' part of it (memory.go).
+	// MemoryHeapWaste is the store's share of the Go heap's fragmentation,
+	// also part of MemoryUsed (0 unless the runtime counts it).
+	MemoryStructure, MemoryIndex, MemoryHeapWaste int64
 }
 
 // Counters reads the store's published figures; anyone may call it.
@@ -259,11 +286,15 @@ func (st *Store) Counters() Counters {
 		c.AvgTTL[i] = d.avgTTL.Load()
 		c.Expired += d.expired.Load()
 		c.Evicted += d.evicted.Load()
-		c.MemoryUsed += d.memory.Load()
+		c.MemoryUsed += d.Used()
 		c.OffHeap += d.offHeap.Load()
+		c.MemoryStructure += d.StructureBytes()
+		c.MemoryIndex += d.IndexBytesPublished()
 		c.Hits += d.hits.Load()
 		c.Misses += d.misses.Load()
 	}
+	c.MemoryHeapWaste = st.heapWasteShare()
+	c.MemoryUsed += c.MemoryHeapWaste
 	return c
 }
 
@@ -274,7 +305,7 @@ func (st *Store) Sizes() (keys, expires [NumDatabases]int64, memory int64) {
 	for i, d := range st.dbs {
 		keys[i] = int64(d.index.Len())
 		expires[i] = int64(len(d.volatile))
-		memory += d.memory.Load()
+		memory += d.Used()
 	}
 	return keys, expires, memory
 }

@@ -49,6 +49,11 @@ func (st *Store) SwapDBs(a, b int) {
 	swapAtomic(&da.keys, &db.keys)
 	swapAtomic(&da.expires, &db.expires)
 	swapAtomic(&da.memory, &db.memory)
+	swapAtomic(&da.adjust, &db.adjust)
+	swapAtomic(&da.structure, &db.structure)
+	swapAtomic(&da.indexPub, &db.indexPub)
+	da.keyRound, db.keyRound = db.keyRound, da.keyRound
+	da.volChunks, db.volChunks = db.volChunks, da.volChunks
 	swapAtomic(&da.avgTTL, &db.avgTTL)
 	swapAtomic(&da.offHeap, &db.offHeap)
 	for _, d := range [2]*DB{da, db} {

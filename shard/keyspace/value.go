@@ -6,11 +6,13 @@ import (
 	"github.com/svcdb/svcdb/core/resp"
 )
 
-// ValueMemory is the bytes o's value holds beyond the object itself.
+// ValueMemory is the bytes o's value holds beyond the object itself: its
+// buffer as the allocator rounds it (AllocSize; an off-heap string's
+// mapping is over 32 KiB, so its capacity) and its collection's own count.
 func (o *Object) ValueMemory() int64 {
-	n := int64(cap(o.Bytes()))
-	if o.Coll() != nil {
-		n += o.Coll().Memory()
+	n := int64(AllocSize(cap(o.Bytes())))
+	if c := o.Coll(); c != nil {
+		n += c.Memory()
 	}
 	return n
 }
