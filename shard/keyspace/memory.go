@@ -61,14 +61,23 @@ func (d *DB) structureBytes() int64 {
 	return n
 }
 
+// growthJump is the structural growth in one change that TakeGrowth reports:
+// more than a key's slot in the first chunk (objectBytes), so a new slot
+// chunk, a new expiry-position chunk (4 KiB) or a grown slice of slot
+// numbers (the expiry list doubling past 2,048 keys adds 2 KiB) is evicted
+// right after its command rather than left over maxmemory until the next
+// write. With a 48-byte slot more keys fit under a small maxmemory and the
+// expiry list's growth alone took a 400 KB limit 1.5 KB over.
+const growthJump = 256
+
 // accountStructure publishes adjust after a change of d's keys, expiries or
 // index. A few loads and multiplications: it runs on every insert and
 // delete.
 func (d *DB) accountStructure() {
 	s, idx := d.structureBytes(), int64(d.index.Bytes())
 	if prev := d.structure.Load(); s != prev {
-		if d.owner != nil && s > prev+chunkBytes/2 {
-			d.owner.grew = true // a chunk, not a key's bytes: see TakeGrowth
+		if d.owner != nil && s > prev+growthJump {
+			d.owner.grew = true // a chunk or a grown slice, not a key's slot: see TakeGrowth
 		}
 		d.structure.Store(s) // stores only on change: an atomic store is a locked instruction
 	}
