@@ -11,6 +11,7 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/gcstats"
 	"github.com/svcdb/svcdb/core/procmem"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/shard"
@@ -37,6 +38,7 @@ var infoSections = []struct {
 	{"keyspace", true, (*Server).infoKeyspace},
 	{"hotshards", true, (*Server).infoHotshards},
 	{"svc", true, (*Server).infoSvc},
+	{"gc", true, func(_ *Server, _ *infoInput, b *strings.Builder) { st := gcstats.Read(); st.WriteInfo(b) }},
 }
 
 // info builds INFO's text for the requested sections (none: default; "all";
