@@ -42,6 +42,10 @@ commands:
             their own kind, print throughput and p99 of each master, and
             the time of a full sync of 1M keys (svcdb and redis-server
             replicas of either master)
+  tail      start svcdb and redis-server, load 10M keys into each, print
+            ops/s, p50, p99 and p99.9 of memtier's 1:10 workload at
+            pipeline 1 and 16 with svcdb's GC over the runs, and how much
+            a BGSAVE during the workload moves each server's tail
 
 run "svcbench <command> -h" for the flags of a command.
 `
@@ -78,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = persist(ctx, args[1:], stdout, stderr)
 	case "repl":
 		err = repl(ctx, args[1:], stdout, stderr)
+	case "tail":
+		err = tail(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
