@@ -49,9 +49,12 @@ type TailConfig struct {
 	// 10 s and 2.
 	RunTime time.Duration
 	Rounds  int
-	// SnapshotPipelines are the depths of the snapshot phase (0 or empty:
-	// no phase). Default 1 and 16.
+	// SnapshotPipelines are the depths of the snapshot phase (empty: no
+	// phase). Default 1 and 16.
 	SnapshotPipelines []int
+	// GCPipelines are the depths of the forced-collection phase, svcdb
+	// only (empty: no phase; see tailForcedGC). Default 1 and 16.
+	GCPipelines []int
 	// Window is the length of one closed-loop run of the snapshot phase:
 	// the phase is a sequence of them, each on freshly dialed connections
 	// (dialed before the window starts), classed as baseline (before the
@@ -86,6 +89,7 @@ func DefaultTailConfig() TailConfig {
 		RunTime:           10 * time.Second,
 		Rounds:            2,
 		SnapshotPipelines: []int{1, 16},
+		GCPipelines:       []int{1, 16},
 		Window:            time.Second,
 		Baseline:          4 * time.Second,
 		SnapshotTimeout:   5 * time.Minute,
@@ -102,12 +106,12 @@ func (c *TailConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("keys %d, value size %d, fill connections %d, fill pipeline %d, rounds %d: want >= 1 each",
 			c.Keys, c.ValueSize, c.FillConnections, c.FillPipeline, c.Rounds))
 	}
-	for _, p := range append(slices.Clone(c.Pipelines), c.SnapshotPipelines...) {
+	for _, p := range slices.Concat(c.Pipelines, c.SnapshotPipelines, c.GCPipelines) {
 		if p < 1 {
 			errs = append(errs, fmt.Errorf("pipeline %d: want >= 1", p))
 		}
 	}
-	if len(c.Pipelines) == 0 && len(c.SnapshotPipelines) == 0 {
+	if len(c.Pipelines) == 0 && len(c.SnapshotPipelines) == 0 && len(c.GCPipelines) == 0 {
 		errs = append(errs, errors.New("no pipelines and no snapshot pipelines: nothing to run"))
 	}
 	if c.RunTime <= 0 || c.Window <= 0 || c.Baseline < c.Window || c.SnapshotTimeout <= 0 || c.FillTimeout <= 0 {
@@ -192,11 +196,21 @@ type PhaseStats struct {
 	MaxMs     float64 `json:"max_ms"`
 }
 
-// TailSnapshot is the snapshot phase at one depth: windows before BGSAVE
-// against windows started while it ran.
+// Events of the phases that run the workload around one.
+const (
+	EventBGSave = "bgsave"
+	EventGC     = "gc"
+)
+
+// TailSnapshot is a phase at one depth: windows before an event (a BGSAVE,
+// or a forced full collection of svcdb's heap) against windows started
+// while it ran.
 type TailSnapshot struct {
-	Pipeline  int        `json:"pipeline"`
-	BGSaveSec float64    `json:"bgsave_sec"`
+	Pipeline int    `json:"pipeline"`
+	Event    string `json:"event"`
+	// DurationSec is the event's: the BGSAVE's (from its reply to INFO
+	// persistence showing it done), or MEMORY PURGE's round trip.
+	DurationSec float64    `json:"duration_sec"`
 	ForkUsec  int64      `json:"fork_usec,omitempty"`
 	RDBBytes  int64      `json:"rdb_bytes"`
 	Baseline  PhaseStats `json:"baseline"`
@@ -213,6 +227,8 @@ type TailSide struct {
 	FillGC    *GCDelta       `json:"fill_gc,omitempty"`
 	Runs      []TailRun      `json:"runs"`
 	Snapshots []TailSnapshot `json:"snapshots"`
+	// ForcedGCs are svcdb's forced-collection phases (GCPipelines).
+	ForcedGCs []TailSnapshot `json:"forced_gcs,omitempty"`
 	// Failure says why the side has no (or fewer) figures.
 	Failure string `json:"failure,omitempty"`
 }
@@ -430,9 +446,31 @@ func RunTail(ctx context.Context, cfg TailConfig) (rep *TailReport, err error) {
 			}
 			sv.out.Snapshots = append(sv.out.Snapshots, snap)
 			fmt.Fprintf(progress, "[tail]  %-5s P%-2d BGSAVE %.1f s (%s): p99 %.3f -> %.3f ms, p99.9 %.3f -> %.3f ms, ops/s %.0f -> %.0f (baseline -> during)%s\n",
-				sv.name, p, snap.BGSaveSec, mib(snap.RDBBytes), snap.Baseline.P99Ms, snap.During.P99Ms,
+				sv.name, p, snap.DurationSec, mib(snap.RDBBytes), snap.Baseline.P99Ms, snap.During.P99Ms,
 				snap.Baseline.P999Ms, snap.During.P999Ms, snap.Baseline.OpsPerSec, snap.During.OpsPerSec, gcNote(snap.GC))
 		}
+	}
+	for _, p := range cfg.GCPipelines {
+		sv := servers[0] // svcdb: redis-server has no collector
+		if sv.out.Failure != "" {
+			break
+		}
+		ev, failure, err := tailForcedGC(ctx, &cfg, load, sv.s.Addr, p)
+		if cerr := check(sv, fmt.Sprintf("during the pipeline %d forced collection", p)); cerr != nil {
+			return rep, cerr
+		}
+		if err != nil {
+			return rep, fmt.Errorf("%s, forced collection at pipeline %d: %w", sv.name, p, err)
+		}
+		if failure != "" {
+			sv.out.Failure = fmt.Sprintf("forced collection at pipeline %d: %s", p, failure)
+			fmt.Fprintf(progress, "[tail]  %-5s GC P%d FAILED: %s\n", sv.name, p, failure)
+			break
+		}
+		sv.out.ForcedGCs = append(sv.out.ForcedGCs, ev)
+		fmt.Fprintf(progress, "[tail]  %-5s P%-2d forced GC %.2f s: p99 %.3f -> %.3f ms, p99.9 %.3f -> %.3f ms, ops/s %.0f -> %.0f (baseline -> during)%s\n",
+			sv.name, p, ev.DurationSec, ev.Baseline.P99Ms, ev.During.P99Ms,
+			ev.Baseline.P999Ms, ev.During.P999Ms, ev.Baseline.OpsPerSec, ev.During.OpsPerSec, gcNote(ev.GC))
 	}
 	return rep, nil
 }
@@ -550,14 +588,47 @@ func (a *phaseAcc) stats() PhaseStats {
 	return ps
 }
 
-// tailSnapshot runs the workload at pipeline p in windows: Baseline's
-// worth before BGSAVE, then windows until INFO persistence (polled every
-// bgsavePoll) shows the BGSAVE done. A window that starts while the BGSAVE
-// runs counts as during it. failure is the server's doing; err means the
-// measurement broke.
+// windowsAround runs the workload at pipeline p in windows: Baseline's
+// worth, then start (which begins the event and must set doneAt, in
+// nanoseconds after the time it returns, once the event is over), then
+// windows until doneAt is set. A window that starts before the event ends
+// counts as during it. errs counts error replies and GET misses.
+func windowsAround(ctx context.Context, cfg *TailConfig, load loadgen.Config, p int, doneAt *atomic.Int64, start func() error) (base, during phaseAcc, errs uint64, err error) {
+	load.Pipeline, load.TestTime = p, cfg.Window
+	window := func(acc *phaseAcc, seed uint64) error {
+		load.Seed = seed
+		res, err := loadgen.RunOnce(ctx, load)
+		if err != nil {
+			return err
+		}
+		acc.add(res)
+		errs += res.Total().Errors + res.Gets.Misses
+		return nil
+	}
+	seed := uint64(p) << 32
+	for t0 := time.Now(); time.Since(t0) < cfg.Baseline; {
+		seed++
+		if err := window(&base, seed); err != nil {
+			return base, during, errs, fmt.Errorf("baseline window: %w", err)
+		}
+	}
+	if err := start(); err != nil {
+		return base, during, errs, err
+	}
+	for doneAt.Load() == 0 {
+		seed++
+		if err := window(&during, seed); err != nil {
+			return base, during, errs, fmt.Errorf("window during the event: %w", err)
+		}
+	}
+	return base, during, errs, nil
+}
+
+// tailSnapshot runs the workload at pipeline p in windows around a BGSAVE
+// (until INFO persistence, polled every bgsavePoll, shows it done).
+// failure is the server's doing; err means the measurement broke.
 func tailSnapshot(ctx context.Context, cfg *TailConfig, load loadgen.Config, addr, dir string, p int) (snap TailSnapshot, failure string, err error) {
-	snap.Pipeline = p
-	load.Addr, load.Pipeline, load.TestTime = addr, p, cfg.Window
+	snap.Pipeline, snap.Event = p, EventBGSave
 	ctl, err := dialRESP(ctx, addr)
 	if err != nil {
 		return snap, "", err
@@ -576,61 +647,49 @@ func tailSnapshot(ctx context.Context, cfg *TailConfig, load loadgen.Config, add
 		return snap, "", err
 	}
 	phaseStart := time.Now()
-	var base, during phaseAcc
-	var errs uint64
-	window := func(acc *phaseAcc, seed uint64) error {
-		load.Seed = seed
-		res, err := loadgen.RunOnce(ctx, load)
-		if err != nil {
-			return err
-		}
-		acc.add(res)
-		errs += res.Total().Errors + res.Gets.Misses
-		return nil
-	}
-	seed := uint64(p) << 32
-	for start := time.Now(); time.Since(start) < cfg.Baseline; {
-		seed++
-		if err := window(&base, seed); err != nil {
-			return snap, "", fmt.Errorf("baseline window: %w", err)
-		}
-	}
-	sent := time.Now()
-	rp, err := ctl.do("BGSAVE")
-	var er errReply
-	if errors.As(err, &er) {
-		return snap, "BGSAVE: " + string(er), nil
-	}
-	if err != nil {
-		return snap, "", fmt.Errorf("BGSAVE: %w", err)
-	}
-	if !strings.HasPrefix(string(rp.Str), "Background saving started") {
-		return snap, fmt.Sprintf("BGSAVE answered %q, want \"Background saving started\"", rp.Str), nil
-	}
-	// A poller on its own connection marks the BGSAVE's end; windows run
-	// until it does.
-	var doneAt atomic.Int64 // nanoseconds after sent; 0 while running
+	// A poller on its own connection marks the BGSAVE's end.
+	var doneAt atomic.Int64
 	pollErr := make(chan string, 1)
 	pctx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
-	go func() {
-		pollErr <- pollBGSave(pctx, addr, savesBefore, sent, cfg.SnapshotTimeout, &doneAt)
-	}()
-	for doneAt.Load() == 0 {
-		seed++
-		if err := window(&during, seed); err != nil {
+	polling := false
+	startSave := func() error {
+		sent := time.Now()
+		rp, err := ctl.do("BGSAVE")
+		var er errReply
+		if errors.As(err, &er) {
+			failure = "BGSAVE: " + string(er)
+			return errStopPhase
+		}
+		if err != nil {
+			return fmt.Errorf("BGSAVE: %w", err)
+		}
+		if !strings.HasPrefix(string(rp.Str), "Background saving started") {
+			failure = fmt.Sprintf("BGSAVE answered %q, want \"Background saving started\"", rp.Str)
+			return errStopPhase
+		}
+		polling = true
+		go func() {
+			pollErr <- pollBGSave(pctx, addr, savesBefore, sent, cfg.SnapshotTimeout, &doneAt)
+		}()
+		return nil
+	}
+	base, during, errs, err := windowsAround(ctx, cfg, load, p, &doneAt, startSave)
+	if polling {
+		if err != nil {
 			stopPoll()
-			<-pollErr
-			return snap, "", fmt.Errorf("window during BGSAVE: %w", err)
 		}
-		if time.Since(sent) > cfg.SnapshotTimeout+time.Second {
-			break
+		if f := <-pollErr; f != "" && failure == "" && err == nil {
+			failure = f
 		}
 	}
-	if f := <-pollErr; f != "" {
-		return snap, f, nil
+	if errors.Is(err, errStopPhase) || failure != "" {
+		return snap, failure, nil
 	}
-	snap.BGSaveSec = time.Duration(doneAt.Load()).Seconds()
+	if err != nil {
+		return snap, "", err
+	}
+	snap.DurationSec = time.Duration(doneAt.Load()).Seconds()
 	gc1, err := readGC(ctx, addr)
 	if err != nil {
 		return snap, "", err
@@ -650,6 +709,67 @@ func tailSnapshot(ctx context.Context, cfg *TailConfig, load loadgen.Config, add
 	}
 	return snap, "", nil
 }
+
+// tailForcedGC runs the workload at pipeline p in windows around a full
+// collection of svcdb's heap: MEMORY PURGE, which svcdb answers after
+// runtime.GC and debug.FreeOSMemory (two complete cycles, run off the
+// event loops), so the reply marks the end. It shows what one collection
+// of the whole loaded heap does to the tail: what the runtime's periodic
+// collection (at least one every 2 minutes) and every pacer-started cycle
+// cost. redis-server has no collector; its MEMORY PURGE is jemalloc's
+// purge, so the phase runs on svcdb only.
+func tailForcedGC(ctx context.Context, cfg *TailConfig, load loadgen.Config, addr string, p int) (ev TailSnapshot, failure string, err error) {
+	ev.Pipeline, ev.Event = p, EventGC
+	ctl, err := dialRESP(ctx, addr)
+	if err != nil {
+		return ev, "", err
+	}
+	defer ctl.Close()
+	gc0, err := readGC(ctx, addr)
+	if err != nil {
+		return ev, "", err
+	}
+	phaseStart := time.Now()
+	var doneAt atomic.Int64
+	reply := make(chan error, 1)
+	start := func() error {
+		sent := time.Now()
+		go func() {
+			_, err := ctl.do("MEMORY", "PURGE")
+			doneAt.Store(max(int64(time.Since(sent)), 1))
+			reply <- err
+		}()
+		return nil
+	}
+	base, during, errs, err := windowsAround(ctx, cfg, load, p, &doneAt, start)
+	if err != nil {
+		ctl.Close() // unblocks the MEMORY PURGE reader
+		<-reply
+		return ev, "", err
+	}
+	if rerr := <-reply; rerr != nil {
+		var er errReply
+		if errors.As(rerr, &er) {
+			return ev, "MEMORY PURGE: " + string(er), nil
+		}
+		return ev, "", fmt.Errorf("MEMORY PURGE: %w", rerr)
+	}
+	ev.DurationSec = time.Duration(doneAt.Load()).Seconds()
+	gc1, err := readGC(ctx, addr)
+	if err != nil {
+		return ev, "", err
+	}
+	ev.GC = gc0.delta(gc1, time.Since(phaseStart))
+	ev.Baseline, ev.During, ev.Errors = base.stats(), during.stats(), errs
+	if errs > 0 {
+		return ev, fmt.Sprintf("%d error replies or GET misses of loaded keys", errs), nil
+	}
+	return ev, "", nil
+}
+
+// errStopPhase ends a phase whose event the server refused (the failure
+// says why).
+var errStopPhase = errors.New("the server refused the event")
 
 // pollBGSave reads INFO persistence every bgsavePoll until the BGSAVE
 // sent at sent has finished (rdb_saves above savesBefore, nothing in

@@ -22,9 +22,12 @@ func TestTailReport(t *testing.T) {
 				{Pipeline: 1, Round: 3, OpsPerSec: 110, P50Ms: 0.6, P99Ms: 3, P999Ms: 7, GC: gc(0, 0, 0, 0, 10)},
 				{Pipeline: 16, Round: 1, OpsPerSec: 900, P50Ms: 1, P99Ms: 8, P999Ms: 9},
 			},
-			Snapshots: []TailSnapshot{{Pipeline: 1, BGSaveSec: 4, RDBBytes: 1 << 20,
+			Snapshots: []TailSnapshot{{Pipeline: 1, Event: EventBGSave, DurationSec: 4, RDBBytes: 1 << 20,
 				Baseline: PhaseStats{Windows: 4, OpsPerSec: 100, P99Ms: 2, P999Ms: 4},
 				During:   PhaseStats{Windows: 4, OpsPerSec: 80, P99Ms: 3, P999Ms: 8}, GC: gc(3, 1, 1, 0.5, 8)}},
+			ForcedGCs: []TailSnapshot{{Pipeline: 16, Event: EventGC, DurationSec: 1.5,
+				Baseline: PhaseStats{Windows: 4, OpsPerSec: 1000, P99Ms: 2, P999Ms: 4},
+				During:   PhaseStats{Windows: 2, OpsPerSec: 700, P99Ms: 5, P999Ms: 6}, GC: gc(2, 0.25, 3.5, 1.25, 6)}},
 		},
 		Redis: TailSide{FillSec: 1, RSSBytes: 200 << 20,
 			Runs: []TailRun{
@@ -32,7 +35,7 @@ func TestTailReport(t *testing.T) {
 				{Pipeline: 1, Round: 2, OpsPerSec: 100, P50Ms: 0.5, P99Ms: 2, P999Ms: 2.5},
 				{Pipeline: 1, Round: 3, OpsPerSec: 100, P50Ms: 0.5, P99Ms: 2, P999Ms: 2.5},
 			},
-			Snapshots: []TailSnapshot{{Pipeline: 1, BGSaveSec: 2, ForkUsec: 45_000,
+			Snapshots: []TailSnapshot{{Pipeline: 1, Event: EventBGSave, DurationSec: 2, ForkUsec: 45_000,
 				Baseline: PhaseStats{Windows: 4, OpsPerSec: 100, P99Ms: 2, P999Ms: 2},
 				During:   PhaseStats{Windows: 2, OpsPerSec: 90, P99Ms: 4, P999Ms: 8}}},
 		},
@@ -70,12 +73,17 @@ func TestTailReport(t *testing.T) {
 		t.Errorf("growth row %q", snaps[2])
 	}
 
+	gcRows := rep.gcPhaseRows()
+	if len(gcRows) != 1 || strings.Join(gcRows[0], " ") != "16 1.50 2.000 5.000 2.50x 4.000 6.000 1.50x 1000 700 2 0.25 3.50 1.25" {
+		t.Errorf("forced GC rows %q", gcRows)
+	}
+
 	var tb, md, js bytes.Buffer
 	if err := rep.WriteTable(&tb); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"tail latency with 1000 keys", "svcdb: loaded in 2.0 s (500 keys/s), RSS 300.0 MiB; GC during the load: 5 cycles",
-		"BGSAVE during the workload", "svcdb/redis", "p99.9 ratio"} {
+		"BGSAVE during the workload", "svcdb/redis", "p99.9 ratio", "A full collection of svcdb's heap"} {
 		if !strings.Contains(tb.String(), want) {
 			t.Errorf("table has no %q:\n%s", want, tb.String())
 		}
@@ -107,7 +115,7 @@ func TestTailConfigValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	bad := c
-	bad.Keys, bad.Pipelines, bad.SnapshotPipelines, bad.Baseline = 0, nil, nil, time.Millisecond
+	bad.Keys, bad.Pipelines, bad.SnapshotPipelines, bad.GCPipelines, bad.Baseline = 0, nil, nil, nil, time.Millisecond
 	err := bad.Validate()
 	for _, want := range []string{"keys 0", "nothing to run", "baseline >= window"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

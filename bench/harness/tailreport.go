@@ -110,7 +110,7 @@ func (r *TailReport) snapRows() [][]string {
 			if sn.ForkUsec > 0 {
 				fork = fmt.Sprintf("%.1f", float64(sn.ForkUsec)/1000)
 			}
-			row := []string{strconv.Itoa(p), side.name, fmt.Sprintf("%.1f", sn.BGSaveSec), fork,
+			row := []string{strconv.Itoa(p), side.name, fmt.Sprintf("%.1f", sn.DurationSec), fork,
 				fmt.Sprintf("%.3f", sn.Baseline.P99Ms), fmt.Sprintf("%.3f", sn.During.P99Ms), growth(sn.Baseline.P99Ms, sn.During.P99Ms),
 				fmt.Sprintf("%.3f", sn.Baseline.P999Ms), fmt.Sprintf("%.3f", sn.During.P999Ms), growth(sn.Baseline.P999Ms, sn.During.P999Ms),
 				fmt.Sprintf("%.0f", sn.Baseline.OpsPerSec), fmt.Sprintf("%.0f", sn.During.OpsPerSec),
@@ -129,6 +129,33 @@ func (r *TailReport) snapRows() [][]string {
 				g(s.Baseline.P999Ms, s.During.P999Ms, q.Baseline.P999Ms, q.During.P999Ms), "", "", "", "", "", ""}
 			rows = append(rows, row)
 		}
+	}
+	return rows
+}
+
+var gcPhaseHeader = []string{
+	"pipeline", "GC s",
+	"p99 before", "p99 during", "p99 x",
+	"p99.9 before", "p99.9 during", "p99.9 x",
+	"ops/s before", "ops/s during",
+	"GC cycles", "GC pause ms", "GC CPU s", "assist CPU s",
+}
+
+// gcPhaseRows are svcdb's forced-collection phases, one row per depth.
+func (r *TailReport) gcPhaseRows() [][]string {
+	var rows [][]string
+	for _, ev := range r.SvcDB.ForcedGCs {
+		row := []string{strconv.Itoa(ev.Pipeline), fmt.Sprintf("%.2f", ev.DurationSec),
+			fmt.Sprintf("%.3f", ev.Baseline.P99Ms), fmt.Sprintf("%.3f", ev.During.P99Ms), growth(ev.Baseline.P99Ms, ev.During.P99Ms),
+			fmt.Sprintf("%.3f", ev.Baseline.P999Ms), fmt.Sprintf("%.3f", ev.During.P999Ms), growth(ev.Baseline.P999Ms, ev.During.P999Ms),
+			fmt.Sprintf("%.0f", ev.Baseline.OpsPerSec), fmt.Sprintf("%.0f", ev.During.OpsPerSec),
+		}
+		if g := ev.GC; g != nil {
+			row = append(row, strconv.FormatInt(g.Cycles, 10), fmt.Sprintf("%.2f", g.PauseMs), fmt.Sprintf("%.2f", g.CPUSec), fmt.Sprintf("%.2f", g.AssistCPUSec))
+		} else {
+			row = append(row, "-", "-", "-", "-")
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -152,7 +179,8 @@ func containsInt(v []int, x int) bool {
 
 const tailLegend = "Latencies in ms, client-side (write to reply parsed), closed loop; medians over the rounds. Ratios svcdb/redis: ops above 1 and latencies below 1 are better for svcdb.\n" +
 	"GC: svcdb's collector over all its runs at that depth, from INFO gc before and after each run (core/gcstats): cycles, total stop-the-world pause (estimated within ~12%), and the collector's CPU and its mark-assist part as a percentage of one CPU (the Go runtime's estimates).\n" +
-	"Snapshot: the workload in back-to-back windows (fresh connections each), before BGSAVE and while it ran (windows started before it finished); x is during/before; the svcdb/redis row is svcdb's growth over Redis' growth (at or below 1.00: the snapshot moves svcdb's tail no more than Redis' fork moves Redis')."
+	"Snapshot: the workload in back-to-back windows (fresh connections each), before BGSAVE and while it ran (windows started before it finished); x is during/before; the svcdb/redis row is svcdb's growth over Redis' growth (at or below 1.00: the snapshot moves svcdb's tail no more than Redis' fork moves Redis').\n" +
+	"Full collection: the same windows around MEMORY PURGE, which svcdb answers after runtime.GC and debug.FreeOSMemory off its event loops (two complete cycles of the loaded heap): what the runtime's periodic collection (one at least every 2 minutes) and each pacer-started cycle do to the tail."
 
 func (r *TailReport) title() string {
 	return fmt.Sprintf("tail latency with %d keys of %d bytes, svcdb vs redis-server: %s, %d connections, %.0f s runs, %d round(s)",
@@ -205,6 +233,15 @@ func (r *TailReport) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	if rows := r.gcPhaseRows(); len(rows) > 0 {
+		ew.printf("\nA full collection of svcdb's heap during the workload (MEMORY PURGE: two forced cycles):\n")
+		if ew.err != nil {
+			return ew.err
+		}
+		if err := writeTable(w, gcPhaseHeader, rows); err != nil {
+			return err
+		}
+	}
 	ew.printf("%s\n", tailLegend)
 	for _, f := range r.Failures() {
 		ew.printf("FAILED %s\n", f)
@@ -240,6 +277,10 @@ func (r *TailReport) WriteMarkdown(w io.Writer) error {
 	if rows := r.snapRows(); len(rows) > 0 {
 		ew.printf("\nBGSAVE during the workload (%.0f s windows):\n\n", r.WindowSec)
 		md(snapHeader, rows)
+	}
+	if rows := r.gcPhaseRows(); len(rows) > 0 {
+		ew.printf("\nA full collection of svcdb's heap during the workload (MEMORY PURGE: two forced cycles):\n\n")
+		md(gcPhaseHeader, rows)
 	}
 	if f := r.Failures(); len(f) > 0 {
 		ew.printf("\nFailed:\n\n")

@@ -18,6 +18,7 @@ import (
 type tailOptions struct {
 	servers                 *serverFlags
 	pipelines, snapPipes    string
+	gcPipes                 string
 	markdownFile, jsonFile  string
 	quiet, quick            bool
 	connections             int
@@ -44,6 +45,7 @@ func tailFlags(cfg *harness.TailConfig, stderr io.Writer) (*flag.FlagSet, *tailO
 	fs.DurationVar(&cfg.RunTime, "run-time", cfg.RunTime, "length of one steady-state run")
 	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "steady-state runs per depth and server (alternating servers); medians are reported")
 	fs.StringVar(&o.snapPipes, "snapshot-pipelines", joinInts(cfg.SnapshotPipelines), "pipeline depths of the BGSAVE phase, comma-separated; \"none\" skips the phase")
+	fs.StringVar(&o.gcPipes, "gc-pipelines", joinInts(cfg.GCPipelines), "pipeline depths of the forced-collection phase (svcdb only: the workload around MEMORY PURGE, two full GC cycles), comma-separated; \"none\" skips the phase")
 	fs.DurationVar(&cfg.Window, "window", cfg.Window, "length of one closed-loop window of the BGSAVE phase")
 	fs.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "how long the BGSAVE phase runs before BGSAVE")
 	fs.DurationVar(&cfg.SnapshotTimeout, "snapshot-timeout", cfg.SnapshotTimeout, "limit for one BGSAVE")
@@ -90,6 +92,9 @@ func tail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.SnapshotPipelines, err = parsePipelines(o.snapPipes); err != nil {
 		return fmt.Errorf("--snapshot-pipelines: %w", err)
+	}
+	if cfg.GCPipelines, err = parsePipelines(o.gcPipes); err != nil {
+		return fmt.Errorf("--gc-pipelines: %w", err)
 	}
 	cfg.Load.Clients, cfg.Load.Threads = o.connections, 1
 	if err := o.servers.check(); err != nil {
