@@ -211,12 +211,12 @@ type TailSnapshot struct {
 	// DurationSec is the event's: the BGSAVE's (from its reply to INFO
 	// persistence showing it done), or MEMORY PURGE's round trip.
 	DurationSec float64    `json:"duration_sec"`
-	ForkUsec  int64      `json:"fork_usec,omitempty"`
-	RDBBytes  int64      `json:"rdb_bytes"`
-	Baseline  PhaseStats `json:"baseline"`
-	During    PhaseStats `json:"during"`
-	GC        *GCDelta   `json:"gc,omitempty"`
-	Errors    uint64     `json:"errors,omitempty"`
+	ForkUsec    int64      `json:"fork_usec,omitempty"`
+	RDBBytes    int64      `json:"rdb_bytes"`
+	Baseline    PhaseStats `json:"baseline"`
+	During      PhaseStats `json:"during"`
+	GC          *GCDelta   `json:"gc,omitempty"`
+	Errors      uint64     `json:"errors,omitempty"`
 }
 
 // TailSide is one server's part.
