@@ -18,7 +18,7 @@ func TestGCMetrics(t *testing.T) {
 		"svc_gc_cycles_total": "counter", "svc_gc_forced_cycles_total": "counter", "svc_gc_pause_seconds": "histogram",
 		"svc_gc_cpu_seconds_total": "counter", "svc_gc_assist_cpu_seconds_total": "counter",
 		"svc_gc_process_cpu_seconds_total": "counter", "svc_gc_heap_goal_bytes": "gauge",
-		"svc_gc_heap_live_bytes": "gauge", "svc_gc_scan_heap_bytes": "gauge", "svc_gc_gogc_percent": "gauge",
+		"svc_gc_heap_live_bytes": "gauge", "svc_gc_scan_heap_bytes": "gauge", "svc_gc_heap_objects": "gauge", "svc_gc_gogc_percent": "gauge",
 	} {
 		if !strings.Contains(text, "# TYPE "+fam+" "+typ+"\n") {
 			t.Errorf("no TYPE %s %s", fam, typ)

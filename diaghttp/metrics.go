@@ -323,6 +323,8 @@ func newRegistry(src Source, version string) *registry {
 		func(sc *scrape) float64 { return float64(sc.gc.HeapLive) })
 	g("svc_gc_scan_heap_bytes", "Part of the heap that may hold pointers, which every GC cycle scans (its mark work grows with it), in bytes.",
 		func(sc *scrape) float64 { return float64(sc.gc.ScanHeap) })
+	g("svc_gc_heap_objects", "Objects in the Go heap (live, and dead ones not yet swept): what each GC cycle marks one by one.",
+		func(sc *scrape) float64 { return float64(sc.gc.HeapObjects) })
 	g("svc_gc_gogc_percent", "The GOGC percent in effect; -1 when the collector is off.",
 		func(sc *scrape) float64 { return float64(sc.gc.GOGC) })
 	fam = r.add("svc_lifecycle_state", "1 for the server's current lifecycle state, 0 for the others.", "gauge")

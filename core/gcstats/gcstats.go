@@ -33,9 +33,10 @@ const (
 	mGOGC         = "/gc/gogc:percent"
 	mMemoryLimit  = "/gc/gomemlimit:bytes"
 	mScannableObj = "/gc/scan/heap:bytes"
+	mHeapObjects  = "/gc/heap/objects:objects"
 )
 
-var names = []string{mCycles, mForced, mPauses, mGCCPU, mAssistCPU, mTotalCPU, mHeapGoal, mHeapLive, mGOGC, mMemoryLimit, mScannableObj}
+var names = []string{mCycles, mForced, mPauses, mGCCPU, mAssistCPU, mTotalCPU, mHeapGoal, mHeapLive, mGOGC, mMemoryLimit, mScannableObj, mHeapObjects}
 
 // Stats is one reading of the collector's figures. Totals count from the
 // process' start.
@@ -61,6 +62,9 @@ type Stats struct {
 	// the heap that holds pointers and must be scanned (what a cycle's
 	// mark work grows with).
 	HeapGoal, HeapLive, ScanHeap uint64
+	// HeapObjects counts the heap's objects, live and not yet swept: what
+	// a cycle marks one by one (a key's string and its value are two).
+	HeapObjects uint64
 	// GOGC is the GC percent (-1: off); MemoryLimit the soft memory limit
 	// (math.MaxInt64: none).
 	GOGC, MemoryLimit int64
@@ -96,7 +100,7 @@ func Read() Stats {
 	s := Stats{
 		Cycles: u(0), Forced: u(1),
 		CPUSeconds: f(3), AssistCPUSeconds: f(4), TotalCPUSeconds: f(5),
-		HeapGoal: u(6), HeapLive: u(7), GOGC: int64(u(8)), MemoryLimit: int64(u(9)), ScanHeap: u(10),
+		HeapGoal: u(6), HeapLive: u(7), GOGC: int64(u(8)), MemoryLimit: int64(u(9)), ScanHeap: u(10), HeapObjects: u(11),
 	}
 	if ms[2].Value.Kind() == metrics.KindFloat64Histogram {
 		h := ms[2].Value.Float64Histogram()
@@ -234,6 +238,7 @@ func (s *Stats) WriteInfo(b *strings.Builder) {
 	field("gc_heap_live", s.HeapLive)
 	field("gc_heap_goal", s.HeapGoal)
 	field("gc_scan_heap", s.ScanHeap)
+	field("gc_heap_objects", s.HeapObjects)
 	field("gc_gogc", s.GOGC)
 	field("gc_memory_limit", s.MemoryLimit)
 }

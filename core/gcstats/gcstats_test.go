@@ -95,7 +95,7 @@ func TestWriteInfoAndHistogram(t *testing.T) {
 	s.WriteInfo(&b)
 	for _, f := range []string{"gc_cycles:", "gc_forced_cycles:", "gc_pauses:", "gc_pause_total_seconds:", "gc_pause_p99_usec:",
 		"gc_pause_max_usec:", "gc_cpu_seconds:", "gc_assist_cpu_seconds:", "gc_cpu_percent:", "gc_heap_live:", "gc_heap_goal:",
-		"gc_scan_heap:", "gc_gogc:100\r\n", "gc_memory_limit:"} {
+		"gc_scan_heap:", "gc_heap_objects:", "gc_gogc:100\r\n", "gc_memory_limit:"} {
 		if !strings.Contains(b.String(), f) {
 			t.Errorf("INFO gc has no %q:\n%s", f, b.String())
 		}
