@@ -593,8 +593,8 @@ func (a *phaseAcc) stats() PhaseStats {
 // nanoseconds after the time it returns, once the event is over), then
 // windows until doneAt is set. A window that starts before the event ends
 // counts as during it. errs counts error replies and GET misses.
-func windowsAround(ctx context.Context, cfg *TailConfig, load loadgen.Config, p int, doneAt *atomic.Int64, start func() error) (base, during phaseAcc, errs uint64, err error) {
-	load.Pipeline, load.TestTime = p, cfg.Window
+func windowsAround(ctx context.Context, cfg *TailConfig, load loadgen.Config, addr string, p int, doneAt *atomic.Int64, start func() error) (base, during phaseAcc, errs uint64, err error) {
+	load.Addr, load.Pipeline, load.TestTime = addr, p, cfg.Window
 	window := func(acc *phaseAcc, seed uint64) error {
 		load.Seed = seed
 		res, err := loadgen.RunOnce(ctx, load)
@@ -674,7 +674,7 @@ func tailSnapshot(ctx context.Context, cfg *TailConfig, load loadgen.Config, add
 		}()
 		return nil
 	}
-	base, during, errs, err := windowsAround(ctx, cfg, load, p, &doneAt, startSave)
+	base, during, errs, err := windowsAround(ctx, cfg, load, addr, p, &doneAt, startSave)
 	if polling {
 		if err != nil {
 			stopPoll()
@@ -732,7 +732,9 @@ func tailForcedGC(ctx context.Context, cfg *TailConfig, load loadgen.Config, add
 	phaseStart := time.Now()
 	var doneAt atomic.Int64
 	reply := make(chan error, 1)
+	started := false
 	start := func() error {
+		started = true
 		sent := time.Now()
 		go func() {
 			_, err := ctl.do("MEMORY", "PURGE")
@@ -741,10 +743,12 @@ func tailForcedGC(ctx context.Context, cfg *TailConfig, load loadgen.Config, add
 		}()
 		return nil
 	}
-	base, during, errs, err := windowsAround(ctx, cfg, load, p, &doneAt, start)
+	base, during, errs, err := windowsAround(ctx, cfg, load, addr, p, &doneAt, start)
 	if err != nil {
-		ctl.Close() // unblocks the MEMORY PURGE reader
-		<-reply
+		if started {
+			ctl.Close() // unblocks the MEMORY PURGE reader
+			<-reply
+		}
 		return ev, "", err
 	}
 	if rerr := <-reply; rerr != nil {
