@@ -171,7 +171,7 @@ bench-memory: deps build
 ## workload on 50 connections at pipeline 1 and 16 (p50, p99, p99.9, ratios,
 ## svcdb's GC cycles, pause and CPU), then p99 and p99.9 before and during a
 ## BGSAVE at each depth. Not part of make bench: it holds both servers with
-## 10M keys (about 4 GB together) and takes 6 to 10 minutes on a loaded
+## 10M keys (about 3 GB together) and takes about 10 minutes on a loaded
 ## 2-CPU machine. TAIL_ARGS passes flags to svcbench tail (e.g.
 ## TAIL_ARGS="--keys 1000000 --rounds 3"); no bar, status 1 only if a run
 ## fails.
