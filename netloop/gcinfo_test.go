@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestInfoGc: INFO's default sections and INFO gc carry the "# Gc" section
-// (core/gcstats), and it follows the collector: two forced cycles show.
+// TestInfoGc: INFO's default sections and INFO svc carry the collector's
+// gc_* fields in the "# Svc" section (core/gcstats), and they follow the
+// collector: two forced cycles show.
 func TestInfoGc(t *testing.T) {
 	ts := startServer(t)
 	c := dialRaw(t, ts.Addr)
@@ -26,12 +27,12 @@ func TestInfoGc(t *testing.T) {
 		t.Fatalf("no gc_forced_cycles in\n%s", info)
 		return 0
 	}
-	before := forced(string(c.do("INFO", "gc").Str))
+	before := forced(string(c.do("INFO", "svc").Str))
 	runtime.GC()
 	runtime.GC()
-	for _, args := range [][]string{{"INFO"}, {"INFO", "gc"}, {"INFO", "GC"}} {
+	for _, args := range [][]string{{"INFO"}, {"INFO", "svc"}, {"INFO", "everything"}} {
 		info := string(c.do(args...).Str)
-		for _, want := range []string{"# Gc\r\n", "gc_cycles:", "gc_pause_p99_usec:", "gc_cpu_seconds:", "gc_assist_cpu_seconds:", "gc_heap_goal:", "gc_gogc:"} {
+		for _, want := range []string{"# Svc\r\n", "gc_cycles:", "gc_pause_p99_usec:", "gc_cpu_seconds:", "gc_assist_cpu_seconds:", "gc_heap_goal:", "gc_gogc:"} {
 			if !strings.Contains(info, want) {
 				t.Errorf("%v: no %q in\n%s", args, want, info)
 			}

@@ -38,7 +38,6 @@ var infoSections = []struct {
 	{"keyspace", true, (*Server).infoKeyspace},
 	{"hotshards", true, (*Server).infoHotshards},
 	{"svc", true, (*Server).infoSvc},
-	{"gc", true, func(_ *Server, _ *infoInput, b *strings.Builder) { st := gcstats.Read(); st.WriteInfo(b) }},
 }
 
 // info builds INFO's text for the requested sections (none: default; "all";
@@ -321,6 +320,8 @@ func (s *Server) infoSvc(in *infoInput, b *strings.Builder) {
 	}
 	field(b, "svc_shard_queue_depth", depth)
 	field(b, "svc_shard_batches_queued_total", batches)
+	gc := gcstats.Read() // the collector's gc_* fields (core/gcstats): a new section would change INFO all's list
+	gc.WriteInfo(b)
 }
 
 // ---- CONFIG ------------------------------------------------------------------

@@ -71,7 +71,7 @@
 // RunTail is the tail-latency comparison with a large dataset (svcbench
 // tail, issue 20 part 4): 10M keys loaded into svcdb and redis-server, then
 // memtier's 1:10 workload at pipeline 1 and 16 (p50, p99, p99.9 and
-// svcdb's GC over the runs from INFO gc), then the workload in 1 s windows
+// svcdb's GC over the runs from INFO svc's gc_* fields), then the workload in 1 s windows
 // before and during a BGSAVE on each server, and around a forced full
 // collection (MEMORY PURGE) on svcdb.
 //

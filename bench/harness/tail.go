@@ -121,7 +121,8 @@ func (c *TailConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// GCDelta is what svcdb's collector did over a span, from INFO gc read
+// GCDelta is what svcdb's collector did over a span, from INFO svc's gc_*
+// fields read
 // before and after (core/gcstats' figures): redis-server has no section
 // and no delta.
 type GCDelta struct {
@@ -141,7 +142,8 @@ type GCDelta struct {
 	PauseMaxUs int64 `json:"pause_max_us_since_start"`
 }
 
-// gcInfo is one INFO gc reading; ok is false for a server without one.
+// gcInfo is one reading of INFO svc's gc_* fields; ok is false for a
+// server without them.
 type gcInfo struct {
 	cycles, pauses, maxUs    int64
 	pauseSec, cpu, assistCPU float64
@@ -149,7 +151,7 @@ type gcInfo struct {
 }
 
 func readGC(ctx context.Context, addr string) (gcInfo, error) {
-	m, err := info(ctx, addr, "gc")
+	m, err := info(ctx, addr, "svc")
 	if err != nil {
 		return gcInfo{}, err
 	}

@@ -178,7 +178,7 @@ func containsInt(v []int, x int) bool {
 }
 
 const tailLegend = "Latencies in ms, client-side (write to reply parsed), closed loop; medians over the rounds. Ratios svcdb/redis: ops above 1 and latencies below 1 are better for svcdb.\n" +
-	"GC: svcdb's collector over all its runs at that depth, from INFO gc before and after each run (core/gcstats): cycles, total stop-the-world pause (estimated within ~12%), and the collector's CPU and its mark-assist part as a percentage of one CPU (the Go runtime's estimates).\n" +
+	"GC: svcdb's collector over all its runs at that depth, from INFO svc's gc_* fields before and after each run (core/gcstats): cycles, total stop-the-world pause (estimated within ~12%), and the collector's CPU and its mark-assist part as a percentage of one CPU (the Go runtime's estimates).\n" +
 	"Snapshot: the workload in back-to-back windows (fresh connections each), before BGSAVE and while it ran (windows started before it finished); x is during/before; the svcdb/redis row is svcdb's growth over Redis' growth (at or below 1.00: the snapshot moves svcdb's tail no more than Redis' fork moves Redis').\n" +
 	"Full collection: the same windows around MEMORY PURGE, which svcdb answers after runtime.GC and debug.FreeOSMemory off its event loops (two complete cycles of the loaded heap): what the runtime's periodic collection (one at least every 2 minutes) and each pacer-started cycle do to the tail."
 

@@ -54,7 +54,7 @@ func tailFlags(cfg *harness.TailConfig, stderr io.Writer) (*flag.FlagSet, *tailO
 	fs.BoolVar(&o.quiet, "quiet", false, "no per-run progress on stderr")
 	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 200000 keys, 2 s runs, one round, 2 s baseline (flags given explicitly still apply)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: svcbench tail [flags]\n\nStart svcdb and redis-server, load --keys keys into each (pipelined), run memtier's 1:10 SET:GET workload on 50 connections at each pipeline depth, alternating servers, and print ops/s, p50, p99 and p99.9 of each with svcdb/redis ratios and svcdb's GC cycles, pause and CPU over the runs (INFO gc); then run the workload in 1 s windows before and during a BGSAVE and print how much the snapshot moved each server's p99 and p99.9. Exit status 1 only when a run fails: the ratios are a measurement, not a bar.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: svcbench tail [flags]\n\nStart svcdb and redis-server, load --keys keys into each (pipelined), run memtier's 1:10 SET:GET workload on 50 connections at each pipeline depth, alternating servers, and print ops/s, p50, p99 and p99.9 of each with svcdb/redis ratios and svcdb's GC cycles, pause and CPU over the runs (INFO svc's gc_* fields); then run the workload in 1 s windows before and during a BGSAVE and print how much the snapshot moved each server's p99 and p99.9. Exit status 1 only when a run fails: the ratios are a measurement, not a bar.\n\n")
 		fs.PrintDefaults()
 	}
 	return fs, o

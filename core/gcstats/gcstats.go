@@ -1,6 +1,6 @@
 // Package gcstats reads the Go garbage collector's figures from
-// runtime/metrics and renders them for INFO's "# Gc" section and the
-// svc_gc_* Prometheus series: cycles, stop-the-world pauses, the CPU the
+// runtime/metrics and renders them as the gc_* fields of INFO's "# Svc"
+// section and the svc_gc_* Prometheus series: cycles, stop-the-world pauses, the CPU the
 // collector took (mark assist, which runs on whatever goroutine allocates,
 // event loops and shards included, separately), the heap goal and the live
 // heap.
@@ -218,7 +218,7 @@ func WritePauseHistogram(w io.Writer, name string, h *Histogram) {
 	fmt.Fprintf(w, "%s_count %d\n", name, n)
 }
 
-// WriteInfo appends the fields of INFO's "# Gc" section, "name:value\r\n"
+// WriteInfo appends the gc_* fields INFO's "# Svc" section ends with, "name:value\r\n"
 // each: counts, seconds with microsecond precision, pause quantiles in
 // microseconds (bucket upper bounds, see Quantile), bytes.
 func (s *Stats) WriteInfo(b *strings.Builder) {
