@@ -32,7 +32,7 @@ FUZZ_TARGETS := \
 # /metrics and the alert rules, taskset for make bench, and headless
 # Chromium (package chromium) for the debug UI's browser tests.
 
-.PHONY: all build run test check vet fmt-check lint lint-deps race allocs fuzz fuzz-long bench bench-memory deps clean
+.PHONY: all build run test check vet fmt-check lint lint-deps race allocs fuzz fuzz-long bench bench-memory bench-tail deps clean
 
 all: build
 
@@ -159,11 +159,24 @@ bench: deps build
 	exit $$status
 
 ## bench-memory: bytes per key, svcdb vs redis-server, 1,000,000 keys of each
-## shape (string, small hash, set, zset, list) loaded into fresh servers; RSS
-## and INFO used_memory. MEMORY_ARGS passes flags to svcbench memory (e.g.
-## MEMORY_ARGS="--shapes string,hash --keys 200000").
+## shape (string, small hash, set, zset, list) loaded into fresh servers,
+## then strings at 10,000,000 keys (issue 20); RSS and INFO used_memory.
+## MEMORY_ARGS passes flags to svcbench memory (e.g.
+## MEMORY_ARGS="--shapes string,hash,string@2000000 --keys 200000").
 bench-memory: deps build
 	./$(BIN)/svcbench memory --svcdb ./$(SVCDB) $(MEMORY_ARGS)
+
+## bench-tail: tail latency with a large dataset (issue 20, part 4): 10M
+## keys of 32 bytes loaded into svcdb and redis-server, memtier's 1:10
+## workload on 50 connections at pipeline 1 and 16 (p50, p99, p99.9, ratios,
+## svcdb's GC cycles, pause and CPU), then p99 and p99.9 before and during a
+## BGSAVE at each depth. Not part of make bench: it holds both servers with
+## 10M keys (about 3 GB together) and takes about 10 minutes on a loaded
+## 2-CPU machine. TAIL_ARGS passes flags to svcbench tail (e.g.
+## TAIL_ARGS="--keys 1000000 --rounds 3"); no bar, status 1 only if a run
+## fails.
+bench-tail: deps build
+	./$(BIN)/svcbench tail --svcdb ./$(SVCDB) $(TAIL_ARGS)
 
 clean:
 	rm -rf $(BIN)

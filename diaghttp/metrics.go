@@ -14,6 +14,7 @@ import (
 
 	"github.com/svcdb/svcdb/core/acl"
 	"github.com/svcdb/svcdb/core/cmdstats"
+	"github.com/svcdb/svcdb/core/gcstats"
 	"github.com/svcdb/svcdb/core/lifecycle"
 	"github.com/svcdb/svcdb/core/replication"
 	"github.com/svcdb/svcdb/core/status"
@@ -58,6 +59,9 @@ type scrape struct {
 	state      lifecycle.State
 	persist    status.Persistence
 	repl       replication.Status
+	// gc is the collector's reading (core/gcstats), taken once per scrape
+	// from runtime/metrics: never on the data path.
+	gc gcstats.Stats
 }
 
 // ReplicationSource is the part of a Source that reports replication
@@ -301,6 +305,32 @@ func newRegistry(src Source, version string) *registry {
 	}
 	c("svc_scripts_killed_total", "Lua runs stopped by SCRIPT KILL or FUNCTION KILL since start.",
 		func(sc *scrape) float64 { return float64(sc.net.Scripts.Killed) })
+	// The Go collector (issue 20): what a pointer-rich heap of millions of
+	// keys costs, read from runtime/metrics at scrape time.
+	c("svc_gc_cycles_total", "Completed Go garbage-collection cycles since start.",
+		func(sc *scrape) float64 { return float64(sc.gc.Cycles) })
+	c("svc_gc_forced_cycles_total", "GC cycles forced by the application (runtime.GC, debug.FreeOSMemory) rather than started by the pacer, since start.",
+		func(sc *scrape) float64 { return float64(sc.gc.Forced) })
+	r.custom("svc_gc_pause_seconds", "Stop-the-world pauses of the Go collector (two per cycle), in seconds; _sum is estimated from the runtime's buckets (within about 12%).",
+		"histogram", func(w *bytes.Buffer) {
+			gcstats.WritePauseHistogram(w, "svc_gc_pause_seconds", &r.snap.gc.Pauses)
+		})
+	c("svc_gc_cpu_seconds_total", "CPU time the Go collector took since start (background and idle marking, mark assist, pauses), as the Go runtime estimates it, in seconds.",
+		func(sc *scrape) float64 { return sc.gc.CPUSeconds })
+	c("svc_gc_assist_cpu_seconds_total", "Part of svc_gc_cpu_seconds_total spent in mark assist: goroutines (event loops and shards included) that allocated during a cycle marking instead of running their own work, in seconds.",
+		func(sc *scrape) float64 { return sc.gc.AssistCPUSeconds })
+	c("svc_gc_process_cpu_seconds_total", "All CPU time of the process as the Go runtime estimates it (the denominator for svc_gc_cpu_seconds_total), in seconds.",
+		func(sc *scrape) float64 { return sc.gc.TotalCPUSeconds })
+	g("svc_gc_heap_goal_bytes", "The heap size at which the Go collector aims to finish its next cycle, in bytes.",
+		func(sc *scrape) float64 { return float64(sc.gc.HeapGoal) })
+	g("svc_gc_heap_live_bytes", "Heap the last GC cycle marked live, in bytes.",
+		func(sc *scrape) float64 { return float64(sc.gc.HeapLive) })
+	g("svc_gc_scan_heap_bytes", "Part of the heap that may hold pointers, which every GC cycle scans (its mark work grows with it), in bytes.",
+		func(sc *scrape) float64 { return float64(sc.gc.ScanHeap) })
+	g("svc_gc_heap_objects", "Objects in the Go heap (live, and dead ones not yet swept): what each GC cycle marks one by one.",
+		func(sc *scrape) float64 { return float64(sc.gc.HeapObjects) })
+	g("svc_gc_gogc_percent", "The GOGC percent in effect; -1 when the collector is off.",
+		func(sc *scrape) float64 { return float64(sc.gc.GOGC) })
 	fam = r.add("svc_lifecycle_state", "1 for the server's current lifecycle state, 0 for the others.", "gauge")
 	for _, st := range []lifecycle.State{lifecycle.Starting, lifecycle.Ready, lifecycle.Draining, lifecycle.ShuttingDown} {
 		fam.set.NewGauge(`svc_lifecycle_state{state="`+st.Name()+`"}`, func() float64 {
@@ -373,7 +403,8 @@ func (r *registry) write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.snap = scrape{net: r.src.Net(), shards: r.src.Shards(), maxMem: r.src.MaxMemoryBytes(), cmds: r.src.CommandStats(),
-		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle(), persist: persistenceOf(r.src), repl: replicationOf(r.src)}
+		slowlogLen: r.src.Slowlog().Len(), state: r.src.Lifecycle(), persist: persistenceOf(r.src), repl: replicationOf(r.src),
+		gc: gcstats.Read()}
 	r.buf.Reset()
 	for _, f := range r.families {
 		fmt.Fprintf(&r.buf, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)

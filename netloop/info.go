@@ -11,6 +11,7 @@ import (
 	"github.com/svcdb/svcdb/core/cmdstats"
 	"github.com/svcdb/svcdb/core/command"
 	"github.com/svcdb/svcdb/core/config"
+	"github.com/svcdb/svcdb/core/gcstats"
 	"github.com/svcdb/svcdb/core/resp"
 	"github.com/svcdb/svcdb/netloop/meminfo"
 	"github.com/svcdb/svcdb/shard"
@@ -261,6 +262,8 @@ func (s *Server) infoSvc(in *infoInput, b *strings.Builder) {
 	}
 	field(b, "svc_shard_queue_depth", depth)
 	field(b, "svc_shard_batches_queued_total", batches)
+	gc := gcstats.Read() // the collector's gc_* fields (core/gcstats): a new section would change INFO all's list
+	gc.WriteInfo(b)
 }
 
 // ---- CONFIG ------------------------------------------------------------------

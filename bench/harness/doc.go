@@ -68,6 +68,13 @@
 // then the time of a full sync of 1M keys into a fresh replica, svcdb ->
 // svcdb, redis -> redis and both crossings, the replica's DBSIZE checked.
 //
+// RunTail is the tail-latency comparison with a large dataset (svcbench
+// tail, issue 20 part 4): 10M keys loaded into svcdb and redis-server, then
+// memtier's 1:10 workload at pipeline 1 and 16 (p50, p99, p99.9 and
+// svcdb's GC over the runs from INFO svc's gc_* fields), then the workload in 1 s windows
+// before and during a BGSAVE on each server, and around a forced full
+// collection (MEMORY PURGE) on svcdb.
+//
 // The harness does not care which binary plays "svcdb": any server that takes
 // "--port N --bind 127.0.0.1" and speaks RESP will do (its tests use a
 // second redis-server).

@@ -74,13 +74,26 @@ func MemoryShapeNames() []string {
 	return out
 }
 
-func lookupShape(name string) (MemoryShape, bool) {
+// lookupShape finds a shape by its entry in MemoryConfig.Shapes: a name,
+// or name@N for N keys instead of MemoryConfig.Keys (keys 0).
+func lookupShape(entry string) (shape MemoryShape, keys int, ok bool) {
+	name, n, hasKeys := strings.Cut(entry, "@")
+	if hasKeys {
+		var err error
+		if keys, err = strconv.Atoi(n); err != nil || keys < 1 {
+			return MemoryShape{}, 0, false
+		}
+	}
 	i := slices.IndexFunc(MemoryShapes, func(s MemoryShape) bool { return s.Name == name })
 	if i < 0 {
-		return MemoryShape{}, false
+		return MemoryShape{}, 0, false
 	}
-	return MemoryShapes[i], true
+	return MemoryShapes[i], keys, true
 }
+
+// LargeStringShape is the string shape at 10,000,000 keys, the row issue 20
+// asks of make bench-memory besides every shape at Keys.
+const LargeStringShape = "string@10000000"
 
 // threeMembers returns the appendCmd of "cmd key:<i> m1 m2 m3": the members
 // are 10-byte values 'a', 'b', 'c' then i in 9 digits, each after before(k)
@@ -135,7 +148,8 @@ type MemoryConfig struct {
 	// servers on ServerCPUs, this process (the loader) on ClientCPUs.
 	Pin                    bool
 	ServerCPUs, ClientCPUs string
-	// Shapes are MemoryShapes' names to measure, in order. Default all.
+	// Shapes are MemoryShapes' names to measure, in order, each as name
+	// (Keys keys) or name@N (N keys). Default all, then LargeStringShape.
 	Shapes []string
 	// Keys is how many keys of each shape are loaded. Default 1,000,000.
 	Keys int
@@ -165,7 +179,7 @@ func DefaultMemoryConfig() MemoryConfig {
 		Pin:         true,
 		ServerCPUs:  "0",
 		ClientCPUs:  "1",
-		Shapes:      MemoryShapeNames(),
+		Shapes:      append(MemoryShapeNames(), LargeStringShape),
 		Keys:        1_000_000,
 		Connections: 4,
 		Pipeline:    256,
@@ -184,8 +198,8 @@ func (c *MemoryConfig) Validate() error {
 		errs = append(errs, errors.New("no shapes"))
 	}
 	for _, s := range c.Shapes {
-		if _, ok := lookupShape(s); !ok {
-			errs = append(errs, fmt.Errorf("shape %q: want one of %s", s, strings.Join(MemoryShapeNames(), ", ")))
+		if _, _, ok := lookupShape(s); !ok {
+			errs = append(errs, fmt.Errorf("shape %q: want one of %s, or one of them @N keys (string@10000000)", s, strings.Join(MemoryShapeNames(), ", ")))
 		}
 	}
 	if c.Keys < 1 || c.Connections < 1 || c.Pipeline < 1 {
@@ -328,10 +342,13 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (rep *MemoryReport, err er
 	defer restore()
 
 	for _, name := range cfg.Shapes {
-		shape, _ := lookupShape(name)
-		m := &MemoryResult{Shape: shape.Name, Command: shape.Command, Keys: cfg.Keys}
+		shape, keys, _ := lookupShape(name)
+		if keys == 0 {
+			keys = cfg.Keys
+		}
+		m := &MemoryResult{Shape: shape.Name, Command: shape.Command, Keys: keys}
 		rep.Results = append(rep.Results, m)
-		if err := memoryShape(ctx, &cfg, rep, m, shape, filepath.Join(workDir, shape.Name), serverCPUs, progress); err != nil {
+		if err := memoryShape(ctx, &cfg, rep, m, shape, filepath.Join(workDir, strings.ReplaceAll(name, "@", "-")), serverCPUs, progress); err != nil {
 			return rep, err
 		}
 	}
@@ -367,7 +384,7 @@ func memoryShape(ctx context.Context, cfg *MemoryConfig, rep *MemoryReport, m *M
 		} else {
 			rep.RedisCmd = s.CommandLine()
 		}
-		if err := measureSide(ctx, cfg, s, shape, side.out); err != nil {
+		if err := measureSide(ctx, cfg, s, shape, m.Keys, side.out); err != nil {
 			return fmt.Errorf("%s, %s: %w", shape.Name, side.name, err)
 		}
 		if exited, werr := s.Exited(); exited {
@@ -412,14 +429,14 @@ func readMemory(ctx context.Context, s *proc.Server) (memReading, error) {
 // measureSide reads s's memory, loads the keys, waits Settle, and reads
 // again. A refused command or a wrong key count ends up in out.Failure; an
 // error means the measurement itself broke.
-func measureSide(ctx context.Context, cfg *MemoryConfig, s *proc.Server, shape MemoryShape, out *MemorySide) error {
+func measureSide(ctx context.Context, cfg *MemoryConfig, s *proc.Server, shape MemoryShape, keys int, out *MemorySide) error {
 	before, err := readMemory(ctx, s)
 	if err != nil {
 		return err
 	}
 	lctx, cancel := context.WithTimeoutCause(ctx, cfg.Timeout, fmt.Errorf("loading %s: timeout %v", shape.Name, cfg.Timeout))
 	start := time.Now()
-	lerr := loadKeys(lctx, s.Addr, shape, cfg.Keys, cfg.Connections, cfg.Pipeline)
+	lerr := loadKeys(lctx, s.Addr, shape, keys, cfg.Connections, cfg.Pipeline)
 	cancel()
 	out.LoadSec = time.Since(start).Seconds()
 	if ctx.Err() != nil {
@@ -442,16 +459,16 @@ func measureSide(ctx context.Context, cfg *MemoryConfig, s *proc.Server, shape M
 	if err != nil {
 		return err
 	}
-	keys, err := dbsize(ctx, s.Addr)
+	n, err := dbsize(ctx, s.Addr)
 	if err != nil {
 		return err
 	}
-	out.Keys = keys
+	out.Keys = n
 	out.RSSBefore, out.RSSAfter = before.rss, after.rss
 	out.UsedBefore, out.UsedAfter, out.HasUsed = before.used, after.used, before.hasUsed && after.hasUsed
 	out.HeapBefore, out.HeapAfter, out.HasHeap = before.heap, after.heap, before.hasHeap && after.hasHeap
-	if out.Keys != int64(cfg.Keys) {
-		out.Failure = fmt.Sprintf("DBSIZE %d after loading %d keys", out.Keys, cfg.Keys)
+	if out.Keys != int64(keys) {
+		out.Failure = fmt.Sprintf("DBSIZE %d after loading %d keys", out.Keys, keys)
 	}
 	return nil
 }
@@ -598,7 +615,7 @@ func (r *MemoryReport) WriteTable(w io.Writer) error {
 func (r *MemoryReport) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("## Memory per key\n\n")
-	ew.printf("Measured %s with `svcbench memory`: fresh servers for each shape, %d keys loaded over %d connections (pipeline %d), read %.0f s after loading.\n\n",
+	ew.printf("Measured %s with `svcbench memory`: fresh servers for each shape, %s loaded over %d connections (pipeline %d), read %.0f s after loading.\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.keys(), r.Connections, r.Pipeline, r.SettleSec)
 	ew.printf("- Machine: %s\n", (&Report{Machine: r.Machine}).machineLine())
 	ew.printf("- Pinning: %s\n", r.PinNote)
@@ -623,11 +640,18 @@ func (r *MemoryReport) WriteMarkdown(w io.Writer) error {
 	return ew.err
 }
 
-func (r *MemoryReport) keys() int {
-	if len(r.Results) == 0 {
-		return 0
+// keys says how many keys each shape had: one count, or "the keys of the
+// table's keys column" when shapes differ (a name@N shape).
+func (r *MemoryReport) keys() string {
+	for _, m := range r.Results {
+		if m.Keys != r.Results[0].Keys {
+			return "the keys of the table's keys column"
+		}
 	}
-	return r.Results[0].Keys
+	if len(r.Results) == 0 {
+		return "0 keys"
+	}
+	return strconv.Itoa(r.Results[0].Keys) + " keys"
 }
 
 // WriteJSON writes the whole report, every reading included.

@@ -124,3 +124,32 @@ func TestMemoryValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryShapeKeys: a shape written name@N loads N keys instead of
+// Keys; the default shapes end with the string shape at 10M keys (issue
+// 20), and a report whose shapes differ in keys says so.
+func TestMemoryShapeKeys(t *testing.T) {
+	c := DefaultMemoryConfig()
+	if got := c.Shapes[len(c.Shapes)-1]; got != "string@10000000" {
+		t.Errorf("last default shape %q, want string@10000000", got)
+	}
+	for _, tc := range []struct {
+		entry string
+		keys  int
+		ok    bool
+	}{{"string", 0, true}, {"string@10000000", 10_000_000, true}, {"hash@5", 5, true},
+		{"string@0", 0, false}, {"string@x", 0, false}, {"blob@5", 0, false}} {
+		shape, keys, ok := lookupShape(tc.entry)
+		if ok != tc.ok || keys != tc.keys || (ok && !strings.HasPrefix(tc.entry, shape.Name)) {
+			t.Errorf("lookupShape(%q) = %q, %d, %v; want %d, %v", tc.entry, shape.Name, keys, ok, tc.keys, tc.ok)
+		}
+	}
+	rep := &MemoryReport{Results: []*MemoryResult{{Shape: "string", Keys: 1000}, {Shape: "string", Keys: 10_000_000}}}
+	if got := rep.keys(); got != "the keys of the table's keys column" {
+		t.Errorf("mixed keys: %q", got)
+	}
+	rep.Results = rep.Results[:1]
+	if got := rep.keys(); got != "1000 keys" {
+		t.Errorf("one count: %q", got)
+	}
+}

@@ -19,6 +19,11 @@
 //	                           master's throughput and p99, and time full
 //	                           syncs of 1M keys (svcdb and redis-server
 //	                           replicas of either master)
+//	svcbench tail [flags]      start svcdb and redis-server, load 10M keys
+//	                           into each, run memtier's 1:10 workload at
+//	                           pipeline 1 and 16 and print ops/s, p50, p99,
+//	                           p99.9, svcdb's GC over the runs, and p99 and
+//	                           p99.9 before and during a BGSAVE
 //
 // It owns the command line only: it parses flags into harness.Config and
 // loadgen.Config values and wires bench/harness and bench/loadgen together.

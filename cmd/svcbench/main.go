@@ -42,6 +42,10 @@ commands:
             their own kind, print throughput and p99 of each master, and
             the time of a full sync of 1M keys (svcdb and redis-server
             replicas of either master)
+  tail      start svcdb and redis-server, load 10M keys into each, print
+            ops/s, p50, p99 and p99.9 of memtier's 1:10 workload at
+            pipeline 1 and 16 with svcdb's GC over the runs, and how much
+            a BGSAVE during the workload moves each server's tail
 
 run "svcbench <command> -h" for the flags of a command.
 `
@@ -78,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = persist(ctx, args[1:], stdout, stderr)
 	case "repl":
 		err = repl(ctx, args[1:], stdout, stderr)
+	case "tail":
+		err = tail(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -755,8 +761,8 @@ func memory(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&cfg.Pin, "pin", cfg.Pin, "pin the servers to the server CPUs and the loader to the client CPUs (if >= 2 CPUs)")
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", cfg.ServerCPUs, "CPU list for the servers when pinning")
 	fs.StringVar(&cfg.ClientCPUs, "client-cpus", cfg.ClientCPUs, "CPU list for the loader when pinning")
-	fs.StringVar(&shapes, "shapes", strings.Join(cfg.Shapes, ","), "key shapes to load, comma-separated: "+strings.Join(harness.MemoryShapeNames(), ", ")+" (each on fresh servers)")
-	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "keys loaded per shape")
+	fs.StringVar(&shapes, "shapes", strings.Join(cfg.Shapes, ","), "key shapes to load, comma-separated: "+strings.Join(harness.MemoryShapeNames(), ", ")+", each on fresh servers; name@N loads N keys instead of --keys (the default ends with "+harness.LargeStringShape+")")
+	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "keys loaded per shape (not of a name@N shape)")
 	fs.IntVar(&cfg.Connections, "connections", cfg.Connections, "loader connections")
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "commands in flight per loader connection")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait this long after loading before reading memory (Go forces a GC every 2 minutes: 2m10s reads svcdb after one)")
