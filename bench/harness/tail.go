@@ -749,7 +749,9 @@ func tailForcedGC(ctx context.Context, cfg *TailConfig, load loadgen.Config, add
 	if err != nil {
 		if started {
 			ctl.Close() // unblocks the MEMORY PURGE reader
-			<-reply
+			if rerr := <-reply; rerr != nil {
+				err = errors.Join(err, rerr) // the MEMORY PURGE reader saw the close above
+			}
 		}
 		return ev, "", err
 	}

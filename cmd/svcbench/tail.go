@@ -22,7 +22,6 @@ type tailOptions struct {
 	markdownFile, jsonFile  string
 	quiet, quick            bool
 	connections             int
-	fillTimeout, runTimeout time.Duration
 }
 
 // tailFlags binds cfg's fields (cfg's values are the defaults) and the
