@@ -34,26 +34,12 @@ import (
 //
 // Replies that end a connection (connClosing) and back-pressure flushes are
 // never deferred.
-//
-// The task runs after the next turn's callbacks, not this one's: a reply
-// deferred early in a turn waits for the rest of it and the whole of the
-// next (Redis' beforeSleep waits only for the rest of its turn). Measured,
-// GET -P 16 -c 50 on two loops: the oldest deferred reply of a write-back
-// had waited 128-512 us in most, a third of the client's p50. So a reply
-// waits at most about maxDeferral: the end of a client's turn that finds
-// the oldest deferred reply older writes them all (then most waited 32-64
-// us, docs/performance.md).
 
 // burstGap is how soon after the loop last served a client a new turn counts
 // as part of the same burst. Between two clients of one epoll turn the loop
 // only reads (a microsecond or two); a client that waited for its own reply
 // comes back after a loopback round trip, tens of microseconds.
 const burstGap = 5_000 // ns
-
-// maxDeferral is the longest a deferred reply waits for its write. The
-// client needs about 10-20 us to take one connection's 16 replies and send
-// the next pipeline, so writes 50 us apart still find it awake.
-const maxDeferral = 50_000 // ns
 
 // loopState is what one event loop keeps for all its connections. Only the
 // loop's own goroutine uses it after loopFor made it.
@@ -64,12 +50,10 @@ type loopState struct {
 
 	// lastEnd is when the loop last finished serving a client (cmdstats
 	// clock); armed is set while Run is queued; deferred holds the clients
-	// whose replies Run writes, the first of them deferred at oldest.
-	// Invariant: deferred is empty unless armed.
+	// whose replies Run writes. Invariant: deferred is empty unless armed.
 	lastEnd  int64
 	armed    bool
 	deferred []*client
-	oldest   int64
 }
 
 // loops maps each event loop to its loopState.
@@ -105,9 +89,6 @@ func (l *loopState) busy(start int64) bool { return start-l.lastEnd < burstGap }
 // is not part of the gap to the next client.
 func (l *loopState) writeBack(c *client, deferrable bool) {
 	defer func() { l.lastEnd = cmdstats.Now() }()
-	if l.armed && len(l.deferred) > 0 && cmdstats.Now()-l.oldest >= maxDeferral {
-		l.writeDeferred() // Run still comes, and writes what is deferred after this
-	}
 	if len(c.out) == 0 {
 		return
 	}
@@ -122,9 +103,6 @@ func (l *loopState) writeBack(c *client, deferrable bool) {
 		}
 		l.armed = true
 	}
-	if len(l.deferred) == 0 {
-		l.oldest = cmdstats.Now()
-	}
 	l.deferred = append(l.deferred, c)
 }
 
@@ -132,14 +110,6 @@ func (l *loopState) writeBack(c *client, deferrable bool) {
 // callbacks. A client closed since it was deferred is skipped: its file
 // descriptor may already belong to a new connection.
 func (l *loopState) Run(context.Context) error {
-	l.writeDeferred()
-	l.armed = false
-	l.lastEnd = cmdstats.Now()
-	return nil
-}
-
-// writeDeferred writes the deferred replies of the clients still open.
-func (l *loopState) writeDeferred() {
 	for i, c := range l.deferred {
 		if c.state != connClosed {
 			l.srv.flush(c)
@@ -147,4 +117,7 @@ func (l *loopState) writeDeferred() {
 		l.deferred[i] = nil
 	}
 	l.deferred = l.deferred[:0]
+	l.armed = false
+	l.lastEnd = cmdstats.Now()
+	return nil
 }
