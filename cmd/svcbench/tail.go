@@ -16,12 +16,12 @@ import (
 // tailOptions are svcbench tail's flags that are not fields of
 // harness.TailConfig.
 type tailOptions struct {
-	servers                 *serverFlags
-	pipelines, snapPipes    string
-	gcPipes                 string
-	markdownFile, jsonFile  string
-	quiet, quick            bool
-	connections             int
+	servers                *serverFlags
+	pipelines, snapPipes   string
+	gcPipes                string
+	markdownFile, jsonFile string
+	quiet, quick           bool
+	connections            int
 }
 
 // tailFlags binds cfg's fields (cfg's values are the defaults) and the
