@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/svcdb/svcdb/bench/loadgen"
 	"github.com/svcdb/svcdb/bench/proc"
 	"github.com/svcdb/svcdb/core/resp"
 )
@@ -659,6 +660,25 @@ func (r *MemoryReport) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// checkFilled reports what is wrong with a fill that returned res into the
+// server at addr: error replies, or a DBSIZE other than keys. verb names the
+// step in the failure ("filling", "loading"). An empty failure and a nil
+// error mean the server holds exactly keys keys; an error means DBSIZE
+// itself could not be read.
+func checkFilled(ctx context.Context, addr string, res *loadgen.Result, keys int, verb string) (failure string, err error) {
+	if sum := res.Summary(); sum.Totals.Errors > 0 {
+		return fmt.Sprintf("%s: %d error replies, first: %s", verb, sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; ")), nil
+	}
+	n, err := dbsize(ctx, addr)
+	if err != nil {
+		return "", err
+	}
+	if n != int64(keys) {
+		return fmt.Sprintf("DBSIZE %d after %s %d keys", n, verb, keys), nil
+	}
+	return "", nil
 }
 
 // dbsize asks the server at addr for DBSIZE on a connection of its own.

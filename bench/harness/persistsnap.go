@@ -233,17 +233,8 @@ func fillAndMeasure(ctx context.Context, cfg *PersistConfig, s *proc.Server, out
 	if err != nil {
 		return fmt.Errorf("filling: %w", err)
 	}
-	if sum := res.Summary(); sum.Totals.Errors > 0 {
-		out.Failure = fmt.Sprintf("filling: %d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; "))
-		return nil
-	}
-	keys, err := dbsize(ctx, s.Addr)
-	if err != nil {
+	if out.Failure, err = checkFilled(ctx, s.Addr, res, cfg.Keys, "filling"); err != nil || out.Failure != "" {
 		return err
-	}
-	if keys != int64(cfg.Keys) {
-		out.Failure = fmt.Sprintf("DBSIZE %d after filling %d keys", keys, cfg.Keys)
-		return nil
 	}
 
 	probe := fill

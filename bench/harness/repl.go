@@ -743,15 +743,9 @@ func fillKeys(ctx context.Context, addr string, keys, valueSize, conns, pipeline
 	if err != nil {
 		return 0, "", fmt.Errorf("filling: %w", err)
 	}
-	if sum := res.Summary(); sum.Totals.Errors > 0 {
-		return 0, fmt.Sprintf("filling: %d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; ")), nil
-	}
-	n, err := dbsize(ctx, addr)
-	if err != nil {
-		return 0, "", err
-	}
-	if n != int64(keys) {
-		return 0, fmt.Sprintf("DBSIZE %d after filling %d keys", n, keys), nil
+	failure, err = checkFilled(ctx, addr, res, keys, "filling")
+	if err != nil || failure != "" {
+		return 0, failure, err
 	}
 	return sec, "", nil
 }

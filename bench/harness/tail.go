@@ -511,17 +511,8 @@ func tailFill(ctx context.Context, cfg *TailConfig, s *proc.Server, out *TailSid
 	if err != nil {
 		return fmt.Errorf("loading: %w", err)
 	}
-	if sum := res.Summary(); sum.Totals.Errors > 0 {
-		out.Failure = fmt.Sprintf("loading: %d error replies, first: %s", sum.Totals.Errors, strings.Join(sum.ErrorSamples, "; "))
-		return nil
-	}
-	keys, err := dbsize(ctx, s.Addr)
-	if err != nil {
+	if out.Failure, err = checkFilled(ctx, s.Addr, res, cfg.Keys, "loading"); err != nil || out.Failure != "" {
 		return err
-	}
-	if keys != int64(cfg.Keys) {
-		out.Failure = fmt.Sprintf("DBSIZE %d after loading %d keys", keys, cfg.Keys)
-		return nil
 	}
 	gc1, err := readGC(ctx, s.Addr)
 	if err != nil {
