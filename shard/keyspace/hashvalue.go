@@ -122,13 +122,7 @@ func HashSet(o *Object, field, val []byte, lim *EncodingLimits) bool {
 			return true
 		}
 	}
-	t := o.Coll().(*values.HTable)
-	if i, ok := t.Find(field); ok {
-		t.SetValue(i, val)
-		return false
-	}
-	t.Insert(field, val)
-	return true
+	return o.Coll().(*values.HTable).Put(field, val)
 }
 
 // HashDelete removes field and reports whether it was there.

@@ -101,6 +101,32 @@ func (t *HTable) Add(k []byte) bool {
 	return true
 }
 
+// Put sets k's value to v in a hash, adding k unless it is present, and
+// reports whether k was added: one probe of the index for both answers
+// (HSET's Find-then-Insert took two for every new field).
+func (t *HTable) Put(k, v []byte) bool {
+	ks := MemberString(k)
+	h := htHash(ks)
+	i, found := t.index.lookup(ks, h)
+	if found {
+		t.SetValue(int(uint32(t.index.slots[i].meta))-1, v)
+		return false
+	}
+	if !t.index.fits() {
+		t.index.resize(htSlotsFor(t.index.used + 1))
+		i, _ = t.index.lookup(ks, h)
+	}
+	s := string(k)
+	t.index.fill(i, s, h, len(t.keys))
+	t.keys = append(t.keys, s)
+	nv := make([]byte, len(v))
+	copy(nv, v)
+	t.vals = append(t.vals, nv)
+	t.mem += int64(len(s)) + int64(cap(nv))
+	t.peak = max(t.peak, len(t.keys))
+	return true
+}
+
 // Insert adds k (with value v for a hash), copying both, and returns its
 // position. REQUIRES: k is not present.
 func (t *HTable) Insert(k, v []byte) int {

@@ -49,6 +49,46 @@ func TestHTableIndexChurn(t *testing.T) {
 	}
 }
 
+// TestHTablePut drives a hash-shaped HTable through Put (new fields and
+// overwrites of every size), Find and removals against a Go map, checking
+// the invariants (the memory sum included) as it goes.
+func TestHTablePut(t *testing.T) {
+	h := NewHTable(true, 0)
+	ref := map[string]string{}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 4 {
+		for range 3000 {
+			k := "f:" + strconv.Itoa(rng.IntN(4000))
+			v := make([]byte, rng.IntN(40))
+			for i := range v {
+				v[i] = byte('a' + rng.IntN(26))
+			}
+			_, present := ref[k]
+			if added := h.Put([]byte(k), v); added == present {
+				t.Fatalf("Put(%s) = %v with the field present: %v", k, added, present)
+			}
+			ref[k] = string(v)
+		}
+		if err := h.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		if h.Len() != len(ref) {
+			t.Fatalf("%d entries, want %d", h.Len(), len(ref))
+		}
+		for k, v := range ref {
+			if p, ok := h.Find([]byte(k)); !ok || string(h.Value(p)) != v {
+				t.Fatalf("Find(%s) = %d, %v", k, p, ok)
+			}
+		}
+		keep := 1000 >> round
+		for h.Len() > keep {
+			p := rng.IntN(h.Len())
+			delete(ref, string(h.Key(p)))
+			h.RemoveAt(p)
+		}
+	}
+}
+
 // BenchmarkHTableIndex is a set's hash table of redis-benchmark's shape
 // (100k members "element:<12 digits>", looked up at random), alone: no
 // keyspace, no runtime, so cachegrind counts only the table's work.
