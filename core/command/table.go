@@ -14,10 +14,11 @@ const maxNameLen = 64
 // Table is the immutable set of known commands. It is built once by New and
 // is safe for concurrent use by any number of goroutines.
 type Table struct {
-	top  map[string]*Command // top-level commands by lower-case Name
-	full map[string]*Command // every command and subcommand by lower-case FullName
-	all  []*Command          // top-level commands sorted by Name
-	byID []*Command          // every command and subcommand, indexed by ID
+	top    map[string]*Command // top-level commands by lower-case Name
+	byName nameIndex           // the same, for Lookup (nameindex.go)
+	full   map[string]*Command // every command and subcommand by lower-case FullName
+	all    []*Command          // top-level commands sorted by Name
+	byID   []*Command          // every command and subcommand, indexed by ID
 }
 
 // New assembles the table from the per-family files (connection.go,
@@ -78,6 +79,7 @@ func New() *Table {
 			t.add(s)
 		}
 	}
+	t.byName = newNameIndex(cmds)
 	return t
 }
 
@@ -106,16 +108,7 @@ func (t *Table) add(c *Command) {
 // Names containing '|' never match: as in Redis, subcommands are reached
 // through LookupSub, not by their full name.
 func (t *Table) Lookup(name []byte) *Command {
-	if len(name) > maxNameLen {
-		return nil
-	}
-	var buf [maxNameLen]byte
-	for i, c := range name {
-		buf[i] = lower(c)
-	}
-	// The compiler turns m[string(b)] into a lookup without a conversion
-	// allocation; keep the expression in this form.
-	return t.top[string(buf[:len(name)])]
+	return t.byName.find(name)
 }
 
 // LookupSub returns the subcommand sub of c (compared case-insensitively),

@@ -530,3 +530,39 @@ func TestFlagNames(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupEveryName looks up every top-level command by its name in
+// lower, upper and mixed case, and a near miss of each (one byte changed,
+// one byte more), against the table's own list.
+func TestLookupEveryName(t *testing.T) {
+	tab := New()
+	for _, c := range tab.All() {
+		upper := strings.ToUpper(c.Name)
+		mixed := []byte(c.Name)
+		mixed[0] = upper[0]
+		for _, name := range []string{c.Name, upper, string(mixed)} {
+			if got := tab.Lookup([]byte(name)); got != c {
+				t.Errorf("Lookup(%q) = %v, want %q", name, got, c.Name)
+			}
+		}
+		if got := tab.Lookup([]byte(c.Name + "x")); got != nil && got.Name != c.Name+"x" {
+			t.Errorf("Lookup(%q) = %q", c.Name+"x", got.Name)
+		}
+		near := []byte(c.Name)
+		near[len(near)-1] ^= 0x01
+		if got := tab.Lookup(near); got != nil && got.Name != string(near) {
+			t.Errorf("Lookup(%q) = %q", near, got.Name)
+		}
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	tab := New()
+	names := [][]byte{[]byte("GET"), []byte("set"), []byte("HSET"), []byte("zpopmin"), []byte("INCRBYFLOAT"), []byte("nosuch")}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tab.Lookup(names[i%len(names)])
+		i++
+	}
+}
