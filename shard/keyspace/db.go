@@ -179,14 +179,6 @@ func (o *Object) Bytes() []byte {
 	return unsafe.Slice((*byte)(o.ptr), o.c)[:o.n]
 }
 
-// bytesCap is cap(o.Bytes()) without building the slice.
-func (o *Object) bytesCap() int {
-	if !o.hasBytes() {
-		return 0
-	}
-	return int(o.c)
-}
-
 // SetBytes makes b the value's bytes, replacing what the words held. A nil
 // b clears the words only when they hold bytes (so that clearing a value's
 // bytes and then its collection, as code written for separate fields does,
