@@ -72,7 +72,7 @@ func cmdMove(c *keyspace.Ctx) {
 	if offHeap {
 		dd.AdoptOffHeap(n, n.Bytes())
 	}
-	dd.AddMemory(size)
+	dd.AddMemory(n.ValueMemory()) // not size: a value that shared its key's allocation moved as a copy
 	dd.SetExpire(n, at)
 	c.NotifyIn(saved, keyspace.NotifyGeneric, "move_from", key)
 	c.NotifyIn(dst, keyspace.NotifyGeneric, "move_to", key)

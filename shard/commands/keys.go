@@ -84,7 +84,7 @@ func rename(c *keyspace.Ctx, nx bool) {
 	if offHeap {
 		dd.AdoptOffHeap(n, n.Bytes())
 	}
-	dd.AddMemory(size)
+	dd.AddMemory(n.ValueMemory()) // not size: a value that shared its key's allocation moved as a copy
 	dd.SetExpire(n, at)
 	c.Notify(keyspace.NotifyGeneric, "rename_from", src)
 	c.Notify(keyspace.NotifyGeneric, "rename_to", dst)

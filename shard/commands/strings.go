@@ -189,11 +189,13 @@ func set(c *keyspace.Ctx, key, val []byte, flags setFlags, at int64, done, abort
 		return
 	}
 	if o == nil {
-		o = d.Insert(key, keyspace.KindString)
-	} else if o.Kind != keyspace.KindString {
-		d.DropValue(o)
+		o = d.InsertString(key, val) // the key and its value in one allocation
+	} else {
+		if o.Kind != keyspace.KindString {
+			d.DropValue(o)
+		}
+		d.SetString(o, val)
 	}
-	d.SetString(o, val)
 	c.Notify(keyspace.NotifyString, "set", key)
 	if flags&setExpire != 0 {
 		c.Notify(keyspace.NotifyGeneric, "expire", key) // as Redis, before it is checked
@@ -339,11 +341,13 @@ func msetAll(c *keyspace.Ctx) {
 		d := c.DBFor(key)
 		o := d.Lookup(key, c.Now)
 		if o == nil {
-			o = d.Insert(key, keyspace.KindString)
-		} else if o.Kind != keyspace.KindString {
-			d.DropValue(o)
+			o = d.InsertString(key, c.Args[i+1])
+		} else {
+			if o.Kind != keyspace.KindString {
+				d.DropValue(o)
+			}
+			d.SetString(o, c.Args[i+1])
 		}
-		d.SetString(o, c.Args[i+1])
 		d.SetExpire(o, 0)
 		c.Notify(keyspace.NotifyString, "set", key)
 	}
@@ -463,9 +467,9 @@ func cmdIncrByFloat(c *keyspace.Ctx) {
 		d.FreeStr(o) // a number needs no mapping
 	}
 	d.Materialize(o)
-	old := cap(o.Bytes())
+	before := o.ValueMemory()
 	o.SetBytes(appendLongDoubleHuman(o.Bytes()[:0], cur))
-	d.AccountResize(o, old)
+	d.AccountResize(o, before)
 	d.Touched(o.Key) // signals WATCH and counts the change, as Redis' signalModifiedKey
 	c.Notify(keyspace.NotifyString, "incrbyfloat", key)
 	c.Bulk(o.Value(&c.Scratch))

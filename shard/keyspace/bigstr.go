@@ -117,7 +117,7 @@ func (d *DB) FreeStr(o *Object) {
 	if o.Bytes() == nil {
 		return
 	}
-	d.memory.Add(-int64(cap(o.Bytes())))
+	d.memory.Add(-o.ValueMemory()) // AllocSize of a heap buffer, as SetString added it
 	d.unmapStr(o)
 	o.SetBytes(nil)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -53,6 +54,11 @@ const (
 //     unsafe.Pointer, never a uintptr, so the collector sees it and keeps
 //     the array alive; an off-heap string's (OffHeap) points into a bigbuf
 //     mapping, which the collector ignores and bigstr.go frees.
+//   - wordsKeyBytes: wordsBytes whose array is the rest of the key's own
+//     allocation: one heap object holds the key's bytes and then the
+//     value's, ptr = unsafe.StringData(Key) + len(Key), and Key is an
+//     unsafe.String over the front of it (SetString and InsertString make
+//     them; see "Key and value in one allocation" below).
 //   - wordsInt: n and c are the low and high halves of the int64; ptr nil.
 //   - wordsHTable, wordsSkiplist, wordsQuicklist, wordsStream: ptr is the
 //     collection (*values.HTable, ...); Coll() rebuilds the interface from
@@ -62,7 +68,8 @@ const (
 // And Enc says which of them is live (checked by checkDB's model test,
 // verifyObject):
 //   - EncRaw, EncRawEdited, EncListpack, EncIntset: wordsBytes (or
-//     wordsNone for a string without bytes)
+//     wordsNone for a string without bytes; or wordsKeyBytes for a string,
+//     Kind KindString, on the Go heap)
 //   - EncInt: wordsInt
 //   - EncHashtable: wordsHTable; EncSkiplist: wordsSkiplist; EncQuicklist:
 //     wordsQuicklist; EncStream: wordsStream
@@ -71,6 +78,32 @@ const (
 // (MaxStringLen and proto-max-bulk-len stop strings at 512 MiB; a listpack
 // or intset converts to its full encoding long before), and SetBytes
 // panics rather than truncate one that would.
+//
+// # Key and value in one allocation
+//
+// A string of Go heap bytes set by SET (SetString, InsertString) shares one
+// allocation with its key: [key bytes | value bytes, capacity c]. A GET at
+// 10M keys then misses the cache on the index bucket, the slot and the
+// key, whose line most often holds the value too, instead of on a fourth,
+// separate, value array; and the collector has one object to mark per key
+// instead of two (docs/architecture.md, "Key and value in one
+// allocation"). What keeps it safe:
+//   - the key's region is never written after the allocation is made: the
+//     value words' slice starts after it (Bytes), and every write through
+//     it stays within [ptr, ptr+c). So a Key string held elsewhere (WATCH,
+//     the blocked table, the eviction pool, a snapshot's pending keys)
+//     stays valid and unchanged whatever becomes of the value, and the
+//     collector keeps the allocation alive for it;
+//   - any value that is not written back into the same array (a different
+//     slice from SetBytes, SetInt, SetColl, clearValue, MoveValue) first
+//     gives the key an allocation of its own (unshareKey), so that a dead
+//     value is never kept alive by its key and used_memory stays exact;
+//   - a replaced string of another size is colocated again (SetString), a
+//     new key is made in the same allocation (InsertString); only pairs
+//     whose key and value together are at least 16 and at most
+//     maxSmallAlloc bytes are colocated (colocates): the tiny allocator and
+//     large objects round differently, and memory.go counts a colocated
+//     value as AllocSize(len(Key)+c) - keyAllocSize(len(Key)).
 type Object struct {
 	Key      string // the index compares lookups with it (keyindex holds no key)
 	ExpireAt int64  // unix milliseconds; 0 = no expiry (its place in DB.volatile is in DB.volPos)
@@ -91,6 +124,7 @@ type valueWords uint8
 const (
 	wordsNone valueWords = iota
 	wordsBytes
+	wordsKeyBytes
 	wordsInt
 	wordsHTable
 	wordsSkiplist
@@ -98,38 +132,77 @@ const (
 	wordsStream
 )
 
+// hasBytes reports whether the value words hold bytes, the key's
+// allocation's or their own.
+func (o *Object) hasBytes() bool { return o.words == wordsBytes || o.words == wordsKeyBytes }
+
+// colocates reports whether a key of klen bytes and a value of capacity c
+// share one allocation (see Object): the tiny allocator (under 16 bytes)
+// and large objects (over maxSmallAlloc) are not rounded the way memory.go
+// counts a colocated value.
+func colocates(klen, c int) bool {
+	return klen > 0 && klen+c >= 16 && klen+c <= maxSmallAlloc
+}
+
+// setKeyed makes o's Key and its value words one new allocation holding
+// key and then val (with capacity len(val)), as the Object doc's "Key and
+// value in one allocation" says. The previous key string, if any, is left
+// to whoever else holds it. REQUIRES: colocates(len(key), len(val)), and
+// key equals o.Key when o is a live slot (the index holds its hash).
+func (o *Object) setKeyed(key string, val []byte) {
+	buf := make([]byte, len(key)+len(val))
+	copy(buf, key)
+	copy(buf[len(key):], val)
+	o.Key = unsafe.String(&buf[0], len(key))
+	o.ptr, o.n, o.c, o.words = unsafe.Pointer(&buf[len(key)]), uint32(len(val)), uint32(len(val)), wordsKeyBytes
+}
+
+// unshareKey gives o's key an allocation of its own when it shares one with
+// the value (wordsKeyBytes), before the value words change to anything else
+// (see Object). The old allocation stays valid for every other holder of
+// the key string.
+func (o *Object) unshareKey() {
+	if o.words == wordsKeyBytes {
+		o.Key = strings.Clone(o.Key)
+		o.words = wordsBytes
+	}
+}
+
 // Bytes is a string's bytes or a compact collection's flat buffer (nil when
 // the value words hold no bytes). The slice aliases the object's buffer:
 // writing through it changes the value, and it is valid until the value is
 // replaced.
 func (o *Object) Bytes() []byte {
-	if o.words != wordsBytes {
+	if !o.hasBytes() {
 		return nil
 	}
 	return unsafe.Slice((*byte)(o.ptr), o.c)[:o.n]
-}
-
-// bytesCap is cap(o.Bytes()) without building the slice.
-func (o *Object) bytesCap() int {
-	if o.words != wordsBytes {
-		return 0
-	}
-	return int(o.c)
 }
 
 // SetBytes makes b the value's bytes, replacing what the words held. A nil
 // b clears the words only when they hold bytes (so that clearing a value's
 // bytes and then its collection, as code written for separate fields does,
 // leaves whichever was live). It panics if b's capacity reaches 4 GiB.
+//
+// A b that starts where a value sharing the key's allocation starts (the
+// same array, resliced or appended to within its capacity) stays in it;
+// any other b first gives the key an allocation of its own (unshareKey).
 func (o *Object) SetBytes(b []byte) {
 	if b == nil {
-		if o.words == wordsBytes {
+		if o.hasBytes() {
+			o.unshareKey()
 			o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone
 		}
 		return
 	}
 	checkValueLen(cap(b))
-	o.ptr, o.n, o.c, o.words = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(cap(b)), wordsBytes
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if o.words == wordsKeyBytes && p == o.ptr {
+		o.n = uint32(len(b)) // the same array: its capacity cannot have grown
+		return
+	}
+	o.unshareKey()
+	o.ptr, o.n, o.c, o.words = p, uint32(len(b)), uint32(cap(b)), wordsBytes
 }
 
 // maxValueLen is the largest capacity the value words can hold.
@@ -157,6 +230,7 @@ func (o *Object) Int() int64 {
 // SetInt makes v the value's integer, replacing what the words held. It
 // does not set Enc (DB.SetInt does both).
 func (o *Object) SetInt(v int64) {
+	o.unshareKey()
 	o.ptr, o.n, o.c, o.words = nil, uint32(uint64(v)), uint32(uint64(v)>>32), wordsInt
 }
 
@@ -198,16 +272,30 @@ func (o *Object) SetColl(c values.Collection) {
 	default:
 		panic(fmt.Sprintf("keyspace: no value words for a %T", c))
 	}
+	o.unshareKey()
 	o.ptr, o.n, o.c, o.words = p, 0, 0, w
 }
 
 // clearValue empties the value words, whatever they hold.
-func (o *Object) clearValue() { o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone }
+func (o *Object) clearValue() {
+	o.unshareKey()
+	o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone
+}
 
 // MoveValue moves src's value words and encoding to dst (RENAME, MOVE),
 // leaving src with none; nothing else of either object changes, and no
-// memory is accounted.
+// memory is accounted. A value in src's key's allocation moves as a copy
+// in an array of its own (it cannot follow dst's key there), so that
+// dst.ValueMemory() may differ from what src's was: a caller that moves
+// the figure between databases reads dst's after the move.
 func MoveValue(dst, src *Object) {
+	if src.words == wordsKeyBytes {
+		b := src.Bytes()
+		dst.SetBytes(append(make([]byte, 0, cap(b)), b...))
+		dst.Enc = src.Enc
+		src.clearValue()
+		return
+	}
 	dst.ptr, dst.n, dst.c, dst.words, dst.Enc = src.ptr, src.n, src.c, src.words, src.Enc
 	src.clearValue()
 }
@@ -225,13 +313,19 @@ func (o *Object) verifyWords() error {
 	want := wordsFor(o.Enc)
 	switch {
 	case o.words == want:
+	case o.words == wordsKeyBytes && want == wordsBytes:
+		if o.Kind != KindString || o.OffHeap || len(o.Key) == 0 || o.ptr != unsafe.Add(unsafe.Pointer(unsafe.StringData(o.Key)), len(o.Key)) ||
+			!colocates(len(o.Key), int(o.c)) {
+			return fmt.Errorf("key %q: value words in the key's allocation, kind %d, offheap %v, at %p (key at %p), capacity %d",
+				o.Key, o.Kind, o.OffHeap, o.ptr, unsafe.StringData(o.Key), o.c)
+		}
 	case o.words == wordsNone && want == wordsBytes && !o.OffHeap:
 		return nil // a string or flat value without a buffer
 	default:
 		return fmt.Errorf("key %q: encoding %d with value words %d (want %d)", o.Key, o.Enc, o.words, want)
 	}
 	switch o.words {
-	case wordsBytes:
+	case wordsBytes, wordsKeyBytes:
 		if o.ptr == nil || o.n > o.c {
 			return fmt.Errorf("key %q: bytes at %p, length %d, capacity %d", o.Key, o.ptr, o.n, o.c)
 		}
@@ -244,7 +338,7 @@ func (o *Object) verifyWords() error {
 			return fmt.Errorf("key %q: collection at %p with %d, %d", o.Key, o.ptr, o.n, o.c)
 		}
 	}
-	if o.OffHeap && (o.words != wordsBytes || o.Kind != KindString) {
+	if o.OffHeap && (o.words != wordsBytes || o.Kind != KindString) { // never wordsKeyBytes
 		return fmt.Errorf("key %q: off-heap but words %d, kind %d", o.Key, o.words, o.Kind)
 	}
 	return nil
@@ -547,9 +641,39 @@ func (d *DB) Insert(key []byte, kind Kind) *Object {
 // setKey over an existing key (dbOverwrite), no new event.
 func (d *DB) Reinsert(key []byte, kind Kind) *Object { return d.insert(key, kind) }
 
-func (d *DB) insert(key []byte, kind Kind) *Object {
+// InsertString is Insert of key followed by SetString(o, val), with the
+// key and its value made in one allocation when they colocate (see
+// Object): SET and MSET make a new key through it.
+// REQUIRES: key is not present.
+func (d *DB) InsertString(key, val []byte) *Object {
+	o := d.insertString(key, val)
+	d.notifyKey(NotifyNew, "new", o.Key)
+	return o
+}
+
+// insertString is InsertString without the new event (loading).
+func (d *DB) insertString(key, val []byte) *Object {
+	if len(val) >= bigbuf.Threshold || !colocates(len(key), len(val)) {
+		o := d.insert(key, KindString)
+		d.SetString(o, val)
+		return o
+	}
+	var kv Object
+	kv.setKeyed(unsafe.String(unsafe.SliceData(key), len(key)), val) // a view: setKeyed copies it
+	o := d.insertKey(kv.Key, KindString)
+	o.ptr, o.n, o.c, o.words, o.Enc = kv.ptr, kv.n, kv.c, kv.words, EncRaw
+	d.memory.Add(o.ValueMemory())
+	d.Touched(o.Key)
+	return o
+}
+
+func (d *DB) insert(key []byte, kind Kind) *Object { return d.insertKey(string(key), kind) }
+
+// insertKey is insert with the key's string made by the caller (k's bytes
+// must never change: the index and the slot keep it).
+func (d *DB) insertKey(k string, kind Kind) *Object {
 	if d.evict.held.Load() {
-		d.dropHeld(key) // an expired key kept by CLIENT PAUSE (Peek)
+		d.dropHeld(k) // an expired key kept by CLIENT PAUSE (Peek)
 	}
 	var pos uint32
 	if n := len(d.free); n > 0 {
@@ -565,10 +689,9 @@ func (d *DB) insert(key []byte, kind Kind) *Object {
 	if d.snap != nil {
 		d.snapForget(pos) // a key born after the snapshot's point in time
 	}
-	k := string(key)
 	o := d.Slot(pos)
 	*o = Object{Key: k, Kind: kind, Access: d.evict.newAccess()}
-	d.index.Insert(keyHash(key), pos, d.hashAt)
+	d.index.Insert(keyHashString(k), pos, d.hashAt)
 	d.view = nil
 	d.keys.Store(int64(d.index.Len()))
 	d.memory.Add(int64(len(k) + ObjectOverhead))
@@ -725,6 +848,7 @@ func (d *DB) SetString(o *Object, val []byte) {
 	checkValueLen(len(val))
 	cur := o.Bytes()
 	old := cap(cur)
+	before := o.ValueMemory()
 	switch {
 	case cur != nil && old >= len(val) && old <= 2*len(val)+16:
 		o.n = uint32(len(val)) // the same buffer: only the length changes
@@ -734,6 +858,9 @@ func (d *DB) SetString(o *Object, val []byte) {
 		o.SetBytes(nil)
 		d.NewStringBuf(o, len(val), len(val), true)
 		copyPreemptible(o.Bytes(), val)
+	case colocates(len(o.Key), len(val)):
+		d.unmapStr(o)
+		o.setKeyed(o.Key, val) // the previous value's array, if any, is garbage now
 	default:
 		d.unmapStr(o)
 		o.SetBytes(append(make([]byte, 0, len(val)), val...))
@@ -743,7 +870,7 @@ func (d *DB) SetString(o *Object, val []byte) {
 	}
 	o.Kind = KindString
 	o.Enc = EncRaw
-	d.AccountResize(o, old)
+	d.AccountResize(o, before)
 	d.Touched(o.Key)
 }
 
@@ -804,16 +931,16 @@ func (d *DB) GrowString(o *Object, need int) {
 		}
 		return
 	}
-	old := cap(o.Bytes())
+	before := o.ValueMemory()
 	if need >= bigbuf.Threshold && d.growOffHeap(o, need) {
-		d.AccountResize(o, old)
+		d.AccountResize(o, before)
 		return
 	}
 	buf := make([]byte, need, StringCapFor(need))
 	copyPreemptible(buf, o.Bytes())
 	d.unmapStr(o) // when an mremap failed
 	o.SetBytes(buf)
-	d.AccountResize(o, old)
+	d.AccountResize(o, before)
 }
 
 // copyPreemptible is copy(dst, src) in 256 KiB steps. One copy of a large
@@ -858,11 +985,15 @@ func (d *DB) DropValue(o *Object) {
 	o.Kind, o.Enc = KindNone, EncRaw
 }
 
-// AccountResize records that o's bytes' capacity changed from old. Overwrites
-// in place (the common case) change nothing and skip the atomic add.
-func (d *DB) AccountResize(o *Object, old int) {
-	if delta := AllocSize(o.bytesCap()) - AllocSize(old); delta != 0 {
-		d.memory.Add(int64(delta))
+// AccountResize records that o's string bytes changed their allocation;
+// before is what o.ValueMemory() was before the change (0 for a value that
+// had no bytes). Overwrites in place (the common case) change nothing and
+// skip the atomic add. It takes the memory, not the old capacity, because
+// a value in its key's allocation (see Object) does not count AllocSize of
+// its capacity.
+func (d *DB) AccountResize(o *Object, before int64) {
+	if delta := o.ValueMemory() - before; delta != 0 {
+		d.memory.Add(delta)
 	}
 }
 

@@ -41,7 +41,10 @@
 // A key's value is an Object (db.go): a string, or a list, set, sorted set,
 // hash or stream, held in the object's one set of value words (bytes, an
 // integer or a collection's pointer, never two: the 48-byte slot) and
-// reached only through its accessors (Bytes, Int, Coll and their setters). Small collections live in one flat buffer (package listpack,
+// reached only through its accessors (Bytes, Int, Coll and their setters).
+// A string SET makes shares one allocation with its key (the Object doc's
+// "Key and value in one allocation": the key's bytes are never written
+// after it is made). Small collections live in one flat buffer (package listpack,
 // or an intset), larger ones in a structure behind a values.Collection; the
 // encodings themselves (quicklist, skiplist, hash table, intset, stream) are
 // the leaf package values, which knows nothing of this one. What an object's

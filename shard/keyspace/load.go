@@ -138,15 +138,15 @@ func buildValue(e *rdb.Entry, lim *EncodingLimits) (Object, error) {
 // insertBuilt inserts key holding v (built by buildValue from e), memory
 // accounted as the handlers account it.
 func (d *DB) insertBuilt(key []byte, v *Object, e *rdb.Entry) *Object {
-	o := d.insert(key, v.Kind)
 	if v.Kind == KindString {
 		if n, ok := resp.ParseInt(e.Str); ok {
+			o := d.insert(key, v.Kind)
 			d.SetInt(o, n) // Redis' tryObjectEncoding: OBJ_ENCODING_INT
-		} else {
-			d.SetString(o, e.Str)
+			return o
 		}
-		return o
+		return d.insertString(key, e.Str)
 	}
+	o := d.insert(key, v.Kind)
 	MoveValue(o, v)
 	d.ValueChanged(o, 0)
 	return o

@@ -13,8 +13,8 @@ package keyspace
 // one. Only then does a held key cost anything: one load of the held flag
 // per insert otherwise.
 // REQUIRES: the caller holds the store's shard.
-func (d *DB) dropHeld(key []byte) {
-	if o, pos := d.Find(key); o != nil {
+func (d *DB) dropHeld(key string) {
+	if o, pos := d.findString(key); o != nil {
 		d.dropKey(o, pos, NotifyExpired, "expired")
 		d.expired.Add(1)
 	}

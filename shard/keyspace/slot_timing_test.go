@@ -1,6 +1,8 @@
 package keyspace
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -62,4 +64,52 @@ func BenchmarkSlotValues(b *testing.B) {
 		})
 	}
 	_ = sink
+}
+
+// BenchmarkStringsLarge is GET and SET of memtier's keys ("memtier-N", 32-byte
+// values) at 2,000,000 keys, far beyond the cache, in random order: the
+// lookup, then the value's bytes copied out as a reply would (GET) or
+// overwritten in place (SET). It is what a key and its value in one
+// allocation saves (a cache miss on the value's own array) and what the
+// collector marks (objects/key, from the heap's object count before and
+// after the load).
+func BenchmarkStringsLarge(b *testing.B) {
+	const keys = 2_000_000
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	d := newDB()
+	value := []byte("0123456789abcdef0123456789abcdef")
+	name := func(i int) []byte { return strconv.AppendInt([]byte("memtier-"), int64(i), 10) }
+	for i := range keys {
+		d.SetString(d.Insert(name(i), KindString), value)
+	}
+	d.index.Step(-1, d.hashAt)
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	objects := float64(ms1.HeapObjects-ms0.HeapObjects) / keys
+	order := make([][]byte, 1<<16)
+	for j := range order {
+		order[j] = name(rand.IntN(keys))
+	}
+	reply := make([]byte, 0, 64)
+	var buf [20]byte
+	cases := []struct {
+		name string
+		op   func(key []byte)
+	}{
+		{"GET", func(key []byte) { reply = append(reply[:0], d.Lookup(key, 1).Value(&buf)...) }},
+		{"SET", func(key []byte) { d.SetString(d.Lookup(key, 1), value) }},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for i := range b.N {
+				tc.op(order[i&(len(order)-1)])
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(objects, "heapobj/key")
+		})
+	}
 }

@@ -9,7 +9,14 @@ import (
 // ValueMemory is the bytes o's value holds beyond the object itself: its
 // buffer as the allocator rounds it (AllocSize; an off-heap string's
 // mapping is over 32 KiB, so its capacity) and its collection's own count.
+// A value in its key's allocation (see Object) counts what that allocation
+// costs beyond what the key alone would (keyAllocSize, which memory.go
+// counts for every key): AllocSize(len(Key)+c) - keyAllocSize(len(Key)),
+// never negative since colocates asks for at least 16 bytes.
 func (o *Object) ValueMemory() int64 {
+	if o.words == wordsKeyBytes {
+		return int64(AllocSize(len(o.Key)+int(o.c)) - keyAllocSize(len(o.Key)))
+	}
 	n := int64(AllocSize(cap(o.Bytes())))
 	if c := o.Coll(); c != nil {
 		n += c.Memory()

@@ -55,13 +55,13 @@ func storeHLL(d *keyspace.DB, o *keyspace.Object, s []byte) {
 		o.SetBytes(s)
 		return
 	}
-	old := cap(o.Bytes())
+	before := o.ValueMemory()
 	if o.OffHeap { // s is a heap copy: the mapped buffer goes
 		d.FreeStr(o)
-		old = 0
+		before = 0
 	}
 	o.SetBytes(s)
-	d.AccountResize(o, old)
+	d.AccountResize(o, before)
 }
 
 func cmdPFAdd(c *keyspace.Ctx) {
