@@ -44,12 +44,22 @@ import (
 // (Shard.snap), and the DB primitives one each (DB.snap).
 
 // The size of one serialization step: the keys a step encodes before it
-// hands its buffer back, and the bytes past which it stops early. Tests
+// hands its buffer back, the bytes past which it stops early, and the time
+// past which it stops early (checked every snapshotClockEvery keys). A
+// command for the shard waits for at most one step, so the time bound is
+// what bounds that wait: 256 small strings took 116 µs at the median, but
+// keys with large values (or LZF on long strings) made steps of several
+// milliseconds (docs/performance.md, "The snapshot's tail, traced"). Tests
 // shrink them to interleave steps with commands as finely as possible.
 var (
 	SnapshotStepKeys  = 256
 	SnapshotStepBytes = 64 << 10
+	SnapshotStepTime  = 100 * time.Microsecond
 )
+
+// snapshotClockEvery is how many keys a step encodes between two reads of
+// the clock (a read costs about 20 ns; a small key about 400 ns to encode).
+const snapshotClockEvery = 16
 
 // NewSnapshotPart starts shard id's part of a snapshot: its steps answer on
 // results; compress writes strings longer than 20 bytes LZF-compressed
@@ -179,7 +189,7 @@ func (ss *SnapshotPart) Step(s *Store) {
 		out = append(out, ds.early...)
 		ds.early = ds.early[:0]
 		d := s.dbs[db]
-		out, done = ds.next(d, out)
+		out, done = ds.next(d, out, t)
 		if done {
 			if d.snap == ds {
 				d.snap = nil
@@ -196,8 +206,9 @@ func (ss *SnapshotPart) Step(s *Store) {
 }
 
 // next encodes pending keys of d from the cursor on, clearing their bits,
-// until the step's budget is spent; done reports that none is left.
-func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
+// until the step's budget (keys, bytes, time since start) is spent; done
+// reports that none is left.
+func (ds *dbSnap) next(d *DB, out []byte, start time.Time) ([]byte, bool) {
 	n := 0
 	for ds.cursor < len(ds.pending) {
 		w := ds.pending[ds.cursor]
@@ -207,6 +218,9 @@ func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
 			ds.pending[ds.cursor] = w
 			out = ds.ss.AppendEntry(out, d.Slot(uint32(ds.cursor<<6+b)))
 			if n++; n >= SnapshotStepKeys || len(out) >= SnapshotStepBytes {
+				return out, false
+			}
+			if n%snapshotClockEvery == 0 && time.Since(start) >= SnapshotStepTime {
 				return out, false
 			}
 		}
