@@ -126,16 +126,23 @@ type snapshotMark struct {
 func (rt *Runtime) markSnapshot(results chan<- keyspace.StepResult, at func() error) (*snapshotMark, error) {
 	m := &snapshotMark{snaps: make([]*keyspace.SnapshotPart, len(rt.shards)), msgs: make([]Batch, len(rt.shards)),
 		offered: make([]time.Duration, len(rt.shards)), marked: make([][keyspace.NumDatabases]bool, len(rt.shards))}
+	// Everything that allocates without the shards (each part's LZF
+	// table is 64 KiB) is made before they are held: the hold stops every
+	// shard, and an allocation may be asked to help the collector.
+	parts := make([]*keyspace.SnapshotPart, len(rt.shards))
+	for i := range rt.shards {
+		ss := keyspace.NewSnapshotPart(i, results, rt.snapCompress.Load())
+		parts[i] = ss
+		m.msgs[i].shard = i
+		m.msgs[i].control = func(s *Shard) { ss.Step(s.store) }
+	}
 	var all keyspace.ShardSet
 	all.All(len(rt.shards))
 	rt.holdSet(&all)
 	t := time.Now()
 	for i, s := range rt.shards {
-		ss := keyspace.NewSnapshotPart(i, results, rt.snapCompress.Load())
-		m.msgs[i].shard = i
-		m.msgs[i].control = func(s *Shard) { ss.Step(s.store) }
-		if s.store.MarkSnapshot(ss, &m.keys, &m.expires, &m.marked[i]) {
-			m.snaps[i] = ss
+		if s.store.MarkSnapshot(parts[i], &m.keys, &m.expires, &m.marked[i]) {
+			m.snaps[i] = parts[i]
 		}
 	}
 	var err error
