@@ -276,23 +276,29 @@ func (d *DB) snapFlush() {
 func (c *Ctx) SnapBeforeCommand() {
 	cmd := c.Cmd
 	r := c.env.routes[cmd.ID]
-	var buf [16]int
+	// The positions go into the context's kept arrays: a stack array
+	// escaped through KeysWithFlags, one allocation per write command
+	// while a snapshot ran (enough to start GC cycles during a BGSAVE
+	// under load). The results are never kept: a key spec's function may
+	// return a slice of its own.
+	if c.snapKeys == nil {
+		c.snapKeys, c.snapFlags = make([]int, 0, 16), make([]command.KeyFlag, 0, 16)
+	}
 	var keys []int
 	switch {
 	case r.kind == RouteSubKey || r.kind == RouteKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
 			if sub := c.Effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
-				keys = append(buf[:0], 2)
+				keys = append(c.snapKeys[:0], 2)
 			}
 		}
 	case cmd.Flags&command.FlagWrite == 0:
 		return
 	case cmd.Flags&command.FlagMovableKeys != 0 || r.kind == RouteKeySpecs:
-		var flags [16]command.KeyFlag
-		keys, _, _ = cmd.KeysWithFlags(c.Args, buf[:0], flags[:0])
+		keys, _, _ = cmd.KeysWithFlags(c.Args, c.snapKeys[:0], c.snapFlags[:0])
 	default:
-		keys = cmd.Keys(c.Args, buf[:0])
+		keys = cmd.Keys(c.Args, c.snapKeys[:0])
 	}
 	for _, i := range keys {
 		key := c.Args[i]

@@ -3,6 +3,8 @@ package shard
 import (
 	"testing"
 	"time"
+
+	"github.com/svcdb/svcdb/shard/keyspace"
 )
 
 // TestPacerKeepsDuty: while commands are served, the time the snapshot spent
@@ -45,5 +47,27 @@ func TestPacerIdle(t *testing.T) {
 	p.pause(10*time.Millisecond, 8) // a command ran: paced again
 	if took, want := time.Since(start), time.Duration(float64(10*time.Millisecond)/snapshotDuty)-11*time.Millisecond; took < want {
 		t.Fatalf("after a command the snapshot slept %v; want at least %v", took, want)
+	}
+}
+
+// TestSnapshotWriteNoAllocs: while a snapshot runs, a write command (which
+// first saves its keys' point-in-time entries) allocates nothing once its
+// key is written: the snapshot must not start collections under load.
+func TestSnapshotWriteNoAllocs(t *testing.T) {
+	e := newExecer(t)
+	set := e.cmd("set")
+	for i := range 100 {
+		e.run(set, []byte("set"), []byte("key:"+string(rune('a'+i%26))+string(rune('a'+i/26))), []byte("value"))
+	}
+	results := make(chan keyspace.StepResult, e.rt.NumShards())
+	m, err := e.rt.markSnapshot(results, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.rt.abortSnapshot(m.snaps)
+	args := [][]byte{[]byte("set"), []byte("key:aa"), []byte("other value")}
+	e.run(set, args...) // writes key:aa's entry early, once
+	if n := testing.AllocsPerRun(200, func() { e.run(set, args...) }); n != 0 {
+		t.Errorf("SET during a snapshot: %.1f allocations per call, want 0", n)
 	}
 }
