@@ -69,6 +69,10 @@ type Ctx struct {
 	single  *Store   // the store of the shard held, when the command runs on exactly one
 	ready   []byte   // serving a woken blocked client: the key that got data (park.go)
 	Scratch [20]byte // scratch for formatting integer-encoded values
+	// snapKeys and snapFlags are SnapBeforeCommand's key positions, kept
+	// so a write during a snapshot allocates nothing (snapshot.go).
+	snapKeys  []int
+	snapFlags []command.KeyFlag
 }
 
 // Bind attaches c to the keyspace e (a producer calls Runtime.Bind, which

@@ -44,12 +44,22 @@ import (
 // (Shard.snap), and the DB primitives one each (DB.snap).
 
 // The size of one serialization step: the keys a step encodes before it
-// hands its buffer back, and the bytes past which it stops early. Tests
+// hands its buffer back, the bytes past which it stops early, and the time
+// past which it stops early (checked every snapshotClockEvery keys). A
+// command for the shard waits for at most one step, so the time bound is
+// what bounds that wait: 256 small strings took 116 µs at the median, but
+// keys with large values (or LZF on long strings) made steps of several
+// milliseconds (docs/performance.md, "The snapshot's tail, traced"). Tests
 // shrink them to interleave steps with commands as finely as possible.
 var (
 	SnapshotStepKeys  = 256
 	SnapshotStepBytes = 64 << 10
+	SnapshotStepTime  = 100 * time.Microsecond
 )
+
+// snapshotClockEvery is how many keys a step encodes between two reads of
+// the clock (a read costs about 20 ns; a small key about 400 ns to encode).
+const snapshotClockEvery = 16
 
 // NewSnapshotPart starts shard id's part of a snapshot: its steps answer on
 // results; compress writes strings longer than 20 bytes LZF-compressed
@@ -179,7 +189,7 @@ func (ss *SnapshotPart) Step(s *Store) {
 		out = append(out, ds.early...)
 		ds.early = ds.early[:0]
 		d := s.dbs[db]
-		out, done = ds.next(d, out)
+		out, done = ds.next(d, out, t)
 		if done {
 			if d.snap == ds {
 				d.snap = nil
@@ -196,8 +206,9 @@ func (ss *SnapshotPart) Step(s *Store) {
 }
 
 // next encodes pending keys of d from the cursor on, clearing their bits,
-// until the step's budget is spent; done reports that none is left.
-func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
+// until the step's budget (keys, bytes, time since start) is spent; done
+// reports that none is left.
+func (ds *dbSnap) next(d *DB, out []byte, start time.Time) ([]byte, bool) {
 	n := 0
 	for ds.cursor < len(ds.pending) {
 		w := ds.pending[ds.cursor]
@@ -207,6 +218,9 @@ func (ds *dbSnap) next(d *DB, out []byte) ([]byte, bool) {
 			ds.pending[ds.cursor] = w
 			out = ds.ss.AppendEntry(out, d.Slot(uint32(ds.cursor<<6+b)))
 			if n++; n >= SnapshotStepKeys || len(out) >= SnapshotStepBytes {
+				return out, false
+			}
+			if n%snapshotClockEvery == 0 && time.Since(start) >= SnapshotStepTime {
 				return out, false
 			}
 		}
@@ -262,23 +276,29 @@ func (d *DB) snapFlush() {
 func (c *Ctx) SnapBeforeCommand() {
 	cmd := c.Cmd
 	r := c.env.routes[cmd.ID]
-	var buf [16]int
+	// The positions go into the context's kept arrays: a stack array
+	// escaped through KeysWithFlags, one allocation per write command
+	// while a snapshot ran (enough to start GC cycles during a BGSAVE
+	// under load). The results are never kept: a key spec's function may
+	// return a slice of its own.
+	if c.snapKeys == nil {
+		c.snapKeys, c.snapFlags = make([]int, 0, 16), make([]command.KeyFlag, 0, 16)
+	}
 	var keys []int
 	switch {
 	case r.kind == RouteSubKey || r.kind == RouteKeyedSub:
 		// A container (XGROUP ...): its subcommand's flags decide.
 		if len(c.Args) > 2 {
 			if sub := c.Effective(); sub != cmd && sub.Flags&command.FlagWrite != 0 {
-				keys = append(buf[:0], 2)
+				keys = append(c.snapKeys[:0], 2)
 			}
 		}
 	case cmd.Flags&command.FlagWrite == 0:
 		return
 	case cmd.Flags&command.FlagMovableKeys != 0 || r.kind == RouteKeySpecs:
-		var flags [16]command.KeyFlag
-		keys, _, _ = cmd.KeysWithFlags(c.Args, buf[:0], flags[:0])
+		keys, _, _ = cmd.KeysWithFlags(c.Args, c.snapKeys[:0], c.snapFlags[:0])
 	default:
-		keys = cmd.Keys(c.Args, buf[:0])
+		keys = cmd.Keys(c.Args, c.snapKeys[:0])
 	}
 	for _, i := range keys {
 		key := c.Args[i]

@@ -109,7 +109,8 @@ func (m *Manager) finishSnapshot(j *job, dirtyAtStart int64, st shard.SnapshotSt
 		return
 	}
 	m.log.Info("DB saved on disk", "file", m.RDBPath(), "keys", st.Keys, "bytes", st.Bytes,
-		"early_keys", st.EarlyKeys, "longest_step_us", st.LongestStep.Microseconds(), "seconds", took.Seconds())
+		"early_keys", st.EarlyKeys, "longest_step_us", st.LongestStep.Microseconds(), "mark_us", st.Mark.Microseconds(),
+		"seconds", took.Seconds())
 }
 
 func (m *Manager) waitBGSave() {
