@@ -1,8 +1,13 @@
 package netloop_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdb/svcdb/netloop"
 )
 
 // TestConfigSet: CONFIG SET applies at once through the registry's hooks,
@@ -41,4 +46,21 @@ func TestConfigSet(t *testing.T) {
 		t.Fatalf("CONFIG GET * shows the password: %s", s)
 	}
 	wantErr(t, c.do("CONFIG", "REWRITE"), "ERR The server is running without a config file")
+}
+
+// TestDefaultEventLoops: event-loops 0 leaves one CPU of GOMAXPROCS to the
+// runtime and the clients (at least one loop), and INFO reports the count
+// the server really runs.
+func TestDefaultEventLoops(t *testing.T) {
+	for procs, want := range map[int]int{1: 1, 2: 1, 3: 2, 4: 3, 16: 15} {
+		if got := netloop.DefaultEventLoops(procs); got != want {
+			t.Errorf("DefaultEventLoops(%d) = %d; want %d", procs, got, want)
+		}
+	}
+	ts := startServer(t, withNetConfig(func(c *netloop.Config) { c.EventLoops = 0 }))
+	rdb := redis.NewClient(&redis.Options{Addr: ts.Addr})
+	defer rdb.Close()
+	if got, want := infoField(t, rdb, "svc", "svc_event_loops"), netloop.DefaultEventLoops(runtime.GOMAXPROCS(0)); got != int64(want) {
+		t.Fatalf("svc_event_loops = %d; want %d", got, want)
+	}
 }

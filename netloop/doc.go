@@ -1,7 +1,7 @@
 // Package netloop is svcdb's network side: gnet event loops (one per CPU the
-// process may use, reuse-port on Linux) that read RESP, keep per-connection
-// state, run connection and server commands, route keyed commands to their
-// shards, and write replies in request order.
+// process may use less one, see DefaultEventLoops; reuse-port on Linux) that
+// read RESP, keep per-connection state, run connection and server commands,
+// route keyed commands to their shards, and write replies in request order.
 //
 // # Threading
 //

@@ -330,7 +330,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	srv = netloop.New(netloop.Config{
 		Bind:             reg.String("bind"),
 		Port:             int(reg.Int("port")),
-		EventLoops:       int(reg.Int("event-loops")), // 0: one per CPU this process may use
+		EventLoops:       int(reg.Int("event-loops")), // 0: netloop.DefaultEventLoops(GOMAXPROCS)
 		QueryBufferLimit: int(reg.Size("client-query-buffer-limit")),
 		ProtoLimits:      resp.Limits{MaxBulkLen: reg.Size("proto-max-bulk-len")},
 		Params:           reg,

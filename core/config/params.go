@@ -48,7 +48,7 @@ func defs() []*Param {
 		{Name: "shards", Table: "server", Key: "shards", Kind: Int, Default: "16", Min: 1, Max: 256, HasRange: true,
 			Doc: "Number of keyspace shards, each owned by one goroutine"},
 		{Name: "event-loops", Table: "server", Key: "event-loops", Kind: Int, Default: "0", Min: 0, Max: 1024, HasRange: true,
-			Doc: "Number of network event loops; 0 means one per CPU the process may use"},
+			Doc: "Number of network event loops; 0 means one per CPU the process may use, less one (at least one)"},
 		{Name: "maxclients", Table: "server", Key: "maxclients", Kind: Int, Default: "10000", Min: 1, Max: maxU32, HasRange: true, Mutable: true,
 			Doc: "Maximum number of connected clients; further connections are refused"},
 		{Name: "timeout", Table: "server", Key: "timeout", Kind: Duration, Seconds: true, Default: "0", Min: 0, Max: maxI32, HasRange: true, Unit: "seconds", Mutable: true,
