@@ -83,48 +83,47 @@ func (t *HTable) Find(k []byte) (int, bool) {
 // Add inserts k, with no value (a set's member), unless it is present, and
 // reports whether it was added: one probe of the index for both answers.
 func (t *HTable) Add(k []byte) bool {
-	ks := MemberString(k)
-	h := htHash(ks)
-	i, found := t.index.lookup(ks, h)
-	if found {
-		return false
-	}
-	if !t.index.fits() {
-		t.index.resize(htSlotsFor(t.index.used + 1))
-		i, _ = t.index.lookup(ks, h)
-	}
-	s := string(k)
-	t.index.fill(i, s, h, len(t.keys))
-	t.keys = append(t.keys, s)
-	t.mem += int64(len(s))
-	t.peak = max(t.peak, len(t.keys))
-	return true
+	_, added := t.claim(k)
+	return added
 }
 
 // Put sets k's value to v in a hash, adding k unless it is present, and
 // reports whether k was added: one probe of the index for both answers
 // (HSET's Find-then-Insert took two for every new field).
 func (t *HTable) Put(k, v []byte) bool {
+	pos, added := t.claim(k)
+	if !added {
+		t.SetValue(pos, v)
+		return false
+	}
+	nv := make([]byte, len(v))
+	copy(nv, v)
+	t.vals = append(t.vals, nv)
+	t.mem += int64(cap(nv))
+	return true
+}
+
+// claim returns k's position and whether it was added there: present, its
+// position; absent, k appended to keys in the slot the same probe found
+// (Put then appends its value, keeping len(vals) == len(keys)).
+func (t *HTable) claim(k []byte) (pos int, added bool) {
 	ks := MemberString(k)
 	h := htHash(ks)
 	i, found := t.index.lookup(ks, h)
 	if found {
-		t.SetValue(int(uint32(t.index.slots[i].meta))-1, v)
-		return false
+		return int(uint32(t.index.slots[i].meta)) - 1, false
 	}
 	if !t.index.fits() {
 		t.index.resize(htSlotsFor(t.index.used + 1))
 		i, _ = t.index.lookup(ks, h)
 	}
 	s := string(k)
-	t.index.fill(i, s, h, len(t.keys))
+	pos = len(t.keys)
+	t.index.fill(i, s, h, pos)
 	t.keys = append(t.keys, s)
-	nv := make([]byte, len(v))
-	copy(nv, v)
-	t.vals = append(t.vals, nv)
-	t.mem += int64(len(s)) + int64(cap(nv))
+	t.mem += int64(len(s))
 	t.peak = max(t.peak, len(t.keys))
-	return true
+	return pos, true
 }
 
 // Insert adds k (with value v for a hash), copying both, and returns its
