@@ -29,7 +29,7 @@ func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) 
 			count := 0
 			for _, pos := range d.Index() {
 				o := d.Slot(pos)
-				if !o.OffHeap {
+				if !o.OffHeap() {
 					if _, in := d.OffHeapStrings()[o]; in {
 						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.Key, n)
 					}

@@ -537,7 +537,7 @@ func TestSnapshotStepAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, func() {
 		out = out[:0]
 		for _, pos := range d.Index() {
-			out = ss.AppendEntry(out, d.Slot(pos))
+			out = ss.AppendEntry(out, d.Slot(pos), d.ExpireAtSlot(pos))
 		}
 	})
 	if allocs > 0 {

@@ -103,7 +103,7 @@ func dumpHeld(rt *Runtime) map[string]keyState {
 		for n, d := range s.store.DBs() {
 			for k, pos := range d.Index() {
 				o := d.Slot(pos)
-				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.Kind.String(), expireAt: o.ExpireAt, val: valueText(run, n, o.Kind.String(), k)}
+				out[strconv.Itoa(n)+"/"+k] = keyState{kind: o.Kind.String(), expireAt: d.ExpireAtSlot(pos), val: valueText(run, n, o.Kind.String(), k)}
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func cmdMove(c *keyspace.Ctx) {
 	}
 	// The object moves as RENAME moves it (keys.go), its LRU/LFU data too.
 	var val keyspace.Object
-	kind, at, access := o.Kind, o.ExpireAt, o.Access
+	kind, at, access := o.Kind, sd.ExpireAt(o), o.Access
 	size := o.ValueMemory()
 	offHeap := sd.DisownOffHeap(o)
 	keyspace.MoveValue(&val, o)

@@ -72,7 +72,7 @@ func rename(c *keyspace.Ctx, nx bool) {
 		dd.Remove(old)
 	}
 	var val keyspace.Object // the value moves: out of o, so that Remove does not account it twice
-	kind, at, access := o.Kind, o.ExpireAt, o.Access
+	kind, at, access := o.Kind, sd.ExpireAt(o), o.Access
 	size := o.ValueMemory()
 	offHeap := sd.DisownOffHeap(o) // the buffer moves with the value, unmapped by no one
 	keyspace.MoveValue(&val, o)
@@ -154,7 +154,7 @@ func cmdCopy(c *keyspace.Ctx) {
 	default:
 		dd.SetString(n, o.Bytes())
 	}
-	dd.SetExpire(n, o.ExpireAt)
+	dd.SetExpire(n, sd.ExpireAt(o))
 	c.NotifyIn(dstDB, keyspace.NotifyGeneric, "copy_to", dst)
 	c.Int(1)
 }
@@ -228,7 +228,7 @@ func expire(c *keyspace.Ctx, unit int64, absolute bool) {
 		return
 	}
 	if flags != 0 {
-		cur := o.ExpireAt // 0: no expiry, which GT/LT treat as infinite
+		cur := d.ExpireAt(o) // 0: no expiry, which GT/LT treat as infinite
 		if (flags&expireNX != 0 && cur != 0) ||
 			(flags&expireXX != 0 && cur == 0) ||
 			(flags&expireGT != 0 && (cur == 0 || when <= cur)) ||
@@ -297,14 +297,15 @@ func cmdPExpireTime(c *keyspace.Ctx) { ttl(c, true, true) }
 
 func ttl(c *keyspace.Ctx, ms, absolute bool) {
 	key := c.Args[1]
-	o := c.DBFor(key).Peek(key, c.Now) // not an access, as in Redis
+	d := c.DBFor(key)
+	o := d.Peek(key, c.Now) // not an access, as in Redis
 	switch {
 	case o == nil:
 		c.Int(-2)
-	case o.ExpireAt == 0:
+	case !o.HasExpire():
 		c.Int(-1)
 	default:
-		t := o.ExpireAt
+		t := d.ExpireAt(o)
 		if !absolute {
 			t = max(t-c.Now, 0)
 		}
@@ -319,7 +320,7 @@ func cmdPersist(c *keyspace.Ctx) {
 	key := c.Args[1]
 	d := c.DBFor(key)
 	o := d.Lookup(key, c.Now)
-	if o == nil || o.ExpireAt == 0 {
+	if o == nil || !o.HasExpire() {
 		c.Int(0)
 		return
 	}
@@ -343,7 +344,7 @@ func cmdKeys(c *keyspace.Ctx) {
 	var keys [][]byte
 	c.EachDB(func(d *keyspace.DB) {
 		d.EachKey(func(k string, o *keyspace.Object) {
-			if o.ExpireAt != 0 && o.ExpireAt <= c.Now {
+			if d.Expired(o, c.Now) {
 				return
 			}
 			if all || glob.Match(pattern, []byte(k), false) {
@@ -470,7 +471,7 @@ func cmdScan(c *keyspace.Ctx) {
 			continue
 		}
 		visited++
-		if o.ExpireAt != 0 && o.ExpireAt <= c.Now {
+		if o.HasExpire() && d.ExpireAtSlot(uint32(pos)) <= c.Now {
 			continue
 		}
 		if typ != nil && !resp.EqualFold(typ, o.Kind.String()) {

@@ -249,8 +249,8 @@ func (mc *migrateCache) migrateOnce(c *keyspace.Ctx, a *migrateArgs, keys [][]by
 	for i, k := range keys {
 		o := objs[i]
 		var ttl int64
-		if o.ExpireAt != 0 {
-			if ttl = o.ExpireAt - c.Now; ttl < 0 {
+		if o.HasExpire() {
+			if ttl = c.DBFor(k).ExpireAt(o) - c.Now; ttl < 0 {
 				continue
 			}
 			ttl = max(ttl, 1)

@@ -296,7 +296,7 @@ func cmdGetEx(c *keyspace.Ctx) {
 		c.Notify(keyspace.NotifyGeneric, "expire", key)
 		c.LogAs(cmdPEXPIREAT, key, strconv.AppendInt(c.Scratch[:0], at, 10))
 	case persist:
-		hadTTL := o.ExpireAt != 0
+		hadTTL := o.HasExpire()
 		d.SetExpire(o, 0)
 		if hadTTL {
 			c.Notify(keyspace.NotifyGeneric, "persist", key)
@@ -463,7 +463,7 @@ func cmdIncrByFloat(c *keyspace.Ctx) {
 	if o == nil {
 		o = d.Insert(key, keyspace.KindString)
 	}
-	if o.OffHeap {
+	if o.OffHeap() {
 		d.FreeStr(o) // a number needs no mapping
 	}
 	d.Materialize(o)

@@ -13,7 +13,7 @@ import "github.com/svcdb/svcdb/shard/bigbuf"
 //
 // Invariants (kept by the functions in this file, the only ones that
 // allocate or free a mapping):
-//   - o.OffHeap ⇔ o.Bytes() is a live bigbuf buffer ⇔ o ∈ d.big; only a
+//   - o.OffHeap() ⇔ o.Bytes() is a live bigbuf buffer ⇔ o ∈ d.big; only a
 //     KindString with EncRaw or EncRawEdited is ever off-heap.
 //   - exactly one object owns a buffer: COPY gets a buffer of its own
 //     (SetString), RENAME moves it (DisownOffHeap, AdoptOffHeap), and every path that drops
@@ -58,7 +58,7 @@ func (d *DB) NewStringBuf(o *Object, n, c int, populate bool) {
 // AdoptOffHeap makes b, a new bigbuf buffer, o's string.
 func (d *DB) AdoptOffHeap(o *Object, b []byte) {
 	o.SetBytes(b)
-	o.OffHeap = true
+	o.setOffHeap(true)
 	if d.big == nil {
 		d.big = make(map[*Object]struct{})
 	}
@@ -72,7 +72,7 @@ func (d *DB) AdoptOffHeap(o *Object, b []byte) {
 // REQUIRES: need > cap(o.Bytes()), need >= bigbuf.Threshold.
 func (d *DB) growOffHeap(o *Object, need int) bool {
 	c := bigCapFor(need)
-	if !o.OffHeap {
+	if !o.OffHeap() {
 		b, err := bigbuf.Alloc(need, c, false)
 		if err != nil {
 			return false
@@ -97,7 +97,7 @@ func (d *DB) growOffHeap(o *Object, need int) bool {
 // faulted in at once (bigbuf.Prefault). Never the zero gap SETRANGE leaves,
 // whose untouched pages cost nothing.
 func (d *DB) WillWrite(o *Object, from, to int) {
-	if o.OffHeap {
+	if o.OffHeap() {
 		bigbuf.Prefault(o.Bytes()[from:to])
 	}
 }
@@ -126,12 +126,12 @@ func (d *DB) FreeStr(o *Object) {
 // must be replaced or cleared by the caller right after. No used_memory
 // accounting.
 func (d *DB) unmapStr(o *Object) {
-	if !o.OffHeap {
+	if !o.OffHeap() {
 		return
 	}
 	b := o.Bytes()
 	o.SetBytes(nil)
-	o.OffHeap = false
+	o.setOffHeap(false)
 	delete(d.big, o)
 	d.offHeap.Add(-int64(cap(b)))
 	bigbuf.Free(b)
@@ -142,10 +142,10 @@ func (d *DB) unmapStr(o *Object) {
 // value, and the new key adopts the buffer (AdoptOffHeap) before the
 // command ends.
 func (d *DB) DisownOffHeap(o *Object) bool {
-	if !o.OffHeap {
+	if !o.OffHeap() {
 		return false
 	}
-	o.OffHeap = false
+	o.setOffHeap(false)
 	delete(d.big, o)
 	d.offHeap.Add(-int64(cap(o.Bytes())))
 	return true

@@ -372,7 +372,7 @@ func (p *evictionPool) victim(s *Store, policy Policy, e *evictor) (*DB, *Object
 			}
 			d, key := s.dbs[ent.db], ent.key
 			*ent = poolEntry{}
-			if o, pos := d.findString(key); o != nil && (allKeys || o.ExpireAt != 0) {
+			if o, pos := d.findString(key); o != nil && (allKeys || o.HasExpire()) {
 				return d, o, pos
 			}
 		}
@@ -393,7 +393,7 @@ func (p *evictionPool) populate(d *DB, db int32, policy Policy, e *evictor) {
 		case policy&policyLFU != 0:
 			idle = 255 - uint64(e.lfuDecr(o.Access))
 		default: // volatile-ttl: the sooner it expires, the better
-			idle = math.MaxUint64 - uint64(o.ExpireAt)
+			idle = math.MaxUint64 - uint64(d.ExpireAtSlot(pos))
 		}
 		p.insert(idle, o.Key, db)
 	}

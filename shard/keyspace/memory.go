@@ -14,7 +14,7 @@ import "unsafe"
 //     model tests check it key by key.
 //   - adjust, the structure's truth against that view: the slot chunks as
 //     allocated, the key index's tables as allocated (both while it
-//     rehashes), the expiry list and its places, the key strings rounded
+//     rehashes), the expiry list, times and places, the key strings rounded
 //     the way the allocator rounds them, less the ObjectOverhead the
 //     per-key view assumed. It can be negative (a small database whose
 //     index is less than ObjectOverhead assumes).
@@ -31,17 +31,18 @@ import "unsafe"
 // allocator hands it out (a large object: whole pages). Both follow the
 // Object type: nothing here assumes its size.
 const (
-	objectBytes = int64(unsafe.Sizeof(Object{}))
-	chunkBytes  = objectBytes * chunkSize
-	volPosBytes = int64(unsafe.Sizeof([chunkSize]int32{}))
+	objectBytes      = int64(unsafe.Sizeof(Object{}))
+	chunkBytes       = objectBytes * chunkSize
+	expiryChunkBytes = int64(unsafe.Sizeof(expiryChunk{}))
+	expiryBytes      = expiryChunkBytes / chunkSize // one key's time and place
 )
 
 // structureBytes is the memory d's structure holds beyond its keys' strings
-// and values: slots, index, expiry list and places, and the slices that
-// point at them.
+// and values: slots, index, expiry list, times and places (expiry.go),
+// and the slices that point at them.
 //
-// A database's first chunk of slots (and of expiry places) is counted by the
-// keys in it, not whole: 80 KiB of chunk for the first key of a database
+// A database's first chunk of slots (and of expiry data) is counted by the
+// keys in it, not whole: 40 KiB of chunk for the first key of a database
 // would make a small maxmemory (the tests' 400 KiB over 4 shards) unable to
 // hold anything, and evicting a key from it would free nothing. From the
 // second chunk on, chunks count whole: a database of 1M keys holds every
@@ -54,19 +55,19 @@ func (d *DB) structureBytes() int64 {
 	if c := int64(len(d.chunks)); c > 0 {
 		n += (c-1)*chunkBytes + min(int64(d.index.Len()), chunkSize)*objectBytes
 	}
-	if d.volChunks > 0 {
-		n += int64(d.volChunks-1)*volPosBytes + min(int64(len(d.volatile)), chunkSize)*4
+	if d.expChunks > 0 {
+		n += int64(d.expChunks-1)*expiryChunkBytes + min(int64(len(d.volatile)), chunkSize)*expiryBytes
 	}
-	n += int64(cap(d.chunks)+cap(d.volPos))*8 + int64(cap(d.free)+cap(d.volatile))*4
+	n += int64(cap(d.chunks)+cap(d.expiry))*8 + int64(cap(d.free)+cap(d.volatile))*4
 	return n
 }
 
 // growthJump is the structural growth in one change that TakeGrowth reports:
 // more than a key's slot in the first chunk (objectBytes), so a new slot
-// chunk, a new expiry-position chunk (4 KiB) or a grown slice of slot
+// chunk, a new expiry chunk (12 KiB) or a grown slice of slot
 // numbers (the expiry list doubling past 2,048 keys adds 2 KiB) is evicted
 // right after its command rather than left over maxmemory until the next
-// write. With a 48-byte slot more keys fit under a small maxmemory and the
+// write. With a 48-byte (now 40-byte) slot more keys fit under a small maxmemory and the
 // expiry list's growth alone took a 400 KB limit 1.5 KB over.
 const growthJump = 256
 

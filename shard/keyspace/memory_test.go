@@ -53,14 +53,14 @@ func checkAccounting(t *testing.T, d *DB) {
 	if round != d.keyRound {
 		t.Fatalf("key rounding %d; the keys round by %d", d.keyRound, round)
 	}
-	volChunks := 0
-	for _, c := range d.volPos {
+	expChunks := 0
+	for _, c := range d.expiry {
 		if c != nil {
-			volChunks++
+			expChunks++
 		}
 	}
-	if volChunks != d.volChunks {
-		t.Fatalf("volChunks %d; %d chunks of volPos exist", d.volChunks, volChunks)
+	if expChunks != d.expChunks {
+		t.Fatalf("expChunks %d; %d chunks of expiry data exist", d.expChunks, expChunks)
 	}
 	s := d.structureBytes()
 	if want := s - int64(d.index.Len()*ObjectOverhead) + round; d.adjust.Load() != want {
@@ -85,7 +85,7 @@ func TestStructureCountsChunksAsAllocated(t *testing.T) {
 	if len(d.chunks) != 2 {
 		t.Fatalf("%d chunks", len(d.chunks))
 	}
-	slots := d.structureBytes() - int64(d.index.Bytes()) - int64(cap(d.chunks)+cap(d.volPos))*8 - int64(cap(d.free)+cap(d.volatile))*4
+	slots := d.structureBytes() - int64(d.index.Bytes()) - int64(cap(d.chunks)+cap(d.expiry))*8 - int64(cap(d.free)+cap(d.volatile))*4
 	if want := 2 * int64(unsafe.Sizeof([chunkSize]Object{})); slots != want {
 		t.Fatalf("slots of 1025 keys count %d; want two chunks, %d", slots, want)
 	}
@@ -93,7 +93,7 @@ func TestStructureCountsChunksAsAllocated(t *testing.T) {
 		o, _ := d.Find(key(i))
 		d.Remove(o)
 	}
-	slots = d.structureBytes() - int64(d.index.Bytes()) - int64(cap(d.chunks)+cap(d.volPos))*8 - int64(cap(d.free)+cap(d.volatile))*4
+	slots = d.structureBytes() - int64(d.index.Bytes()) - int64(cap(d.chunks)+cap(d.expiry))*8 - int64(cap(d.free)+cap(d.volatile))*4
 	if want := int64(unsafe.Sizeof([chunkSize]Object{})) + objectBytes; slots != want {
 		t.Fatalf("slots of 1 key in 2 chunks count %d; want %d", slots, want)
 	}

@@ -216,7 +216,8 @@ func (ds *dbSnap) next(d *DB, out []byte, start time.Time) ([]byte, bool) {
 			b := bits.TrailingZeros64(w)
 			w &= w - 1
 			ds.pending[ds.cursor] = w
-			out = ds.ss.AppendEntry(out, d.Slot(uint32(ds.cursor<<6+b)))
+			pos := uint32(ds.cursor<<6 + b)
+			out = ds.ss.AppendEntry(out, d.Slot(pos), d.ExpireAtSlot(pos))
 			if n++; n >= SnapshotStepKeys || len(out) >= SnapshotStepBytes {
 				return out, false
 			}
@@ -242,7 +243,7 @@ func (d *DB) snapSave(pos uint32) {
 		return
 	}
 	ds.pending[w] &^= bit
-	ds.early = ds.ss.AppendEntry(ds.early, d.Slot(pos))
+	ds.early = ds.ss.AppendEntry(ds.early, d.Slot(pos), d.ExpireAtSlot(pos))
 	ds.ss.Early++
 }
 
@@ -261,7 +262,8 @@ func (d *DB) snapFlush() {
 	ds := d.snap
 	for w := ds.cursor; w < len(ds.pending); w++ {
 		for x := ds.pending[w]; x != 0; x &= x - 1 {
-			ds.early = ds.ss.AppendEntry(ds.early, d.Slot(uint32(w<<6+bits.TrailingZeros64(x))))
+			pos := uint32(w<<6 + bits.TrailingZeros64(x))
+			ds.early = ds.ss.AppendEntry(ds.early, d.Slot(pos), d.ExpireAtSlot(pos))
 			ds.ss.Early++
 		}
 		ds.pending[w] = 0
@@ -324,14 +326,15 @@ func (c *Ctx) SnapBeforeCommand() {
 // walking its structure directly: strings as they are (integers through
 // AppendInt), lists head to tail, sets, hashes, sorted sets with binary
 // scores (TypeZSet2) and streams (TypeStreamListpacks2). A key already
-// expired is written too, with its time; loaders skip it.
-func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object) []byte {
+// expired is written too, with its time; loaders skip it. expireAt is
+// the key's expiry (unix ms; 0 for none: DB.ExpireAtSlot).
+func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object, expireAt int64) []byte {
 	typ, ok := rdbType(o)
 	if !ok {
 		return dst // an empty slot: nothing written (never reached while the invariant holds)
 	}
 	ss.Keys++
-	dst = rdb.AppendKey(dst, typ, values.KeyBytes(o.Key), o.ExpireAt)
+	dst = rdb.AppendKey(dst, typ, values.KeyBytes(o.Key), expireAt)
 	return ss.appendValue(dst, o)
 }
 

@@ -36,7 +36,7 @@ func (st *Store) SwapDBs(a, b int) {
 	da.used, db.used = db.used, da.used
 	da.free, db.free = db.free, da.free
 	da.volatile, db.volatile = db.volatile, da.volatile
-	da.volPos, db.volPos = db.volPos, da.volPos
+	da.expiry, db.expiry = db.expiry, da.expiry
 	da.big, db.big = db.big, da.big
 	swapAtomic := func(x, y interface {
 		Load() int64
@@ -53,7 +53,7 @@ func (st *Store) SwapDBs(a, b int) {
 	swapAtomic(&da.structure, &db.structure)
 	swapAtomic(&da.indexPub, &db.indexPub)
 	da.keyRound, db.keyRound = db.keyRound, da.keyRound
-	da.volChunks, db.volChunks = db.volChunks, da.volChunks
+	da.expChunks, db.expChunks = db.expChunks, da.expChunks
 	swapAtomic(&da.avgTTL, &db.avgTTL)
 	swapAtomic(&da.offHeap, &db.offHeap)
 	for _, d := range [2]*DB{da, db} {

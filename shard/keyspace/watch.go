@@ -126,7 +126,7 @@ func (e *Env) WatchFailed(w *Watch, now int64) bool {
 	}
 	for _, wk := range w.keys {
 		d := e.stores[e.shardOf([]byte(wk.key))].dbs[wk.db]
-		if o, _ := d.Find([]byte(wk.key)); o != nil && o.ExpireAt != 0 && o.ExpireAt <= now {
+		if o, pos := d.Find([]byte(wk.key)); o != nil && o.HasExpire() && d.ExpireAtSlot(pos) <= now {
 			return true
 		}
 	}

@@ -56,7 +56,7 @@ func storeHLL(d *keyspace.DB, o *keyspace.Object, s []byte) {
 		return
 	}
 	before := o.ValueMemory()
-	if o.OffHeap { // s is a heap copy: the mapped buffer goes
+	if o.OffHeap() { // s is a heap copy: the mapped buffer goes
 		d.FreeStr(o)
 		before = 0
 	}
