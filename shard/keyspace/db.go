@@ -46,7 +46,8 @@ const (
 // SetColl): a byte string, an integer or a collection, never two at once.
 // They replaced three fields (Str []byte, Coll values.Collection, IntVal
 // int64: 48 bytes of which at most 24 were live) and took the slot from 80
-// bytes to 48 (TestObjectSize keeps it there). words says what they hold:
+// bytes to 48; moving the expiry time beside the slot took it to 40
+// (TestObjectSize keeps it there). words says what they hold:
 //   - wordsNone: nothing (ptr nil, n and c 0): an empty slot, a value being
 //     built, a string whose buffer was dropped (FreeStr).
 //   - wordsBytes: ptr is the first byte of a []byte's backing array, n its
@@ -497,7 +498,7 @@ type DB struct {
 
 // ObjectOverhead approximates the bytes a key costs beyond its key and value
 // bytes: its slot (an Object), its share of the index (5 bytes a bucket,
-// 6-11 a key with the table 44-88% full) and the allocator's rounding of
+// 5.7-10 a key with the table 50-88% full) and the allocator's rounding of
 // the key (about 8 for short keys). It is MEMORY USAGE's per-key figure;
 // used_memory replaces it by what the slots and the index really hold
 // (memory.go), so it needs no calibration. It was 152 with a Go map index
@@ -633,8 +634,8 @@ func (d *DB) posOf(o *Object) uint32 {
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
 func (d *DB) Lookup(key []byte, now int64) *Object {
-	o, _ := d.Find(key)
-	if o == nil || o.HasExpire() && d.ExpireAt(o) <= now {
+	o, pos := d.Find(key)
+	if o == nil || o.HasExpire() && d.expireAtSlot(pos) <= now {
 		return d.Peek(key, now) // nil, after deleting an expired key
 	}
 	if w := d.evict.stamp.Load(); w&stampLFU == 0 {

@@ -40,7 +40,8 @@
 //
 // A key's value is an Object (db.go): a string, or a list, set, sorted set,
 // hash or stream, held in the object's one set of value words (bytes, an
-// integer or a collection's pointer, never two: the 48-byte slot) and
+// integer or a collection's pointer, never two: the 40-byte slot, its
+// expiry time kept beside it in expiry.go) and
 // reached only through its accessors (Bytes, Int, Coll and their setters).
 // A string SET makes shares one allocation with its key (the Object doc's
 // "Key and value in one allocation": the key's bytes are never written

@@ -11,7 +11,8 @@ import (
 // 100,000 keys a shape, looked up in a fixed scattered order: DB.Lookup,
 // then what the handler does with the value words (Value; SetString of the
 // same size; SetInt of the value read plus one; HashSet of an existing
-// field). Without the runtime's queues and goroutines it is less disturbed
+// field); GET_TTL is GET of strings that have an expiry (the time is read
+// beside the slot: expiry.go). Without the runtime's queues and goroutines it is less disturbed
 // by a loaded machine than BenchmarkSlotCommands (shard), and it uses only
 // API that the 80-byte slot had too, so that both layouts can be timed.
 func BenchmarkSlotValues(b *testing.B) {
@@ -28,6 +29,9 @@ func BenchmarkSlotValues(b *testing.B) {
 		NewHashValue(h, pairs, &lim)
 		HashSet(h, pairs[0], pairs[1], &lim)
 		HashSet(h, pairs[2], pairs[3], &lim)
+		t := d.Insert(name("t:", i), KindString)
+		d.SetString(t, value)
+		d.SetExpire(t, 1<<62)
 	}
 	d.index.Step(-1, d.hashAt)
 	order := func(prefix string) [][]byte {
@@ -37,7 +41,7 @@ func BenchmarkSlotValues(b *testing.B) {
 		}
 		return out
 	}
-	str, num, hash := order("s:"), order("n:"), order("h:")
+	str, num, hash, ttl := order("s:"), order("n:"), order("h:"), order("t:")
 	var buf [20]byte
 	var sink int
 	cases := []struct {
@@ -52,6 +56,7 @@ func BenchmarkSlotValues(b *testing.B) {
 			d.SetInt(o, n+1)
 		}},
 		{"HSET", func(i int) { HashSet(d.Lookup(hash[i], 1), pairs[2], pairs[3], &lim) }},
+		{"GET_TTL", func(i int) { sink += len(d.Lookup(ttl[i], 1).Value(&buf)) }},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {

@@ -21,8 +21,8 @@
 // # Size
 //
 // A table grows when 7/8 of it is used, to a size at most 5/8 full (not
-// 1/2: see resize), so it is 50-88% full (62-88% once the quarter steps
-// are fine enough) rather than 44-88% with doubling. Averaged over
+// 1/2: see resize), so it is 50-88% full (the quarter step above 5/8
+// lowers it to 1/2 at worst) rather than 44-88% with doubling. Averaged over
 // databases of 1,000 to 200,000 keys that is 7.3 bytes a key instead of
 // 8.2, and at the 62,500 keys a shard holds when 1M keys spread over 16
 // shards 6.6 instead of 10.5 (docs/architecture.md, "Bytes per key").
@@ -290,9 +290,9 @@ func (x *Index) Remove(h uint64, v uint32, hashOf func(v uint32) uint64) bool {
 // tableSize(need*8/5)) and starts draining the current one into it. An
 // empty current table is simply dropped.
 //
-// 5/8 rather than 1/2 (doubling, as before): the table is then 62-88% full
-// between growths instead of 44-88%, and the index costs 5.7-8 bytes a key
-// instead of 5.7-11.4. Higher still would leave cur too little room to
+// 5/8 rather than 1/2 (doubling, as before): the table is then 50-88% full
+// between growths instead of 44-88%, most often above 5/8, and the index
+// costs 5.7-10 bytes a key instead of 5.7-11.4. Higher still would leave cur too little room to
 // take old's entries before it fills (see stepEntries).
 func (x *Index) resize(need int, hashOf func(v uint32) uint64) {
 	size := tableSize(need * 8 / 5)
