@@ -118,3 +118,32 @@ func BenchmarkStringsLarge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInsertStrings is SET of new keys as a load does it: a lookup
+// that misses, then InsertString, into a database that grows from empty
+// to 1,000,000 keys and starts again (the time to make a fresh one not
+// counted). It covers the key index's misses at its load factor and its
+// incremental growth: the cost per key of loading a keyspace.
+func BenchmarkInsertStrings(b *testing.B) {
+	const keys = 1_000_000
+	value := []byte("0123456789abcdef0123456789abcdef")
+	names := make([][]byte, keys)
+	for i := range names {
+		names[i] = strconv.AppendInt([]byte("key:"), int64(i), 10)
+	}
+	b.ReportAllocs()
+	d := newDB()
+	cpu0 := cpuTime()
+	for i := range b.N {
+		k := names[i%keys]
+		if i%keys == 0 && i > 0 {
+			b.StopTimer()
+			d = newDB()
+			b.StartTimer()
+		}
+		if d.Lookup(k, 1) == nil {
+			d.InsertString(k, value)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}
