@@ -73,6 +73,57 @@ func TestZSkiplistRanks(t *testing.T) {
 	}
 }
 
+// TestZSkiplistSetScore drives SetScore on a list tall enough for several
+// levels (3,000 members) with both kinds of change it distinguishes: small
+// ones that keep a node between its neighbours (updated in place, with no
+// search for a one-level node) and moves (the old search stopped at level
+// 1, the level-0 rank correction made by comparing keys), ties on the
+// score included. Every member's rank is checked against a model.
+func TestZSkiplistSetScore(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s := NewSkiplist(0)
+	model := map[string]float64{}
+	const n = 3000
+	for i := range n {
+		m := "m" + strconv.Itoa(i)
+		s.Add([]byte(m), float64(i*8))
+		model[m] = float64(i * 8)
+	}
+	for step := range 20000 {
+		m := "m" + strconv.Itoa(r.IntN(n))
+		x, ok := s.Find([]byte(m))
+		if !ok {
+			t.Fatalf("step %d: %s not found", step, m)
+		}
+		var sc float64
+		switch r.IntN(4) {
+		case 0: // a nudge, mostly in place
+			sc = model[m] + float64(r.IntN(7)-3)
+		case 1: // onto another member's score: a tie
+			sc = model["m"+strconv.Itoa(r.IntN(n))]
+		default:
+			sc = float64(r.IntN(n * 8))
+		}
+		s.SetScore(x, sc)
+		model[m] = sc
+		if step%500 != 0 {
+			continue
+		}
+		if err := s.Verify(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for i, p := range sortedPairs(model) {
+			x, _ := s.Find([]byte(p.m))
+			if s.Rank(x) != i+1 || s.Score(x) != p.s {
+				t.Fatalf("step %d: %s rank %d score %v, want %d %v", step, p.m, s.Rank(x), s.Score(x), i+1, p.s)
+			}
+		}
+	}
+	if err := s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func hasKey(m map[string]float64, k string) bool { _, ok := m[k]; return ok }
 
 // ---- doubles ---------------------------------------------------------------------

@@ -119,11 +119,17 @@ func zadd(c *keyspace.Ctx, flags int) {
 		c.Err("ERR INCR option supports a single increment-element pair")
 		return
 	}
-	// Every score is checked before anything changes.
+	// Every score is checked before anything changes; the first is kept,
+	// so the common single-pair ZADD reads its score once.
+	var firstScore float64
 	for j := 0; j < len(pairs); j += 2 {
-		if _, ok := values.ParseScore(pairs[j]); !ok {
+		f, ok := values.ParseScore(pairs[j])
+		if !ok {
 			c.Out = append(c.Out, resp.ErrNotFloat...)
 			return
+		}
+		if j == 0 {
+			firstScore = f
 		}
 	}
 	d := c.DBFor(key)
@@ -144,7 +150,10 @@ func zadd(c *keyspace.Ctx, flags int) {
 			before = o.ValueMemory()
 		}
 		for j := 0; j < len(pairs); j += 2 {
-			s, _ := values.ParseScore(pairs[j])
+			s := firstScore
+			if j > 0 {
+				s, _ = values.ParseScore(pairs[j])
+			}
 			out, ns := keyspace.ZSetAdd(o, s, pairs[j+1], flags, lim)
 			if out&keyspace.ZAddOutNaN != 0 {
 				// Only INCR (one pair) meets NaN, so nothing has changed.
