@@ -597,10 +597,17 @@ func (d *DB) posOf(o *Object) uint32 {
 // Lookup returns the live object for key, deleting it first if it has expired
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
+//
+// It finds the key once: a miss used to look it up a second time (through
+// Peek), which was a third of a missing GET's lookup cost.
 func (d *DB) Lookup(key []byte, now int64) *Object {
-	o, _ := d.Find(key)
-	if o == nil || o.ExpireAt != 0 && o.ExpireAt <= now {
-		return d.Peek(key, now) // nil, after deleting an expired key
+	o, pos := d.Find(key)
+	if o == nil {
+		return nil
+	}
+	if o.ExpireAt != 0 && o.ExpireAt <= now {
+		d.expireFound(o, pos)
+		return nil
 	}
 	if w := d.evict.stamp.Load(); w&stampLFU == 0 {
 		o.Access = w // the LRU clock, inline: the common case (evict.go)
@@ -618,13 +625,20 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 		return nil
 	}
 	if o.ExpireAt != 0 && o.ExpireAt <= now {
-		if !d.evict.held.Load() { // CLIENT PAUSE: kept, read as missing (Redis 7.0)
-			d.dropKey(o, pos, NotifyExpired, "expired")
-			d.expired.Add(1)
-		}
+		d.expireFound(o, pos)
 		return nil
 	}
 	return o
+}
+
+// expireFound deletes o, found at pos by a lookup that found it expired
+// (lazy expiry), unless CLIENT PAUSE holds expiry: then it is kept and read
+// as missing (Redis 7.0).
+func (d *DB) expireFound(o *Object, pos uint32) {
+	if !d.evict.held.Load() {
+		d.dropKey(o, pos, NotifyExpired, "expired")
+		d.expired.Add(1)
+	}
 }
 
 // Insert adds key with an empty value of kind and returns it, and
