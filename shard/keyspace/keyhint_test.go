@@ -132,3 +132,40 @@ func TestKeyHintLifetime(t *testing.T) {
 	}
 	c.Finished()
 }
+
+// TestHashTagEveryShortKey compares HashTag with the rule written as a
+// byte loop, over every key of up to 7 bytes of '{', '}' and 'a'.
+func TestHashTagEveryShortKey(t *testing.T) {
+	ref := func(key []byte) []byte {
+		for i, c := range key {
+			if c == '{' {
+				for j := i + 1; j < len(key); j++ {
+					if key[j] == '}' {
+						if j > i+1 {
+							return key[i+1 : j]
+						}
+						return key
+					}
+				}
+				return key
+			}
+		}
+		return key
+	}
+	var key []byte
+	var walk func(n int)
+	walk = func(n int) {
+		if got, want := HashTag(key), ref(key); string(got) != string(want) {
+			t.Fatalf("HashTag(%q) = %q; want %q", key, got, want)
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range []byte("{}a") {
+			key = append(key, c)
+			walk(n - 1)
+			key = key[:len(key)-1]
+		}
+	}
+	walk(7)
+}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -136,19 +137,17 @@ func (e *Env) shardAndHash(key []byte) (shard int, h uint64, whole bool) {
 	return shardOfHash(h, len(e.stores)), h, len(tag) == len(key)
 }
 
+// HashTag is the part of key ShardOf hashes: between the first '{' and the
+// next '}' when that part is not empty, else the whole key. It searches
+// with bytes.IndexByte rather than a loop over each byte: the byte loop
+// was a third of routing's instructions for a 16-byte key.
 func HashTag(key []byte) []byte {
-	for i, c := range key {
-		if c == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						return key[i+1 : j]
-					}
-					return key
-				}
-			}
-			return key
-		}
+	i := bytes.IndexByte(key, '{')
+	if i < 0 {
+		return key
+	}
+	if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
+		return key[i+1 : i+1+j]
 	}
 	return key
 }
