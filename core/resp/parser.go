@@ -325,6 +325,18 @@ func (p *Parser) findCR(buf []byte, start, max int) int {
 // parseInt) then decides, so the fast path changes no outcome.
 func shortHeader(buf []byte, start, max int) (n int64, cr int) {
 	i := start + 1
+	// One or two digits (GET's headers, most of them), without the loop:
+	// the same checks, unrolled.
+	if i+2 < len(buf) {
+		if d0 := buf[i] - '0'; d0-1 < 9 { // '1'..'9' (d0-1 wraps for '0')
+			if buf[i+1] == '\r' && 2 <= max {
+				return int64(d0), i + 1
+			}
+			if d1 := buf[i+1] - '0'; d1 < 10 && i+3 < len(buf) && buf[i+2] == '\r' && 3 <= max {
+				return int64(d0)*10 + int64(d1), i + 2
+			}
+		}
+	}
 	if i >= len(buf) || buf[i] < '1' || buf[i] > '9' {
 		return 0, -1
 	}
