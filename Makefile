@@ -17,6 +17,7 @@ GOLANGCI_LINT         := $(GOLANGCI_LINT_DIR)/golangci-lint
 FUZZ_TARGETS := \
 	./core/resp:FuzzParse \
 	./core/resp:FuzzParseDifferential \
+	./core/resp:FuzzParseWhole \
 	./core/resp:FuzzReadReply \
 	./core/glob:FuzzMatch \
 	./shard/aof:FuzzCommandReader \

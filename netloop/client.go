@@ -126,6 +126,14 @@ func (*noCopy) Unlock() {}
 // the client's loop, which picks the replies up or submits again (OnTraffic).
 func (c *client) BatchDone() { _ = c.conn.Wake(nil) }
 
+// setLastCmd records name for CLIENT LIST's cmd= field, storing only a
+// change: an atomic store is a locked XCHG, and a pipeline repeats one name.
+func (c *client) setLastCmd(name *string) {
+	if c.lastCmd.Load() != name {
+		c.lastCmd.Store(name)
+	}
+}
+
 func (c *client) stringField(p *atomic.Pointer[string]) string {
 	if s := p.Load(); s != nil {
 		return *s

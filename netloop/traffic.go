@@ -487,7 +487,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 			return false
 		}
 		c.batch.Add(cmd, args)
-		c.lastCmd.Store(&cmd.FullName)
+		c.setLastCmd(&cmd.FullName)
 		if s.cfg.Tracer.PerRequest() {
 			_, sp := s.cfg.Tracer.StartCommand(context.Background(), cmd.FullName, c.ctx.DB, idx, c.addr)
 			c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: sp})
@@ -502,7 +502,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		s.rejected(c, nil, c.out[mark:])
 		return true
 	}
-	c.lastCmd.Store(&cmd.FullName)
+	c.setLastCmd(&cmd.FullName)
 	if !cmd.CheckArity(len(args)) {
 		c.out = resp.AppendErrWrongArity(c.out, args[0])
 		s.rejected(c, cmd, c.out[mark:])
@@ -520,7 +520,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 			s.rejected(c, nil, c.out[mark:]) // as Redis: only in errorstats
 			return true
 		}
-		c.lastCmd.Store(&sub.FullName)
+		c.setLastCmd(&sub.FullName)
 		if !sub.CheckArity(len(args)) {
 			c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
 			s.rejected(c, sub, c.out[mark:])

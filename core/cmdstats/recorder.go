@@ -9,20 +9,37 @@ import "sync/atomic"
 type Recorder struct {
 	cmds   []atomic.Pointer[commandStats] // by command ID, allocated on first use
 	errors [numErrorCodes]atomic.Int64
-	// exec is the execution-only histogram of every command together
-	// (CallAfterWait): one per recorder, not per command, so recording it
-	// touches one more counter per call.
-	exec [NumBuckets]atomic.Int64
+	// execAdjust makes the sum of the commands' latency histograms the
+	// execution-only histogram of every command together: a call that
+	// waited for its shard moves one count from its latency's bucket to
+	// its execution's (CallAfterWait). A call that waited for nothing, the
+	// common case, touches it not at all.
+	execAdjust [NumBuckets]atomic.Int64
 }
 
+// commandStats are one command's counters. What can be derived is not
+// stored: each store is an XCHG on amd64 (a locked instruction, about 5 ns,
+// and a barrier), and CallAfterWait made five of them for every command,
+// a few percent of a GET's CPU (docs/performance.md, "GET's last
+// percent"). Calls are the sum of the buckets, execution time is totalNs
+// less waitNs, and the execution histogram is the buckets' with the
+// recorder's execAdjust.
 type commandStats struct {
-	calls    atomic.Int64
 	rejected atomic.Int64
 	failed   atomic.Int64
 	totalNs  atomic.Int64
-	execNs   atomic.Int64 // the part of totalNs spent executing (CallAfterWait)
+	waitNs   atomic.Int64 // the part of totalNs spent waiting for a shard (CallAfterWait)
 	maxNs    atomic.Int64
-	buckets  [NumBuckets]atomic.Int64
+	buckets  [NumBuckets]atomic.Int64 // one count per executed call
+}
+
+// calls is the number of executed calls: the sum of the buckets.
+func (cs *commandStats) calls() int64 {
+	var n int64
+	for i := range cs.buckets {
+		n += cs.buckets[i].Load()
+	}
+	return n
 }
 
 func bump(a *atomic.Int64, n int64) { a.Store(a.Load() + n) }
@@ -46,20 +63,25 @@ func (r *Recorder) Call(id int, ns int64) { r.CallAfterWait(id, ns, ns) }
 // spent executing it; the rest waited for its shard (a queued batch). ns is
 // what the latency figures report (INFO latencystats, LATENCY,
 // svc_commands_duration_seconds); exec goes to the execution-only figures.
+//
+// Two stores for a call that waited for nothing (its bucket and totalNs).
+// The bucket is stored before execAdjust, which readers load first (raw),
+// so a reader never sees a bucket's count taken away before it was added.
 func (r *Recorder) CallAfterWait(id int, ns, exec int64) {
 	cs := r.stats(id)
-	bump(&cs.calls, 1)
+	b := bucketOf(ns)
+	bump(&cs.buckets[b], 1)
 	bump(&cs.totalNs, ns)
-	bump(&cs.execNs, exec)
 	if ns > cs.maxNs.Load() {
 		cs.maxNs.Store(ns)
 	}
-	b := bucketOf(ns)
-	bump(&cs.buckets[b], 1)
 	if exec != ns {
-		b = bucketOf(exec)
+		bump(&cs.waitNs, ns-exec)
+		if e := bucketOf(exec); e != b {
+			bump(&r.execAdjust[e], 1)
+			bump(&r.execAdjust[b], -1)
+		}
 	}
-	bump(&r.exec[b], 1)
 }
 
 // Failed records that a call of id (already counted by Call) replied with an

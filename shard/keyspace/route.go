@@ -24,12 +24,17 @@ type keyRoute struct {
 	pos   []int32  // the keys' argument positions
 	shard []uint8  // their shards (MaxShards fits in a byte)
 	next  int      // db's cursor into pos: handlers mostly read keys in order
+	// hint is the first key's whole hash, for its lookup when the command
+	// runs on that key's shard alone (Ctx.Enter); zero when the key has a
+	// hash tag.
+	hint keyHint
 }
 
 func (r *keyRoute) reset() {
 	r.cmd, r.next = nil, 0
 	r.pos, r.shard = r.pos[:0], r.shard[:0]
 	r.set = ShardSet{}
+	r.hint = keyHint{}
 }
 
 // routedFor reports whether r was found for c's command.
@@ -115,7 +120,7 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 				}
 				return 0, OneShard
 			}
-			first := e.shardOf(args[keys[0]])
+			first := e.firstShard(r, args[keys[0]])
 			i := 1
 			for i < len(keys) && e.shardOf(args[keys[i]]) == first {
 				i++
@@ -139,7 +144,7 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 		}
 		last = min(last, len(args)-1)
 		step := max(cmd.Step, 1)
-		first := e.shardOf(args[cmd.FirstKey])
+		first := e.firstShard(r, args[cmd.FirstKey])
 		i := cmd.FirstKey + step
 		for i <= last && e.shardOf(args[i]) == first {
 			i += step
@@ -180,6 +185,20 @@ func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Wher
 		return shard, OneShard
 	}
 	return 0, NotShard
+}
+
+// firstShard is the shard of a command's first key; when r is not nil and
+// the key has no hash tag it records the key's hash in r (keyRoute.hint),
+// so that its lookup does not hash it again.
+func (e *Env) firstShard(r *keyRoute, key []byte) int {
+	if r == nil {
+		return e.shardOf(key)
+	}
+	shard, h, whole := e.shardAndHash(key)
+	if whole && len(key) > 0 {
+		r.hint = keyHint{p: &key[0], n: len(key), h: h}
+	}
+	return shard
 }
 
 // recordKey records the key at args[k]: its shard is first when known is set

@@ -1,9 +1,11 @@
 package keyspace
 
 import (
+	"bytes"
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -55,6 +57,9 @@ type Store struct {
 	pool     evictionPool  // the best eviction candidates seen (evict.go)
 	dumpEnc  *SnapshotPart // DUMP's encoder (DumpEncoder), made at the first DUMP
 	grew     bool          // a database's index or slots grew by a table or chunk (memory.go)
+	// hint is the running command's routed first key and its hash, for
+	// its DBs' lookups (keyHint); zero between commands.
+	hint keyHint
 }
 
 // Env is what every Store of one keyspace shares: the stores themselves
@@ -108,28 +113,65 @@ func NewEnv(n int, table *command.Table, handlers Handlers) (*Env, []*Store, err
 // empty (Redis Cluster's hash tag rule), so keys sharing a tag live on one
 // shard.
 func ShardOf(key []byte, n int) int {
-	return int(xxhash.Sum64(HashTag(key)) % uint64(n))
+	return shardOfHash(xxhash.Sum64(HashTag(key)), n)
 }
 
+// shardOfHash is the shard among n of a key whose hash (of its tag, see
+// ShardOf) is h. A power of two (the default 16) takes a mask, which is the
+// same as the modulo: a 64-bit division was 1.3% of svcdb's CPU under GET
+// at pipeline 16 (docs/performance.md, "GET's last percent").
+func shardOfHash(h uint64, n int) int {
+	if n&(n-1) == 0 {
+		return int(h & uint64(n-1))
+	}
+	return int(h % uint64(n))
+}
+
+// shardAndHash is shardOf(key) with the hash it took when that hash is the
+// whole key's (the key has no hash tag): the DB's index then takes it for
+// its own (keyHash) instead of hashing the key again. whole is false when
+// the shard came from a tag's hash.
+func (e *Env) shardAndHash(key []byte) (shard int, h uint64, whole bool) {
+	tag := HashTag(key)
+	h = xxhash.Sum64(tag)
+	return shardOfHash(h, len(e.stores)), h, len(tag) == len(key)
+}
+
+// HashTag is the part of key ShardOf hashes: between the first '{' and the
+// next '}' when that part is not empty, else the whole key. It searches
+// with bytes.IndexByte rather than a loop over each byte: the byte loop
+// was a third of routing's instructions for a 16-byte key.
 func HashTag(key []byte) []byte {
-	for i, c := range key {
-		if c == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						return key[i+1 : j]
-					}
-					return key
-				}
-			}
-			return key
-		}
+	i := bytes.IndexByte(key, '{')
+	if i < 0 {
+		return key
+	}
+	if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
+		return key[i+1 : i+1+j]
 	}
 	return key
 }
 
 // shardOf is the shard of key in this keyspace.
 func (e *Env) shardOf(key []byte) int { return ShardOf(key, len(e.stores)) }
+
+// keyHint is the xxhash of the key bytes at p (n of them), taken by Route
+// for a command's first key: DB.Find uses it for exactly those bytes, the
+// same pointer and length, and hashes any other key (db.go, hashOf). It
+// lives in a Store from the moment the command that routed it enters the
+// store (Ctx.Enter) until it finishes (Ctx.Finished), while the command's
+// arguments are borrowed and never written: the bytes cannot change under
+// it, and a stale hint cannot outlive the command.
+type keyHint struct {
+	p *byte
+	n int
+	h uint64
+}
+
+// matches reports whether h was taken over exactly key's bytes.
+func (h *keyHint) matches(key []byte) bool {
+	return h.n == len(key) && h.n != 0 && h.p == unsafe.SliceData(key)
+}
 
 // A SCAN cursor names a shard and a slot position within it:
 // cursor = position<<8 | shard. Cursor 0 starts at shard 0; when a shard is
