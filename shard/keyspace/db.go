@@ -82,7 +82,7 @@ type DB struct {
 	// published for INFO memory (memory.go).
 	structure atomic.Int64
 	indexPub  atomic.Int64
-	keyRound  int64        // sum over keys of keyAllocSize(len) - len (memory.go); shard-owned
+	keyRound  int64        // sum over keys of keyCost(len) - len (memory.go); shard-owned
 	expChunks int          // non-nil chunks of expiry
 	avgTTL    atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
 	evicted   atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
@@ -118,7 +118,7 @@ func remix(z uint64) uint64 {
 }
 
 // hashAt is the index hash of the key at slot pos: how a rehash moves it.
-func (d *DB) hashAt(pos uint32) uint64 { return keyHashString(d.Slot(pos).Key) }
+func (d *DB) hashAt(pos uint32) uint64 { return keyHashString(d.Slot(pos).Key()) }
 
 // Len is the number of keys in d's index (expired keys not yet removed
 // included, as DBSIZE counts them).
@@ -133,7 +133,7 @@ func (d *DB) Slots() uint32 { return d.used }
 func (d *DB) EachKey(fn func(key string, o *Object)) {
 	for pos := range d.used {
 		if o := d.Slot(pos); o.Kind != KindNone {
-			fn(o.Key, o)
+			fn(o.Key(), o)
 		}
 	}
 }
@@ -168,7 +168,7 @@ func (d *DB) Index() map[string]uint32 {
 		d.view = make(map[string]uint32, d.index.Len())
 		for pos := range d.used {
 			if o := d.Slot(pos); o.Kind != KindNone {
-				d.view[o.Key] = pos
+				d.view[o.Key()] = pos
 			}
 		}
 	}
@@ -195,7 +195,7 @@ func (d *DB) Slot(pos uint32) *Object {
 
 // Find returns the object for key without looking at its expiry.
 func (d *DB) Find(key []byte) (*Object, uint32) {
-	pos, ok := d.index.Find(keyHash(key), func(pos uint32) bool { return d.Slot(pos).Key == string(key) })
+	pos, ok := d.index.Find(keyHash(key), func(pos uint32) bool { return d.Slot(pos).Key() == string(key) })
 	if !ok {
 		return nil, 0
 	}
@@ -204,7 +204,7 @@ func (d *DB) Find(key []byte) (*Object, uint32) {
 
 // findString is Find for a key held as a string.
 func (d *DB) findString(key string) (*Object, uint32) {
-	pos, ok := d.index.Find(keyHashString(key), func(pos uint32) bool { return d.Slot(pos).Key == key })
+	pos, ok := d.index.Find(keyHashString(key), func(pos uint32) bool { return d.Slot(pos).Key() == key })
 	if !ok {
 		return nil, 0
 	}
@@ -219,7 +219,7 @@ func (d *DB) has(key string) bool {
 
 // posOf is o's slot position. REQUIRES: o is a live slot of d.
 func (d *DB) posOf(o *Object) uint32 {
-	pos, _ := d.index.Find(keyHashString(o.Key), func(pos uint32) bool { return d.Slot(pos) == o })
+	pos, _ := d.index.Find(keyHashString(o.Key()), func(pos uint32) bool { return d.Slot(pos) == o })
 	return pos
 }
 
@@ -261,7 +261,7 @@ func (d *DB) Peek(key []byte, now int64) *Object {
 // REQUIRES: key is not present.
 func (d *DB) Insert(key []byte, kind Kind) *Object {
 	o := d.insert(key, kind)
-	d.notifyKey(NotifyNew, "new", o.Key)
+	d.notifyKey(NotifyNew, "new", o.Key())
 	return o
 }
 
@@ -276,7 +276,7 @@ func (d *DB) Reinsert(key []byte, kind Kind) *Object { return d.insert(key, kind
 // REQUIRES: key is not present.
 func (d *DB) InsertString(key, val []byte) *Object {
 	o := d.insertString(key, val)
-	d.notifyKey(NotifyNew, "new", o.Key)
+	d.notifyKey(NotifyNew, "new", o.Key())
 	return o
 }
 
@@ -289,17 +289,18 @@ func (d *DB) insertString(key, val []byte) *Object {
 	}
 	var kv Object
 	kv.setKeyed(unsafe.String(unsafe.SliceData(key), len(key)), val) // a view: setKeyed copies it
-	o := d.insertKey(kv.Key, KindString)
+	o := d.insertKey(kv.Key(), KindString)
 	o.ptr, o.n, o.c, o.words, o.Enc = kv.ptr, kv.n, kv.c, kv.words, EncRaw
 	d.memory.Add(o.ValueMemory())
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 	return o
 }
 
-func (d *DB) insert(key []byte, kind Kind) *Object { return d.insertKey(string(key), kind) }
+func (d *DB) insert(key []byte, kind Kind) *Object { return d.insertKey(newKey(key), kind) }
 
-// insertKey is insert with the key's string made by the caller (k's bytes
-// must never change: the index and the slot keep it).
+// insertKey is insert with the key's string made by the caller: by newKey,
+// or setKeyed's (k's bytes must never change: the index and the slot keep
+// them, and the slot only the allocation's start, keyHead).
 func (d *DB) insertKey(k string, kind Kind) *Object {
 	if d.evict.held.Load() {
 		d.dropHeld(k) // an expired key kept by CLIENT PAUSE (Peek)
@@ -319,12 +320,12 @@ func (d *DB) insertKey(k string, kind Kind) *Object {
 		d.snapForget(pos) // a key born after the snapshot's point in time
 	}
 	o := d.Slot(pos)
-	*o = Object{Key: k, Kind: kind, Access: d.evict.newAccess()}
+	*o = Object{key: keyHead(k), Kind: kind, Access: d.evict.newAccess()}
 	d.index.Insert(keyHashString(k), pos, d.hashAt)
 	d.view = nil
 	d.keys.Store(int64(d.index.Len()))
 	d.memory.Add(int64(len(k) + ObjectOverhead))
-	d.keyRound += int64(keyAllocSize(len(k)) - len(k))
+	d.keyRound += int64(keyCost(len(k)) - len(k))
 	d.accountStructure()
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
 		d.markReady(k)
@@ -350,17 +351,17 @@ func (d *DB) detach(o *Object, pos uint32) {
 	if d.snap != nil {
 		d.snapSave(pos) // written as it was before it goes
 	}
-	d.touchedWatches(o.Key)
+	d.touchedWatches(o.Key())
 	if d.blocked != nil {
-		d.markReady(o.Key) // an XREADGROUP waiting on it is told (waiters.go)
+		d.markReady(o.Key()) // an XREADGROUP waiting on it is told (waiters.go)
 	}
 	if o.HasExpire() {
 		d.unindexExpire(o, pos)
 	}
-	d.index.Remove(keyHashString(o.Key), pos, d.hashAt)
+	d.index.Remove(keyHashString(o.Key()), pos, d.hashAt)
 	d.view = nil
-	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
-	d.keyRound -= int64(keyAllocSize(len(o.Key)) - len(o.Key))
+	d.memory.Add(-(int64(len(o.Key())+ObjectOverhead) + o.ValueMemory()))
+	d.keyRound -= int64(keyCost(len(o.Key())) - len(o.Key()))
 	d.unmapStr(o)
 	*o = Object{}
 	d.free = append(d.free, pos)
@@ -433,20 +434,20 @@ func (d *DB) SetString(o *Object, val []byte) {
 		o.SetBytes(nil)
 		d.NewStringBuf(o, len(val), len(val), true)
 		copyPreemptible(o.Bytes(), val)
-	case colocates(len(o.Key), len(val)):
+	case colocates(len(o.Key()), len(val)):
 		d.unmapStr(o)
-		o.setKeyed(o.Key, val) // the previous value's array, if any, is garbage now
+		o.setKeyed(o.Key(), val) // the previous value's array, if any, is garbage now
 	default:
 		d.unmapStr(o)
 		o.SetBytes(append(make([]byte, 0, len(val)), val...))
 	}
 	if o.Kind != KindString && d.blocked != nil {
-		d.markReady(o.Key) // a stream overwritten: its XREADGROUP waiters are told
+		d.markReady(o.Key()) // a stream overwritten: its XREADGROUP waiters are told
 	}
 	o.Kind = KindString
 	o.Enc = EncRaw
 	d.AccountResize(o, before)
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 }
 
 // MaxStringLen is the largest string value (Redis' proto-max-bulk-len default).
@@ -538,7 +539,7 @@ func (d *DB) SetInt(o *Object, n int64) {
 	o.Kind = KindString
 	o.Enc = EncInt
 	o.SetInt(n)
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 }
 
 // Materialize turns an integer-encoded value into bytes before a command

@@ -1,10 +1,10 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/svcdb/svcdb/shard/values"
@@ -24,8 +24,9 @@ import (
 // SetColl): a byte string, an integer or a collection, never two at once.
 // They replaced three fields (Str []byte, Coll values.Collection, IntVal
 // int64: 48 bytes of which at most 24 were live) and took the slot from 80
-// bytes to 48; moving the expiry time beside the slot took it to 40
-// (TestObjectSize keeps it there). words says what they hold:
+// bytes to 48; moving the expiry time beside the slot took it to 40, and
+// the key behind one pointer to 32 (TestObjectSize keeps it there). words
+// says what they hold:
 //   - wordsNone: nothing (ptr nil, n and c 0): an empty slot, a value being
 //     built, a string whose buffer was dropped (FreeStr).
 //   - wordsBytes: ptr is the first byte of a []byte's backing array, n its
@@ -34,10 +35,10 @@ import (
 //     the array alive; an off-heap string's (OffHeap) points into a bigbuf
 //     mapping, which the collector ignores and bigstr.go frees.
 //   - wordsKeyBytes: wordsBytes whose array is the rest of the key's own
-//     allocation: one heap object holds the key's bytes and then the
-//     value's, ptr = unsafe.StringData(Key) + len(Key), and Key is an
-//     unsafe.String over the front of it (SetString and InsertString make
-//     them; see "Key and value in one allocation" below).
+//     allocation: one heap object holds the key's length prefix, its bytes
+//     and then the value's, ptr = key + keyHeadLen(len(Key())) (SetString
+//     and InsertString make them; see "Key and value in one allocation"
+//     below).
 //   - wordsInt: n and c are the low and high halves of the int64; ptr nil.
 //   - wordsHTable, wordsSkiplist, wordsQuicklist, wordsStream: ptr is the
 //     collection (*values.HTable, ...); Coll() rebuilds the interface from
@@ -61,7 +62,8 @@ import (
 // # Key and value in one allocation
 //
 // A string of Go heap bytes set by SET (SetString, InsertString) shares one
-// allocation with its key: [key bytes | value bytes, capacity c]. A GET at
+// allocation with its key: [length prefix | key bytes | value bytes,
+// capacity c]. A GET at
 // 10M keys then misses the cache on the index bucket, the slot and the
 // key, whose line most often holds the value too, instead of on a fourth,
 // separate, value array; and the collector has one object to mark per key
@@ -69,7 +71,7 @@ import (
 // allocation"). What keeps it safe:
 //   - the key's region is never written after the allocation is made: the
 //     value words' slice starts after it (Bytes), and every write through
-//     it stays within [ptr, ptr+c). So a Key string held elsewhere (WATCH,
+//     it stays within [ptr, ptr+c). So a Key() string held elsewhere (WATCH,
 //     the blocked table, the eviction pool, a snapshot's pending keys)
 //     stays valid and unchanged whatever becomes of the value, and the
 //     collector keeps the allocation alive for it;
@@ -82,7 +84,28 @@ import (
 //     whose key and value together are at least 16 and at most
 //     maxSmallAlloc bytes are colocated (colocates): the tiny allocator and
 //     large objects round differently, and memory.go counts a colocated
-//     value as AllocSize(len(Key)+c) - keyAllocSize(len(Key)).
+//     value as AllocSize(keyHeadLen(len(Key()))+c) - keyCost(len(Key())).
+//
+// # The key behind one pointer
+//
+// The slot holds the key as one pointer, key, to the start of the key's
+// allocation, which begins with the key's length: one byte for a key under
+// 128 bytes (the length itself, high bit clear), else five: the byte 0x80
+// and the length as a little-endian uint32 (a key of 4 GiB or more is
+// refused: putKey). Key() reads the first byte and returns an
+// unsafe.String over the bytes after the prefix: no allocation, inlined,
+// and the prefix shares the key's first cache line, so a lookup reads
+// nothing it did not read when the slot held a 16-byte string header. A
+// varint (LEB128) would take 2 bytes instead of 5 for keys of 128 bytes to
+// 16 KiB, at most 2.3% of such a key, but its decoding loop kept Key() from
+// inlining. The header took 8 bytes more in every slot (40 -> 32); the
+// prefix costs a key one byte of its allocation (five from 128 bytes on),
+// which moves a key whose allocation filled its size class exactly into
+// the next (docs/architecture.md, "Bytes per key", lists the lengths). An
+// empty slot's key is nil (Key() is ""); the empty key of a live slot
+// points at emptyKeyHead, a static zero prefix, and allocates nothing. The
+// prefix is never written after the allocation is made, as the key's bytes
+// are not.
 //
 // # Expiry beside the slot
 //
@@ -96,7 +119,7 @@ import (
 // Redis' separate expires dict costs a second lookup. Readers go through
 // HasExpire, DB.ExpireAt and DB.ExpireAtSlot, writers through SetExpire.
 type Object struct {
-	Key string // the index compares lookups with it (keyindex holds no key)
+	key unsafe.Pointer // the key's allocation: length prefix, key bytes (Key(); the index compares lookups with it, keyindex holds no key)
 
 	ptr  unsafe.Pointer // the value words (see above), with words below
 	n, c uint32
@@ -106,6 +129,102 @@ type Object struct {
 	Enc    Encoding
 	flags  objectFlags // flagOffHeap, flagExpire
 	words  valueWords  // what ptr, n and c hold
+}
+
+// Key is o's key: an unsafe.String over its allocation's bytes after the
+// length prefix (see "The key behind one pointer"), "" for an empty slot.
+// It allocates nothing, and the string stays valid (and keeps the
+// allocation alive) whatever becomes of o: the key's bytes are never
+// written after they are made.
+//
+// It inlines (cost 44 of the compiler's 80 with the prefix below; a
+// varint's loop for long keys, binary.Uvarint, made it a call).
+func (o *Object) Key() string {
+	p := o.key
+	if p == nil {
+		return ""
+	}
+	if n := *(*byte)(p); n < shortKeyLen {
+		return unsafe.String((*byte)(unsafe.Add(p, 1)), n)
+	}
+	// A long key's allocation is over 128 bytes: the conversions below stay
+	// inside it (as -race's checkptr checks).
+	n := binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(p, 1))[:])
+	return unsafe.String((*byte)(unsafe.Add(p, longKeyPrefix)), n)
+}
+
+const (
+	// shortKeyLen: a key shorter than this has a 1-byte prefix, its length.
+	shortKeyLen = 0x80
+	// longKeyPrefix is the prefix of a longer key: the byte 0x80, then the
+	// length as a little-endian uint32.
+	longKeyPrefix = 5
+	// maxKeyLen bounds a key's length: the long prefix holds a uint32.
+	maxKeyLen = math.MaxUint32
+)
+
+// keyPrefixLen is the bytes of the length prefix of a key of n bytes.
+func keyPrefixLen(n int) int {
+	if n < shortKeyLen {
+		return 1
+	}
+	return longKeyPrefix
+}
+
+// keyHeadLen is the bytes of a key of n bytes with its prefix: where a
+// value colocated with it starts in their allocation.
+func keyHeadLen(n int) int { return keyPrefixLen(n) + n }
+
+// emptyKeyHead is the key allocation of every empty key: a zero length
+// (and a byte after it, so that Key()'s pointer past the prefix stays
+// inside it).
+var emptyKeyHead [2]byte
+
+// putKey writes key with its length prefix at the front of buf, which
+// holds at least keyHeadLen(len(key)) bytes. It panics (a handler's panic
+// is an error reply) for a key of 4 GiB or more, reachable only with
+// proto-max-bulk-len raised past it, before anything is written.
+func putKey(buf []byte, key string) {
+	if len(key) < shortKeyLen {
+		buf[0] = byte(len(key))
+		copy(buf[1:], key)
+		return
+	}
+	if uint64(len(key)) > maxKeyLen {
+		panic("keyspace: a key of 4 GiB or more (its length prefix holds a uint32)")
+	}
+	buf[0] = shortKeyLen
+	binary.LittleEndian.PutUint32(buf[1:], uint32(len(key)))
+	copy(buf[longKeyPrefix:], key)
+}
+
+// newKey makes key's allocation (its length prefix and bytes) and returns
+// the key as Key() will read it: a string over that allocation, which
+// keyHead gives back.
+func newKey(key []byte) string {
+	return newKeyString(unsafe.String(unsafe.SliceData(key), len(key))) // a view: copied
+}
+
+// newKeyString is newKey for a key held as a string.
+func newKeyString(key string) string {
+	if len(key) == 0 {
+		return ""
+	}
+	if uint64(len(key)) > maxKeyLen {
+		putKey(nil, key) // its panic, before a 4 GiB allocation
+	}
+	buf := make([]byte, keyHeadLen(len(key)))
+	putKey(buf, key)
+	return unsafe.String(&buf[len(buf)-len(key)], len(key))
+}
+
+// keyHead is the start of the allocation a key string made by newKey (or
+// read by Key()) lies in: the pointer an Object's key holds.
+func keyHead(k string) unsafe.Pointer {
+	if len(k) == 0 {
+		return unsafe.Pointer(&emptyKeyHead[0])
+	}
+	return unsafe.Add(unsafe.Pointer(unsafe.StringData(k)), -keyPrefixLen(len(k)))
 }
 
 // objectFlags are an Object's one-bit facts.
@@ -153,22 +272,26 @@ func (o *Object) hasBytes() bool { return o.words == wordsBytes || o.words == wo
 // colocates reports whether a key of klen bytes and a value of capacity c
 // share one allocation (see Object): the tiny allocator (under 16 bytes)
 // and large objects (over maxSmallAlloc) are not rounded the way memory.go
-// counts a colocated value.
+// counts a colocated value. The allocation holds the key's length prefix
+// too (keyHeadLen).
 func colocates(klen, c int) bool {
-	return klen > 0 && klen+c >= 16 && klen+c <= maxSmallAlloc
+	n := keyHeadLen(klen) + c
+	return klen > 0 && n >= 16 && n <= maxSmallAlloc
 }
 
-// setKeyed makes o's Key and its value words one new allocation holding
-// key and then val (with capacity len(val)), as the Object doc's "Key and
-// value in one allocation" says. The previous key string, if any, is left
-// to whoever else holds it. REQUIRES: colocates(len(key), len(val)), and
-// key equals o.Key when o is a live slot (the index holds its hash).
+// setKeyed makes o's key and its value words one new allocation holding
+// key's prefix and bytes and then val (with capacity len(val)), as the
+// Object doc's "Key and value in one allocation" says. The previous key
+// string, if any, is left to whoever else holds it. REQUIRES:
+// colocates(len(key), len(val)), and key equals o.Key() when o is a live
+// slot (the index holds its hash).
 func (o *Object) setKeyed(key string, val []byte) {
-	buf := make([]byte, len(key)+len(val))
-	copy(buf, key)
-	copy(buf[len(key):], val)
-	o.Key = unsafe.String(&buf[0], len(key))
-	o.ptr, o.n, o.c, o.words = unsafe.Pointer(&buf[len(key)]), uint32(len(val)), uint32(len(val)), wordsKeyBytes
+	h := keyHeadLen(len(key))
+	buf := make([]byte, h+len(val))
+	putKey(buf, key)
+	copy(buf[h:], val)
+	o.key = unsafe.Pointer(&buf[0])
+	o.ptr, o.n, o.c, o.words = unsafe.Pointer(&buf[h]), uint32(len(val)), uint32(len(val)), wordsKeyBytes
 }
 
 // unshareKey gives o's key an allocation of its own when it shares one with
@@ -177,7 +300,7 @@ func (o *Object) setKeyed(key string, val []byte) {
 // the key string.
 func (o *Object) unshareKey() {
 	if o.words == wordsKeyBytes {
-		o.Key = strings.Clone(o.Key)
+		o.key = keyHead(newKeyString(o.Key()))
 		o.words = wordsBytes
 	}
 }
@@ -319,41 +442,44 @@ func MoveValue(dst, src *Object) {
 // its Enc says, and each kind of words is well formed.
 func (o *Object) verifyWords() error {
 	if o.Kind == KindNone {
-		if o.words != wordsNone || o.ptr != nil || o.n != 0 || o.c != 0 || o.flags != 0 {
-			return fmt.Errorf("empty slot holds value words %d (ptr %p, %d, %d, flags %#x)", o.words, o.ptr, o.n, o.c, o.flags)
+		if o.key != nil || o.words != wordsNone || o.ptr != nil || o.n != 0 || o.c != 0 || o.flags != 0 {
+			return fmt.Errorf("empty slot holds key %p, value words %d (ptr %p, %d, %d, flags %#x)", o.key, o.words, o.ptr, o.n, o.c, o.flags)
 		}
 		return nil
+	}
+	if o.key == nil || keyHead(o.Key()) != o.key {
+		return fmt.Errorf("key %q: allocation at %p, its bytes at %p (a prefix of %d bytes expected)", o.Key(), o.key, unsafe.StringData(o.Key()), keyPrefixLen(len(o.Key())))
 	}
 	want := wordsFor(o.Enc)
 	switch {
 	case o.words == want:
 	case o.words == wordsKeyBytes && want == wordsBytes:
-		if o.Kind != KindString || o.OffHeap() || len(o.Key) == 0 || o.ptr != unsafe.Add(unsafe.Pointer(unsafe.StringData(o.Key)), len(o.Key)) ||
-			!colocates(len(o.Key), int(o.c)) {
+		if o.Kind != KindString || o.OffHeap() || len(o.Key()) == 0 || o.ptr != unsafe.Add(unsafe.Pointer(unsafe.StringData(o.Key())), len(o.Key())) ||
+			!colocates(len(o.Key()), int(o.c)) {
 			return fmt.Errorf("key %q: value words in the key's allocation, kind %d, offheap %v, at %p (key at %p), capacity %d",
-				o.Key, o.Kind, o.OffHeap(), o.ptr, unsafe.StringData(o.Key), o.c)
+				o.Key(), o.Kind, o.OffHeap(), o.ptr, unsafe.StringData(o.Key()), o.c)
 		}
 	case o.words == wordsNone && want == wordsBytes && !o.OffHeap():
 		return nil // a string or flat value without a buffer
 	default:
-		return fmt.Errorf("key %q: encoding %d with value words %d (want %d)", o.Key, o.Enc, o.words, want)
+		return fmt.Errorf("key %q: encoding %d with value words %d (want %d)", o.Key(), o.Enc, o.words, want)
 	}
 	switch o.words {
 	case wordsBytes, wordsKeyBytes:
 		if o.ptr == nil || o.n > o.c {
-			return fmt.Errorf("key %q: bytes at %p, length %d, capacity %d", o.Key, o.ptr, o.n, o.c)
+			return fmt.Errorf("key %q: bytes at %p, length %d, capacity %d", o.Key(), o.ptr, o.n, o.c)
 		}
 	case wordsInt:
 		if o.ptr != nil {
-			return fmt.Errorf("key %q: integer with a pointer %p", o.Key, o.ptr)
+			return fmt.Errorf("key %q: integer with a pointer %p", o.Key(), o.ptr)
 		}
 	default:
 		if o.ptr == nil || o.n != 0 || o.c != 0 {
-			return fmt.Errorf("key %q: collection at %p with %d, %d", o.Key, o.ptr, o.n, o.c)
+			return fmt.Errorf("key %q: collection at %p with %d, %d", o.Key(), o.ptr, o.n, o.c)
 		}
 	}
 	if o.OffHeap() && (o.words != wordsBytes || o.Kind != KindString) { // never wordsKeyBytes
-		return fmt.Errorf("key %q: off-heap but words %d, kind %d", o.Key, o.words, o.Kind)
+		return fmt.Errorf("key %q: off-heap but words %d, kind %d", o.Key(), o.words, o.Kind)
 	}
 	return nil
 }
