@@ -273,10 +273,13 @@ func (o *Object) hasBytes() bool { return o.words == wordsBytes || o.words == wo
 // share one allocation (see Object): the tiny allocator (under 16 bytes)
 // and large objects (over maxSmallAlloc) are not rounded the way memory.go
 // counts a colocated value. The allocation holds the key's length prefix
-// too (keyHeadLen).
+// too (keyHeadLen). An empty value has nothing to share (and its words
+// would point one past the allocation): SET of a key of 16 bytes or more
+// to "" failed with an internal error when colocates only asked for 16
+// bytes together.
 func colocates(klen, c int) bool {
 	n := keyHeadLen(klen) + c
-	return klen > 0 && n >= 16 && n <= maxSmallAlloc
+	return klen > 0 && c > 0 && n >= 16 && n <= maxSmallAlloc
 }
 
 // setKeyed makes o's key and its value words one new allocation holding
