@@ -67,7 +67,7 @@ func (d *DB) structureBytes() int64 {
 // chunk, a new expiry chunk (12 KiB) or a grown slice of slot
 // numbers (the expiry list doubling past 2,048 keys adds 2 KiB) is evicted
 // right after its command rather than left over maxmemory until the next
-// write. With a 48-byte (now 40-byte) slot more keys fit under a small maxmemory and the
+// write. With a 48-byte (now 32-byte) slot more keys fit under a small maxmemory and the
 // expiry list's growth alone took a 400 KB limit 1.5 KB over.
 const growthJump = 256
 
