@@ -31,22 +31,22 @@ func checkOffHeap(t *testing.T, rt *Runtime, base int64, step int, what string) 
 				o := d.Slot(pos)
 				if !o.OffHeap() {
 					if _, in := d.OffHeapStrings()[o]; in {
-						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.Key, n)
+						t.Fatalf("step %d (%s): %s in db %d's big set but not off-heap", step, what, o.Key(), n)
 					}
 					continue
 				}
 				count++
 				if _, in := d.OffHeapStrings()[o]; !in {
-					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.Key, n)
+					t.Fatalf("step %d (%s): off-heap %s missing from db %d's big set", step, what, o.Key(), n)
 				}
 				if o.Kind != keyspace.KindString || (o.Enc != keyspace.EncRaw && o.Enc != keyspace.EncRawEdited) || cap(o.Bytes()) < bigbuf.Threshold {
-					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.Key, o.Kind, o.Enc, cap(o.Bytes()))
+					t.Fatalf("step %d (%s): off-heap %s: kind %v enc %d cap %d", step, what, o.Key(), o.Kind, o.Enc, cap(o.Bytes()))
 				}
 				p := &o.Bytes()[:1][0]
 				if other, dup := seen[p]; dup {
-					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.Key, other)
+					t.Fatalf("step %d (%s): %s and %s share one buffer", step, what, o.Key(), other)
 				}
-				seen[p] = o.Key
+				seen[p] = o.Key()
 				sum += int64(cap(o.Bytes()))
 				mapped += int64((cap(o.Bytes()) + page - 1) &^ (page - 1))
 			}

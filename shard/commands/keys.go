@@ -378,7 +378,7 @@ func cmdRandomKey(c *keyspace.Ctx) {
 			break
 		}
 		if o := chosen.RandomLive(c.Now); o != nil {
-			c.BulkString(o.Key)
+			c.BulkString(o.Key())
 			return
 		}
 		total = 0
@@ -477,10 +477,10 @@ func cmdScan(c *keyspace.Ctx) {
 		if typ != nil && !resp.EqualFold(typ, o.Kind.String()) {
 			continue
 		}
-		if pattern != nil && !glob.Match(pattern, []byte(o.Key), false) {
+		if pattern != nil && !glob.Match(pattern, []byte(o.Key()), false) {
 			continue
 		}
-		keys = append(keys, o.Key)
+		keys = append(keys, o.Key())
 	}
 	next := pos<<keyspace.ScanShardBits | uint64(shard)
 	if pos >= uint64(d.Slots()) {

@@ -470,7 +470,7 @@ func cmdIncrByFloat(c *keyspace.Ctx) {
 	before := o.ValueMemory()
 	o.SetBytes(appendLongDoubleHuman(o.Bytes()[:0], cur))
 	d.AccountResize(o, before)
-	d.Touched(o.Key) // signals WATCH and counts the change, as Redis' signalModifiedKey
+	d.Touched(o.Key()) // signals WATCH and counts the change, as Redis' signalModifiedKey
 	c.Notify(keyspace.NotifyString, "incrbyfloat", key)
 	c.Bulk(o.Value(&c.Scratch))
 	// The result, not the increment: replaying the sum could round

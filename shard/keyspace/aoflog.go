@@ -179,13 +179,13 @@ func AppendCommand(dst []byte, args [][]byte) []byte {
 // keyspace event (expired or evicted, of class) is published once it went,
 // as Redis' deleteExpiredKeyAndPropagate and performEvictions.
 func (d *DB) dropKey(o *Object, pos uint32, class NotifyClass, event string) {
-	key := o.Key
+	key := o.Key()
 	if st := d.owner; st != nil {
 		if p := st.env.prop.Load(); p != nil {
-			p.propagateDel(d.num, o.Key)
+			p.propagateDel(d.num, o.Key())
 		}
 		if f := st.env.dropped.Load(); f != nil {
-			(*f)(d.num, o.Key)
+			(*f)(d.num, o.Key())
 		}
 	}
 	d.detach(o, pos)

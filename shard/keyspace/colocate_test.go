@@ -13,7 +13,7 @@ import (
 // sharesKey reports whether o's value words sit in its key's allocation,
 // right after the key (the Object doc's "Key and value in one allocation").
 func sharesKey(o *Object) bool {
-	return o.words == wordsKeyBytes && o.ptr == unsafe.Add(unsafe.Pointer(unsafe.StringData(o.Key)), len(o.Key))
+	return o.words == wordsKeyBytes && o.ptr == unsafe.Add(unsafe.Pointer(unsafe.StringData(o.Key())), len(o.Key()))
 }
 
 // TestInsertStringColocates: a new string key and its value are one
@@ -31,8 +31,8 @@ func TestInsertStringColocates(t *testing.T) {
 		{"big", strings.Repeat("y", maxSmallAlloc), false},
 	} {
 		o := d.InsertString([]byte(c.key), []byte(c.val))
-		if o.Key != c.key || string(o.Bytes()) != c.val || o.Kind != KindString || o.Enc != EncRaw {
-			t.Fatalf("InsertString(%q): key %q, value %d bytes, kind %d, enc %d", c.key, o.Key, len(o.Bytes()), o.Kind, o.Enc)
+		if o.Key() != c.key || string(o.Bytes()) != c.val || o.Kind != KindString || o.Enc != EncRaw {
+			t.Fatalf("InsertString(%q): key %q, value %d bytes, kind %d, enc %d", c.key, o.Key(), len(o.Bytes()), o.Kind, o.Enc)
 		}
 		if sharesKey(o) != c.shared {
 			t.Errorf("InsertString(%q, %d bytes): shares the key's allocation %v; want %v", c.key, len(c.val), sharesKey(o), c.shared)
@@ -63,17 +63,17 @@ func TestColocatedKeyOutlivesValue(t *testing.T) {
 	d := newDB()
 	key := []byte("colocated:key")
 	o := d.InsertString(key, []byte("first value, thirty-two bytes!!!"))
-	held := o.Key
+	held := o.Key()
 	var lastShared *byte // the key bytes of the last allocation shared with a value
 	step := func(what string, wantShared bool) {
 		t.Helper()
 		if wantShared {
-			lastShared = unsafe.StringData(o.Key)
-		} else if unsafe.StringData(o.Key) == lastShared {
+			lastShared = unsafe.StringData(o.Key())
+		} else if unsafe.StringData(o.Key()) == lastShared {
 			t.Fatalf("%s: the key still lives in the allocation it shared with a value", what)
 		}
-		if held != string(key) || o.Key != string(key) {
-			t.Fatalf("%s: the held key reads %q, the slot's %q; want %q", what, held, o.Key, key)
+		if held != string(key) || o.Key() != string(key) {
+			t.Fatalf("%s: the held key reads %q, the slot's %q; want %q", what, held, o.Key(), key)
 		}
 		if sharesKey(o) != wantShared {
 			t.Fatalf("%s: shares the key's allocation %v; want %v", what, sharesKey(o), wantShared)

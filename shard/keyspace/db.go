@@ -1,11 +1,8 @@
 package keyspace
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -31,410 +28,6 @@ const (
 	KindHash   = values.KindHash
 	KindStream = values.KindStream
 )
-
-// Object is one key and its value. Objects live in fixed-size chunks that never
-// move, so an *object stays valid until the key is deleted; it must not outlive
-// the command handler that looked it up.
-//
-// Where a value lives depends on its encoding (see value.go): strings in
-// the value words as bytes or as an integer, compact collections (listpack,
-// intset) as bytes holding one flat buffer, full collections as a pointer
-// to their structure.
-//
-// The value words (ptr, n, c, words) are one union read and written only
-// through the accessors below (Bytes, SetBytes, Int, SetInt, Coll,
-// SetColl): a byte string, an integer or a collection, never two at once.
-// They replaced three fields (Str []byte, Coll values.Collection, IntVal
-// int64: 48 bytes of which at most 24 were live) and took the slot from 80
-// bytes to 48; moving the expiry time beside the slot took it to 40
-// (TestObjectSize keeps it there). words says what they hold:
-//   - wordsNone: nothing (ptr nil, n and c 0): an empty slot, a value being
-//     built, a string whose buffer was dropped (FreeStr).
-//   - wordsBytes: ptr is the first byte of a []byte's backing array, n its
-//     length, c its capacity; Bytes() rebuilds the slice. ptr is an
-//     unsafe.Pointer, never a uintptr, so the collector sees it and keeps
-//     the array alive; an off-heap string's (OffHeap) points into a bigbuf
-//     mapping, which the collector ignores and bigstr.go frees.
-//   - wordsKeyBytes: wordsBytes whose array is the rest of the key's own
-//     allocation: one heap object holds the key's bytes and then the
-//     value's, ptr = unsafe.StringData(Key) + len(Key), and Key is an
-//     unsafe.String over the front of it (SetString and InsertString make
-//     them; see "Key and value in one allocation" below).
-//   - wordsInt: n and c are the low and high halves of the int64; ptr nil.
-//   - wordsHTable, wordsSkiplist, wordsQuicklist, wordsStream: ptr is the
-//     collection (*values.HTable, ...); Coll() rebuilds the interface from
-//     it without allocating, and no box sits between the slot and the
-//     structure.
-//
-// And Enc says which of them is live (checked by checkDB's model test,
-// verifyObject):
-//   - EncRaw, EncRawEdited, EncListpack, EncIntset: wordsBytes (or
-//     wordsNone for a string without bytes; or wordsKeyBytes for a string,
-//     Kind KindString, on the Go heap)
-//   - EncInt: wordsInt
-//   - EncHashtable: wordsHTable; EncSkiplist: wordsSkiplist; EncQuicklist:
-//     wordsQuicklist; EncStream: wordsStream
-//
-// A byte value's length and capacity are uint32: no value reaches 4 GiB
-// (MaxStringLen and proto-max-bulk-len stop strings at 512 MiB; a listpack
-// or intset converts to its full encoding long before), and SetBytes
-// panics rather than truncate one that would.
-//
-// # Key and value in one allocation
-//
-// A string of Go heap bytes set by SET (SetString, InsertString) shares one
-// allocation with its key: [key bytes | value bytes, capacity c]. A GET at
-// 10M keys then misses the cache on the index bucket, the slot and the
-// key, whose line most often holds the value too, instead of on a fourth,
-// separate, value array; and the collector has one object to mark per key
-// instead of two (docs/architecture.md, "Key and value in one
-// allocation"). What keeps it safe:
-//   - the key's region is never written after the allocation is made: the
-//     value words' slice starts after it (Bytes), and every write through
-//     it stays within [ptr, ptr+c). So a Key string held elsewhere (WATCH,
-//     the blocked table, the eviction pool, a snapshot's pending keys)
-//     stays valid and unchanged whatever becomes of the value, and the
-//     collector keeps the allocation alive for it;
-//   - any value that is not written back into the same array (a different
-//     slice from SetBytes, SetInt, SetColl, clearValue, MoveValue) first
-//     gives the key an allocation of its own (unshareKey), so that a dead
-//     value is never kept alive by its key and used_memory stays exact;
-//   - a replaced string of another size is colocated again (SetString), a
-//     new key is made in the same allocation (InsertString); only pairs
-//     whose key and value together are at least 16 and at most
-//     maxSmallAlloc bytes are colocated (colocates): the tiny allocator and
-//     large objects round differently, and memory.go counts a colocated
-//     value as AllocSize(len(Key)+c) - keyAllocSize(len(Key)).
-//
-// # Expiry beside the slot
-//
-// A key's expiry time is not in the Object: most keys have none, and the 8
-// bytes an ExpireAt field took in every slot were 1/6 of it. The flag
-// flagExpire says the key has one; the time and the key's place in the
-// DB's volatile list live in an expiryChunk beside the slot's chunk, made
-// only for a chunk of slots where some key got an expiry (DB.expiry; see
-// expiry.go). A lookup of a key without expiry tests the flag and touches
-// nothing else; a key with one pays one more access (its chunk's time), as
-// Redis' separate expires dict costs a second lookup. Readers go through
-// HasExpire, DB.ExpireAt and DB.ExpireAtSlot, writers through SetExpire.
-type Object struct {
-	Key string // the index compares lookups with it (keyindex holds no key)
-
-	ptr  unsafe.Pointer // the value words (see above), with words below
-	n, c uint32
-
-	Access uint32 // Redis' robj.lru: LRU clock or LFU counter and minutes (evict.go)
-	Kind   Kind
-	Enc    Encoding
-	flags  objectFlags // flagOffHeap, flagExpire
-	words  valueWords  // what ptr, n and c hold
-}
-
-// objectFlags are an Object's one-bit facts.
-type objectFlags uint8
-
-const (
-	flagOffHeap objectFlags = 1 << iota // the bytes are a bigbuf mapping, not Go heap (bigstr.go)
-	flagExpire                          // the key has an expiry, kept in DB.expiry (expiry.go)
-)
-
-// OffHeap reports whether o's bytes are a bigbuf mapping, not Go heap
-// (bigstr.go).
-func (o *Object) OffHeap() bool { return o.flags&flagOffHeap != 0 }
-
-func (o *Object) setOffHeap(on bool) {
-	if on {
-		o.flags |= flagOffHeap
-	} else {
-		o.flags &^= flagOffHeap
-	}
-}
-
-// HasExpire reports whether o's key has an expiry: one flag test, nothing
-// else read (DB.ExpireAt gives the time).
-func (o *Object) HasExpire() bool { return o.flags&flagExpire != 0 }
-
-// valueWords says what an Object's value words hold (see Object).
-type valueWords uint8
-
-const (
-	wordsNone valueWords = iota
-	wordsBytes
-	wordsKeyBytes
-	wordsInt
-	wordsHTable
-	wordsSkiplist
-	wordsQuicklist
-	wordsStream
-)
-
-// hasBytes reports whether the value words hold bytes, the key's
-// allocation's or their own.
-func (o *Object) hasBytes() bool { return o.words == wordsBytes || o.words == wordsKeyBytes }
-
-// colocates reports whether a key of klen bytes and a value of capacity c
-// share one allocation (see Object): the tiny allocator (under 16 bytes)
-// and large objects (over maxSmallAlloc) are not rounded the way memory.go
-// counts a colocated value.
-func colocates(klen, c int) bool {
-	return klen > 0 && klen+c >= 16 && klen+c <= maxSmallAlloc
-}
-
-// setKeyed makes o's Key and its value words one new allocation holding
-// key and then val (with capacity len(val)), as the Object doc's "Key and
-// value in one allocation" says. The previous key string, if any, is left
-// to whoever else holds it. REQUIRES: colocates(len(key), len(val)), and
-// key equals o.Key when o is a live slot (the index holds its hash).
-func (o *Object) setKeyed(key string, val []byte) {
-	buf := make([]byte, len(key)+len(val))
-	copy(buf, key)
-	copy(buf[len(key):], val)
-	o.Key = unsafe.String(&buf[0], len(key))
-	o.ptr, o.n, o.c, o.words = unsafe.Pointer(&buf[len(key)]), uint32(len(val)), uint32(len(val)), wordsKeyBytes
-}
-
-// unshareKey gives o's key an allocation of its own when it shares one with
-// the value (wordsKeyBytes), before the value words change to anything else
-// (see Object). The old allocation stays valid for every other holder of
-// the key string.
-func (o *Object) unshareKey() {
-	if o.words == wordsKeyBytes {
-		o.Key = strings.Clone(o.Key)
-		o.words = wordsBytes
-	}
-}
-
-// Bytes is a string's bytes or a compact collection's flat buffer (nil when
-// the value words hold no bytes). The slice aliases the object's buffer:
-// writing through it changes the value, and it is valid until the value is
-// replaced.
-func (o *Object) Bytes() []byte {
-	if !o.hasBytes() {
-		return nil
-	}
-	return unsafe.Slice((*byte)(o.ptr), o.c)[:o.n]
-}
-
-// SetBytes makes b the value's bytes, replacing what the words held. A nil
-// b clears the words only when they hold bytes (so that clearing a value's
-// bytes and then its collection, as code written for separate fields does,
-// leaves whichever was live). It panics if b's capacity reaches 4 GiB.
-//
-// A b that starts where a value sharing the key's allocation starts (the
-// same array, resliced or appended to within its capacity) stays in it;
-// any other b first gives the key an allocation of its own (unshareKey).
-func (o *Object) SetBytes(b []byte) {
-	if b == nil {
-		if o.hasBytes() {
-			o.unshareKey()
-			o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone
-		}
-		return
-	}
-	checkValueLen(cap(b))
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	if o.words == wordsKeyBytes && p == o.ptr {
-		o.n = uint32(len(b)) // the same array: its capacity cannot have grown
-		return
-	}
-	o.unshareKey()
-	o.ptr, o.n, o.c, o.words = p, uint32(len(b)), uint32(cap(b)), wordsBytes
-}
-
-// maxValueLen is the largest capacity the value words can hold.
-const maxValueLen = math.MaxUint32
-
-// checkValueLen panics (a handler's panic is an error reply: the runtime's
-// call) when a byte value of capacity c cannot be held in the value words:
-// only reachable with proto-max-bulk-len raised above 4 GiB. Called before
-// anything changes where a caller would otherwise leave an object half
-// written (SetString, NewStringBuf).
-func checkValueLen(c int) {
-	if uint64(c) > maxValueLen {
-		panic("keyspace: a value of 4 GiB or more (the value words hold a uint32 capacity)")
-	}
-}
-
-// Int is an EncInt string's integer (0 when the words hold none).
-func (o *Object) Int() int64 {
-	if o.words != wordsInt {
-		return 0
-	}
-	return int64(uint64(o.n) | uint64(o.c)<<32)
-}
-
-// SetInt makes v the value's integer, replacing what the words held. It
-// does not set Enc (DB.SetInt does both).
-func (o *Object) SetInt(v int64) {
-	o.unshareKey()
-	o.ptr, o.n, o.c, o.words = nil, uint32(uint64(v)), uint32(uint64(v)>>32), wordsInt
-}
-
-// Coll is a full collection's structure (nil when the words hold none).
-func (o *Object) Coll() values.Collection {
-	switch o.words {
-	case wordsHTable:
-		return (*values.HTable)(o.ptr)
-	case wordsSkiplist:
-		return (*values.Skiplist)(o.ptr)
-	case wordsQuicklist:
-		return (*values.Quicklist)(o.ptr)
-	case wordsStream:
-		return (*values.Stream)(o.ptr)
-	}
-	return nil
-}
-
-// SetColl makes c the value's structure, replacing what the words held. A
-// nil c clears the words only when they hold a collection (see SetBytes).
-// It panics for a Collection type the words have no tag for.
-func (o *Object) SetColl(c values.Collection) {
-	var w valueWords
-	var p unsafe.Pointer
-	switch c := c.(type) {
-	case nil:
-		if o.words >= wordsHTable {
-			o.clearValue()
-		}
-		return
-	case *values.HTable:
-		w, p = wordsHTable, unsafe.Pointer(c)
-	case *values.Skiplist:
-		w, p = wordsSkiplist, unsafe.Pointer(c)
-	case *values.Quicklist:
-		w, p = wordsQuicklist, unsafe.Pointer(c)
-	case *values.Stream:
-		w, p = wordsStream, unsafe.Pointer(c)
-	default:
-		panic(fmt.Sprintf("keyspace: no value words for a %T", c))
-	}
-	o.unshareKey()
-	o.ptr, o.n, o.c, o.words = p, 0, 0, w
-}
-
-// clearValue empties the value words, whatever they hold.
-func (o *Object) clearValue() {
-	o.unshareKey()
-	o.ptr, o.n, o.c, o.words = nil, 0, 0, wordsNone
-}
-
-// MoveValue moves src's value words and encoding to dst (RENAME, MOVE),
-// leaving src with none; nothing else of either object changes, and no
-// memory is accounted. A value in src's key's allocation moves as a copy
-// in an array of its own (it cannot follow dst's key there), so that
-// dst.ValueMemory() may differ from what src's was: a caller that moves
-// the figure between databases reads dst's after the move.
-func MoveValue(dst, src *Object) {
-	if src.words == wordsKeyBytes {
-		b := src.Bytes()
-		dst.SetBytes(append(make([]byte, 0, cap(b)), b...))
-		dst.Enc = src.Enc
-		src.clearValue()
-		return
-	}
-	dst.ptr, dst.n, dst.c, dst.words, dst.Enc = src.ptr, src.n, src.c, src.words, src.Enc
-	src.clearValue()
-}
-
-// verifyWords checks that o's value words agree with its encoding (the
-// Object doc's invariants): an empty slot holds nothing, a live one what
-// its Enc says, and each kind of words is well formed.
-func (o *Object) verifyWords() error {
-	if o.Kind == KindNone {
-		if o.words != wordsNone || o.ptr != nil || o.n != 0 || o.c != 0 || o.flags != 0 {
-			return fmt.Errorf("empty slot holds value words %d (ptr %p, %d, %d, flags %#x)", o.words, o.ptr, o.n, o.c, o.flags)
-		}
-		return nil
-	}
-	want := wordsFor(o.Enc)
-	switch {
-	case o.words == want:
-	case o.words == wordsKeyBytes && want == wordsBytes:
-		if o.Kind != KindString || o.OffHeap() || len(o.Key) == 0 || o.ptr != unsafe.Add(unsafe.Pointer(unsafe.StringData(o.Key)), len(o.Key)) ||
-			!colocates(len(o.Key), int(o.c)) {
-			return fmt.Errorf("key %q: value words in the key's allocation, kind %d, offheap %v, at %p (key at %p), capacity %d",
-				o.Key, o.Kind, o.OffHeap(), o.ptr, unsafe.StringData(o.Key), o.c)
-		}
-	case o.words == wordsNone && want == wordsBytes && !o.OffHeap():
-		return nil // a string or flat value without a buffer
-	default:
-		return fmt.Errorf("key %q: encoding %d with value words %d (want %d)", o.Key, o.Enc, o.words, want)
-	}
-	switch o.words {
-	case wordsBytes, wordsKeyBytes:
-		if o.ptr == nil || o.n > o.c {
-			return fmt.Errorf("key %q: bytes at %p, length %d, capacity %d", o.Key, o.ptr, o.n, o.c)
-		}
-	case wordsInt:
-		if o.ptr != nil {
-			return fmt.Errorf("key %q: integer with a pointer %p", o.Key, o.ptr)
-		}
-	default:
-		if o.ptr == nil || o.n != 0 || o.c != 0 {
-			return fmt.Errorf("key %q: collection at %p with %d, %d", o.Key, o.ptr, o.n, o.c)
-		}
-	}
-	if o.OffHeap() && (o.words != wordsBytes || o.Kind != KindString) { // never wordsKeyBytes
-		return fmt.Errorf("key %q: off-heap but words %d, kind %d", o.Key, o.words, o.Kind)
-	}
-	return nil
-}
-
-// VerifyValueWords checks every slot of d with verifyWords (for the
-// property tests of the commands that build values).
-// REQUIRES: the caller holds the store's shard.
-func (d *DB) VerifyValueWords() error {
-	for pos := range d.used {
-		if err := d.Slot(pos).verifyWords(); err != nil {
-			return fmt.Errorf("slot %d: %w", pos, err)
-		}
-	}
-	return nil
-}
-
-// wordsFor is what the value words of a live object of encoding enc hold;
-// EncRaw and the flat encodings may also hold none.
-func wordsFor(enc Encoding) valueWords {
-	switch enc {
-	case EncInt:
-		return wordsInt
-	case EncHashtable:
-		return wordsHTable
-	case EncSkiplist:
-		return wordsSkiplist
-	case EncQuicklist:
-		return wordsQuicklist
-	case EncStream:
-		return wordsStream
-	}
-	return wordsBytes
-}
-
-// Encoding is how a string value is held. EncInt keeps an integer inside the
-// object, so INCR touches no second allocation and parses nothing: on a
-// keyspace larger than the cache that saves a memory stall per command.
-type Encoding uint8
-
-const (
-	EncRaw       Encoding = iota // o.Bytes() is the string
-	EncInt                       // o.Int() is the value; o.Bytes() is nil
-	EncListpack                  // o.Bytes() is a listpack (package listpack)
-	EncIntset                    // o.Bytes() is an intset (sorted integers)
-	EncHashtable                 // o.Coll() is a hash table (hash or set)
-	EncSkiplist                  // o.Coll() is a sorted set's skiplist and map
-	EncQuicklist                 // o.Coll() is a list of listpacks
-	EncStream                    // o.Coll() is a stream
-	EncRawEdited                 // o.Bytes() is the string, edited in place (APPEND, SETRANGE): Redis' "raw"
-)
-
-// Value returns a string object's bytes; for EncInt they are formatted into
-// buf. The result is valid until buf or the object changes.
-func (o *Object) Value(buf *[20]byte) []byte {
-	if o.Enc == EncInt {
-		return strconv.AppendInt(buf[:0], o.Int(), 10)
-	}
-	return o.Bytes()
-}
 
 const chunkBits = 10
 const chunkSize = 1 << chunkBits
@@ -489,7 +82,7 @@ type DB struct {
 	// published for INFO memory (memory.go).
 	structure atomic.Int64
 	indexPub  atomic.Int64
-	keyRound  int64        // sum over keys of keyAllocSize(len) - len (memory.go); shard-owned
+	keyRound  int64        // sum over keys of keyCost(len) - len (memory.go); shard-owned
 	expChunks int          // non-nil chunks of expiry
 	avgTTL    atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)
 	evicted   atomic.Int64 // keys deleted to stay under maxmemory (evict.go)
@@ -525,7 +118,7 @@ func remix(z uint64) uint64 {
 }
 
 // hashAt is the index hash of the key at slot pos: how a rehash moves it.
-func (d *DB) hashAt(pos uint32) uint64 { return keyHashString(d.Slot(pos).Key) }
+func (d *DB) hashAt(pos uint32) uint64 { return keyHashString(d.Slot(pos).Key()) }
 
 // Len is the number of keys in d's index (expired keys not yet removed
 // included, as DBSIZE counts them).
@@ -540,7 +133,7 @@ func (d *DB) Slots() uint32 { return d.used }
 func (d *DB) EachKey(fn func(key string, o *Object)) {
 	for pos := range d.used {
 		if o := d.Slot(pos); o.Kind != KindNone {
-			fn(o.Key, o)
+			fn(o.Key(), o)
 		}
 	}
 }
@@ -575,7 +168,7 @@ func (d *DB) Index() map[string]uint32 {
 		d.view = make(map[string]uint32, d.index.Len())
 		for pos := range d.used {
 			if o := d.Slot(pos); o.Kind != KindNone {
-				d.view[o.Key] = pos
+				d.view[o.Key()] = pos
 			}
 		}
 	}
@@ -602,7 +195,7 @@ func (d *DB) Slot(pos uint32) *Object {
 
 // Find returns the object for key without looking at its expiry.
 func (d *DB) Find(key []byte) (*Object, uint32) {
-	pos, ok := d.index.Find(d.hashOf(key), func(pos uint32) bool { return d.Slot(pos).Key == string(key) })
+	pos, ok := d.index.Find(d.hashOf(key), func(pos uint32) bool { return d.Slot(pos).Key() == string(key) })
 	if !ok {
 		return nil, 0
 	}
@@ -620,7 +213,7 @@ func (d *DB) hashOf(key []byte) uint64 {
 
 // findString is Find for a key held as a string.
 func (d *DB) findString(key string) (*Object, uint32) {
-	pos, ok := d.index.Find(keyHashString(key), func(pos uint32) bool { return d.Slot(pos).Key == key })
+	pos, ok := d.index.Find(keyHashString(key), func(pos uint32) bool { return d.Slot(pos).Key() == key })
 	if !ok {
 		return nil, 0
 	}
@@ -635,7 +228,7 @@ func (d *DB) has(key string) bool {
 
 // posOf is o's slot position. REQUIRES: o is a live slot of d.
 func (d *DB) posOf(o *Object) uint32 {
-	pos, _ := d.index.Find(keyHashString(o.Key), func(pos uint32) bool { return d.Slot(pos) == o })
+	pos, _ := d.index.Find(keyHashString(o.Key()), func(pos uint32) bool { return d.Slot(pos) == o })
 	return pos
 }
 
@@ -691,7 +284,7 @@ func (d *DB) expireFound(o *Object, pos uint32) {
 // REQUIRES: key is not present.
 func (d *DB) Insert(key []byte, kind Kind) *Object {
 	o := d.insert(key, kind)
-	d.notifyKey(NotifyNew, "new", o.Key)
+	d.notifyKey(NotifyNew, "new", o.Key())
 	return o
 }
 
@@ -706,7 +299,7 @@ func (d *DB) Reinsert(key []byte, kind Kind) *Object { return d.insert(key, kind
 // REQUIRES: key is not present.
 func (d *DB) InsertString(key, val []byte) *Object {
 	o := d.insertString(key, val)
-	d.notifyKey(NotifyNew, "new", o.Key)
+	d.notifyKey(NotifyNew, "new", o.Key())
 	return o
 }
 
@@ -719,19 +312,20 @@ func (d *DB) insertString(key, val []byte) *Object {
 	}
 	var kv Object
 	kv.setKeyed(unsafe.String(unsafe.SliceData(key), len(key)), val) // a view: setKeyed copies it
-	o := d.insertKey(kv.Key, d.hashOf(key), KindString)
+	o := d.insertKey(kv.Key(), d.hashOf(key), KindString)
 	o.ptr, o.n, o.c, o.words, o.Enc = kv.ptr, kv.n, kv.c, kv.words, EncRaw
 	d.memory.Add(o.ValueMemory())
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 	return o
 }
 
 func (d *DB) insert(key []byte, kind Kind) *Object {
-	return d.insertKey(string(key), d.hashOf(key), kind)
+	return d.insertKey(newKey(key), d.hashOf(key), kind)
 }
 
-// insertKey is insert with the key's string made by the caller (k's bytes
-// must never change: the index and the slot keep it) and its hash h
+// insertKey is insert with the key's string made by the caller: by newKey,
+// or setKeyed's (k's bytes must never change: the index and the slot keep
+// them, and the slot only the allocation's start, keyHead), and its hash h
 // (keyHash: the caller may have it from Route, see hashOf).
 func (d *DB) insertKey(k string, h uint64, kind Kind) *Object {
 	if d.evict.held.Load() {
@@ -752,12 +346,12 @@ func (d *DB) insertKey(k string, h uint64, kind Kind) *Object {
 		d.snapForget(pos) // a key born after the snapshot's point in time
 	}
 	o := d.Slot(pos)
-	*o = Object{Key: k, Kind: kind, Access: d.evict.newAccess()}
+	*o = Object{key: keyHead(k), Kind: kind, Access: d.evict.newAccess()}
 	d.index.Insert(h, pos, d.hashAt)
 	d.view = nil
 	d.keys.Store(int64(d.index.Len()))
 	d.memory.Add(int64(len(k) + ObjectOverhead))
-	d.keyRound += int64(keyAllocSize(len(k)) - len(k))
+	d.keyRound += int64(keyCost(len(k)) - len(k))
 	d.accountStructure()
 	if d.blocked != nil && (kind == KindList || kind == KindZSet || kind == KindStream) {
 		d.markReady(k)
@@ -783,17 +377,17 @@ func (d *DB) detach(o *Object, pos uint32) {
 	if d.snap != nil {
 		d.snapSave(pos) // written as it was before it goes
 	}
-	d.touchedWatches(o.Key)
+	d.touchedWatches(o.Key())
 	if d.blocked != nil {
-		d.markReady(o.Key) // an XREADGROUP waiting on it is told (waiters.go)
+		d.markReady(o.Key()) // an XREADGROUP waiting on it is told (waiters.go)
 	}
 	if o.HasExpire() {
 		d.unindexExpire(o, pos)
 	}
-	d.index.Remove(keyHashString(o.Key), pos, d.hashAt)
+	d.index.Remove(keyHashString(o.Key()), pos, d.hashAt)
 	d.view = nil
-	d.memory.Add(-(int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()))
-	d.keyRound -= int64(keyAllocSize(len(o.Key)) - len(o.Key))
+	d.memory.Add(-(int64(len(o.Key())+ObjectOverhead) + o.ValueMemory()))
+	d.keyRound -= int64(keyCost(len(o.Key())) - len(o.Key()))
 	d.unmapStr(o)
 	*o = Object{}
 	d.free = append(d.free, pos)
@@ -866,20 +460,20 @@ func (d *DB) SetString(o *Object, val []byte) {
 		o.SetBytes(nil)
 		d.NewStringBuf(o, len(val), len(val), true)
 		copyPreemptible(o.Bytes(), val)
-	case colocates(len(o.Key), len(val)):
+	case colocates(len(o.Key()), len(val)):
 		d.unmapStr(o)
-		o.setKeyed(o.Key, val) // the previous value's array, if any, is garbage now
+		o.setKeyed(o.Key(), val) // the previous value's array, if any, is garbage now
 	default:
 		d.unmapStr(o)
 		o.SetBytes(append(make([]byte, 0, len(val)), val...))
 	}
 	if o.Kind != KindString && d.blocked != nil {
-		d.markReady(o.Key) // a stream overwritten: its XREADGROUP waiters are told
+		d.markReady(o.Key()) // a stream overwritten: its XREADGROUP waiters are told
 	}
 	o.Kind = KindString
 	o.Enc = EncRaw
 	d.AccountResize(o, before)
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 }
 
 // MaxStringLen is the largest string value (Redis' proto-max-bulk-len default).
@@ -971,7 +565,7 @@ func (d *DB) SetInt(o *Object, n int64) {
 	o.Kind = KindString
 	o.Enc = EncInt
 	o.SetInt(n)
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 }
 
 // Materialize turns an integer-encoded value into bytes before a command

@@ -25,20 +25,20 @@ func checkDB(t *testing.T, d *DB, model map[string]modelEntry) {
 			continue
 		}
 		live++
-		if got, ok := d.Index()[o.Key]; !ok || got != pos {
-			t.Fatalf("slot %d holds %q but the index says %d (%v)", pos, o.Key, got, ok)
+		if got, ok := d.Index()[o.Key()]; !ok || got != pos {
+			t.Fatalf("slot %d holds %q but the index says %d (%v)", pos, o.Key(), got, ok)
 		}
-		m, ok := model[o.Key]
+		m, ok := model[o.Key()]
 		if !ok || string(o.Bytes()) != m.val || d.ExpireAtSlot(pos) != m.expireAt || d.ExpireAt(o) != m.expireAt {
-			t.Fatalf("slot %d: %q=%q exp %d; model %+v (present %v)", pos, o.Key, o.Bytes(), d.ExpireAtSlot(pos), m, ok)
+			t.Fatalf("slot %d: %q=%q exp %d; model %+v (present %v)", pos, o.Key(), o.Bytes(), d.ExpireAtSlot(pos), m, ok)
 		}
 		if o.HasExpire() {
 			volatile++
 			if d.expireAtSlot(pos) <= 0 {
-				t.Fatalf("key %q: flagged with an expiry, time %d", o.Key, d.expireAtSlot(pos))
+				t.Fatalf("key %q: flagged with an expiry, time %d", o.Key(), d.expireAtSlot(pos))
 			}
 			if i := *d.placeOf(pos); i < 0 || int(i) >= len(d.volatile) || d.volatile[i] != pos {
-				t.Fatalf("key %q: place %d in volatile does not point back at slot %d", o.Key, i, pos)
+				t.Fatalf("key %q: place %d in volatile does not point back at slot %d", o.Key(), i, pos)
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func BenchmarkFind(b *testing.B) {
 	for i := range keys {
 		keys[i] = []byte("key:" + strconv.Itoa(i))
 		o := d.Insert(keys[i], KindString)
-		m[o.Key] = d.posOf(o)
+		m[o.Key()] = d.posOf(o)
 	}
 	d.index.Step(-1, d.hashAt) // as the cron would have by now
 	order := make([]int, 1<<16)

@@ -32,16 +32,17 @@
 //
 // A DB keeps its keys' Objects in chunks of slots that never move, and finds
 // them through package keyindex, an open-addressing index of slot positions
-// that holds no key (db.go compares the slot's Key, and gives the index a
+// that holds no key (db.go compares the slot's Key(), and gives the index a
 // slot's hash when it rehashes). SCAN, snapshots and sampling walk slot
 // positions, never the index.
 //
 // # Values
 //
-// A key's value is an Object (db.go): a string, or a list, set, sorted set,
+// A key's value is an Object (object.go): a string, or a list, set, sorted set,
 // hash or stream, held in the object's one set of value words (bytes, an
-// integer or a collection's pointer, never two: the 40-byte slot, its
-// expiry time kept beside it in expiry.go) and
+// integer or a collection's pointer, never two: the 32-byte slot, its
+// expiry time kept beside it in expiry.go, its key behind one pointer to a
+// length-prefixed allocation, object.go) and
 // reached only through its accessors (Bytes, Int, Coll and their setters).
 // A string SET makes shares one allocation with its key (the Object doc's
 // "Key and value in one allocation": the key's bytes are never written

@@ -395,7 +395,7 @@ func (p *evictionPool) populate(d *DB, db int32, policy Policy, e *evictor) {
 		default: // volatile-ttl: the sooner it expires, the better
 			idle = math.MaxUint64 - uint64(d.ExpireAtSlot(pos))
 		}
-		p.insert(idle, o.Key, db)
+		p.insert(idle, o.Key(), db)
 	}
 }
 

@@ -69,7 +69,7 @@ func (d *DB) SetExpire(o *Object, at int64) {
 		}
 		return
 	}
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 	pos := d.posOf(o)
 	c, i := d.expiryChunkOf(pos), pos&(chunkSize-1)
 	if !o.HasExpire() {
@@ -83,7 +83,7 @@ func (d *DB) SetExpire(o *Object, at int64) {
 }
 
 func (d *DB) clearExpire(o *Object) {
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 	d.unindexExpire(o, d.posOf(o))
 }
 

@@ -76,7 +76,7 @@ func BuildRestoreValue(e *rdb.Entry, lim *EncodingLimits) (*RestoreValue, error)
 // REQUIRES: key is not in d.
 func (d *DB) InsertRestored(key []byte, rv *RestoreValue) *Object {
 	o := d.insertBuilt(key, &rv.v, rv.e)
-	d.notifyKey(NotifyNew, "new", o.Key)
+	d.notifyKey(NotifyNew, "new", o.Key())
 	return o
 }
 

@@ -14,8 +14,8 @@ import "unsafe"
 //     model tests check it key by key.
 //   - adjust, the structure's truth against that view: the slot chunks as
 //     allocated, the key index's tables as allocated (both while it
-//     rehashes), the expiry list, times and places, the key strings rounded
-//     the way the allocator rounds them, less the ObjectOverhead the
+//     rehashes), the expiry list, times and places, the key strings with
+//     their length prefixes rounded the way the allocator rounds them, less the ObjectOverhead the
 //     per-key view assumed. It can be negative (a small database whose
 //     index is less than ObjectOverhead assumes).
 //
@@ -67,7 +67,7 @@ func (d *DB) structureBytes() int64 {
 // chunk, a new expiry chunk (12 KiB) or a grown slice of slot
 // numbers (the expiry list doubling past 2,048 keys adds 2 KiB) is evicted
 // right after its command rather than left over maxmemory until the next
-// write. With a 48-byte (now 40-byte) slot more keys fit under a small maxmemory and the
+// write. With a 48-byte (now 32-byte) slot more keys fit under a small maxmemory and the
 // expiry list's growth alone took a 400 KB limit 1.5 KB over.
 const growthJump = 256
 
@@ -102,11 +102,24 @@ func (d *DB) Used() int64 { return d.memory.Load() + d.adjust.Load() }
 func (d *DB) StructureBytes() int64      { return d.structure.Load() }
 func (d *DB) IndexBytesPublished() int64 { return d.indexPub.Load() }
 
-// keyAllocSize is what a key string of n bytes costs the allocator. Keys
-// under 16 bytes are "tiny" allocations (no pointers, under 16 bytes), which
-// Go packs into 16-byte blocks at their alignment: the cost is the block's
-// share when the keys around it are the same size (3 of 5 bytes share a
-// block; 9 to 15 bytes take one each). From 16 bytes on, AllocSize.
+// keyCost is what a key of klen bytes costs the allocator: its allocation
+// holds the length prefix and the key (keyHeadLen; object.go, "The key
+// behind one pointer"), rounded by keyAllocSize. The empty key allocates
+// nothing (emptyKeyHead). A key's rounding, keyCost(n) - n, includes its
+// prefix: keyRound counts it for every key.
+func keyCost(klen int) int {
+	if klen == 0 {
+		return 0
+	}
+	return keyAllocSize(keyHeadLen(klen))
+}
+
+// keyAllocSize is what a key's allocation of n bytes (prefix and key)
+// costs the allocator. Allocations under 16 bytes are "tiny" (no pointers,
+// under 16 bytes), which Go packs into 16-byte blocks at their alignment:
+// the cost is the block's share when the keys around it are the same size
+// (3 of 5 bytes share a block; 9 to 15 bytes take one each). From 16 bytes
+// on, AllocSize.
 func keyAllocSize(n int) int {
 	if n == 0 || n >= 16 {
 		return AllocSize(n)
@@ -186,7 +199,7 @@ func (d *DB) usageOf(o *Object) int64 {
 	if share*n > adj {
 		share-- // round toward minus infinity: the remainder is never negative
 	}
-	usage := int64(len(o.Key)+ObjectOverhead) + o.ValueMemory() + share
+	usage := int64(len(o.Key())+ObjectOverhead) + o.ValueMemory() + share
 	for pos := range d.used {
 		if first := d.Slot(pos); first.Kind != KindNone {
 			if first == o {

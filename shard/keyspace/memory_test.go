@@ -43,8 +43,8 @@ func checkAccounting(t *testing.T, d *DB) {
 	var perKey, round int64
 	for pos := uint32(0); pos < d.used; pos++ {
 		if o := d.Slot(pos); o.Kind != KindNone {
-			perKey += int64(len(o.Key)+ObjectOverhead) + o.ValueMemory()
-			round += int64(keyAllocSize(len(o.Key)) - len(o.Key))
+			perKey += int64(len(o.Key())+ObjectOverhead) + o.ValueMemory()
+			round += int64(keyCost(len(o.Key())) - len(o.Key()))
 		}
 	}
 	if d.Memory() != perKey {

@@ -334,7 +334,7 @@ func (ss *SnapshotPart) AppendEntry(dst []byte, o *Object, expireAt int64) []byt
 		return dst // an empty slot: nothing written (never reached while the invariant holds)
 	}
 	ss.Keys++
-	dst = rdb.AppendKey(dst, typ, values.KeyBytes(o.Key), expireAt)
+	dst = rdb.AppendKey(dst, typ, values.KeyBytes(o.Key()), expireAt)
 	return ss.appendValue(dst, o)
 }
 

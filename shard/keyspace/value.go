@@ -10,12 +10,14 @@ import (
 // buffer as the allocator rounds it (AllocSize; an off-heap string's
 // mapping is over 32 KiB, so its capacity) and its collection's own count.
 // A value in its key's allocation (see Object) counts what that allocation
-// costs beyond what the key alone would (keyAllocSize, which memory.go
-// counts for every key): AllocSize(len(Key)+c) - keyAllocSize(len(Key)),
-// never negative since colocates asks for at least 16 bytes.
+// costs beyond what the key alone would (keyCost, which memory.go counts
+// for every key): AllocSize(keyHeadLen(len(Key()))+c) -
+// keyCost(len(Key())), never negative since colocates asks for at least
+// 16 bytes.
 func (o *Object) ValueMemory() int64 {
 	if o.words == wordsKeyBytes {
-		return int64(AllocSize(len(o.Key)+int(o.c)) - keyAllocSize(len(o.Key)))
+		k := len(o.Key())
+		return int64(AllocSize(keyHeadLen(k)+int(o.c)) - keyCost(k))
 	}
 	n := int64(AllocSize(cap(o.Bytes())))
 	if c := o.Coll(); c != nil {
@@ -32,7 +34,7 @@ func (o *Object) ValueMemory() int64 {
 //	... change o ...
 //	d.ValueChanged(o, before)
 func (d *DB) ValueChanged(o *Object, before int64) {
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 	if delta := o.ValueMemory() - before; delta != 0 {
 		d.memory.Add(delta)
 	}
@@ -93,7 +95,7 @@ func (o *Object) encodingName() string {
 // Edited records that a string was changed in place (APPEND, SETRANGE).
 func (d *DB) Edited(o *Object) {
 	o.Enc = EncRawEdited
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 }
 
 // ReadKind looks key up for a read command: (nil, true) when missing, (nil,

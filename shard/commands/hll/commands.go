@@ -90,7 +90,7 @@ func cmdPFAdd(c *keyspace.Ctx) {
 	}
 	if updated > 0 {
 		hllrep.Invalidate(o.Bytes())
-		d.Touched(o.Key)
+		d.Touched(o.Key())
 		c.Notify(keyspace.NotifyString, "pfadd", c.Args[1]) // before the reply, as Redis
 		c.Int(1)
 		return
@@ -138,7 +138,7 @@ func cmdPFCount(c *keyspace.Ctx) {
 		// The cache is part of the value: writing it is a change (WATCH,
 		// the save rules), as Redis counts it.
 		hllrep.SetCached(o.Bytes(), card)
-		c.DBFor(key).Touched(o.Key)
+		c.DBFor(key).Touched(o.Key())
 	}
 	c.Int(int64(card))
 }
@@ -205,7 +205,7 @@ func cmdPFMerge(c *keyspace.Ctx) {
 		storeHLL(d, o, s)
 	}
 	hllrep.Invalidate(o.Bytes())
-	d.Touched(o.Key)
+	d.Touched(o.Key())
 	c.Notify(keyspace.NotifyString, "pfadd", c.Args[1]) // PFMERGE publishes pfadd, as Redis
 	c.OK()
 }
@@ -242,7 +242,7 @@ func cmdPFDebug(c *keyspace.Ctx) {
 				return
 			}
 			storeHLL(d, o, s)
-			d.Touched(o.Key) // Redis counts the encoding change
+			d.Touched(o.Key()) // Redis counts the encoding change
 			converted = true
 		}
 		if resp.EqualFold(sub, "todense") {
