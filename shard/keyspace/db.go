@@ -236,15 +236,11 @@ func (d *DB) posOf(o *Object) uint32 {
 // (lazy expiry, as Redis' expireIfNeeded), and records the access for the
 // eviction policy, as Redis' lookupKey.
 //
-// It finds the key once: a miss used to look it up a second time (through
-// Peek), which was a third of a missing GET's lookup cost.
+// It is Peek (one Find, also for a miss: a miss used to look the key up a
+// second time, a third of a missing GET's lookup cost) and the access.
 func (d *DB) Lookup(key []byte, now int64) *Object {
-	o, pos := d.Find(key)
+	o := d.Peek(key, now)
 	if o == nil {
-		return nil
-	}
-	if o.HasExpire() && d.expireAtSlot(pos) <= now {
-		d.expireFound(o, pos)
 		return nil
 	}
 	if w := d.evict.stamp.Load(); w&stampLFU == 0 {
