@@ -11,23 +11,10 @@
 //
 // # Layout
 //
-// A table is an array of buckets whose size is a power of two or 5/4, 6/4
-// or 7/4 of one (tableSize). A hash's home bucket is h scaled to the size
-// (the high word of h * size: its top bits decide, as h >> shift did when
-// sizes were powers of two); its tag is 0x80 | its low 7 bits, so the two
-// never share bits. Collisions probe linearly (i+1, wrapping). A bucket's
-// tag byte is tagEmpty, tagDeleted (a tombstone) or an occupied tag.
-//
-// # Size
-//
-// A table grows when 7/8 of it is used, to a size at most 5/8 full (not
-// 1/2: see resize), so it is 50-88% full (the quarter step above 5/8
-// lowers it to 1/2 at worst) rather than 44-88% with doubling. Averaged over
-// databases of 1,000 to 200,000 keys that is 7.3 bytes a key instead of
-// 8.2, and at the 62,500 keys a shard holds when 1M keys spread over 16
-// shards 6.6 instead of 10.5 (docs/architecture.md, "Bytes per key").
-// Linear probing at 88% full still finds a present key in 4.5 buckets on
-// average, 23 bytes: one or two cache lines, as at 50%.
+// A table is a power-of-two array of buckets. A hash's home bucket is its top
+// bits (h >> shift); its tag is 0x80 | its low 7 bits, so the two never share
+// bits. Collisions probe linearly (i+1, wrapping). A bucket's tag byte is
+// tagEmpty, tagDeleted (a tombstone) or an occupied tag.
 //
 // # Growth without a pause
 //
@@ -70,12 +57,7 @@ const (
 	// 3/4 of old's live entries more, which takes 1/2 of them in inserts);
 	// when it does not (a table mostly of empty buckets), the rest is
 	// moved at once, cheap because few entries are left.
-	//
-	// With tables grown to at most 5/8 full, cur has room for 7/8 - 5/8 =
-	// 1/4 of its size, 0.35 of old's size at the growth of 1.4, while old
-	// holds 7/8 of its size: 3 entries per insert drain it in 0.29 of
-	// old's size of inserts, before cur fills (2 would take 0.44).
-	stepEntries = 3
+	stepEntries = 2
 	stepScan    = 256
 )
 
@@ -85,53 +67,19 @@ const (
 const bucketSize = 5
 
 type table struct {
-	b []byte // bucketSize bytes a bucket
-	n uint64 // buckets: len(b) / bucketSize
+	b     []byte // bucketSize bytes a bucket
+	shift uint8  // 64 - log2(size())
 }
 
 func newTable(size int) table {
-	return table{b: make([]byte, size*bucketSize), n: uint64(size)}
-}
-
-func (t *table) size() int { return int(t.n) }
-
-// home is h's home bucket: h scaled to the table's size (Lemire's fast
-// range reduction), decided by h's top bits.
-func (t *table) home(h uint64) uint64 {
-	hi, _ := bits.Mul64(h, t.n)
-	return hi
-}
-
-// next and prev are the buckets after and before i, wrapping.
-func (t *table) next(i uint64) uint64 {
-	if i++; i == t.n {
-		return 0
+	return table{
+		b:     make([]byte, size*bucketSize),
+		shift: uint8(64 - bits.TrailingZeros(uint(size))),
 	}
-	return i
 }
 
-func (t *table) prev(i uint64) uint64 {
-	if i == 0 {
-		return t.n - 1
-	}
-	return i - 1
-}
-
-// tableSize is the smallest table size of at least n buckets (and at least
-// minSize): a power of two, or 5/4, 6/4 or 7/4 of one.
-func tableSize(n int) int {
-	if n <= minSize {
-		return minSize
-	}
-	p := 1 << (bits.Len(uint(n-1)) - 1) // the largest power of two below n
-	for q := 5; q <= 8; q++ {
-		if size := p / 4 * q; size >= n {
-			return size
-		}
-	}
-	return 2 * p // unreachable: 8/4 of p is 2p >= n
-}
-
+func (t *table) size() int                  { return len(t.b) / bucketSize }
+func (t *table) mask() uint64               { return uint64(t.size() - 1) }
 func (t *table) tag(i uint64) uint8         { return t.b[i*bucketSize] }
 func (t *table) setTag(i uint64, tag uint8) { t.b[i*bucketSize] = tag }
 func (t *table) val(i uint64) uint32        { return binary.LittleEndian.Uint32(t.b[i*bucketSize+1:]) }
@@ -147,8 +95,8 @@ func (t *table) find(h uint64, match func(v uint32) bool) int {
 	if t.size() == 0 {
 		return -1
 	}
-	tag := tagOf(h)
-	for i := t.home(h); ; i = t.next(i) {
+	tag, m := tagOf(h), t.mask()
+	for i := h >> t.shift; ; i = (i + 1) & m {
 		switch t.tag(i) {
 		case tagEmpty:
 			return -1
@@ -165,8 +113,8 @@ func (t *table) findVal(h uint64, v uint32) int {
 	if t.size() == 0 {
 		return -1
 	}
-	tag := tagOf(h)
-	for i := t.home(h); ; i = t.next(i) {
+	tag, m := tagOf(h), t.mask()
+	for i := h >> t.shift; ; i = (i + 1) & m {
 		switch t.tag(i) {
 		case tagEmpty:
 			return -1
@@ -182,9 +130,10 @@ func (t *table) findVal(h uint64, v uint32) int {
 // reports whether that bucket was empty (so used grows).
 // REQUIRES: the table has an empty bucket.
 func (t *table) put(h uint64, v uint32) (wasEmpty bool) {
-	i := t.home(h)
+	m := t.mask()
+	i := h >> t.shift
 	for t.tag(i) > tagDeleted {
-		i = t.next(i)
+		i = (i + 1) & m
 	}
 	wasEmpty = t.tag(i) == tagEmpty
 	t.set(i, tagOf(h), v)
@@ -196,15 +145,15 @@ func (t *table) put(h uint64, v uint32) (wasEmpty bool) {
 // next bucket is not empty; otherwise i and the tombstones just before it
 // become empty again.
 func (t *table) clear(i int) (emptied int) {
-	u := uint64(i)
-	if t.tag(t.next(u)) != tagEmpty {
-		t.setTag(u, tagDeleted)
+	m := int(t.mask())
+	if t.tag(uint64((i+1)&m)) != tagEmpty {
+		t.setTag(uint64(i), tagDeleted)
 		return 0
 	}
-	t.setTag(u, tagEmpty)
+	t.setTag(uint64(i), tagEmpty)
 	emptied = 1
-	for j := t.prev(u); t.tag(j) == tagDeleted && j != u; j = t.prev(j) {
-		t.setTag(j, tagEmpty)
+	for j := (i - 1) & m; t.tag(uint64(j)) == tagDeleted && j != i; j = (j - 1) & m {
+		t.setTag(uint64(j), tagEmpty)
 		emptied++
 	}
 	return emptied
@@ -286,16 +235,14 @@ func (x *Index) Remove(h uint64, v uint32, hashOf func(v uint32) uint64) bool {
 	return true
 }
 
-// resize makes a new cur table sized for need values (at most 5/8 full:
-// tableSize(need*8/5)) and starts draining the current one into it. An
-// empty current table is simply dropped.
-//
-// 5/8 rather than 1/2 (doubling, as before): the table is then 50-88% full
-// between growths instead of 44-88%, most often above 5/8, and the index
-// costs 5.7-10 bytes a key instead of 5.7-11.4. Higher still would leave cur too little room to
-// take old's entries before it fills (see stepEntries).
+// resize makes a new cur table sized for need values (at most half full)
+// and starts draining the current one into it. An empty current table is
+// simply dropped.
 func (x *Index) resize(need int, hashOf func(v uint32) uint64) {
-	size := tableSize(need * 8 / 5)
+	size := minSize
+	for size < 2*need {
+		size <<= 1
+	}
 	prev := x.cur
 	x.cur, x.used = newTable(size), 0
 	if x.live == 0 {
@@ -347,12 +294,9 @@ func (x *Index) Each(start uint64, fn func(v uint32) bool) {
 		if n == 0 {
 			continue
 		}
-		first := int(start % uint64(n))
+		first := int(start & t.mask())
 		for k := range n {
-			i := first + k
-			if i >= n {
-				i -= n
-			}
+			i := (first + k) & (n - 1)
 			if t.tag(uint64(i)) >= tagLive && !fn(t.val(uint64(i))) {
 				return
 			}

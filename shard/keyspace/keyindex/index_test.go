@@ -210,22 +210,3 @@ func FuzzIndex(f *testing.F) {
 		md.check()
 	})
 }
-
-// TestTableSize: sizes are powers of two and their 5/4, 6/4 and 7/4, the
-// smallest at least n, never below minSize.
-func TestTableSize(t *testing.T) {
-	for _, c := range []struct{ n, want int }{
-		{0, 16}, {1, 16}, {16, 16}, {17, 20}, {20, 20}, {21, 24}, {25, 28}, {29, 32}, {32, 32},
-		{33, 40}, {100, 112}, {100000, 114688}, {131072, 131072}, {131073, 163840},
-	} {
-		if got := tableSize(c.n); got != c.want {
-			t.Errorf("tableSize(%d) = %d; want %d", c.n, got, c.want)
-		}
-	}
-	for n := 1; n < 1<<16; n++ {
-		s := tableSize(n)
-		if s < n || tableSize(s) != s || s > 16 && tableSize(s-1) != s || s > 16 && s*4 > n*5+20 {
-			t.Fatalf("tableSize(%d) = %d", n, s)
-		}
-	}
-}

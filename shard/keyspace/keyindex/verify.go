@@ -13,8 +13,8 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 		if n == 0 {
 			continue
 		}
-		if tableSize(n) != n || len(t.b) != n*bucketSize {
-			return fmt.Errorf("table %d: %d buckets (not a table size) in %d bytes", ti, n, len(t.b))
+		if n&(n-1) != 0 || n < minSize || int(t.shift) != 64-log2(n) {
+			return fmt.Errorf("table %d: %d buckets, shift %d", ti, n, t.shift)
 		}
 		for i := range n {
 			tag := t.tag(uint64(i))
@@ -39,9 +39,9 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 			if tag != tagOf(h) {
 				return fmt.Errorf("table %d bucket %d: value %d tag %#x, hash says %#x", ti, i, v, tag, tagOf(h))
 			}
-			for j := t.home(h); j != uint64(i); j = t.next(j) {
-				if t.tag(j) == tagEmpty {
-					return fmt.Errorf("table %d: value %d at %d unreachable from home %d (empty %d)", ti, v, i, t.home(h), j)
+			for j := int(h >> t.shift); j != i; j = (j + 1) & (n - 1) {
+				if t.tag(uint64(j)) == tagEmpty {
+					return fmt.Errorf("table %d: value %d at %d unreachable from home %d (empty %d)", ti, v, i, h>>t.shift, j)
 				}
 			}
 		}
@@ -59,4 +59,13 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 		return fmt.Errorf("moved %d with no old table", x.moved)
 	}
 	return nil
+}
+
+func log2(n int) int {
+	k := 0
+	for n > 1 {
+		n >>= 1
+		k++
+	}
+	return k
 }
