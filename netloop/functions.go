@@ -115,19 +115,21 @@ func (s *Server) cmdFunction(c *client, cmd *command.Command, args [][]byte) {
 			return
 		}
 		code := args[pos]
-		name, err := s.scripts.LoadLibrary(code, replace)
+		var name string
+		err := s.changeFunctions(c, args, func() (err error) {
+			name, err = s.scripts.LoadLibrary(code, replace)
+			return err
+		})
 		if err != nil {
 			c.out = resp.AppendError(c.out, err.Error())
 			return
 		}
-		s.logFunctionCommand(c, args)
 		c.out = resp.AppendBulkString(c.out, name)
 	case "delete":
-		if err := s.scripts.DeleteLibrary(string(args[2])); err != nil {
+		if err := s.changeFunctions(c, args, func() error { return s.scripts.DeleteLibrary(string(args[2])) }); err != nil {
 			c.out = resp.AppendError(c.out, err.Error())
 			return
 		}
-		s.logFunctionCommand(c, args)
 		c.out = append(c.out, resp.OK...)
 	case "flush":
 		if len(args) > 3 {
@@ -140,8 +142,7 @@ func (s *Server) cmdFunction(c *client, cmd *command.Command, args [][]byte) {
 		}
 		// ASYNC and SYNC alike: the libraries are Go memory the
 		// collector frees off the loop.
-		s.scripts.FlushFunctions()
-		s.logFunctionCommand(c, args)
+		_ = s.changeFunctions(c, args, func() error { s.scripts.FlushFunctions(); return nil })
 		c.out = append(c.out, resp.OK...)
 	case "list":
 		s.functionList(c, args)

@@ -10,7 +10,7 @@ import (
 // saves them in snapshots and restores them from RDB files and AOF replay
 // through shard.FunctionLibraries, which functionLibraries implements over
 // the script engine. FUNCTION LOAD, DELETE, FLUSH and RESTORE are recorded
-// in the append-only file as they were sent (logFunctionCommand).
+// in the append-only file as they were sent (changeFunctions).
 
 type functionLibraries struct{ s *Server }
 
@@ -57,17 +57,27 @@ func (f functionLibraries) ReplayFunction(args [][]byte) error {
 	return &scripting.Error{Msg: "ERR unsupported FUNCTION " + string(sub) + " in the append only file"}
 }
 
-// logFunctionCommand records a FUNCTION command that changed the
-// libraries in the append-only file, holding every shard (or inside the
-// EXEC that holds them) so the record lands between whole commands.
-func (s *Server) logFunctionCommand(c *client, args [][]byte) {
+// changeFunctions runs change, a FUNCTION command's change of the
+// libraries, and records the command in the append-only file when it
+// succeeds, both holding every shard (or inside the EXEC that holds them):
+// the change and its record land together between whole commands, so a
+// snapshot's point in time (an AOF rewrite's base, which reads the
+// libraries while it holds every shard) has either both or neither.
+func (s *Server) changeFunctions(c *client, args [][]byte, change func() error) error {
 	if c.multi.inExec {
+		if err := change(); err != nil {
+			return err
+		}
 		s.rt.LogServerCommand(&c.ctx, args)
-		return
+		return nil
 	}
 	s.rt.HoldAll()
-	s.rt.LogServerCommand(&c.ctx, args)
+	err := change()
+	if err == nil {
+		s.rt.LogServerCommand(&c.ctx, args)
+	}
 	c.ctx.LogEnd = max(c.ctx.LogEnd, s.rt.ReleaseAll())
+	return err
 }
 
 // restoreFunctions is FUNCTION RESTORE's work after its arguments were
@@ -106,10 +116,9 @@ func (s *Server) functionRestore(c *client, args [][]byte) {
 	if len(args) == 4 {
 		policy = args[3]
 	}
-	if err := s.restoreFunctions(args[2], policy); err != nil {
+	if err := s.changeFunctions(c, args, func() error { return s.restoreFunctions(args[2], policy) }); err != nil {
 		c.out = resp.AppendError(c.out, err.Error())
 		return
 	}
-	s.logFunctionCommand(c, args)
 	c.out = append(c.out, resp.OK...)
 }

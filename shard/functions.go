@@ -28,13 +28,22 @@ type FunctionLibraries interface {
 // replay. Call it before serving.
 func (rt *Runtime) SetFunctionLibraries(f FunctionLibraries) { rt.functions = f }
 
-// writeFunctions writes every library as a FUNCTION2 record.
-func (rt *Runtime) writeFunctions(wr *rdb.Writer) error {
+// libraryCodes is every library's code, or nil without libraries. A
+// snapshot reads them at its point in time, holding every shard, as
+// FUNCTION's changes hold them (netloop's changeFunctions): an AOF
+// rewrite's base then has exactly the libraries whose commands went to the
+// files before it.
+func (rt *Runtime) libraryCodes() []string {
 	if rt.functions == nil {
 		return nil
 	}
+	return rt.functions.LibraryCodes()
+}
+
+// writeFunctions writes each library's code as a FUNCTION2 record.
+func writeFunctions(wr *rdb.Writer, codes []string) error {
 	var b []byte
-	for _, code := range rt.functions.LibraryCodes() {
+	for _, code := range codes {
 		b = rdb.AppendFunction(b, []byte(code))
 	}
 	if len(b) == 0 {

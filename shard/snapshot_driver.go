@@ -60,13 +60,21 @@ func (rt *Runtime) WriteSnapshotAt(w io.Writer, at func() error, aux ...[2]strin
 	if err := wr.Header(aux...); err != nil {
 		return st, err
 	}
-	if err := rt.writeFunctions(wr); err != nil { // functions.go
-		return st, err
-	}
 	results := make(chan keyspace.StepResult, len(rt.shards))
-	m, err := rt.markSnapshot(results, at)
+	var codes []string
+	m, err := rt.markSnapshot(results, func() error {
+		codes = rt.libraryCodes() // functions.go: at the point in time
+		if at != nil {
+			return at()
+		}
+		return nil
+	})
 	st.Mark = m.hold
 	if err != nil {
+		return st, err
+	}
+	if err = writeFunctions(wr, codes); err != nil {
+		rt.abortSnapshot(m.snaps)
 		return st, err
 	}
 	last := make([]keyspace.StepResult, len(rt.shards))
