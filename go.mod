@@ -53,3 +53,5 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )
+
+replace github.com/panjf2000/gnet/v2 => ./third_party/gnet

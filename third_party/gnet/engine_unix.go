@@ -105,6 +105,7 @@ func (eng *engine) runEventLoops(ctx context.Context, numEventLoop int) error {
 		el.buffer = make([]byte, eng.opts.ReadBufferCap)
 		el.connections.init()
 		el.eventHandler = eng.eventHandler
+		el.wireTurnEnd()
 		for _, ln := range lns {
 			if err = el.poller.AddRead(ln.packPollAttachment(el.accept), false); err != nil {
 				return err
@@ -147,6 +148,7 @@ func (eng *engine) activateReactors(ctx context.Context, numEventLoop int) error
 		el.buffer = make([]byte, eng.opts.ReadBufferCap)
 		el.connections.init()
 		el.eventHandler = eng.eventHandler
+		el.wireTurnEnd()
 		eng.eventLoops.register(el)
 	}
 
@@ -166,6 +168,7 @@ func (eng *engine) activateReactors(ctx context.Context, numEventLoop int) error
 	el.engine = eng
 	el.poller = p
 	el.eventHandler = eng.eventHandler
+	el.wireTurnEnd()
 	for _, ln := range eng.listeners {
 		if err = el.poller.AddRead(ln.packPollAttachment(el.accept0), true); err != nil {
 			return err
@@ -303,3 +306,11 @@ func (eng *engine) sendCmd(cmd *asyncCmd, urgent bool) error {
 	return el.poller.Trigger(el.execCmd, cmd)
 }
 */
+
+// wireTurnEnd hands el's poller the event handler's OnTurnEnd, when the
+// handler implements TurnEnder (svcdb patch, see turn_end.go).
+func (el *eventloop) wireTurnEnd() {
+	if te, ok := el.eventHandler.(TurnEnder); ok {
+		el.poller.SetTurnEnd(func() { te.OnTurnEnd(el) })
+	}
+}

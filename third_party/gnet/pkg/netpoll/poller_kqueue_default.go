@@ -37,6 +37,7 @@ type Poller struct {
 	asyncTaskQueue              queue.AsyncTaskQueue // queue with low priority
 	urgentAsyncTaskQueue        queue.AsyncTaskQueue // queue with high priority
 	highPriorityEventsThreshold int32                // threshold of high-priority events
+	turnEnd                     func()               // svcdb patch: called at the end of each turn (SetTurnEnd)
 }
 
 // OpenPoller instantiates a poller.
@@ -151,6 +152,10 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 					doChores = true
 				}
 			}
+		}
+
+		if p.turnEnd != nil { // svcdb patch: the end of a turn (SetTurnEnd)
+			p.turnEnd()
 		}
 
 		if n == el.size {
