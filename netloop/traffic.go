@@ -155,8 +155,6 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 		return gnet.None
 	}
 	turn := time.Now()
-	busy := c.loop.busy(cmdstats.At(turn))
-	served := c.commands
 	now := turn.UnixMilli()
 	c.parser.Limits.MaxBulkLen = s.live.maxBulkLen.Load() // CONFIG SET applies to the next command
 	c.ctx.Now = now
@@ -196,7 +194,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) (action gnet.Action) {
 	if c.state == connClosing {
 		return s.closeWhenWritten(c)
 	}
-	c.loop.writeBack(c, busy && c.commands-served > 1)
+	c.loop.writeBack(c)
 	if s.track.Pending() {
 		s.track.Broadcast() // BCAST: the keys this turn changed (netloop/tracking)
 	}
@@ -238,7 +236,7 @@ func (s *Server) resume(c *client, gc gnet.Conn) bool {
 		if w != nil {
 			c.ctx.LogEnd = max(c.ctx.LogEnd, w.LogEnd()) // a served blocking command's change, for durable
 			if s.unparked(c, w) {
-				s.flush(c)
+				c.loop.writeBack(c)
 				return false // blocked again; its own wake-up comes later
 			}
 		}

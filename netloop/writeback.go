@@ -1,45 +1,44 @@
 package netloop
 
 import (
-	"context"
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/svcdb/svcdb/core/cmdstats"
 )
 
-// A busy event loop writes its replies together, after it has served the
-// clients whose input arrived with them, as Redis writes in beforeSleep once
-// per event-loop turn. Written one by one as each client is served, every
-// write finds its client asleep and wakes it: a wake-up costs the writer
-// several microseconds (an inter-processor interrupt, a VM exit on virtual
-// machines), and with pipelined clients waiting on a server-bound loop it
-// was a tenth of the server's CPU. Written together, a client that wakes for
-// its reply is still reading when the next one arrives.
+// An event loop writes the replies of a turn together at its end, after it
+// has served every client whose input or wake-up came in that turn, as Redis
+// writes its replies in beforeSleep. Written one by one as each client is
+// served, every write finds its client asleep and wakes it: a wake-up costs
+// the writer several microseconds (an inter-processor interrupt, a VM exit on
+// virtual machines), and at pipeline 1 writing (tcp_sendmsg into loopback,
+// which wakes the client) is about 60% of the server's CPU. Written together,
+// a client that wakes for its reply is still reading when the next arrives.
 //
-// gnet has no hook at the end of a turn, so the loop asks for one: the
-// first deferred reply of a turn queues loopState.Run as a task, which gnet
-// runs after the callbacks of its next turn. That task costs about two
-// microseconds (an eventfd write, an allocation, one more epoll event), so
-// replies are deferred only where wake-ups are what they save:
-//   - the loop is busy: it finished serving another client moments before
-//     this one's input was taken up (burstGap). A lone client's reply goes
-//     out at once, as before, and never waits for a task.
-//   - the client sent a pipeline (more than one command this turn). Serving
-//     a single command takes about a microsecond, so unpipelined replies to a
-//     client program's connections already land while it is still awake
-//     from the first: deferring them measured 6% more server CPU per request
-//     with redis-benchmark -P 1 -c 50 and saved nothing.
+// gnet calls Server.OnTurnEnd on each loop after the callbacks and the queued
+// tasks of each batch of events (the TurnEnder hook of the patched copy in
+// third_party/gnet, see SVCDB-PATCH.md there): so replies that tasks produce
+// (a completed batch, a served blocking command, all woken with Wake) go out
+// in the same turn. A turn with no events calls nothing and owes nothing.
 //
-// Replies that end a connection (connClosing) and back-pressure flushes are
-// never deferred.
-
-// burstGap is how soon after the loop last served a client a new turn counts
-// as part of the same burst. Between two clients of one epoll turn the loop
-// only reads (a microsecond or two); a client that waited for its own reply
-// comes back after a loopback round trip, tens of microseconds.
-const burstGap = 5_000 // ns
+// What writes at once instead, and why (every other reply goes through
+// writeBack):
+//   - a reply that ends the connection (closeWhenWritten, protocolError):
+//     gnet closes the connection when the callback returns;
+//   - back-pressure flushes (OnTraffic, consume): what they decide depends
+//     on gnet's outbound buffer after the write;
+//   - pubsub deliveries (pubsubDeliver): the output limit is checked on what
+//     gnet holds after the write;
+//   - replies held until durable, offered again (resume, connDurable):
+//     whether flush wrote them decides the connection's state;
+//   - a loop with no event loop (benchmarks driving consume without gnet).
+//
+// A client closed before its turn ends is skipped: its file descriptor may
+// already belong to a new connection accepted in the same turn.
 
 // loopState is what one event loop keeps for all its connections. Only the
 // loop's own goroutine uses it after loopFor made it.
@@ -48,18 +47,19 @@ type loopState struct {
 	el  gnet.EventLoop
 	rec *cmdstats.Recorder // this loop's command statistics (see cmdstats.go)
 
-	// lastEnd is when the loop last finished serving a client (cmdstats
-	// clock); armed is set while Run is queued; deferred holds the clients
-	// whose replies Run writes. Invariant: deferred is empty unless armed.
-	lastEnd  int64
-	armed    bool
-	deferred []*client
+	deferred []*client // served this turn: OnTurnEnd writes their replies
+
+	// endWrites counts the clients whose replies OnTurnEnd wrote (tests
+	// check that replies take this path); atomic for their reads.
+	endWrites atomic.Int64
 }
 
-// loops maps each event loop to its loopState.
+// loops maps each event loop to its loopState: m under mu for loopFor, and
+// read, a copy published on every change, for OnTurnEnd's lock-free lookup.
 type loops struct {
-	mu sync.Mutex
-	m  map[gnet.EventLoop]*loopState
+	mu   sync.Mutex
+	m    map[gnet.EventLoop]*loopState
+	read atomic.Pointer[map[gnet.EventLoop]*loopState]
 }
 
 // loopFor returns the state of gc's event loop, creating it the first time
@@ -75,49 +75,43 @@ func (s *Server) loopFor(gc gnet.Conn) *loopState {
 	if l == nil {
 		l = &loopState{srv: s, el: el, rec: s.cmdStats.NewRecorder()}
 		s.loops.m[el] = l
+		read := maps.Clone(s.loops.m)
+		s.loops.read.Store(&read)
 	}
 	return l
 }
 
-// busy reports whether a turn that started at start (cmdstats clock) is part
-// of a burst of clients on this loop.
-func (l *loopState) busy(start int64) bool { return start-l.lastEnd < burstGap }
-
-// writeBack writes c's replies now, or with the loop's other replies when
-// deferrable (busy loop, pipelined client: see above) or when a write-back
-// is already queued, and marks the end of serving c: after the write, which
-// is not part of the gap to the next client.
-func (l *loopState) writeBack(c *client, deferrable bool) {
-	defer func() { l.lastEnd = cmdstats.Now() }()
-	if len(c.out) == 0 {
-		return
-	}
-	if !deferrable && !l.armed || l.el == nil {
+// writeBack has c's replies written at the end of the loop's turn.
+// REQUIRES: on c's loop.
+func (l *loopState) writeBack(c *client) {
+	switch {
+	case len(c.out) == 0:
+	case l.el == nil:
 		l.srv.flush(c)
-		return
+	default:
+		l.deferred = append(l.deferred, c)
 	}
-	if !l.armed {
-		if err := l.el.Execute(context.Background(), l); err != nil {
-			l.srv.flush(c) // the engine is stopping: no more tasks
-			return
-		}
-		l.armed = true
-	}
-	l.deferred = append(l.deferred, c)
 }
 
-// Run writes the deferred replies; gnet runs it on the loop after a turn's
-// callbacks. A client closed since it was deferred is skipped: its file
-// descriptor may already belong to a new connection.
-func (l *loopState) Run(context.Context) error {
+var _ gnet.TurnEnder = (*Server)(nil) // the replies' only way out (see above)
+
+// OnTurnEnd writes the replies deferred in el's turn; gnet calls it on el's
+// goroutine. It allocates nothing.
+func (s *Server) OnTurnEnd(el gnet.EventLoop) {
+	read := s.loops.read.Load()
+	if read == nil {
+		return
+	}
+	l := (*read)[el]
+	if l == nil || len(l.deferred) == 0 {
+		return // a loop that has not opened a connection yet, or nothing owed
+	}
 	for i, c := range l.deferred {
 		if c.state != connClosed {
-			l.srv.flush(c)
+			s.flush(c)
 		}
 		l.deferred[i] = nil
 	}
+	l.endWrites.Add(int64(len(l.deferred)))
 	l.deferred = l.deferred[:0]
-	l.armed = false
-	l.lastEnd = cmdstats.Now()
-	return nil
 }
