@@ -120,7 +120,7 @@ type discardConn struct {
 	el gnet.EventLoop
 }
 
-func (d *discardConn) EventLoop() gnet.EventLoop    { return d.el }
+func (d *discardConn) EventLoop() gnet.EventLoop   { return d.el }
 func (d *discardConn) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardConn) OutboundBuffered() int       { return 0 }
 
