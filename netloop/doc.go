@@ -36,9 +36,10 @@
 // the following commands for the same shard are copied into the connection's
 // batch and queued, and the connection stops parsing until the shard hands the
 // batch back. So one client's commands execute in the order sent, as in Redis,
-// and replies go out in that order, flushed once per loop turn; while the
-// loop is busy with many clients, their replies are written together at the
-// end of the loop's turn, as Redis writes in beforeSleep (writeback.go).
+// and replies go out in that order: every client's replies of a turn are
+// written together at the end of the loop's turn, as Redis writes in
+// beforeSleep, through the end-of-turn hook of the patched gnet in
+// third_party/gnet (writeback.go).
 //
 // # Back-pressure
 //
