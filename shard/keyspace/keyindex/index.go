@@ -131,13 +131,15 @@ func (t *table) find(h uint64, match func(v uint32) bool) int {
 	if t.size() == 0 {
 		return -1
 	}
-	tag, m := tagOf(h), t.mask()
+	// The table's fields in locals: match is a call, after which they
+	// would be loaded again.
+	tag, m, b, w, vm := tagOf(h), t.mask(), t.b, uint64(t.w), t.vmask
 	for i := h >> t.shift; ; i = (i + 1) & m {
-		switch t.tag(i) {
+		switch b[i*w] {
 		case tagEmpty:
 			return -1
 		case tag:
-			if match(t.val(i)) {
+			if match(binary.LittleEndian.Uint32(b[i*w+1:]) & vm) {
 				return int(i)
 			}
 		}
