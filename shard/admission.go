@@ -30,6 +30,18 @@ func (rt *Runtime) MemoryUsed() int64 {
 	return n
 }
 
+// Rehashing reports whether any shard's key index is rehashing (holding
+// its old table until the shard's cron or its writes drain it), from the
+// shards' published flags: core/memdecay waits for it to end.
+func (rt *Runtime) Rehashing() bool {
+	for _, s := range rt.shards {
+		if s.store.Rehashing() {
+			return true
+		}
+	}
+	return false
+}
+
 // overLimit sums every shard's memory and returns how far it is over limit
 // (<= 0: under), publishing whether it is over for the shards' quick check.
 func (rt *Runtime) overLimit(limit int64) int64 {

@@ -242,6 +242,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rt.Start()
+	defer startMemDecay(reg, rt, logger)()
 	life := new(lifecycle.Tracker)
 	// Persistence: the dataset loads after the port opens, so clients get
 	// -LOADING meanwhile (Load below), as Redis.

@@ -105,6 +105,7 @@ sanitize-dump-payload = "yes"
 notify-keyspace-events = "KEA"
 busy-reply-threshold = 1000
 hz = 1000
+jemalloc-bg-thread = false
 latency-monitor-threshold = 100
 masteruser = "repl"
 masterauth = "s3cret"
@@ -167,7 +168,7 @@ var everyKeyGet = map[string]string{
 	"list-max-listpack-size":     "-3", "hash-max-listpack-entries": "256", "hash-max-listpack-value": "32",
 	"set-max-intset-entries": "1024", "set-max-listpack-entries": "64", "set-max-listpack-value": "32", "zset-max-listpack-entries": "256",
 	"zset-max-listpack-value": "32", "stream-node-max-entries": "50", "hll-sparse-max-bytes": "2048", "sanitize-dump-payload": "yes", "list-compress-depth": "2", "notify-keyspace-events": "AKE",
-	"busy-reply-threshold": "1000", "hz": "500", "latency-monitor-threshold": "100",
+	"busy-reply-threshold": "1000", "hz": "500", "jemalloc-bg-thread": "no", "latency-monitor-threshold": "100",
 	"save": "3600 1 300 100", "appendonly": "yes", "appendfsync": "always", "dbfilename": "x.rdb",
 	"appenddirname": "aofdir", "aof-load-truncated": "no", "appendfilename": "my.aof",
 	"stop-writes-on-bgsave-error": "no", "rdbcompression": "no", "auto-aof-rewrite-percentage": "50", "auto-aof-rewrite-min-size": "1048576",

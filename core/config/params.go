@@ -208,6 +208,8 @@ func defs() []*Param {
 		{Name: "hz", Table: "redis", Key: "hz", Kind: Int, Default: "10", Min: 0, Max: maxI32, HasRange: true, Unit: "per second", Mutable: true,
 			check: checkHz,
 			Doc:   "Frequency of background tasks (expiry sampling); clamped to 1..500 as Redis does"},
+		{Name: "jemalloc-bg-thread", Table: "redis", Key: "jemalloc-bg-thread", Kind: Bool, Default: "yes", Mutable: true,
+			Doc: "Return the Go heap's freed memory to the OS once a burst of writes is over (a collection and a scavenge, at most one per 10 s and 5% of the time), as Redis' jemalloc background thread returns dirty pages; no: the runtime's own pacing (up to twice the live heap stays resident)"},
 		{Name: "latency-monitor-threshold", Table: "redis", Key: "latency-monitor-threshold", Kind: Int, Default: "0", Min: 0, Max: maxI64, HasRange: true, Unit: "milliseconds", Mutable: true,
 			Doc: "Record latency events (LATENCY LATEST) at least this long; 0 = off"},
 

@@ -82,6 +82,7 @@ type DB struct {
 	// published for INFO memory (memory.go).
 	structure atomic.Int64
 	indexPub  atomic.Int64
+	rehashing atomic.Bool  // the index's Rehashing(), published by accountStructure
 	keyRound  int64        // sum over keys of keyCost(len) - len (memory.go); shard-owned
 	expChunks int          // non-nil chunks of expiry
 	avgTTL    atomic.Int64 // ms; Redis' db->avg_ttl estimate (see expireCycle)

@@ -88,6 +88,9 @@ func (d *DB) accountStructure() {
 		}
 		d.indexPub.Store(idx)
 	}
+	if r := d.index.Rehashing(); r != d.rehashing.Load() {
+		d.rehashing.Store(r)
+	}
 	d.adjust.Store(s - int64(d.index.Len()*ObjectOverhead) + d.keyRound)
 }
 
@@ -101,6 +104,11 @@ func (d *DB) Used() int64 { return d.memory.Load() + d.adjust.Load() }
 // Anyone may call them.
 func (d *DB) StructureBytes() int64      { return d.structure.Load() }
 func (d *DB) IndexBytesPublished() int64 { return d.indexPub.Load() }
+
+// RehashingPublished reports whether d's key index was rehashing at its
+// last change: its old table is held until the rehash ends, then garbage
+// (core/memdecay waits for it before returning memory). Anyone may call it.
+func (d *DB) RehashingPublished() bool { return d.rehashing.Load() }
 
 // keyCost is what a key of klen bytes costs the allocator: its allocation
 // holds the length prefix and the key (keyHeadLen; object.go, "The key

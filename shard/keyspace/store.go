@@ -340,6 +340,17 @@ func (st *Store) Counters() Counters {
 	return c
 }
 
+// Rehashing reports whether any of the store's key indexes was rehashing
+// at its last change (DB.RehashingPublished); anyone may call it.
+func (st *Store) Rehashing() bool {
+	for _, d := range st.dbs {
+		if d.RehashingPublished() {
+			return true
+		}
+	}
+	return false
+}
+
 // Sizes reads what only the holder may read: each database's index and
 // expiry index sizes, and the memory figure.
 // REQUIRES: the caller holds the store's shard.

@@ -5,9 +5,11 @@
 // It stores no keys. A lookup hands each candidate value whose 7-bit tag
 // matches the hash to the caller's match function, which compares the key it
 // holds at that value (keyspace compares the slot's Key); a rehash asks the
-// caller's hashOf for a stored value's hash. So an entry costs 5 bytes per
-// bucket (a tag byte and a uint32), and the collector sees two pointer-free
-// arrays per table whatever the number of keys.
+// caller's hashOf for a stored value's hash. So an entry costs 4 bytes per
+// bucket (a tag byte and the value's 3 low bytes; 5 once a value above
+// 1<<24-1 was inserted: see bucket widths below), and the collector sees at
+// most two pointer-free arrays (the current table and the one being drained)
+// whatever the number of keys.
 //
 // # Layout
 //
@@ -61,31 +63,65 @@ const (
 	stepScan    = 256
 )
 
-// bucketSize is a bucket's bytes: its tag, then its value (little-endian).
-// Tag and value side by side make a lookup's first memory miss bring both;
-// as two arrays they cost a miss each (BenchmarkFind, shard/keyspace).
-const bucketSize = 5
+// A bucket is its tag, then its value (little-endian). Tag and value side
+// by side make a lookup's first memory miss bring both; as two arrays they
+// cost a miss each (BenchmarkFind, shard/keyspace).
+//
+// Buckets come in two widths. A narrow table's hold the value's low 3 bytes
+// (4 bytes a bucket), a wide table's all 4 (5 bytes a bucket). A table is
+// made narrow when every value it may hold is at most narrowMax (Index.top,
+// the largest value ever inserted), and an Insert of a larger value into a
+// narrow table rebuilds it wide first; top never falls, so an index stays
+// wide once it was (until the database empties and starts afresh). The keyspace's values are slot
+// positions: a database of one shard reaches 1<<24 of them only with 16M
+// slots (512 MiB of them), so its index is narrow, a fifth smaller (at 1M
+// keys over 16 shards, 8.4 bytes a key instead of 10.5). val reads 4 bytes
+// and masks them, so a narrow table carries one byte of padding after its
+// last bucket.
+const (
+	narrowBucket = 4
+	wideBucket   = 5
+	narrowMax    = 1<<24 - 1
+)
 
 type table struct {
-	b     []byte // bucketSize bytes a bucket
+	b     []byte // w bytes a bucket (and a narrow table's padding byte)
 	shift uint8  // 64 - log2(size())
+	w     uint8  // narrowBucket or wideBucket
+	vmask uint32 // the values a bucket holds: narrowMax or all
 }
 
-func newTable(size int) table {
-	return table{
-		b:     make([]byte, size*bucketSize),
-		shift: uint8(64 - bits.TrailingZeros(uint(size))),
+func newTable(size int, wide bool) table {
+	t := table{shift: uint8(64 - bits.TrailingZeros(uint(size))), w: narrowBucket, vmask: narrowMax}
+	if wide {
+		t.w, t.vmask = wideBucket, 1<<32-1
+		t.b = make([]byte, size*wideBucket)
+	} else {
+		t.b = make([]byte, size*narrowBucket+1)
 	}
+	return t
 }
 
-func (t *table) size() int                  { return len(t.b) / bucketSize }
+func (t *table) size() int {
+	if len(t.b) == 0 {
+		return 0
+	}
+	return 1 << (64 - t.shift)
+}
 func (t *table) mask() uint64               { return uint64(t.size() - 1) }
-func (t *table) tag(i uint64) uint8         { return t.b[i*bucketSize] }
-func (t *table) setTag(i uint64, tag uint8) { t.b[i*bucketSize] = tag }
-func (t *table) val(i uint64) uint32        { return binary.LittleEndian.Uint32(t.b[i*bucketSize+1:]) }
+func (t *table) tag(i uint64) uint8         { return t.b[i*uint64(t.w)] }
+func (t *table) setTag(i uint64, tag uint8) { t.b[i*uint64(t.w)] = tag }
+func (t *table) val(i uint64) uint32 {
+	return binary.LittleEndian.Uint32(t.b[i*uint64(t.w)+1:]) & t.vmask
+}
 func (t *table) set(i uint64, tag uint8, v uint32) {
-	t.b[i*bucketSize] = tag
-	binary.LittleEndian.PutUint32(t.b[i*bucketSize+1:], v)
+	j := i * uint64(t.w)
+	t.b[j] = tag
+	if t.w == wideBucket {
+		binary.LittleEndian.PutUint32(t.b[j+1:], v)
+		return
+	}
+	t.b[j+1], t.b[j+2], t.b[j+3] = byte(v), byte(v>>8), byte(v>>16)
 }
 
 func tagOf(h uint64) uint8 { return tagLive | uint8(h&0x7f) }
@@ -95,13 +131,15 @@ func (t *table) find(h uint64, match func(v uint32) bool) int {
 	if t.size() == 0 {
 		return -1
 	}
-	tag, m := tagOf(h), t.mask()
+	// The table's fields in locals: match is a call, after which they
+	// would be loaded again.
+	tag, m, b, w, vm := tagOf(h), t.mask(), t.b, uint64(t.w), t.vmask
 	for i := h >> t.shift; ; i = (i + 1) & m {
-		switch t.tag(i) {
+		switch b[i*w] {
 		case tagEmpty:
 			return -1
 		case tag:
-			if match(t.val(i)) {
+			if match(binary.LittleEndian.Uint32(b[i*w+1:]) & vm) {
 				return int(i)
 			}
 		}
@@ -164,10 +202,11 @@ func (t *table) clear(i int) (emptied int) {
 // only as a move (SWAPDB swaps two).
 type Index struct {
 	cur   table
-	old   table // being drained into cur; no buckets when not rehashing
-	moved int   // old's buckets [0, moved) are drained
-	used  int   // cur's buckets not empty (live or deleted)
-	live  int   // values in cur and old
+	old   table  // being drained into cur; no buckets when not rehashing
+	moved int    // old's buckets [0, moved) are drained
+	used  int    // cur's buckets not empty (live or deleted)
+	live  int    // values in cur and old
+	top   uint32 // the largest value ever inserted: a new table is narrow while it is <= narrowMax
 }
 
 // Len is the number of values held.
@@ -201,10 +240,11 @@ func (x *Index) Find(h uint64, match func(v uint32) bool) (uint32, bool) {
 // with; it is called only to move entries during a rehash.
 // REQUIRES: no value for the same key is present (the caller looked first).
 func (x *Index) Insert(h uint64, v uint32, hashOf func(v uint32) uint64) {
+	x.top = max(x.top, v)
 	if x.Rehashing() {
 		x.step(stepEntries, stepScan, hashOf)
 	}
-	if (x.used+1)*8 > x.cur.size()*7 {
+	if (x.used+1)*8 > x.cur.size()*7 || v > x.cur.vmask { // full, or narrow for v: a new table, wide if v needs it
 		if x.Rehashing() {
 			x.step(-1, -1, hashOf) // cur filled first: finish, cheaply (see stepEntries)
 		}
@@ -244,7 +284,7 @@ func (x *Index) resize(need int, hashOf func(v uint32) uint64) {
 		size <<= 1
 	}
 	prev := x.cur
-	x.cur, x.used = newTable(size), 0
+	x.cur, x.used = newTable(size, x.top > narrowMax), 0
 	if x.live == 0 {
 		return
 	}

@@ -138,6 +138,52 @@ func TestIndexMatchesModel(t *testing.T) {
 	}
 }
 
+// TestIndexWidensForLargeValues is the property test over values on both
+// sides of narrowMax: small ones first, so the index starts narrow (4-byte
+// buckets), then a mix with values up to the largest uint32, so an insert
+// widens it, often in the middle of a rehash; every value must stay found
+// and the widths right (Verify).
+func TestIndexWidensForLargeValues(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x2e))
+		md := newModel(t, hashers["mixed"])
+		small := func() uint32 { return r.Uint32N(3000) }
+		large := func() uint32 {
+			switch r.IntN(3) {
+			case 0:
+				return narrowMax - 5 + r.Uint32N(10) // both sides of the boundary
+			case 1:
+				return 1<<32 - 1 - r.Uint32N(100)
+			}
+			return r.Uint32()
+		}
+		for i := range 2000 + r.IntN(3000) {
+			md.op(uint8(r.IntN(4))&1, small()) // inserts (of a present value: a lookup)
+			if i%500 == 0 {
+				md.check()
+			}
+		}
+		if md.x.cur.w != narrowBucket || md.x.Bytes() != md.x.cur.size()*narrowBucket+1+len(md.x.old.b) {
+			t.Fatalf("seed %d: %d small values: cur width %d, %d bytes", seed, len(md.m), md.x.cur.w, md.x.Bytes())
+		}
+		for i := range 6000 {
+			kind := uint8(r.IntN(4))
+			v := small()
+			if r.IntN(10) == 0 {
+				v = large()
+			}
+			md.op(kind, v)
+			if i%500 == 0 {
+				md.check()
+			}
+		}
+		md.check()
+		if md.x.top <= narrowMax || md.x.cur.w != wideBucket {
+			t.Fatalf("seed %d: top %d, cur width %d: want a wide table after large values", seed, md.x.top, md.x.cur.w)
+		}
+	}
+}
+
 // TestIndexGrowsIncrementally checks that growth spreads its work: while
 // 1<<16 values go in one by one, no Insert moves more than stepEntries old
 // entries (hashOf calls), and the old table is drained before the next

@@ -16,6 +16,15 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 		if n&(n-1) != 0 || n < minSize || int(t.shift) != 64-log2(n) {
 			return fmt.Errorf("table %d: %d buckets, shift %d", ti, n, t.shift)
 		}
+		switch {
+		case t.w == wideBucket && t.vmask == 1<<32-1 && len(t.b) == n*wideBucket:
+		case t.w == narrowBucket && t.vmask == narrowMax && len(t.b) == n*narrowBucket+1:
+			if ti == 0 && x.top > narrowMax {
+				return fmt.Errorf("cur is narrow, but %d was inserted", x.top)
+			}
+		default:
+			return fmt.Errorf("table %d: width %d, mask %#x, %d bytes for %d buckets", ti, t.w, t.vmask, len(t.b), n)
+		}
 		for i := range n {
 			tag := t.tag(uint64(i))
 			if ti == 0 && tag != tagEmpty {
@@ -31,6 +40,9 @@ func (x *Index) Verify(hashOf func(v uint32) uint64) error {
 				return fmt.Errorf("old bucket %d below moved %d holds %d", i, x.moved, t.val(uint64(i)))
 			}
 			v := t.val(uint64(i))
+			if v > x.top {
+				return fmt.Errorf("table %d bucket %d: value %d above the largest inserted, %d", ti, i, v, x.top)
+			}
 			if seen[v] {
 				return fmt.Errorf("value %d stored twice", v)
 			}
