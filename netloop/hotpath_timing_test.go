@@ -60,6 +60,9 @@ var hotCommands = []struct {
 	// when it runs before anything set its keys (svcbench compare's order).
 	{"GETmiss", mb("GET", "key:missing"), "$-1\r\n"},
 	{"SET", mb("SET", "key:000042", "value:0042"), "+OK\r\n"},
+	// A ZPOPMIN of a missing key: what svcbench compare's ZPOPMIN rounds
+	// measure once its calibration has emptied the set.
+	{"ZPOPMINmiss", mb("ZPOPMIN", "zset:missing"), "*0\r\n"},
 	{"INCR", mb("INCR", "counter:7"), ""},
 	// The data types in steady state (the value keeps its size), on the
 	// values hotSetup builds: what redis-benchmark's HSET, SADD, ZADD,

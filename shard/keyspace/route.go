@@ -63,6 +63,10 @@ type route struct {
 	// ExecMulti, since only the producer's own synchronous call can park its
 	// client (waiters.go).
 	parks bool
+	// oneKey: routed by its legacy key positions, which name one key
+	// (FirstKey == LastKey > 0: GET, SET, INCR, ZPOPMIN and most others),
+	// and not parking: route goes straight to that key's shard.
+	oneKey bool
 }
 
 // Where says how a producer must run a command.
@@ -103,6 +107,9 @@ func (e *Env) RouteFor(c *Ctx, cmd *command.Command, args [][]byte) (shard int, 
 // shards in r.
 func (e *Env) route(r *keyRoute, cmd *command.Command, args [][]byte) (int, Where) {
 	rr := e.routes[cmd.ID]
+	if rr.oneKey { // the walk below, for one key: about 20 instructions less
+		return e.firstShard(r, args[cmd.FirstKey]), OneShard
+	}
 	switch rr.kind {
 	case RouteKeys, RouteKeySpecs:
 		if rr.kind == RouteKeySpecs || cmd.Flags&command.FlagMovableKeys != 0 {
@@ -245,8 +252,10 @@ func (env *Env) register(hs Handlers) error {
 			return fmt.Errorf("keyspace: %q is routed by keys but the table gives it no key positions", name)
 		}
 		env.handlers[cmd.ID] = e.Handle
-		env.routes[cmd.ID] = route{kind: e.Route,
-			parks: cmd.Flags&command.FlagBlocking != 0 && (e.Route == RouteKeys || e.Route == RouteKeySpecs)}
+		parks := cmd.Flags&command.FlagBlocking != 0 && (e.Route == RouteKeys || e.Route == RouteKeySpecs)
+		env.routes[cmd.ID] = route{kind: e.Route, parks: parks,
+			oneKey: e.Route == RouteKeys && cmd.Flags&command.FlagMovableKeys == 0 && !parks &&
+				cmd.FirstKey > 0 && cmd.LastKey == cmd.FirstKey}
 	}
 	return nil
 }
