@@ -164,8 +164,7 @@ func TestDecayReturnsAFreedHeap(t *testing.T) {
 		b[0] = 1
 		keep = append(keep, b)
 	}
-	runtime.KeepAlive(keep)
-	keep = nil
+	runtime.KeepAlive(keep) // live until here, garbage after
 
 	var rel Release
 	select {
