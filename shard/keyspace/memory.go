@@ -42,18 +42,24 @@ const (
 // and the slices that point at them.
 //
 // A database's first chunk of slots (and of expiry data) is counted by the
-// keys in it, not whole: 40 KiB of chunk for the first key of a database
+// keys in it, not whole: 32 KiB of chunk for the first key of a database
 // would make a small maxmemory (the tests' 400 KiB over 4 shards) unable to
-// hold anything, and evicting a key from it would free nothing. From the
-// second chunk on, chunks count whole: a database of 1M keys holds every
-// slot of its chunks, live or not, and evicting a key frees its key and
-// value but not its slot (a later insert reuses it). The first chunk's empty
-// part, at most chunkBytes per database used, is the keyspace's fixed part
-// (docs/architecture.md).
+// hold anything, and evicting a key from it would free nothing. Past the
+// first chunk, slots count live or not up to the highest one handed out
+// (d.used): a database of 1M keys holds every such slot, and evicting a key
+// frees its key and value but not its slot (a later insert reuses it). A
+// new chunk is not counted whole when it is taken: 32 KiB in one insert
+// stays over maxmemory under noeviction, with nothing to evict (a 4 MB
+// limit ended 31 KB over it). The first chunk's empty part and the last
+// chunk's untouched tail, under 2*chunkBytes per database used, are the
+// keyspace's fixed part (docs/architecture.md).
 func (d *DB) structureBytes() int64 {
 	n := int64(d.index.Bytes())
-	if c := int64(len(d.chunks)); c > 0 {
-		n += (c-1)*chunkBytes + min(int64(d.index.Len()), chunkSize)*objectBytes
+	if len(d.chunks) > 0 {
+		n += min(int64(d.index.Len()), chunkSize) * objectBytes
+		if d.used > chunkSize {
+			n += int64(d.used-chunkSize) * objectBytes // every slot handed out past the first chunk
+		}
 	}
 	if d.expChunks > 0 {
 		n += int64(d.expChunks-1)*expiryChunkBytes + min(int64(len(d.volatile)), chunkSize)*expiryBytes
@@ -63,8 +69,8 @@ func (d *DB) structureBytes() int64 {
 }
 
 // growthJump is the structural growth in one change that TakeGrowth reports:
-// more than a key's slot in the first chunk (objectBytes), so a new slot
-// chunk, a new expiry chunk (12 KiB) or a grown slice of slot
+// more than a key's slot (objectBytes), so a new index table,
+// a new expiry chunk (12 KiB) or a grown slice of slot
 // numbers (the expiry list doubling past 2,048 keys adds 2 KiB) is evicted
 // right after its command rather than left over maxmemory until the next
 // write. With a 48-byte (now 32-byte) slot more keys fit under a small maxmemory and the
