@@ -364,7 +364,6 @@ func (r *Replica) finishDiskless(j *syncJob, a *attached) error {
 	a.state = slaveOnline
 	a.lastAck = time.Now()
 	a.startOnAck = true
-	f.fullOK++
 	r.log.Info("synchronization with replica succeeded (diskless)", "replica", a.info.Addr, "offset", j.off)
 	return nil
 }
@@ -413,7 +412,6 @@ func (r *Replica) sendFile(j *syncJob, a *attached) (err error) {
 	}()
 	f.mu.Lock()
 	a.state = slaveSendBulk
-	f.fullOK++
 	f.mu.Unlock()
 	_ = a.conn.SetWriteDeadline(time.Now().Add(r.cfg.Timeout))
 	w := bufio.NewWriterSize(deadlineWriter{a.conn, r.cfg.Timeout}, 64<<10)

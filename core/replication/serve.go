@@ -102,7 +102,7 @@ type masterFeed struct {
 	hard, soft, softSecs int64
 	backlogSize          int // repl-backlog-size once set; 0: Config.BacklogSize
 
-	fullOK, partialOK, partialErr int64 // sync_full, sync_partial_ok, sync_partial_err
+	fullOK, partialOK, partialErr int64 // sync_full (full syncs decided), sync_partial_ok, sync_partial_err
 
 	// Full syncs shared between replicas (fullsync.go): the jobs not done
 	// yet, repl-diskless-sync-delay and -max-replicas, and how many
@@ -338,6 +338,8 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 		return
 	}
 	a := &attached{info: info, conn: conn, wake: make(chan struct{}, 1), state: slaveWaitBgsave, sync: !psync, created: time.Now()}
+	// sync_full counts a full sync when it is decided, as Redis' syncCommand
+	// does, not when its transfer ends: one that fails later still counted.
 	if psync {
 		f.mu.Lock()
 		ids := r.IDs()
@@ -357,6 +359,11 @@ func (r *Replica) serve(conn net.Conn, info ReplicaInfo, psync bool, replID stri
 		if replID != "?" {
 			f.partialErr++
 		}
+		f.fullOK++ // with the failed PSYNC: INFO never shows one without the other
+		f.mu.Unlock()
+	} else {
+		f.mu.Lock()
+		f.fullOK++
 		f.mu.Unlock()
 	}
 	r.log.Info("full resync requested", "replica", info.Addr)
