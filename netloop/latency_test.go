@@ -172,9 +172,12 @@ func TestLatencyReplies(t *testing.T) {
 	if err := rdb.ConfigSet(ctx, "latency-monitor-threshold", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	mon.AddIfNeeded("command", time.Hour)
-	if mon.Enabled() || mon.Len() != 0 {
-		t.Errorf("CONFIG SET latency-monitor-threshold 0: enabled %v, %d events", mon.Enabled(), mon.Len())
+	// Events kept from before stay, as in Redis (a loaded machine can make
+	// one of the data path's own past 200 ms since the RESET): none is added.
+	kept := mon.Len()
+	mon.AddIfNeeded("while-off", time.Hour) // a name the data path never records
+	if mon.Enabled() || mon.Len() != kept {
+		t.Errorf("CONFIG SET latency-monitor-threshold 0: enabled %v, %d events (%d before)", mon.Enabled(), mon.Len(), kept)
 	}
 }
 
