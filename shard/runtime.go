@@ -633,6 +633,24 @@ func (rt *Runtime) call(c *keyspace.Ctx) {
 
 // ---- active expiry ---------------------------------------------------------
 
+// The active expiry cycle shares the CPU with the event loops: pinned to
+// one CPU (GOMAXPROCS 1) it runs on the only P, and while it runs no loop
+// does, so every connection waits for it. Redis' serverCron has the same
+// property and keeps each piece short: its databasesCron rehashes one
+// dictionary for a millisecond per call, its slow expire cycle stops at a
+// quarter of the period. The cycle here keeps each piece as short:
+//   - rehashStep gets one millisecond per cycle shared by the shards
+//     (rehashBudget), not a millisecond for each shard and database: keys
+//     spread evenly over 16 shards make all their indexes double at about
+//     the same time, and a cycle that gave each a millisecond held the P
+//     for 16 ms in one piece (a Go execution trace of memtier's 1:10 load
+//     at pipeline 1, pinned, docs/performance.md "The pinned tail,
+//     anatomy"); inserts and removes move entries themselves, so the
+//     background share only finishes the rehash of an index nobody writes.
+//   - runtime.Gosched after each shard: an event loop whose epoll_wait
+//     returned while the cycle held the P waits in the run queue; it now
+//     runs a turn between shards instead of after all of them (or after
+//     sysmon's 10 ms preemption).
 func (rt *Runtime) expireLoop() {
 	defer rt.wg.Done()
 	t := time.NewTicker(rt.expireEvery)
@@ -650,12 +668,16 @@ func (rt *Runtime) expireLoop() {
 		}
 		lat := rt.latency.Load()
 		for i, s := range rt.shards {
+			if i > 0 {
+				runtime.Gosched() // let a waiting event loop run its turn (see above)
+			}
 			rt.acquire(s)
 			// A quarter of the period, shared by the shards, as Redis' slow cycle
 			// (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) bounds its own.
 			now := time.Now()
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
-			s.store.ExpireCycle(now.UnixMilli(), deadline)
+			rehashUntil := now.Add(rehashBudget / time.Duration(len(rt.shards))).UnixNano()
+			s.store.ExpireCycle(now.UnixMilli(), deadline, rehashUntil)
 			rt.keepUnderLimit(s, len(rt.shards)-i, rt.expireEvery/4/time.Duration(len(rt.shards))) // admission.go
 			if s.store.HasReady() {
 				rt.serveReady(s) // an expired stream's XREADGROUP waiters (blocking.go)
@@ -668,6 +690,11 @@ func (rt *Runtime) expireLoop() {
 		}
 	}
 }
+
+// rehashBudget is how long one expiry cycle spends moving rehashing key
+// indexes' entries, shared by the shards: Redis' databasesCron spends a
+// millisecond per call (incrementallyRehash) on one dictionary.
+const rehashBudget = time.Millisecond
 
 // HoldExpiry stops (on) or restarts the active expiry cycle, the eviction
 // it runs and lazy expiry's deletes, as Redis 7.0 holds them while clients
