@@ -633,6 +633,28 @@ func (rt *Runtime) call(c *keyspace.Ctx) {
 
 // ---- active expiry ---------------------------------------------------------
 
+// The active expiry cycle shares the CPU with the event loops: pinned to
+// one CPU (GOMAXPROCS 1) it runs on the only P, and while it runs no loop
+// does, so every connection waits for it. Redis' serverCron has the same
+// property and keeps each piece short: its databasesCron rehashes one
+// dictionary for a millisecond per call, its slow expire cycle stops at a
+// quarter of the period. The cycle here keeps each piece as short:
+//   - rehashStep gets one millisecond per cycle shared by the shards
+//     (rehashBudget), not a millisecond for each shard and database: keys
+//     spread evenly over 16 shards make all their indexes double at about
+//     the same time, and a cycle that gave each a millisecond held the P
+//     for 16 ms in one piece (a Go execution trace of memtier's 1:10 load
+//     at pipeline 1, pinned, docs/performance.md "The pinned tail,
+//     anatomy"); inserts and removes move entries themselves, so the
+//     background share only finishes the rehash of an index nobody writes.
+//   - runtime.Gosched between shards once the cycle has held the P for
+//     yieldAfter: an event loop whose epoll_wait returned while the cycle
+//     held the P waits in the run queue; it now runs a turn between two
+//     shards instead of after all of them (or after sysmon's 10 ms
+//     preemption). A cycle with nothing to rehash or expire (a few
+//     microseconds a shard) still runs in one piece: a saturated loop gives
+//     the P back only when it blocks or is preempted, and a yield after
+//     every shard would stretch such a cycle over sixteen of those waits.
 func (rt *Runtime) expireLoop() {
 	defer rt.wg.Done()
 	t := time.NewTicker(rt.expireEvery)
@@ -649,13 +671,19 @@ func (rt *Runtime) expireLoop() {
 			continue // CLIENT PAUSE: no key expires or is evicted behind the paused clients' backs
 		}
 		lat := rt.latency.Load()
+		piece := time.Now() // since the cycle last gave the event loops the P
 		for i, s := range rt.shards {
+			if time.Since(piece) >= yieldAfter {
+				runtime.Gosched() // let a waiting event loop run its turn (see above)
+				piece = time.Now()
+			}
 			rt.acquire(s)
 			// A quarter of the period, shared by the shards, as Redis' slow cycle
 			// (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) bounds its own.
 			now := time.Now()
 			deadline := now.Add(rt.expireEvery / 4 / time.Duration(len(rt.shards))).UnixNano()
-			s.store.ExpireCycle(now.UnixMilli(), deadline)
+			rehashUntil := now.Add(rehashBudget / time.Duration(len(rt.shards))).UnixNano()
+			s.store.ExpireCycle(now.UnixMilli(), deadline, rehashUntil)
 			rt.keepUnderLimit(s, len(rt.shards)-i, rt.expireEvery/4/time.Duration(len(rt.shards))) // admission.go
 			if s.store.HasReady() {
 				rt.serveReady(s) // an expired stream's XREADGROUP waiters (blocking.go)
@@ -668,6 +696,20 @@ func (rt *Runtime) expireLoop() {
 		}
 	}
 }
+
+// rehashBudget is how long one expiry cycle spends moving rehashing key
+// indexes' entries, shared by the shards: Redis' databasesCron spends a
+// millisecond per call (incrementallyRehash) on one dictionary.
+const rehashBudget = time.Millisecond
+
+// yieldAfter is how long the expiry cycle holds the P before it lets the
+// event loops run (expireLoop). With a shard's share of the rehash (62 us
+// of 16) it yields after each rehashing shard, so the P is held for about
+// 70-180 us at a time (100 us let two such shards run together: pieces of
+// 140-200 us); a cycle with nothing to do (about 3 us a shard) still runs
+// in one piece. Either is a small part of a pipeline-1 request's latency on
+// a quiet machine (0.8-1.8 ms at memtier's 1:10 load, pinned).
+const yieldAfter = 50 * time.Microsecond
 
 // HoldExpiry stops (on) or restarts the active expiry cycle, the eviction
 // it runs and lazy expiry's deletes, as Redis 7.0 holds them while clients

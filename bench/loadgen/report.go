@@ -113,3 +113,18 @@ func (e *errWriter) printf(format string, args ...any) {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
 }
+
+// WritePercentiles prints one line of latency percentiles (0..100) of all
+// requests, SETs and GETs together, in milliseconds, as memtier's
+// --print-percentiles does: for comparing the shapes of two servers'
+// distributions, not only their p99s.
+func (r *Result) WritePercentiles(w io.Writer, percentiles []float64) error {
+	total := r.Total()
+	p := &errWriter{w: w}
+	p.printf("percentiles (ms):")
+	for _, q := range percentiles {
+		p.printf(" p%g=%.3f", q, float64(total.Latency.Quantile(q/100))/1e6)
+	}
+	p.printf("\n")
+	return p.err
+}

@@ -162,18 +162,32 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfg := loadgen.DefaultConfig()
 	var (
-		host    string
-		port    int
-		jsonOut bool
+		host        string
+		port        int
+		jsonOut     bool
+		percentiles string
 	)
 	loadFlags(fs, &cfg, true, &host, &port)
 	fs.BoolVar(&jsonOut, "json", false, "print the summary as JSON instead of the table")
+	fs.StringVar(&percentiles, "print-percentiles", "", "also print these latency percentiles of all requests after the table, comma-separated (as memtier's flag), e.g. 50,90,99,99.9,99.99,100")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: svcbench load [flags]\n\nmemtier_benchmark-like load against one Redis-protocol server (flag names as memtier's).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	var qs []float64
+	for f := range strings.SplitSeq(percentiles, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		q, perr := strconv.ParseFloat(f, 64)
+		if perr != nil || q < 0 || q > 100 {
+			fmt.Fprintf(stderr, "--print-percentiles: %q is not a percentile (0..100)\n", f)
+			return errUsage
+		}
+		qs = append(qs, q)
 	}
 	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
 	res, err := loadgen.RunOnce(ctx, cfg)
@@ -186,6 +200,11 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		} else if werr := res.WriteReport(stdout); werr != nil && err == nil {
 			err = werr
+		}
+		if len(qs) > 0 && !jsonOut {
+			if werr := res.WritePercentiles(stdout, qs); werr != nil && err == nil {
+				err = werr
+			}
 		}
 	}
 	if err == nil && res.Total().Errors > 0 {

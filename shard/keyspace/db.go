@@ -638,16 +638,17 @@ func (d *DB) randomSlot() (*Object, uint32) {
 	return o, pos
 }
 
-// rehashStep moves a rehashing key index's entries for up to a millisecond,
-// as Redis' incrementallyRehash in databasesCron: inserts and removes drain
-// the old table too, but a database nobody writes would keep it (and probe
-// it on every miss) until then.
-func (d *DB) rehashStep() {
+// rehashStep moves a rehashing key index's entries until the time until
+// (unix ns; at least one step of 256 entries), as Redis' incrementallyRehash
+// in databasesCron: inserts and removes drain the old table too, but a
+// database nobody writes would keep it (and probe it on every miss) until
+// then. The runtime's expiry cycle gives it a share of one millisecond per
+// cycle, Redis' budget (see Runtime.expireLoop).
+func (d *DB) rehashStep(until int64) {
 	if !d.index.Rehashing() {
 		return
 	}
-	until := time.Now().Add(time.Millisecond)
-	for d.index.Step(256, d.hashAt) && time.Now().Before(until) {
+	for d.index.Step(256, d.hashAt) && time.Now().UnixNano() < until {
 	}
 	d.accountStructure() // the old table goes when drained
 }

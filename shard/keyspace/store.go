@@ -365,11 +365,12 @@ func (st *Store) Sizes() (keys, expires [NumDatabases]int64, memory int64) {
 
 // ExpireCycle is the active expiry of every database of the store, until
 // deadline (unix ns); nothing expires while a log is replayed. A database
-// whose key index is rehashing first gets a step of it (rehashStep).
+// whose key index is rehashing first gets a step of it (rehashStep), until
+// rehashUntil (unix ns): the store's share of the cycle's rehash budget.
 // REQUIRES: the caller holds the store's shard.
-func (st *Store) ExpireCycle(now, deadline int64) {
+func (st *Store) ExpireCycle(now, deadline, rehashUntil int64) {
 	for _, d := range st.dbs {
-		d.rehashStep()
+		d.rehashStep(rehashUntil)
 		if st.loading {
 			break // the log being replayed decides what expired
 		}
