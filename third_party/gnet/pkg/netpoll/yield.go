@@ -31,8 +31,11 @@ func (p *Poller) SetYield(yield bool) { p.noYield = !yield }
 // and sysmon preempts one that has run 10 ms (forcePreemptNS): it takes the
 // P from under a blocked wait, and keeps ticking every 20 us instead of
 // backing off to 10 ms while it does. Without these yields a busy loop was
-// preempted about 380 times a second and sysmon woke 1,700 times.
-const yieldEvery = 2 * time.Millisecond
+// preempted about 380 times a second and sysmon woke 1,700 times. Each yield
+// still costs a wake-up, and often moves the loop to the woken thread (the
+// yielding one finds nothing and sleeps): half of sysmon's 10 ms keeps them
+// few and the loop's time since its last yield under 10 ms while it works.
+const yieldEvery = 5 * time.Millisecond
 
 // yieldDue reports whether Polling, without yield, calls runtime.Gosched
 // before its next wait. It costs a clock read (vDSO) a turn.
