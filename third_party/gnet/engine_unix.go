@@ -19,6 +19,7 @@ package gnet
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,8 @@ func (eng *engine) runEventLoops(ctx context.Context, numEventLoop int) error {
 		}
 	}
 
+	wireYield(eng.eventLoops, numEventLoop)
+
 	// Start event-loops in the background.
 	eng.eventLoops.iterate(func(_ int, el *eventloop) bool {
 		eng.concurrency.Go(el.run)
@@ -152,6 +155,8 @@ func (eng *engine) activateReactors(ctx context.Context, numEventLoop int) error
 		eng.eventLoops.register(el)
 	}
 
+	wireYield(eng.eventLoops, numEventLoop+1) // the main reactor polls too
+
 	// Start sub reactors in the background.
 	eng.eventLoops.iterate(func(_ int, el *eventloop) bool {
 		eng.concurrency.Go(el.orbit)
@@ -174,6 +179,7 @@ func (eng *engine) activateReactors(ctx context.Context, numEventLoop int) error
 			return err
 		}
 	}
+	el.poller.SetYield(yieldBeforeWait(numEventLoop + 1))
 	eng.ingress = el
 
 	// Start the main reactor in the background.
@@ -313,4 +319,19 @@ func (el *eventloop) wireTurnEnd() {
 	if te, ok := el.eventHandler.(TurnEnder); ok {
 		el.poller.SetTurnEnd(func() { te.OnTurnEnd(el) })
 	}
+}
+
+// yieldBeforeWait reports whether an engine's event loops, loops of them,
+// should yield their P before each blocking wait (svcdb patch, see
+// pkg/netpoll/yield.go): only when they may hold every P. Decided once, at
+// start; a later change of GOMAXPROCS (a new cgroup quota) keeps it.
+func yieldBeforeWait(loops int) bool { return loops >= runtime.GOMAXPROCS(0) }
+
+// wireYield sets the yield of each of els' pollers, for loops loops in all.
+func wireYield(els loadBalancer, loops int) {
+	yield := yieldBeforeWait(loops)
+	els.iterate(func(_ int, el *eventloop) bool {
+		el.poller.SetYield(yield)
+		return true
+	})
 }

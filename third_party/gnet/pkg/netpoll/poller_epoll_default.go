@@ -22,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -41,6 +42,8 @@ type Poller struct {
 	urgentAsyncTaskQueue        queue.AsyncTaskQueue // queue with high priority
 	highPriorityEventsThreshold int32                // threshold of high-priority events
 	turnEnd                     func()               // svcdb patch: called at the end of each turn (SetTurnEnd)
+	noYield                     bool                 // svcdb patch: block at once, Gosched only every yieldEvery (SetYield)
+	lastYield                   time.Time            // svcdb patch: when Polling last called Gosched, if noYield
 }
 
 // OpenPoller instantiates a poller.
@@ -119,16 +122,23 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 
 	msec := -1
 	for {
+		if p.yieldDue() { // svcdb patch (SetYield)
+			runtime.Gosched()
+		}
 		n, err := unix.EpollWait(p.fd, el.events, msec)
 		if n == 0 || (n < 0 && err == unix.EINTR) {
 			msec = -1
-			runtime.Gosched()
+			if !p.noYield { // svcdb patch (SetYield)
+				runtime.Gosched()
+			}
 			continue
 		} else if err != nil {
 			logging.Errorf("error occurs in epoll: %v", os.NewSyscallError("epoll_wait", err))
 			return err
 		}
-		msec = 0
+		if !p.noYield { // svcdb patch (SetYield): else the next wait blocks at once
+			msec = 0
+		}
 
 		for i := 0; i < n; i++ {
 			ev := &el.events[i]

@@ -21,6 +21,7 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -38,6 +39,8 @@ type Poller struct {
 	urgentAsyncTaskQueue        queue.AsyncTaskQueue // queue with high priority
 	highPriorityEventsThreshold int32                // threshold of high-priority events
 	turnEnd                     func()               // svcdb patch: called at the end of each turn (SetTurnEnd)
+	noYield                     bool                 // svcdb patch: block at once, Gosched only every yieldEvery (SetYield)
+	lastYield                   time.Time            // svcdb patch: when Polling last called Gosched, if noYield
 }
 
 // OpenPoller instantiates a poller.
@@ -102,16 +105,23 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 		doChores bool
 	)
 	for {
+		if p.yieldDue() { // svcdb patch (SetYield)
+			runtime.Gosched()
+		}
 		n, err := unix.Kevent(p.fd, nil, el.events, tsp)
 		if n == 0 || (n < 0 && err == unix.EINTR) {
 			tsp = nil
-			runtime.Gosched()
+			if !p.noYield { // svcdb patch (SetYield)
+				runtime.Gosched()
+			}
 			continue
 		} else if err != nil {
 			logging.Errorf("error occurs in kqueue: %v", os.NewSyscallError("kevent wait", err))
 			return err
 		}
-		tsp = &ts
+		if !p.noYield { // svcdb patch (SetYield): else the next wait blocks at once
+			tsp = &ts
+		}
 
 		for i := 0; i < n; i++ {
 			ev := &el.events[i]
