@@ -115,6 +115,7 @@ for c in ${clients//,/ }; do
 		for srv in $servers; do
 			read -r a am <<<"$(irefs $srv "$t" "$n1" "$c")"
 			read -r b bm <<<"$(irefs $srv "$t" "$n2" "$c")"
+			[ -n "$a" ] && [ -n "$b" ] || exit 1 # irefs said why
 			per[$srv]=$(((b - a) / (n2 - n1)))
 			miss[$srv]=$(echo "scale=2; ($bm - $am) / ($n2 - $n1)" | bc -l)
 			if [ -n "$keep" ]; then
