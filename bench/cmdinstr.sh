@@ -5,6 +5,14 @@
 # count does not depend on what else runs on the machine.
 #
 #   bench/cmdinstr.sh [-s svcdb-binary] [-t get,incr,zpopmin,set] [-c 1,50] [-n 50000,250000]
+#                     [-P 16] [-i] [-o dir] [-r redis|none]
+#
+# -i adds cachegrind's cache model (I1 32 KiB 8-way, D1 32 KiB 8-way, LL 1 MiB
+# 16-way, 64-byte lines: this machine's L1 and L2) and reports level-1
+# instruction-cache misses per command (I1mr) beside the instructions; -o
+# keeps each run's cachegrind.out files and their N2-N1 difference (cg_diff)
+# in dir, for `cg_annotate dir/svcdb-get-c1.diff` per function. -P sets the
+# pipeline depth; -r none measures svcdb alone.
 #
 # For each server, test and client count it starts the server fresh under
 # `valgrind --tool=cachegrind --cache-sim=no`, runs `redis-benchmark -P 16
@@ -27,12 +35,20 @@ svcdb=bin/svcdb
 tests=get,incr,zpopmin,set
 clients=1,50
 counts=50000,250000
-while getopts "s:t:c:n:" o; do
+pipeline=16
+cachesim=no
+keep=
+servers="svcdb redis"
+while getopts "s:t:c:n:P:io:r:" o; do
 	case $o in
 	s) svcdb=$OPTARG ;;
 	t) tests=$OPTARG ;;
 	c) clients=$OPTARG ;;
 	n) counts=$OPTARG ;;
+	P) pipeline=$OPTARG ;;
+	i) cachesim=yes ;;
+	o) keep=$(realpath -m "$OPTARG") && mkdir -p "$keep" ;;
+	r) [ "$OPTARG" = none ] && servers=svcdb ;;
 	*) sed -n '2,10p' "$0"; exit 2 ;;
 	esac
 done
@@ -46,42 +62,74 @@ svcdb=$(realpath "$svcdb")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# irefs SERVER TEST N C: the server's instructions over one run.
+cachegrind=(valgrind --tool=cachegrind --cache-sim=$cachesim)
+[ $cachesim = yes ] && cachegrind+=(--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64)
+
+# irefs SERVER TEST N C: the server's instructions (and, with -i, its I1
+# misses after a space) over one run.
 irefs() {
 	local srv=$1 test=$2 n=$3 c=$4 port pid log=$work/valgrind.log dir=$work/data
+	local out=/dev/null
+	[ -n "$keep" ] && out=$keep/$srv-$test-c$c-n$n.out
 	rm -rf "$dir" && mkdir -p "$dir"
 	for _ in 1 2 3 4 5; do # a random port; another one if it is taken
 		port=$((20000 + RANDOM % 30000))
 		redis-cli -p $port ping >/dev/null 2>&1 || break
 	done
 	if [ "$srv" = redis ]; then
-		valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		"${cachegrind[@]}" --cachegrind-out-file="$out" \
 			redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$log" 2>&1 &
 	else
-		(cd "$dir" && exec valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		(cd "$dir" && exec "${cachegrind[@]}" --cachegrind-out-file="$out" \
 			"$svcdb" --port $port --http-port 0 --save '' >"$log" 2>&1) &
 	fi
 	pid=$!
+	local up=no
 	for _ in $(seq 300); do
-		redis-cli -p $port ping >/dev/null 2>&1 && break
+		redis-cli -p $port ping >/dev/null 2>&1 && up=yes && break
 		sleep 0.2
 	done
-	redis-benchmark -p $port -P 16 -c "$c" -n "$n" -t "$test" -q >/dev/null 2>&1
+	if [ $up = no ] || ! redis-benchmark -p $port -P "$pipeline" -c "$c" -n "$n" -t "$test" -q >/dev/null 2>&1; then
+		echo "cmdinstr: $srv on port $port did not serve $test (its log: $(tail -3 "$log"))" >&2
+		kill $pid 2>/dev/null || true
+		wait $pid || true
+		exit 1
+	fi
 	redis-cli -p $port shutdown nosave >/dev/null 2>&1 || true
 	wait $pid || true
-	grep 'I *refs' "$log" | sed 's/.*refs: *//; s/,//g'
+	local ir i1
+	ir=$(grep 'I *refs' "$log" | sed 's/.*refs: *//; s/,//g')
+	i1=$(grep 'I1 *misses' "$log" | sed 's/.*misses: *//; s/,//g')
+	echo "$ir ${i1:-0}"
 }
 
-printf '%-8s %3s %10s %10s %6s\n' test c svcdb redis ratio
+if [ $cachesim = yes ]; then
+	printf '%-8s %3s %2s %10s %10s %6s %8s %8s\n' test c P svcdb redis ratio I1svcdb I1redis
+else
+	printf '%-8s %3s %2s %10s %10s %6s\n' test c P svcdb redis ratio
+fi
 for c in ${clients//,/ }; do
 	for t in ${tests//,/ }; do
-		declare -A per=()
-		for srv in svcdb redis; do
-			a=$(irefs $srv "$t" "$n1" "$c")
-			b=$(irefs $srv "$t" "$n2" "$c")
+		declare -A per=() miss=()
+		per[redis]=0 miss[redis]=0
+		for srv in $servers; do
+			read -r a am <<<"$(irefs $srv "$t" "$n1" "$c")"
+			read -r b bm <<<"$(irefs $srv "$t" "$n2" "$c")"
+			[ -n "$a" ] && [ -n "$b" ] || exit 1 # irefs said why
 			per[$srv]=$(((b - a) / (n2 - n1)))
+			miss[$srv]=$(echo "scale=2; ($bm - $am) / ($n2 - $n1)" | bc -l)
+			if [ -n "$keep" ]; then
+				cg_diff "$keep/$srv-$t-c$c-n$n1.out" "$keep/$srv-$t-c$c-n$n2.out" \
+					>"$keep/$srv-$t-c$c.diff"
+			fi
 		done
-		printf '%-8s %3s %10s %10s %6.2f\n' "$t" "$c" "${per[svcdb]}" "${per[redis]}" \
-			"$(echo "${per[svcdb]} / ${per[redis]}" | bc -l)"
+		ratio=$(echo "${per[svcdb]} / (${per[redis]} + (${per[redis]} == 0))" | bc -l)
+		if [ $cachesim = yes ]; then
+			printf '%-8s %3s %2s %10s %10s %6.2f %8s %8s\n' "$t" "$c" "$pipeline" \
+				"${per[svcdb]}" "${per[redis]}" "$ratio" "${miss[svcdb]}" "${miss[redis]}"
+		else
+			printf '%-8s %3s %2s %10s %10s %6.2f\n' "$t" "$c" "$pipeline" \
+				"${per[svcdb]}" "${per[redis]}" "$ratio"
+		fi
 	done
 done

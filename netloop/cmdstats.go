@@ -251,9 +251,11 @@ func (s *Server) observeSlow(c *client, cmd *command.Command, args [][]byte, ns 
 			s.slowlog.Add(args, d, time.Now(), c.addr, c.stringField(&c.name))
 		}
 	}
-	event := "command"
-	if cmd.Flags&command.FlagFast != 0 {
-		event = "fast-command"
+	if s.latency.Enabled() { // one load, inlined (AddIfNeeded is a call)
+		event := "command"
+		if cmd.Flags&command.FlagFast != 0 {
+			event = "fast-command"
+		}
+		s.latency.AddIfNeeded(event, d)
 	}
-	s.latency.AddIfNeeded(event, d)
 }

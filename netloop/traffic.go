@@ -470,79 +470,46 @@ func appendProtocolError(dst []byte, err error) []byte {
 }
 
 // process runs or queues one command. It reports false, without consuming the
-// command, when a batch is open for another shard: the batch goes first.
+// command, when a batch is open for another shard: the batch goes first. Rare
+// paths are out of line: the common one stays a few contiguous cache lines
+// (docs/performance.md, "Instruction-cache misses on the hot path").
 func (s *Server) process(c *client, args [][]byte) bool {
 	cmd := s.table.Lookup(args[0])
 	if c.state == connFilling {
-		// Only commands for the open batch's shard may join it.
-		// A command whose reads are tracked differently (CLIENT CACHING's
-		// one command) starts a batch of its own.
-		if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || s.clientPause.mode.Load() != pauseNone || c.replyMode != replyOn || !s.joinAllowed(c, cmd, args) || c.batch.Ctx.TrackReads != c.ctx.TrackReads {
-			return false
-		}
-		idx, where := s.rt.Route(cmd, args)
-		if where != keyspace.OneShard || idx != c.batch.TargetShard() {
-			return false
-		}
-		c.batch.Add(cmd, args)
-		c.setLastCmd(&cmd.FullName)
-		if s.cfg.Tracer.PerRequest() {
-			_, sp := s.cfg.Tracer.StartCommand(context.Background(), cmd.FullName, c.ctx.DB, idx, c.addr)
-			c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: sp})
-		}
-		return true
+		return s.join(c, cmd, args)
 	}
 	// Redis' order of checks (processCommand): existence, arity, subcommand,
 	// then authentication. A command refused here is not counted as processed.
 	mark := len(c.out)
-	if cmd == nil {
-		c.out = resp.AppendErrUnknownCommand(c.out, args[0], args[1:])
-		s.rejected(c, nil, c.out[mark:])
+	if cmd == nil || !cmd.CheckArity(len(args)) {
+		s.refuseUnknownOrArity(c, cmd, args, mark)
 		return true
 	}
 	c.setLastCmd(&cmd.FullName)
-	if !cmd.CheckArity(len(args)) {
-		c.out = resp.AppendErrWrongArity(c.out, args[0])
-		s.rejected(c, cmd, c.out[mark:])
-		return true
-	}
 	if cmd == s.debugCmd && s.debugRefused(c, args) { // enable-debug-command (security.go), before AUTH as Redis
 		s.refuseDebug(c, cmd, mark)
 		return true
 	}
 	checked := cmd
 	if len(cmd.Subcommands) > 0 && len(args) > 1 { // COMMAND alone is valid
-		sub := s.table.LookupSub(cmd, args[1])
-		if sub == nil {
-			c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], cmd.Name)
-			s.rejected(c, nil, c.out[mark:]) // as Redis: only in errorstats
+		if checked = s.checkSub(c, cmd, args, mark); checked == nil {
 			return true
 		}
-		c.setLastCmd(&sub.FullName)
-		if !sub.CheckArity(len(args)) {
-			c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
-			s.rejected(c, sub, c.out[mark:])
-			return true
-		}
-		checked = sub
 	}
 	if !c.authed && checked.Flags&command.FlagNoAuth == 0 && s.acl.AuthRequired() {
-		c.out = append(c.out, resp.ErrNoAuth...)
 		s.authFails[FailNoAuth].Add(1)
-		s.rejected(c, checked, c.out[mark:])
+		refuse(s, c, checked, resp.ErrNoAuth, mark)
 		return true
 	}
 	if !c.user.AllowsAll() && s.aclDenied(c, checked, args, mark) { // acl.go
 		return true
 	}
 	if refusal := s.persistenceRefusal(cmd, checked); refusal != "" { // persistcmd.go
-		c.out = append(c.out, refusal...)
-		s.rejected(c, checked, c.out[mark:])
+		refuse(s, c, checked, refusal, mark)
 		return true
 	}
 	if refusal := s.replicationRefusal(checked); refusal != "" { // replcmd.go
-		c.out = append(c.out, refusal...)
-		s.rejected(c, checked, c.out[mark:])
+		refuse(s, c, checked, refusal, mark)
 		return true
 	}
 	if c.ps.Load() != nil && s.pubsubDenied(c, checked) { // RESP2 subscribed mode
@@ -553,7 +520,7 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		s.parkPaused(c)
 		return false // not consumed: it runs when the pause ends
 	}
-	if s.queueInMulti(c, cmd, checked, args, mark) {
+	if c.multi.active && s.queueInMulti(c, cmd, checked, args, mark) {
 		return true
 	}
 	if s.scriptClock.start.Load() != 0 && s.refuseBusy(c, checked, mark) { // scripting.go
@@ -565,32 +532,10 @@ func (s *Server) process(c *client, args [][]byte) bool {
 	}
 	idx, where := s.rt.RouteFor(&c.ctx, cmd, args) // recorded in c.ctx for the execution below
 	var span trace.Span
-	if s.cfg.Tracer.PerRequest() { // one atomic load when per-request spans are off
-		spanShard := -1
-		if where == keyspace.OneShard {
-			spanShard = idx
-		}
-		_, span = s.cfg.Tracer.StartCommand(context.Background(), checked.FullName, c.ctx.DB, spanShard, c.addr)
-	}
-	switch where {
-	case keyspace.OneShard:
-		c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = cmd, subOf(cmd, checked), args, c.out
-		if s.rt.TryExec(idx, &c.ctx) {
-			c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
-			break
-		}
-		c.ctx.Out, c.ctx.Args = nil, nil
-		c.commands-- // counted when the batch completes
-		s.openBatch(c, idx, cmd, args)
-		if span != nil {
-			c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: span}) // ended when the batch completes
-			span = nil
-		}
-	case keyspace.Coordinated:
-		c.ctx.Sub = subOf(cmd, checked)
-		s.execCoordinated(c, cmd, args, 0)
-	default:
-		s.local(c, cmd, subOf(cmd, checked), args)
+	if where != keyspace.OneShard || s.cfg.Tracer.PerRequest() {
+		span = s.dispatch(c, cmd, checked, args, idx, where)
+	} else {
+		s.runOne(c, cmd, checked, args, idx)
 	}
 	if c.state != connFilling {
 		s.executed(c, checked, args, mark)
@@ -602,4 +547,97 @@ func (s *Server) process(c *client, args [][]byte) bool {
 		s.cfg.Tracer.EndCommand(span, tracing.ReplyError(c.out[mark:]))
 	}
 	return true
+}
+
+// runOne runs a command of one shard on the loop when the shard is free, or
+// opens a batch for it (connFilling) when another loop holds it.
+func (s *Server) runOne(c *client, cmd, checked *command.Command, args [][]byte, idx int) {
+	c.ctx.Cmd, c.ctx.Sub, c.ctx.Args, c.ctx.Out = cmd, subOf(cmd, checked), args, c.out
+	if s.rt.TryExec(idx, &c.ctx) {
+		c.out, c.ctx.Out, c.ctx.Args = c.ctx.Out, nil, nil
+		return
+	}
+	c.ctx.Out, c.ctx.Args = nil, nil
+	c.commands-- // counted when the batch completes
+	s.openBatch(c, idx, cmd, args)
+}
+
+// join adds the command to c's open batch if it may: only commands for the
+// batch's shard may, and not one whose reads are tracked differently (CLIENT
+// CACHING's one command starts a batch of its own).
+func (s *Server) join(c *client, cmd *command.Command, args [][]byte) bool {
+	if cmd == nil || !cmd.CheckArity(len(args)) || !c.authed || c.batch.Len() >= s.cfg.MaxBatch || s.writeRefused(cmd) || s.clientPause.mode.Load() != pauseNone || c.replyMode != replyOn || !s.joinAllowed(c, cmd, args) || c.batch.Ctx.TrackReads != c.ctx.TrackReads {
+		return false
+	}
+	idx, where := s.rt.Route(cmd, args)
+	if where != keyspace.OneShard || idx != c.batch.TargetShard() {
+		return false
+	}
+	c.batch.Add(cmd, args)
+	c.setLastCmd(&cmd.FullName)
+	if s.cfg.Tracer.PerRequest() {
+		_, sp := s.cfg.Tracer.StartCommand(context.Background(), cmd.FullName, c.ctx.DB, idx, c.addr)
+		c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: sp})
+	}
+	return true
+}
+
+// dispatch runs a command not of one shard, or with a per-request span: it
+// returns the span, or nil when the command's batch is to end it.
+func (s *Server) dispatch(c *client, cmd, checked *command.Command, args [][]byte, idx int, where keyspace.Where) (span trace.Span) {
+	if s.cfg.Tracer.PerRequest() { // one atomic load when per-request spans are off
+		spanShard := -1
+		if where == keyspace.OneShard {
+			spanShard = idx
+		}
+		_, span = s.cfg.Tracer.StartCommand(context.Background(), checked.FullName, c.ctx.DB, spanShard, c.addr)
+	}
+	switch where {
+	case keyspace.OneShard:
+		if s.runOne(c, cmd, checked, args, idx); c.state == connFilling && span != nil {
+			c.spans = append(c.spans, batchSpan{cmd: c.batch.Len() - 1, span: span}) // ended when the batch completes
+			return nil
+		}
+	case keyspace.Coordinated:
+		c.ctx.Sub = subOf(cmd, checked)
+		s.execCoordinated(c, cmd, args, 0)
+	default:
+		s.local(c, cmd, subOf(cmd, checked), args)
+	}
+	return span
+}
+
+// checkSub resolves cmd's subcommand args[1] for process, or replies its
+// error and returns nil.
+func (s *Server) checkSub(c *client, cmd *command.Command, args [][]byte, mark int) *command.Command {
+	sub := s.table.LookupSub(cmd, args[1])
+	if sub == nil {
+		c.out = resp.AppendErrUnknownSubcommand(c.out, args[1], cmd.Name)
+		s.rejected(c, nil, c.out[mark:]) // as Redis: only in errorstats
+		return nil
+	}
+	c.setLastCmd(&sub.FullName)
+	if !sub.CheckArity(len(args)) {
+		c.out = resp.AppendErrWrongArity(c.out, []byte(sub.FullName))
+		s.rejected(c, sub, c.out[mark:])
+		return nil
+	}
+	return sub
+}
+
+// refuseUnknownOrArity replies to an unknown command (nil) or a wrong arity.
+func (s *Server) refuseUnknownOrArity(c *client, cmd *command.Command, args [][]byte, mark int) {
+	if cmd == nil {
+		c.out = resp.AppendErrUnknownCommand(c.out, args[0], args[1:])
+	} else {
+		c.setLastCmd(&cmd.FullName)
+		c.out = resp.AppendErrWrongArity(c.out, args[0])
+	}
+	s.rejected(c, cmd, c.out[mark:])
+}
+
+// refuse replies refusal, a whole error line.
+func refuse[T string | []byte](s *Server, c *client, checked *command.Command, refusal T, mark int) {
+	c.out = append(c.out, refusal...)
+	s.rejected(c, checked, c.out[mark:])
 }

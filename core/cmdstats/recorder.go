@@ -45,11 +45,16 @@ func (cs *commandStats) calls() int64 {
 func bump(a *atomic.Int64, n int64) { a.Store(a.Load() + n) }
 
 func (r *Recorder) stats(id int) *commandStats {
-	cs := r.cmds[id].Load()
-	if cs == nil {
-		cs = new(commandStats) // once per command per recorder
-		r.cmds[id].Store(cs)
+	if cs := r.cmds[id].Load(); cs != nil {
+		return cs
 	}
+	return r.newStats(id)
+}
+
+// newStats allocates command id's counters, once per command per recorder.
+func (r *Recorder) newStats(id int) *commandStats {
+	cs := new(commandStats)
+	r.cmds[id].Store(cs)
 	return cs
 }
 
@@ -67,8 +72,14 @@ func (r *Recorder) Call(id int, ns int64) { r.CallAfterWait(id, ns, ns) }
 // Two stores for a call that waited for nothing (its bucket and totalNs).
 // The bucket is stored before execAdjust, which readers load first (raw),
 // so a reader never sees a bucket's count taken away before it was added.
+//
+// It loads the counters itself rather than through stats (which does not
+// inline): one function less on every command's path.
 func (r *Recorder) CallAfterWait(id int, ns, exec int64) {
-	cs := r.stats(id)
+	cs := r.cmds[id].Load()
+	if cs == nil {
+		cs = r.newStats(id)
+	}
 	b := bucketOf(ns)
 	bump(&cs.buckets[b], 1)
 	bump(&cs.totalNs, ns)
