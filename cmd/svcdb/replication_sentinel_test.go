@@ -393,6 +393,12 @@ func TestReplicaOfPersistedByConfigRewrite(t *testing.T) {
 	waitFor(t, "a partial resync after CLIENT KILL TYPE replica", func() bool {
 		return field(m.Info(ctx, "stats").Val(), "sync_partial_ok") == "1"
 	})
+	// The master counts the PSYNC when it answers +CONTINUE; the replica
+	// lists its new link once it has read it.
+	waitFor(t, "the replica's link to be a client again", func() bool {
+		l, _ := r.Do(ctx, "CLIENT", "LIST", "TYPE", "master").Text()
+		return strings.Count(l, "\n") == 1
+	})
 	if n := r.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val(); n != int64(1) {
 		t.Errorf("CLIENT KILL TYPE master: %v", n)
 	}
