@@ -223,6 +223,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}()
 	}
 
+	procs := spareP() // before the loops and the shards size themselves
 	table := command.New()
 	users, err := buildACL(reg, table) // checked above; files may have changed since
 	if err != nil {
@@ -425,7 +426,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	life.Set(lifecycle.Ready)
 	pm.Start()
 	logger.Info("svcdb ready to accept connections", "addr", srv.Addr(), "version", version,
-		"shards", rt.NumShards(), "drain_strategy", strategy.String(), "config_file", reg.ConfigFile(), "pid", os.Getpid())
+		"shards", rt.NumShards(), "drain_strategy", strategy.String(), "gomaxprocs", procs, "config_file", reg.ConfigFile(), "pid", os.Getpid())
 	fmt.Fprintf(stdout, "svcdb listening on %s\n", srv.Addr())
 
 	select {
