@@ -94,6 +94,13 @@ type Config struct {
 	// TestTime bounds the run by time instead: connections stop sending new
 	// requests after TestTime and wait for their outstanding replies.
 	TestTime time.Duration
+	// RateLimit caps each connection at this many requests a second (0: as
+	// fast as the server answers), as memtier's --rate-limiting: a request
+	// is sent no earlier than its turn in the connection's schedule, so
+	// servers of different speeds can be compared at the same ops/s, where
+	// neither the server nor the client is saturated. Latency is measured
+	// from the actual send, as without it.
+	RateLimit int
 	// Seed seeds the per-connection random sources (connection i uses
 	// Seed+i), so runs are repeatable. Default 1.
 	Seed uint64
@@ -153,6 +160,9 @@ func (c *Config) Validate() error {
 	if c.TestTime < 0 || (c.TestTime == 0 && c.Requests < 1) {
 		errs = append(errs, fmt.Errorf("requests %d, test time %v: want requests >= 1 or a positive test time", c.Requests, c.TestTime))
 	}
+	if c.RateLimit < 0 {
+		errs = append(errs, fmt.Errorf("rate limit %d: want >= 0 requests a second per connection", c.RateLimit))
+	}
 	if c.KeyStddev < 0 {
 		errs = append(errs, fmt.Errorf("key stddev %v: want >= 0", c.KeyStddev))
 	}
@@ -167,6 +177,9 @@ func (c *Config) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ratio %v, keys %c:%c %d..%d, data %dB, pipeline %d, %d×%d conns",
 		c.Ratio, c.SetPattern, c.GetPattern, c.KeyMin, c.KeyMax, c.DataSize, c.Pipeline, c.Threads, c.Clients)
+	if c.RateLimit > 0 {
+		fmt.Fprintf(&b, ", %d req/s/conn", c.RateLimit)
+	}
 	if c.TestTime > 0 {
 		fmt.Fprintf(&b, ", %v", c.TestTime)
 	} else {

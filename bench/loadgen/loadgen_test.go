@@ -112,6 +112,36 @@ func TestRequestBoundRun(t *testing.T) {
 	}
 }
 
+// TestRateLimitCapsRequests: with RateLimit a connection sends no more
+// than its schedule allows (rate × run time, plus the one due at the
+// start), whatever the server's speed, and the run still ends with every
+// reply accounted. Unlimited, the same Redis answers far more than the cap
+// in the same time on any machine this runs on.
+func TestRateLimitCapsRequests(t *testing.T) {
+	srv := benchtest.StartRedis(t)
+	cfg := smallConfig(srv.Addr)
+	cfg.Clients, cfg.Threads = 4, 1
+	cfg.Pipeline = 16
+	cfg.RateLimit = 200
+	cfg.TestTime = 500 * time.Millisecond
+	res, err := loadgen.RunOnce(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := res.Total()
+	// Each connection: at most 200 × (0.5 s + the moment the last check ran
+	// past it) + 1; allow 10% for the check after the test time.
+	if limit := uint64(4 * (200*0.5*1.1 + 1)); total.Ops == 0 || total.Ops > limit {
+		t.Fatalf("ops = %d; want 1..%d under the rate limit", total.Ops, limit)
+	}
+	if total.Errors != 0 || total.Latency.Count() != total.Ops {
+		t.Fatalf("errors %d, latency samples %d of %d ops", total.Errors, total.Latency.Count(), total.Ops)
+	}
+	if !strings.Contains(cfg.String(), "200 req/s/conn") {
+		t.Errorf("String() = %q lacks the rate", cfg.String())
+	}
+}
+
 func TestErrorRepliesAreCounted(t *testing.T) {
 	srv := benchtest.StartRedis(t)
 	for i := 0; i < 10; i++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -221,6 +222,7 @@ type worker struct {
 	setKeys, getKeys keyGen
 	ratioPos         int
 	sent             uint64
+	phase            float64 // this connection's offset in RateLimit's schedule, in intervals (allowed)
 
 	stats [numOps]OpStats
 }
@@ -238,6 +240,7 @@ func newWorker(i, n int, c net.Conn, cfg *Config, rb *requestBuilder, errs *erro
 		wbuf:    make([]byte, 0, wcap),
 		rbuf:    make([]byte, readBufferSize),
 		ring:    make([]inflight, cfg.Pipeline),
+		phase:   float64(i) / float64(n),
 		setKeys: newKeyGen(cfg.SetPattern, cfg, i, n, rng),
 		getKeys: newKeyGen(cfg.GetPattern, cfg, i, n, rng),
 	}
@@ -260,11 +263,12 @@ func (w *worker) fill(base time.Time) (exhausted bool, err error) {
 	p := len(w.ring)
 	buf := w.wbuf[:0]
 	first := w.inFlight
+	allowed := w.allowed(time.Since(base))
 	limit := uint64(0)
 	if w.cfg.TestTime == 0 {
 		limit = uint64(w.cfg.Requests)
 	}
-	for w.inFlight < p {
+	for w.inFlight < p && w.sent < allowed {
 		if limit > 0 && w.sent == limit {
 			exhausted = true
 			break
@@ -293,6 +297,23 @@ func (w *worker) fill(base time.Time) (exhausted bool, err error) {
 	return exhausted, err
 }
 
+// allowed is how many requests the connection may have sent by now (time
+// since the run's start) under RateLimit: request k is due at (k +
+// phase)/RateLimit seconds, the phase spreading the connections' schedules
+// over one interval. Without a rate limit, no bound.
+func (w *worker) allowed(now time.Duration) uint64 {
+	if w.cfg.RateLimit <= 0 {
+		return math.MaxUint64
+	}
+	return uint64(max(now.Seconds()*float64(w.cfg.RateLimit)-w.phase, 0)) + 1
+}
+
+// waitDue sleeps until the connection's next request is due (RateLimit).
+func (w *worker) waitDue(base time.Time) {
+	due := time.Duration((float64(w.sent) + w.phase) / float64(w.cfg.RateLimit) * float64(time.Second))
+	time.Sleep(due - time.Since(base))
+}
+
 // slot maps the i-th outstanding request to its ring index.
 func (w *worker) slot(i int) int {
 	s := w.head + i
@@ -315,7 +336,13 @@ func (w *worker) run(base time.Time, testTime time.Duration) error {
 			stopping = exhausted
 		}
 		if w.inFlight == 0 {
-			return nil
+			if stopping || w.cfg.RateLimit <= 0 {
+				return nil
+			}
+			// Rate-limited, nothing outstanding: wait for the next request's turn.
+			w.waitDue(base)
+			stopping = testTime > 0 && time.Since(base) >= testTime
+			continue
 		}
 		if err := w.read(); err != nil {
 			return err

@@ -154,6 +154,7 @@ func loadFlags(fs *flag.FlagSet, c *loadgen.Config, withServer bool, host *strin
 	fs.IntVar(&c.Requests, "requests", c.Requests, "requests per connection (ignored with --test-time)")
 	fs.IntVar(&c.Requests, "n", c.Requests, "short for --requests")
 	fs.Var((*secondsFlag)(&c.TestTime), "test-time", "run for this many `seconds` (fractions allowed) instead of --requests")
+	fs.IntVar(&c.RateLimit, "rate-limiting", c.RateLimit, "at most this many requests a second per connection (0: no limit), to compare servers at the same ops/s")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed (connection i uses seed+i)")
 }
 
