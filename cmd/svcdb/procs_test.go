@@ -15,7 +15,7 @@ import (
 func TestSparePWhenPinned(t *testing.T) {
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
-		t.Skip("taskset not installed")
+		t.Fatalf("taskset (util-linux) is needed: %v", err)
 	}
 	bin := buildBinary(t)
 	pinned := filepath.Join(t.TempDir(), "svcdb-pinned")
