@@ -23,7 +23,7 @@ import (
 // fifth of the sysmon sleeps, and two-fifths fewer context switches, per request
 // at pipeline 1. Where a P is spare (svcdb's defaults on 2 CPUs) the same
 // change saved the instructions but raised the context switches per request
-// by about a sixth (involuntary ones, of the threads the loop runs on), so
+// by about a fifth (involuntary ones, of the threads the loop runs on), so
 // there the loops keep upstream's calls (docs/performance.md of svcdb,
 // "Socket reads and writes without the scheduler's hooks").
 func (el *eventloop) sysRead(fd int, p []byte) (int, error) {
