@@ -29,7 +29,6 @@ import (
 	"github.com/panjf2000/gnet/v2/pkg/bs"
 	"github.com/panjf2000/gnet/v2/pkg/buffer/elastic"
 	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	gio "github.com/panjf2000/gnet/v2/pkg/io"
 	"github.com/panjf2000/gnet/v2/pkg/netpoll"
 	bsPool "github.com/panjf2000/gnet/v2/pkg/pool/byteslice"
 	"github.com/panjf2000/gnet/v2/pkg/queue"
@@ -122,7 +121,7 @@ func (c *conn) open(buf []byte) error {
 	}
 
 	for {
-		n, err := unix.Write(c.fd, buf)
+		n, err := c.loop.sysWrite(c.fd, buf) // svcdb patch (raw_io_unix.go)
 		if err != nil {
 			if err == unix.EAGAIN {
 				_, _ = c.outboundBuffer.Write(buf)
@@ -159,7 +158,7 @@ func (c *conn) write(data []byte) (n int, err error) {
 
 	var sent int
 loop:
-	if sent, err = unix.Write(c.fd, data); err != nil {
+	if sent, err = c.loop.sysWrite(c.fd, data); err != nil { // svcdb patch (raw_io_unix.go)
 		// A temporary error occurs, append the data to outbound buffer,
 		// writing it back to the remote in the next round for LT mode.
 		if err == unix.EAGAIN {
@@ -209,7 +208,7 @@ func (c *conn) writev(bs [][]byte) (n int, err error) {
 	remaining := n
 	var sent int
 loop:
-	if sent, err = gio.Writev(c.fd, bs); err != nil {
+	if sent, err = c.loop.sysWritev(c.fd, bs); err != nil { // svcdb patch (raw_io_unix.go)
 		// A temporary error occurs, append the data to outbound buffer,
 		// writing it back to the remote in the next round for LT mode.
 		if err == unix.EAGAIN {

@@ -327,11 +327,15 @@ func (el *eventloop) wireTurnEnd() {
 // start; a later change of GOMAXPROCS (a new cgroup quota) keeps it.
 func yieldBeforeWait(loops int) bool { return loops >= runtime.GOMAXPROCS(0) }
 
-// wireYield sets the yield of each of els' pollers, for loops loops in all.
+// wireYield sets the yield of each of els' pollers, for loops loops in all,
+// and with it whether they read and write their sockets without the
+// scheduler's hooks (third svcdb patch, raw_io_unix.go): only where they
+// yield, no P being spare.
 func wireYield(els loadBalancer, loops int) {
 	yield := yieldBeforeWait(loops)
 	els.iterate(func(_ int, el *eventloop) bool {
 		el.poller.SetYield(yield)
+		el.rawIO = yield
 		return true
 	})
 }

@@ -47,6 +47,7 @@ type eventloop struct {
 	buffer       []byte            // read packet buffer whose capacity is set by user, default value is 64KB
 	connections  connMatrix        // loop connections storage
 	eventHandler EventHandler      // user eventHandler
+	rawIO        bool              // svcdb patch: sockets read and written without the scheduler's hooks (raw_io_unix.go)
 }
 
 func (el *eventloop) Register(ctx context.Context, addr net.Addr) (<-chan RegisteredResult, error) {
@@ -261,7 +262,7 @@ func (el *eventloop) read(c *conn) error {
 	isET := el.engine.opts.EdgeTriggeredIO
 	chunk := el.engine.opts.EdgeTriggeredIOChunk
 loop:
-	n, err := unix.Read(c.fd, el.buffer)
+	n, err := el.sysRead(c.fd, el.buffer) // svcdb patch (raw_io_unix.go)
 	if err != nil || n == 0 {
 		if err == unix.EAGAIN {
 			return nil
@@ -325,9 +326,9 @@ loop:
 		if len(iov) > iovMax {
 			iov = iov[:iovMax]
 		}
-		n, err = gio.Writev(c.fd, iov)
+		n, err = el.sysWritev(c.fd, iov) // svcdb patch (raw_io_unix.go)
 	} else {
-		n, err = unix.Write(c.fd, iov[0])
+		n, err = el.sysWrite(c.fd, iov[0]) // svcdb patch (raw_io_unix.go)
 	}
 	_, _ = c.outboundBuffer.Discard(n)
 	switch err {
