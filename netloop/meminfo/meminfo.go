@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/svcdb/svcdb/core/hugeheap"
 	"github.com/svcdb/svcdb/core/procmem"
 	"github.com/svcdb/svcdb/core/scripting"
 )
@@ -107,6 +108,9 @@ func Write(b *strings.Builder, in Input) {
 	f("used_memory_human", Human(ks.Used))
 	f("used_memory_rss", rss)
 	f("used_memory_rss_human", Human(rss))
+	// The part of it on transparent huge pages (svc-huge-pages), as read
+	// by core/hugeheap's goroutine: smaps_rollup walks the page tables.
+	f("used_memory_rss_huge", hugeheap.Published())
 	overhead := ks.Structure + ks.HeapWaste
 	f("used_memory_overhead", overhead)
 	f("used_memory_startup", 0)
