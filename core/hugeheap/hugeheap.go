@@ -1,46 +1,51 @@
-// Package hugeheap puts the Go heap on transparent huge pages (2 MiB) where
-// the kernel's THP mode is "madvise", by calling madvise(MADV_HUGEPAGE) on
-// the heap's mappings from inside the process. Go's runtime never does so
-// for heap memory (only for its own metadata), so without this package a
-// 1.4 GB keyspace lives on 4 KiB pages and a GET's three random touches
-// (index bucket, slot, key and value) are three TLB misses, each a
-// two-dimensional page walk on a virtual machine.
+// Package hugeheap puts the Go heap on transparent huge pages (2 MiB),
+// from inside the process, where the kernel's THP mode is "madvise" or
+// "always". Go's runtime never asks for huge pages for heap memory (only
+// for its own metadata), so without this package a 1.4 GB keyspace lives
+// on 4 KiB pages and a GET's three random touches (index bucket, slot, key
+// and value) are three TLB misses, each a two-dimensional page walk on a
+// virtual machine.
+//
+// How: madvise(MADV_COLLAPSE), one aligned 2 MiB block at a time, of the
+// heap's blocks whose 512 pages are all resident (read from
+// /proc/self/pagemap). The kernel copies the block into one huge page and
+// maps it with one page-middle-directory entry. Nothing else changes:
+// MADV_HUGEPAGE is never set, so page faults still get 4 KiB pages and
+// khugepaged (which under "madvise" only scans advised mappings) never
+// touches the heap. Both choices keep the resident set where the runtime
+// puts it. A block with a page the runtime's scavenger returned
+// (MADV_DONTNEED of a free run) is not resident in full and is left alone:
+// collapsing it would bring the returned page back, and with
+// MADV_HUGEPAGE set, khugepaged would collapse such blocks on its own
+// (max_ptes_none 511 lets it fill 511 absent pages of 512), undoing the
+// scavenger's work, and a fault in a fresh arena would take 2 MiB at
+// once. A release inside a collapsed block splits its mapping back into
+// 4 KiB entries; the next full rescan collapses it again once all its
+// pages are back.
 //
 // Which mappings are the heap: Go 1.26 places its heap arenas at a random
-// base in the 48-bit address space and grows them upwards from there, one
-// 64 MiB arena after the other (runtime/malloc.go, arena hints), while
-// every other anonymous mapping (the runtime's metadata, thread stacks,
-// shard/bigbuf's regions, C libraries) comes from mmap without a hint, at
-// the top of the address space. The Advisor takes the address of an object
-// it allocates on each pass: the 1 TiB window around it holds the heap, and
-// every readable and writable anonymous mapping of /proc/self/maps in such
-// a window is advised. Reserved but not yet mapped arena space (PROT_NONE)
-// is skipped: the runtime maps it later with mmap(MAP_FIXED), which makes a
-// new mapping without the flag, so each pass advises what is new since the
-// last one. Advised ranges are remembered and never advised again: the
-// runtime never unmaps arena memory, and madvise(MADV_HUGEPAGE) takes the
-// process' mmap lock for writing, which the data path's page faults wait
-// for.
-//
-// What huge pages change: a page fault in an advised range whose aligned
-// 2 MiB block lies inside the mapping is served with one 2 MiB page
-// (defrag "madvise": the fault may compact memory to find one). Pages
-// already present as 4 KiB stay so until khugepaged collapses them (slowly:
-// 4096 pages every 10 s by default) or until Collapse asks for
-// madvise(MADV_COLLAPSE). A 4 KiB release inside a huge page (the Go
-// scavenger's MADV_DONTNEED of a free run) splits it, and the resident set
-// can hold the untouched rest of a partly used 2 MiB page: the cost is
-// measured in docs/performance.md ("Huge pages for the keyspace").
+// base in the 48-bit address space and grows them upwards from there
+// (runtime/malloc.go, arena hints), while every other anonymous mapping
+// (the runtime's metadata, thread stacks, shard/bigbuf's regions) comes
+// from mmap without a hint, at the top of the address space. Each pass
+// takes the address of an object it allocates: the 1 TiB window around it
+// holds the heap, and every readable and writable anonymous mapping of
+// /proc/self/maps in such a window is the heap's. Reserved arena space not
+// mapped yet (PROT_NONE) is skipped.
 //
 // What it must never do: run on a path a command waits for. A pass reads
 // /proc/self/maps (tens of microseconds for a Go server's few dozen
-// mappings) and makes at most a few madvise calls; it runs in a background
-// goroutine every few seconds. It imports nothing of ours.
+// mappings) and 4 KiB of pagemap per block not collapsed yet, and
+// collapses blocks one at a time (a copy of 2 MiB each, during which a
+// fault on that block waits); it runs in a background goroutine every
+// second. Blocks found collapsed are not read again until the full rescan
+// (every RescanEvery passes). It imports nothing of ours.
 package hugeheap
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"strconv"
@@ -56,93 +61,145 @@ import (
 // hints (heapAddrBits 48, the top byte of the randomized base).
 const windowShift = 40
 
+// hugeSize is the size of a transparent huge page on amd64 (and arm64
+// with 4 KiB base pages): one page-middle-directory entry.
+const hugeSize = 2 << 20
+
 // span is the address range [start, end).
 type span struct{ start, end uintptr }
 
-// Advisor advises the heap's new mappings, one pass at a time. It is not
-// safe for concurrent use: one goroutine owns it.
-type Advisor struct {
-	// Collapse also asks for madvise(MADV_COLLAPSE) on each newly advised
-	// range, turning the 4 KiB pages already present into huge pages at
-	// once (synchronously, copying them) instead of waiting for
-	// khugepaged.
-	Collapse bool
+// Collapser collapses the heap's fully resident blocks, one pass at a
+// time. It is not safe for concurrent use: one goroutine owns it.
+type Collapser struct {
+	// RescanEvery is how many passes apart every block is read again,
+	// collapsed ones included (0: never after the first).
+	RescanEvery int
 
 	windows map[uintptr]struct{}
-	advised []span // sorted, disjoint, merged where adjacent
-	buf     []byte
-	// Advised is the number of bytes advised so far, for status and
-	// tests; read it atomically.
-	Advised atomic.Int64
+	done    map[uintptr]struct{} // blocks collapsed, or refused for good, since the last rescan
+	passes  int
+	pagemap *os.File
+	entries []byte // one block's pagemap entries
+	// Collapsed is the number of blocks collapsed so far (a block split
+	// and collapsed again counts twice); read it atomically.
+	Collapsed atomic.Int64
 }
 
 // probe keeps the last pass' heap object reachable, so that the compiler
 // must put it on the heap.
 var probe atomic.Pointer[[64]byte]
 
-// mapsPath is read by Pass; a variable for this package's tests.
-var mapsPath = "/proc/self/maps"
+// mapsPath and pagemapPath are read by Pass; variables for tests.
+var (
+	mapsPath    = "/proc/self/maps"
+	pagemapPath = "/proc/self/pagemap"
+)
 
-// Pass advises every heap mapping not advised yet and returns the bytes it
-// advised in this pass. An error means /proc or madvise refused (not
-// Linux, or a kernel without THP): the caller reports it once and may stop
+// pageSize is the base page: pagemap has one 8-byte entry per page.
+var pageSize = uintptr(os.Getpagesize())
+
+// Pass collapses every fully resident heap block not collapsed yet and
+// returns how many it collapsed. An error means /proc or madvise refused
+// (not Linux, THP "never" or absent): the caller reports it and may stop
 // calling.
-func (a *Advisor) Pass() (int64, error) {
-	if a.windows == nil {
-		a.windows = make(map[uintptr]struct{})
+func (c *Collapser) Pass() (int, error) {
+	if c.windows == nil {
+		c.windows = make(map[uintptr]struct{})
+		c.done = make(map[uintptr]struct{})
+		c.entries = make([]byte, hugeSize/pageSize*8)
+		f, err := os.Open(pagemapPath)
+		if err != nil {
+			return 0, err
+		}
+		c.pagemap = f
+	}
+	c.passes++
+	if c.RescanEvery > 0 && c.passes%c.RescanEvery == 0 {
+		clear(c.done)
 	}
 	p := new([64]byte)
 	probe.Store(p)
-	a.windows[uintptr(unsafe.Pointer(p))>>windowShift] = struct{}{}
-
-	f, err := os.Open(mapsPath)
+	c.windows[uintptr(unsafe.Pointer(p))>>windowShift] = struct{}{}
+	maps, err := c.heapMappings()
 	if err != nil {
 		return 0, err
+	}
+	n := 0
+	for _, m := range maps {
+		for b := (m.start + hugeSize - 1) &^ (hugeSize - 1); b+hugeSize <= m.end; b += hugeSize {
+			if _, ok := c.done[b]; ok {
+				continue
+			}
+			full, err := c.resident(b)
+			if err != nil {
+				return n, err
+			}
+			if !full {
+				continue
+			}
+			switch err := madvise(span{b, b + hugeSize}, unix.MADV_COLLAPSE); err {
+			case nil:
+				c.done[b] = struct{}{}
+				n++
+			case unix.EAGAIN, unix.ENOMEM:
+				// No huge page at hand now: the next pass tries again.
+			case unix.EINVAL:
+				// Not eligible (THP "never", a mapping the runtime
+				// marked MADV_NOHUGEPAGE, Linux before 6.1 without
+				// MADV_COLLAPSE): not asked again until the rescan.
+				c.done[b] = struct{}{}
+			default:
+				return n, err
+			}
+		}
+	}
+	c.Collapsed.Add(int64(n))
+	return n, nil
+}
+
+// heapMappings reads /proc/self/maps and returns the anonymous read-write
+// mappings in the heap's windows.
+func (c *Collapser) heapMappings() ([]span, error) {
+	f, err := os.Open(mapsPath)
+	if err != nil {
+		return nil, err
 	}
 	defer func() { _ = f.Close() }()
 	var maps []span
 	sc := bufio.NewScanner(f)
-	sc.Buffer(a.buf[:0], 1<<16)
 	for sc.Scan() {
 		if s, ok := parseMapsLine(sc.Bytes()); ok {
-			if _, in := a.windows[s.start>>windowShift]; in {
+			if _, in := c.windows[s.start>>windowShift]; in {
 				maps = append(maps, s)
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, m := range maps {
-		for _, s := range subtract(m, a.advised) {
-			if err := madvise(s, unix.MADV_HUGEPAGE); err != nil {
-				return n, err
-			}
-			if a.Collapse {
-				collapse(s)
-			}
-			a.advised = insert(a.advised, s)
-			n += int64(s.end - s.start)
-		}
-	}
-	a.Advised.Add(n)
-	return n, nil
+	return maps, sc.Err()
 }
 
-// hugeSize is the size of a transparent huge page on amd64 (and arm64
-// with 4 KiB base pages): one page-middle-directory entry.
-const hugeSize = 2 << 20
+// resident reports whether every page of the block at b is present, from
+// its pagemap entries (bit 63: present; the page frame numbers, which
+// need CAP_SYS_ADMIN, are not used).
+func (c *Collapser) resident(b uintptr) (bool, error) {
+	if _, err := c.pagemap.ReadAt(c.entries, int64(b/pageSize*8)); err != nil {
+		return false, err
+	}
+	return allPresent(c.entries), nil
+}
 
-// collapse asks for madvise(MADV_COLLAPSE) one aligned 2 MiB block of s at a
-// time: each call then holds the block's page tables only while it copies
-// that block, and a block the kernel refuses (EINVAL where a block is
-// partly outside an eligible mapping, EAGAIN where no free huge page is at
-// hand now, ENOMEM) leaves its 4 KiB pages in place without stopping the
-// others; khugepaged may still collapse them later.
-func collapse(s span) {
-	for b := (s.start + hugeSize - 1) &^ (hugeSize - 1); b+hugeSize <= s.end; b += hugeSize {
-		_ = madvise(span{b, b + hugeSize}, unix.MADV_COLLAPSE)
+func allPresent(entries []byte) bool {
+	for i := 0; i+8 <= len(entries); i += 8 {
+		if binary.LittleEndian.Uint64(entries[i:])>>63 == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Close releases the pagemap file.
+func (c *Collapser) Close() {
+	if c.pagemap != nil {
+		_ = c.pagemap.Close()
 	}
 }
 
@@ -177,47 +234,6 @@ func parseMapsLine(l []byte) (span, bool) {
 		return span{}, false
 	}
 	return span{uintptr(start), uintptr(end)}, true
-}
-
-// subtract returns the parts of m that no span of done covers; done is
-// sorted and disjoint.
-func subtract(m span, done []span) []span {
-	var out []span
-	cur := m.start
-	for _, d := range done {
-		if d.end <= cur || d.start >= m.end {
-			continue
-		}
-		if d.start > cur {
-			out = append(out, span{cur, d.start})
-		}
-		cur = max(cur, d.end)
-	}
-	if cur < m.end {
-		out = append(out, span{cur, m.end})
-	}
-	return out
-}
-
-// insert adds s, disjoint from every span of done, keeping done sorted and
-// merging adjacent spans.
-func insert(done []span, s span) []span {
-	i := 0
-	for i < len(done) && done[i].start < s.start {
-		i++
-	}
-	done = append(done, span{})
-	copy(done[i+1:], done[i:])
-	done[i] = s
-	out := done[:0]
-	for _, d := range done {
-		if n := len(out); n > 0 && out[n-1].end == d.start {
-			out[n-1].end = d.end
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // smapsRollupPath is read by AnonHugeBytes; a variable for tests.
@@ -266,11 +282,11 @@ var published atomic.Int64
 // one atomic load, for INFO and metrics.
 func Published() int64 { return published.Load() }
 
-// Run calls a.Pass every tick until done is closed, then reads
-// AnonHugeBytes and publishes it (Published). A nil a only measures. The
+// Run calls c.Pass every tick until done is closed, then reads
+// AnonHugeBytes and publishes it (Published). A nil c only measures. The
 // first error of each kind goes to onErr (may be nil); a Pass error stops
-// the advising, not the measuring. It is meant for its own goroutine.
-func Run(done <-chan struct{}, tick time.Duration, a *Advisor, onErr func(error)) {
+// the collapsing, not the measuring. It is meant for its own goroutine.
+func Run(done <-chan struct{}, tick time.Duration, c *Collapser, onErr func(error)) {
 	report := func(err error) {
 		if onErr != nil {
 			onErr(err)
@@ -280,10 +296,11 @@ func Run(done <-chan struct{}, tick time.Duration, a *Advisor, onErr func(error)
 	defer t.Stop()
 	measureFailed := false
 	for {
-		if a != nil {
-			if _, err := a.Pass(); err != nil {
+		if c != nil {
+			if _, err := c.Pass(); err != nil {
 				report(err)
-				a = nil
+				c.Close()
+				c = nil
 			}
 		}
 		if !measureFailed {
@@ -296,6 +313,9 @@ func Run(done <-chan struct{}, tick time.Duration, a *Advisor, onErr func(error)
 		}
 		select {
 		case <-done:
+			if c != nil {
+				c.Close()
+			}
 			return
 		case <-t.C:
 		}
