@@ -282,10 +282,11 @@ var published atomic.Int64
 // one atomic load, for INFO and metrics.
 func Published() int64 { return published.Load() }
 
-// Run calls c.Pass every tick until done is closed, then reads
-// AnonHugeBytes and publishes it (Published). A nil c only measures. The
-// first error of each kind goes to onErr (may be nil); a Pass error stops
-// the collapsing, not the measuring. It is meant for its own goroutine.
+// Run, at once and then every tick until done is closed, calls c.Pass and
+// then reads AnonHugeBytes and publishes it (Published). A nil c only
+// measures. An error goes to onErr (may be nil) once: a Pass error stops
+// the collapsing, a reading error the measuring. It is meant for its own
+// goroutine.
 func Run(done <-chan struct{}, tick time.Duration, c *Collapser, onErr func(error)) {
 	report := func(err error) {
 		if onErr != nil {
