@@ -38,6 +38,7 @@ data-dir = "/tmp/svcdb-data"
 [memory]
 maxmemory = "100mb"
 maxmemory-policy = "ALLKEYS-LFU"
+huge-pages = false
 maxmemory-clients = 0
 
 [slowlog]
@@ -151,7 +152,7 @@ var everyKeyGet = map[string]string{
 	"bind": "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
 	"protected-mode": "no", "enable-debug-command": "local", "http-protect-metrics": "yes",
-	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu", "maxmemory-clients": "0",
+	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu", "maxmemory-clients": "0", "svc-huge-pages": "no",
 	"slowlog-log-slower-than": "-1", "slowlog-max-len": "5", "slowlog-max-arg-len": "64",
 	"hotshards-enabled": "no", "hotshards-hot-threshold-percent": "200", "hotshards-warm-threshold-percent": "75",
 	"hotshards-default-period-secs": "30",

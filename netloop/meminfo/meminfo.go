@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/svcdb/svcdb/core/hugeheap"
 	"github.com/svcdb/svcdb/core/procmem"
 	"github.com/svcdb/svcdb/core/scripting"
 )
@@ -125,6 +126,10 @@ func Write(b *strings.Builder, in Input) {
 	f("used_memory_heap", g.Objects)
 	f("used_memory_offheap", ks.OffHeap)
 	f("used_memory_offheap_human", Human(ks.OffHeap))
+	// The part of used_memory_rss on transparent huge pages
+	// (svc-huge-pages), as core/hugeheap's goroutine read it last:
+	// smaps_rollup walks the page tables, too slow for INFO's loop.
+	f("used_memory_rss_huge", hugeheap.Published())
 	// Scripting, under Redis 7.0.15's names and in its order. The Lua
 	// VM's sizes are measured by walking what it holds (gopher-lua keeps
 	// no allocator count; core/scripting/memory.go), svcdb's one VM split

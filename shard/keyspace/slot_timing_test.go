@@ -2,9 +2,12 @@ package keyspace
 
 import (
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/svcdb/svcdb/core/hugeheap"
 )
 
 // BenchmarkSlotValues is the keyspace's side of GET, SET, INCR and HSET on
@@ -77,20 +80,37 @@ func BenchmarkSlotValues(b *testing.B) {
 // overwritten in place (SET). It is what a key and its value in one
 // allocation saves (a cache miss on the value's own array) and what the
 // collector marks (objects/key, from the heap's object count before and
-// after the load).
+// after the load). hugeMiB is the process' memory on transparent huge pages.
 func BenchmarkStringsLarge(b *testing.B) {
 	const keys = 2_000_000
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
+	// SVCDB_BENCH_HUGEPAGES=1 collapses the heap into huge pages as the
+	// server's svc-huge-pages does (core/hugeheap), during and after the
+	// load: the same benchmark on huge pages, A/B against 4 KiB pages in
+	// separate processes (huge pages are process-wide, never undone).
+	var adv hugeheap.Collapser
+	defer adv.Close()
+	thp := os.Getenv("SVCDB_BENCH_HUGEPAGES") == "1"
+	if thp {
+		_, _ = adv.Pass()
+	}
 	d := newDB()
 	value := []byte("0123456789abcdef0123456789abcdef")
 	name := func(i int) []byte { return strconv.AppendInt([]byte("memtier-"), int64(i), 10) }
 	for i := range keys {
 		d.SetString(d.Insert(name(i), KindString), value)
+		if thp && i%20000 == 0 {
+			_, _ = adv.Pass()
+		}
 	}
 	d.index.Step(-1, d.hashAt)
 	runtime.GC()
+	if thp {
+		_, _ = adv.Pass()
+	}
+	huge, _ := hugeheap.AnonHugeBytes()
 	runtime.ReadMemStats(&ms1)
 	objects := float64(ms1.HeapObjects-ms0.HeapObjects) / keys
 	order := make([][]byte, 1<<16)
@@ -115,6 +135,7 @@ func BenchmarkStringsLarge(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(objects, "heapobj/key")
+			b.ReportMetric(float64(huge)/(1<<20), "hugeMiB")
 		})
 	}
 }
