@@ -204,6 +204,13 @@ then CONFIG SET at runtime. The config API reports each value's source:
   Values are written as for CONFIG SET. An ` + "`SVC_`" + ` variable that names no
   parameter is an error. This is the place for secrets.
 - **Flags.** ` + "`--port`, `--bind`, `--shards`, `--event-loops`, `--maxclients`, `--timeout`,\n  `--requirepass`, `--http-port` (also turns the HTTP server on), `--http-bind`,\n  `--http-token`, `--loglevel`" + `.
+- **The Go runtime's variables.** ` + "`GOGC`, `GOMEMLIMIT` and `GOMAXPROCS`" + ` are
+  read by the Go runtime at start, not by the registry. Unset, GOMAXPROCS is
+  the CPUs the process may use (affinity, and a cgroup quota rounded up to at
+  least 2), except that svcdb pinned to one CPU (taskset, cpuset) runs two Ps,
+  one spare beside its one event loop (performance.md, "The pinned
+  pipeline-16 tail on the Xeon"); ` + "`GOMAXPROCS=1`" + ` keeps one P. The ready log
+  line says which (` + "`gomaxprocs=`" + `).
 
 ## Value syntax
 
