@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -150,4 +151,53 @@ func TestPassSkipsReleasedPages(t *testing.T) {
 	if full, err := c.resident(b); err != nil || full {
 		t.Fatalf("block with a page returned: resident %v, %v", full, err)
 	}
+}
+
+// idleThreads counts this process' threads whose scheduling policy is
+// SCHED_IDLE (field 41 of /proc/self/task/TID/stat).
+func idleThreads(t *testing.T) int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		rest := string(b[strings.LastIndexByte(string(b), ')')+2:]) // after "pid (comm) "
+		if f := strings.Fields(rest); len(f) > 38 && f[38] == "5" { // field 41: policy
+			n++
+		}
+	}
+	return n
+}
+
+// TestRunCollapsesOnAnIdleThread: Run with a Collapser does its passes on a
+// thread of its own at SCHED_IDLE, and no thread is left at idle priority
+// when Run returns (put back to SCHED_NORMAL, as root, or ended), so no
+// other goroutine ever runs at it.
+func TestRunCollapsesOnAnIdleThread(t *testing.T) {
+	if n := idleThreads(t); n != 0 {
+		t.Fatalf("%d SCHED_IDLE threads before Run", n)
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		Run(done, 10*time.Millisecond, &Collapser{}, func(err error) { t.Error(err) })
+	}()
+	waitFor := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); idleThreads(t) != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("SCHED_IDLE threads: %d, want %d", idleThreads(t), want)
+			}
+		}
+	}
+	waitFor(1)
+	close(done)
+	<-exited
+	waitFor(0)
 }
