@@ -72,8 +72,13 @@ irefs() {
 	local out=/dev/null
 	[ -n "$keep" ] && out=$keep/$srv-$test-c$c-n$n.out
 	rm -rf "$dir" && mkdir -p "$dir"
-	for _ in 1 2 3 4 5; do # a random port; another one if it is taken
-		port=$((20000 + RANDOM % 30000))
+	# a random port below the kernel's ephemeral range (where the clients'
+	# own ports come from, so a listener there can find its port taken);
+	# another one if it is taken
+	local ephemeral
+	ephemeral=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	for _ in 1 2 3 4 5; do
+		port=$((10000 + RANDOM % (ephemeral - 10000)))
 		redis-cli -p $port ping >/dev/null 2>&1 || break
 	done
 	if [ "$srv" = redis ]; then
