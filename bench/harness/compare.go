@@ -29,6 +29,9 @@ type Sample struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
 	P50Ms     float64 `json:"p50_ms"`
 	P99Ms     float64 `json:"p99_ms"`
+	// P999Ms is the p99.9 latency, known for load generator runs only
+	// (redis-benchmark's CSV stops at p99); 0 when unknown.
+	P999Ms float64 `json:"p999_ms,omitempty"`
 	// CPUUsPerReq is the server's CPU time during the run divided by the
 	// requests completed, in microseconds.
 	CPUUsPerReq float64 `json:"cpu_us_per_req"`
@@ -78,14 +81,16 @@ type Case struct {
 
 // Report is the outcome of Run.
 type Report struct {
-	Started  time.Time `json:"started"`
-	Elapsed  float64   `json:"elapsed_sec"`
-	Machine  Machine   `json:"machine"`
-	Rounds   int       `json:"rounds"`
-	Pinned   bool      `json:"pinned"`
-	PinNote  string    `json:"pin_note"`
-	SvcDBCmd string    `json:"svcdb_cmd"`
-	RedisCmd string    `json:"redis_cmd"`
+	Started time.Time `json:"started"`
+	Elapsed float64   `json:"elapsed_sec"`
+	Machine Machine   `json:"machine"`
+	Rounds  int       `json:"rounds"`
+	// LoadRounds is the rounds of each load generator workload.
+	LoadRounds int    `json:"load_rounds,omitempty"`
+	Pinned     bool   `json:"pinned"`
+	PinNote    string `json:"pin_note"`
+	SvcDBCmd   string `json:"svcdb_cmd"`
+	RedisCmd   string `json:"redis_cmd"`
 	// MinRatio is the bar the gated cases are held to (Config.MinRatio).
 	MinRatio float64 `json:"min_ratio"`
 	// MaxOthers is the share of a CPU other processes could take during a
@@ -107,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	rep = &Report{Started: time.Now(), Rounds: cfg.Rounds, MinRatio: cfg.MinRatio, MaxOthers: cfg.MaxOthers}
+	rep = &Report{Started: time.Now(), Rounds: cfg.Rounds, LoadRounds: cfg.loadRounds(), MinRatio: cfg.MinRatio, MaxOthers: cfg.MaxOthers}
 	defer func() { rep.Elapsed = time.Since(rep.Started).Seconds() }()
 
 	serverCPUs, clientCPUs, note := pinning(cfg.Pin, cfg.ServerCPUs, cfg.ClientCPUs)
@@ -155,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if r.benchCPUs, err = benchCPUs(serverCPUs, clientCPUs); err != nil {
 		return rep, err
 	}
-	r.total = cfg.Rounds * 2 * ((len(cfg.Tests)+len(cfg.Suite)+len(cfg.Scripts)+len(cfg.Commands))*len(cfg.Pipelines) + len(cfg.Loads))
+	r.total = 2 * (cfg.Rounds*(len(cfg.Tests)+len(cfg.Suite)+len(cfg.Scripts)+len(cfg.Commands))*len(cfg.Pipelines) + cfg.loadRounds()*len(cfg.Loads))
 
 	if cfg.hasSuite() {
 		if r.stdbuf, err = exec.LookPath("stdbuf"); err != nil {
@@ -216,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			lc := cfg.Loads[i]
 			c := &Case{Name: loadName(&lc), Tool: "loadgen", Detail: lc.String()}
 			rep.Cases = append(rep.Cases, c)
-			if err := r.rounds(ctx, c, func(ctx context.Context, s *proc.Server) (Sample, error) {
+			if err := r.roundsOf(ctx, c, cfg.loadRounds(), func(ctx context.Context, s *proc.Server) (Sample, error) {
 				return r.load(ctx, s, lc)
 			}); err != nil {
 				return rep, err
@@ -310,7 +315,12 @@ type runner struct {
 
 // rounds runs one case Rounds times on each server, svcdb first, alternating.
 func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, *proc.Server) (Sample, error)) error {
-	for round := 1; round <= r.cfg.Rounds; round++ {
+	return r.roundsOf(ctx, c, r.cfg.Rounds, run)
+}
+
+// roundsOf is rounds with n rounds.
+func (r *runner) roundsOf(ctx context.Context, c *Case, n int, run func(context.Context, *proc.Server) (Sample, error)) error {
+	for round := 1; round <= n; round++ {
 		for _, side := range []string{SideSvcDB, SideRedis} {
 			if err := ctx.Err(); err != nil {
 				return context.Cause(ctx)
@@ -332,7 +342,7 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 			if err != nil && r.failCases && ctx.Err() == nil && errors.As(err, &be) {
 				c.Failure = side + ": " + be.msg
 				fmt.Fprintf(r.progress, "[fail]  %s on %s, round %d: %s\n", c.Name, side, round, be.msg)
-				r.done += 2*(r.cfg.Rounds-round) + 1
+				r.done += 2*(n-round) + 1
 				if side == SideSvcDB {
 					r.done++
 				}
@@ -348,7 +358,7 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 			}
 			r.done++
 			fmt.Fprintf(r.progress, "[%2d/%d] %-28s %-5s round %d/%d: %10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  cpu %6.2f us/req  (%.2f s, others %3.0f%%)\n",
-				r.done, r.total, c.Name, side, round, r.cfg.Rounds,
+				r.done, r.total, c.Name, side, round, n,
 				sample.OpsPerSec, sample.P50Ms, sample.P99Ms, sample.CPUUsPerReq, sample.WallSec, 100*sample.OthersShare())
 		}
 	}
@@ -513,6 +523,7 @@ func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (S
 		OpsPerSec:   sum.Totals.OpsPerSec,
 		P50Ms:       sum.Totals.P50Ms,
 		P99Ms:       sum.Totals.P99Ms,
+		P999Ms:      sum.Totals.P999Ms,
 		CPUUsPerReq: cpu.Seconds() * 1e6 / float64(sum.Totals.Ops),
 		Requests:    sum.Totals.Ops,
 		WallSec:     sum.DurationSec,

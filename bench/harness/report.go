@@ -32,6 +32,7 @@ func Median(samples []Sample) Sample {
 		OpsPerSec:   field(func(s Sample) float64 { return s.OpsPerSec }),
 		P50Ms:       field(func(s Sample) float64 { return s.P50Ms }),
 		P99Ms:       field(func(s Sample) float64 { return s.P99Ms }),
+		P999Ms:      field(func(s Sample) float64 { return s.P999Ms }),
 		CPUUsPerReq: field(func(s Sample) float64 { return s.CPUUsPerReq }),
 		Requests:    uint64(field(func(s Sample) float64 { return float64(s.Requests) })),
 		WallSec:     field(func(s Sample) float64 { return s.WallSec }),
@@ -46,7 +47,16 @@ type Row struct {
 	SvcDB, Redis Sample
 	// Ratios svcdb/redis: above 1 is better for svcdb in OpsRatio, worse in
 	// the others. NaN-free: 0 when the redis value is 0.
-	OpsRatio, P50Ratio, P99Ratio, CPURatio float64
+	OpsRatio, P50Ratio, P99Ratio, P999Ratio, CPURatio float64
+	// P99Pairs and P999Pairs are the smallest and largest svcdb/redis
+	// ratio of one round's p99 (p99.9) to the same round's on the other
+	// server (rounds run back to back: svcdb's round i, then redis'),
+	// over every round: how far one pair of runs strays from the medians'
+	// ratio. A tail percentile of one short run moves with a single stall
+	// of either server or of the client, so a median ratio inside this
+	// range says less than the ops/s ratio inside its spread. Zero with
+	// fewer than two pairs.
+	P99Pairs, P999Pairs [2]float64
 	// Spread is the larger of the two servers' (max-min)/median of ops/s
 	// over the rounds: a ratio closer to 1 than this is within noise.
 	Spread float64
@@ -143,6 +153,46 @@ func spread(samples []Sample, median float64) float64 {
 	return (hi - lo) / median
 }
 
+// loadRoundsNote says how many rounds the load generator's cases ran when
+// that differs from Rounds: ", N for the load generator", or "".
+func (r *Report) loadRoundsNote() string {
+	if r.LoadRounds == 0 || r.LoadRounds == r.Rounds {
+		return ""
+	}
+	for _, c := range r.Cases {
+		if c.Tool == "loadgen" {
+			return fmt.Sprintf(", %d for the load generator", r.LoadRounds)
+		}
+	}
+	return ""
+}
+
+// pairRange returns the smallest and largest ratio get(a[i])/get(b[i]) over
+// the rounds both sides ran and have the value of, or zeros with fewer than
+// two such pairs.
+func pairRange(a, b []Sample, get func(Sample) float64) [2]float64 {
+	var lo, hi float64
+	n := 0
+	for i := range min(len(a), len(b)) {
+		x, y := get(a[i]), get(b[i])
+		if x <= 0 || y <= 0 {
+			continue
+		}
+		r := x / y
+		if n == 0 || r < lo {
+			lo = r
+		}
+		if n == 0 || r > hi {
+			hi = r
+		}
+		n++
+	}
+	if n < 2 {
+		return [2]float64{}
+	}
+	return [2]float64{lo, hi}
+}
+
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -165,11 +215,14 @@ func (r *Report) Rows() []Row {
 		s, q := Median(sS), Median(qS)
 		row := Row{
 			Case: c, SvcDB: s, Redis: q,
-			OpsRatio: ratio(s.OpsPerSec, q.OpsPerSec),
-			P50Ratio: ratio(s.P50Ms, q.P50Ms),
-			P99Ratio: ratio(s.P99Ms, q.P99Ms),
-			CPURatio: ratio(s.CPUUsPerReq, q.CPUUsPerReq),
+			OpsRatio:  ratio(s.OpsPerSec, q.OpsPerSec),
+			P50Ratio:  ratio(s.P50Ms, q.P50Ms),
+			P99Ratio:  ratio(s.P99Ms, q.P99Ms),
+			P999Ratio: ratio(s.P999Ms, q.P999Ms),
+			CPURatio:  ratio(s.CPUUsPerReq, q.CPUUsPerReq),
 		}
+		row.P99Pairs = pairRange(c.SvcDB, c.Redis, func(s Sample) float64 { return s.P99Ms })
+		row.P999Pairs = pairRange(c.SvcDB, c.Redis, func(s Sample) float64 { return s.P999Ms })
 		row.Spread = max(spread(sS, s.OpsPerSec), spread(qS, q.OpsPerSec))
 		row.Others, row.Disturbed = othersOf(r.MaxOthers, sS, qS)
 		row.LeftOut = len(c.SvcDB) + len(c.Redis) - len(sS) - len(qS)
@@ -245,6 +298,53 @@ func (row *Row) cells() []string {
 	}
 }
 
+// loadTailHeader heads the load generator's tail table: its cases' latency
+// percentiles, each tail ratio with the range of its per-round pairs
+// (Row.P99Pairs, P999Pairs).
+var loadTailHeader = []string{
+	"case",
+	"svcdb p50 ms", "redis p50 ms", "ratio",
+	"svcdb p99 ms", "redis p99 ms", "ratio", "pairs",
+	"svcdb p99.9 ms", "redis p99.9 ms", "ratio", "pairs",
+}
+
+const loadTailLegend = "load generator tail: medians of the rounds as above; pairs: the smallest and largest svcdb/redis ratio of one round's run to the same round's run on the other server. " +
+	"A tail ratio whose pairs straddle 1 is not a difference between the servers."
+
+// tailCells is the row's line of the tail table; ok is false for cases
+// without a p99.9 (redis-benchmark's).
+func (row *Row) tailCells() (cells []string, ok bool) {
+	if row.Case.Tool != "loadgen" || len(row.Case.SvcDB) == 0 || len(row.Case.Redis) == 0 {
+		return nil, false
+	}
+	s, q := &row.SvcDB, &row.Redis
+	return []string{
+		row.Case.Name,
+		fmt.Sprintf("%.3f", s.P50Ms), fmt.Sprintf("%.3f", q.P50Ms), fmt.Sprintf("%.2f", row.P50Ratio),
+		fmt.Sprintf("%.3f", s.P99Ms), fmt.Sprintf("%.3f", q.P99Ms), fmt.Sprintf("%.2f", row.P99Ratio), pairCell(row.P99Pairs),
+		fmt.Sprintf("%.3f", s.P999Ms), fmt.Sprintf("%.3f", q.P999Ms), fmt.Sprintf("%.2f", row.P999Ratio), pairCell(row.P999Pairs),
+	}, true
+}
+
+// pairCell formats a range of per-round ratios, "-" when there is none.
+func pairCell(r [2]float64) string {
+	if r[1] == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f-%.2f", r[0], r[1])
+}
+
+// loadTailTable returns the tail table's rows, none without load generator cases.
+func loadTailTable(rows []Row) [][]string {
+	var out [][]string
+	for i := range rows {
+		if cells, ok := rows[i].tailCells(); ok {
+			out = append(out, cells)
+		}
+	}
+	return out
+}
+
 // cpuCell formats a CPU time per request, "-" when unknown (0), right-aligned
 // to width.
 func cpuCell(us float64, width int) string {
@@ -257,7 +357,7 @@ func cpuCell(us float64, width int) string {
 // WriteTable prints the comparison as an aligned text table.
 func (r *Report) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.printf("svcdb vs redis-server: medians of %d round(s), ratio = svcdb/redis\n", r.Rounds)
+	ew.printf("svcdb vs redis-server: medians of %d round(s)%s, ratio = svcdb/redis\n", r.Rounds, r.loadRoundsNote())
 	ew.printf("machine: %s\n", r.machineLine())
 	ew.printf("pinning: %s\n", r.PinNote)
 	ew.printf("svcdb:   %s\n", r.SvcDBCmd)
@@ -289,6 +389,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, p := range r.Problems() {
 		ew.printf("  %s\n", p)
 	}
+	if tail := loadTailTable(rows); len(tail) > 0 && ew.err == nil {
+		ew.printf("\n")
+		if err := writeTable(w, loadTailHeader, tail); err != nil {
+			return err
+		}
+		ew.printf("%s\n", loadTailLegend)
+	}
 	return ew.err
 }
 
@@ -299,6 +406,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew.printf("## svcdb vs redis-server\n\n")
 	ew.printf("Measured %s with `svcbench compare`; medians of %d round(s) per server, runs interleaved (svcdb, redis, svcdb, ...). ",
 		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Rounds)
+	if note := r.loadRoundsNote(); note != "" {
+		ew.printf("(%s). ", note[2:])
+	}
 	ew.printf("Ratios are svcdb/redis.\n\n")
 	ew.printf("- Machine: %s\n", r.machineLine())
 	ew.printf("- Pinning: %s\n", r.PinNote)
@@ -332,17 +442,29 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 		}
 	}
+	if tail := loadTailTable(rows); len(tail) > 0 {
+		ew.printf("\n%s\n\n", loadTailLegend)
+		ew.printf("| %s |\n|---%s|\n", strings.Join(loadTailHeader, " | "), strings.Repeat("|--:", len(loadTailHeader)-1))
+		for _, cells := range tail {
+			cells[0] = strings.ReplaceAll(cells[0], "|", `\|`)
+			ew.printf("| %s |\n", strings.Join(cells, " | "))
+		}
+	}
 	ew.printf("\n<details><summary>All runs</summary>\n\n")
-	ew.printf("| case | server | round | ops/s | p50 ms | p99 ms | cpu us/req | requests | wall s | server cpu s | client cpu s | others |\n")
-	ew.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	ew.printf("| case | server | round | ops/s | p50 ms | p99 ms | p99.9 ms | cpu us/req | requests | wall s | server cpu s | client cpu s | others |\n")
+	ew.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range r.Cases {
 		for _, side := range []struct {
 			name    string
 			samples []Sample
 		}{{SideSvcDB, c.SvcDB}, {SideRedis, c.Redis}} {
 			for i, s := range side.samples {
-				ew.printf("| %s | %s | %d | %.0f | %.3f | %.3f | %.2f | %d | %.2f | %.3f | %.3f | %.0f%% |\n",
-					c.Name, side.name, i+1, s.OpsPerSec, s.P50Ms, s.P99Ms, s.CPUUsPerReq, s.Requests, s.WallSec, s.ServerCPU, s.ClientCPU, 100*s.OthersShare())
+				p999 := "-"
+				if s.P999Ms > 0 {
+					p999 = fmt.Sprintf("%.3f", s.P999Ms)
+				}
+				ew.printf("| %s | %s | %d | %.0f | %.3f | %.3f | %s | %.2f | %d | %.2f | %.3f | %.3f | %.0f%% |\n",
+					c.Name, side.name, i+1, s.OpsPerSec, s.P50Ms, s.P99Ms, p999, s.CPUUsPerReq, s.Requests, s.WallSec, s.ServerCPU, s.ClientCPU, 100*s.OthersShare())
 			}
 		}
 	}

@@ -125,3 +125,63 @@ func TestTwoDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTail: the load generator's cases get a tail table with p99.9 and
+// the range of the per-round ratios, in the text table, the Markdown and
+// side by side; redis-benchmark's cases (no p99.9) do not.
+func TestLoadTail(t *testing.T) {
+	run := func(p99, p999 float64) Sample {
+		return Sample{OpsPerSec: 100, P50Ms: 0.5, P99Ms: p99, P999Ms: p999, CPUUsPerReq: 1, WallSec: 1}
+	}
+	rep := &Report{Rounds: 3, Cases: []*Case{
+		{Name: "SET -P 1", Tool: "redis-benchmark", SvcDB: []Sample{run(1, 0), run(1, 0)}, Redis: []Sample{run(2, 0), run(2, 0)}},
+		{Name: "loadgen 1:10 R:R -P 16", Tool: "loadgen",
+			// Round by round: 0.8, 1.5 and 0.9 at p99; 2, 0.5 and 1 at p99.9.
+			SvcDB: []Sample{run(0.8, 4), run(1.5, 1), run(0.9, 2)},
+			Redis: []Sample{run(1, 2), run(1, 2), run(1, 2)}},
+	}}
+	rows := rep.Rows()
+	if r := rows[1]; r.P99Ratio != 0.9 || r.P999Ratio != 1 || r.P99Pairs != [2]float64{0.8, 1.5} || r.P999Pairs != [2]float64{0.5, 2} {
+		t.Errorf("loadgen row: p99 %v %v, p99.9 %v %v", r.P99Ratio, r.P99Pairs, r.P999Ratio, r.P999Pairs)
+	}
+	if r := rows[0]; r.P999Ratio != 0 || r.P999Pairs != [2]float64{} || r.P99Pairs != [2]float64{0.5, 0.5} {
+		t.Errorf("redis-benchmark row: p99.9 %v %v, p99 pairs %v", r.P999Ratio, r.P999Pairs, r.P99Pairs)
+	}
+	if got := pairRange([]Sample{run(1, 1)}, []Sample{run(2, 2)}, func(s Sample) float64 { return s.P99Ms }); got != [2]float64{} {
+		t.Errorf("one pair: %v; want no range", got)
+	}
+	var tb, md, sb, sbmd bytes.Buffer
+	if err := rep.WriteTable(&tb); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	vs := []Variant{{Mode: Mode{Pin: true, KeySpace: 0}, Report: rep}}
+	if err := WriteSideBySide(&sb, vs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSideBySideMarkdown(&sbmd, vs); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"table": tb.String(), "markdown": md.String(), "side by side": sb.String(), "side by side markdown": sbmd.String()} {
+		for _, want := range []string{"0.80-1.50", "0.50-2.00", "p99.9"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+	for _, want := range []string{"| loadgen 1:10 R:R -P 16 | 0.500 | 0.500 | 1.00 | 0.900 | 1.000 | 0.90 | 0.80-1.50 | 2.000 | 2.000 | 1.00 | 0.50-2.00 |",
+		"| loadgen 1:10 R:R -P 16 | svcdb | 1 | 100 | 0.500 | 0.800 | 4.000 |", "| SET -P 1 | svcdb | 1 | 100 | 0.500 | 1.000 | - |",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if !strings.Contains(sbmd.String(), "| loadgen 1:10 R:R -P 16 | 0.90 | 0.80-1.50 | 1.00 | 0.50-2.00 |") {
+		t.Errorf("side by side markdown lacks the tail row:\n%s", sbmd.String())
+	}
+	if strings.Count(tb.String(), "SET -P 1") != 1 {
+		t.Errorf("redis-benchmark case in the tail table:\n%s", tb.String())
+	}
+}

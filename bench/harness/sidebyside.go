@@ -113,6 +113,39 @@ func sideBySide(vs []Variant) (header []string, rows [][]string, pass, total int
 	return header, rows, pass, total
 }
 
+// sideBySideTail is the load generator cases' tail in each mode: the p99
+// and p99.9 ratios of the medians with the range of their per-round pairs
+// (Row.P99Pairs); no rows when no variant ran the load generator.
+func sideBySideTail(vs []Variant) (header []string, rows [][]string) {
+	header = []string{"case"}
+	for _, v := range vs {
+		header = append(header, v.Mode.Label()+" p99 ratio", "pairs", "p99.9 ratio", "pairs")
+	}
+	index := map[string]int{}
+	for vi, v := range vs {
+		for _, row := range v.Report.Rows() {
+			cells, ok := row.tailCells()
+			if !ok {
+				continue
+			}
+			ri, seen := index[row.Case.Name]
+			if !seen {
+				ri = len(rows)
+				index[row.Case.Name] = ri
+				r := make([]string, 1+4*len(vs))
+				for i := range r {
+					r[i] = "-"
+				}
+				r[0] = row.Case.Name
+				rows = append(rows, r)
+			}
+			// tailCells: name, p50 x3, p99 svcdb, redis, ratio, pairs, p99.9 svcdb, redis, ratio, pairs.
+			copy(rows[ri][1+4*vi:], []string{cells[6], cells[7], cells[10], cells[11]})
+		}
+	}
+	return header, rows
+}
+
 // WriteSideBySide prints the variants' medians next to each other: per
 // case, each mode's svcdb/redis ops/s ratio, its spread, the CPU per
 // request ratio and the verdict, then how many gated cases met the bar in
@@ -129,6 +162,12 @@ func WriteSideBySide(w io.Writer, vs []Variant) error {
 		return err
 	}
 	ew.printf("\nbar, all modes: %d of %d cases pass\n", pass, total)
+	if th, tr := sideBySideTail(vs); len(tr) > 0 && ew.err == nil {
+		ew.printf("\nthe load generator's tail, svcdb/redis in each mode (lower is better; pairs: the range of one round's ratio)\n\n")
+		if err := writeTable(w, th, tr); err != nil {
+			return err
+		}
+	}
 	return ew.err
 }
 
@@ -143,5 +182,13 @@ func WriteSideBySideMarkdown(w io.Writer, vs []Variant) error {
 		ew.printf("| %s |\n", strings.Join(r, " | "))
 	}
 	ew.printf("\nBar, all modes: %d of %d cases pass.\n\n", pass, total)
+	if th, tr := sideBySideTail(vs); len(tr) > 0 {
+		ew.printf("The load generator's tail: svcdb/redis ratios of the medians' p99 and p99.9 in each mode, lower is better; `pairs`: the smallest and largest ratio of one round's svcdb run to the same round's redis run.\n\n")
+		ew.printf("| %s |\n|---%s|\n", strings.Join(th, " | "), strings.Repeat("|--:", len(th)-1))
+		for _, r := range tr {
+			ew.printf("| %s |\n", strings.Join(r, " | "))
+		}
+		ew.printf("\n")
+	}
 	return ew.err
 }

@@ -331,6 +331,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Float64Var(&maxOthers, "max-others", maxOthers, "a run during which other processes took more than this `percent` of a CPU on the benchmark's CPUs is left out of the medians when both servers have quieter runs, and runs wait for quiet CPUs (see --quiet-budget); 0: neither")
 	fs.DurationVar(&cfg.QuietBudget, "quiet-budget", cfg.QuietBudget, "most time the whole comparison waits for quiet CPUs before its runs")
 	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults scaled to one client CPU (-c 50 -t 1) for 3 s, at --pipeline 1 and 16)")
+	fs.IntVar(&cfg.LoadRounds, "load-rounds", cfg.LoadRounds, "runs per --load workload and server (0: --rounds); its p99 and p99.9 are medians of these, with the range of the per-round ratios")
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
 	fs.BoolVar(&quiet, "quiet", false, "no per-run progress on stderr")
