@@ -17,48 +17,50 @@ import "time"
 // poll_opt (poller_epoll_default.go, what svcdb builds) spins; the others
 // keep the setting and ignore it. Set it before Polling starts.
 //
-// The spin is adaptive and its cost bounded (spinner): it lasts at most a
-// quarter of the busy time of the turn just finished (plus the one
-// zero-timeout poll that crosses the deadline), so spinning never takes
-// more than a quarter of the loop's useful work, and it shrinks to nothing
-// while spins find no event.
+// The spin is adaptive and its cost bounded (spinner): spins spend a
+// credit that turns earn at a quarter of their busy time at most, so
+// spinning never takes more than a quarter of the loop's useful work (plus
+// one zero-timeout poll), and it shrinks to nothing while spins find no
+// event.
 func (p *Poller) SetSpin(longest time.Duration) {
 	p.spin = spinner{max: int64(longest), shift: spinShiftMin, base: time.Now()}
 }
 
 const (
-	// spinShiftMin and spinShiftMax bound spinner.shift: a spin lasts at
-	// most busy>>shift, a quarter down to a 32nd of the turn's busy time.
+	// spinShiftMin and spinShiftMax bound spinner.shift: a turn earns
+	// busy>>shift of spin, a quarter down to a 32nd of its busy time.
 	spinShiftMin = 2
 	spinShiftMax = 5
-	// spinMissesMax bounds the back-off once spins at busy>>spinShiftMax
-	// keep missing: the loop skips 2, 4 ... 2^spinMissesMax turns between
-	// tries.
+	// spinMissesMax bounds the back-off once spins at spinShiftMax keep
+	// missing: the loop skips 2, 4 ... 2^spinMissesMax turns between tries.
 	spinMissesMax = 6
-	// spinMin is the shortest spin worth a try: about two zero-timeout
-	// epoll_wait calls on a VM. A turn too short to earn it counts as a
-	// miss.
+	// spinMin is the shortest spin worth a try: a few zero-timeout
+	// epoll_wait calls on a VM. The loop spins once its credit reaches it.
 	spinMin = int64(2 * time.Microsecond)
 )
 
-// spinner is the state of a Poller's spin: how long the next spin may
-// last, as a fraction of the turn's busy time, and the back-off. Its
-// methods are pure (the clock is read by the caller) and called on the
-// polling goroutine only.
+// spinner is the state of a Poller's spin. Its methods are pure (the clock
+// is read by the caller) and called on the polling goroutine only.
 //
-// The rules: a spin that finds an event doubles the fraction (up to 1/4)
-// and ends any back-off; one that finds nothing halves it (down to 1/32);
-// a miss at 1/32 skips the next 2^k turns' spins, k growing by one with
-// each such miss in a row (up to 2^6 = 64 turns). So where requests come
-// too far apart for a spin to catch them, the loop tries one spin of at
-// most 1/32 of a turn's busy time every 65 turns, and reads no clock in
-// the turns between; where they come back to back, it spins up to a
-// quarter of each turn.
+// The rules: each timed turn earns busy>>shift ns of credit, capped at
+// max; once the credit reaches spinMin the turn's end spins for up to the
+// credit and the spin's length, hit or miss, is taken from it (the one
+// poll that crosses the deadline may leave it a little below zero, repaid
+// by the next turns). So over any run of turns, time spinning <= credit
+// earned + one poll <= busy time / 4 + one poll. A spin that finds an
+// event doubles the earning rate (up to 1/4) and ends any back-off; one
+// that finds nothing halves it (down to 1/32); a miss at 1/32 skips the
+// next 2^k turns, k growing by one with each such miss in a row (up to 2^6
+// = 64 turns), with no clock read and nothing earned in them. So where
+// requests come too far apart for a spin to catch them, the loop tries a
+// short spin every 65 turns at most; where they come back to back, it
+// keeps a credit of up to max to wait for the next one.
 type spinner struct {
-	max    int64     // longest spin in ns; 0: off
+	max    int64     // longest spin and most credit, ns; 0: off
 	base   time.Time // origin of now (monotonic: time.Since reads one clock)
 	start  int64     // now() when the current turn started, if it was due
-	shift  uint8     // the next spin lasts at most busy>>shift
+	credit int64     // ns of spin earned and not yet spent
+	shift  uint8     // a turn earns busy>>shift
 	misses uint8     // misses in a row at spinShiftMax
 	skip   uint8     // turns left whose end does not spin
 }
@@ -66,11 +68,11 @@ type spinner struct {
 // now is the monotonic clock in ns since s.base: one vDSO clock read.
 func (s *spinner) now() int64 { return int64(time.Since(s.base)) }
 
-// due reports whether the turn about to start ends with a spin, so that
-// Polling times its start (begin). Called once per turn.
+// due reports whether the turn about to start is timed (begin), i.e. not
+// skipped by the back-off. Called once per turn.
 func (s *spinner) due() bool { return s.max > 0 && s.skip == 0 }
 
-// skipped reports whether the turn just finished ends without a spin (the
+// skipped reports whether the turn just finished is left out (the
 // back-off), counting it down. Called at the end of each turn when
 // spinning is on, before any clock read.
 func (s *spinner) skipped() bool {
@@ -81,22 +83,23 @@ func (s *spinner) skipped() bool {
 	return false
 }
 
-// budget returns how long the spin after a turn of busy ns may last, 0 for
-// none (a turn too short to earn spinMin, counted as a miss).
-func (s *spinner) budget(busy int64) int64 {
-	b := busy >> s.shift
-	if b > s.max {
-		b = s.max
+// earn adds a turn of busy ns to the credit and returns how long the spin
+// after it may last: the credit, or 0 for no spin while it is under
+// spinMin.
+func (s *spinner) earn(busy int64) int64 {
+	s.credit += busy >> s.shift
+	if s.credit > s.max {
+		s.credit = s.max
 	}
-	if b < spinMin {
-		s.result(false)
+	if s.credit < spinMin {
 		return 0
 	}
-	return b
+	return s.credit
 }
 
-// result records what a spin found: an event (hit) or nothing.
-func (s *spinner) result(hit bool) {
+// spent records a spin of d ns and whether it found an event (hit).
+func (s *spinner) spent(d int64, hit bool) {
+	s.credit -= d
 	if hit {
 		if s.shift > spinShiftMin {
 			s.shift--

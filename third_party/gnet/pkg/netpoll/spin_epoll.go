@@ -22,7 +22,7 @@ func (p *Poller) begin() {
 }
 
 // spinPoll is the spin at the end of a turn (SetSpin): it polls with a zero
-// timeout until an event is ready or the spin's budget is spent, and
+// timeout until an event is ready or the spin's credit is spent, and
 // returns how many events it put in events (0: none, block). Each poll is
 // followed by one clock read; the spin ends past its deadline by at most
 // one poll.
@@ -31,22 +31,21 @@ func (p *Poller) spinPoll(events []epollevent) int {
 	if s.skipped() {
 		return 0
 	}
-	now := s.now()
-	budget := s.budget(now - s.start)
+	t0 := s.now()
+	budget := s.earn(t0 - s.start)
 	if budget == 0 {
 		return 0
 	}
-	deadline := now + budget
 	for {
 		n := epollPoll(p.fd, events)
-		now = s.now()
+		now := s.now()
 		if n > 0 {
 			s.start = now
-			s.result(true)
+			s.spent(now-t0, true)
 			return n
 		}
-		if now >= deadline {
-			s.result(false)
+		if now-t0 >= budget {
+			s.spent(now-t0, false)
 			return 0
 		}
 	}
