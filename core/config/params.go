@@ -69,7 +69,7 @@ func defs() []*Param {
 		// 50: measured on 2 CPUs against main (docs/performance.md, "An
 		// adaptive spin before the loop sleeps").
 		{Name: "svc-loop-spin-us", Table: "server", Key: "loop-spin-us", Kind: Int, Default: "50", Min: 0, Max: 1000, HasRange: true, Unit: "microseconds",
-			Doc: "Longest an event loop keeps polling (epoll_wait with a zero timeout) after a turn that handled events, before it sleeps, so that a client's next request finds it awake; 0 = never. Adaptive: a spin lasts at most a quarter of the busy time of the turn before it, halves while spins find nothing and stops for up to 64 turns after that, so it never costs more than a quarter of the loop's useful work. Read at start"},
+			Doc: "Longest an event loop keeps polling (epoll_wait with a zero timeout) after a turn that handled events, before it sleeps, so that a client's next request finds it awake; 0 = never. Adaptive: spins spend a credit the loop earns at a quarter of its busy time at most (capped at this value), earned more slowly while spins find nothing (down to a 32nd, then none for up to 64 turns), so spinning never costs more than a quarter of the loop's useful work. Read at start"},
 		{Name: "data-dir", Aliases: []string{"dir"}, Table: "server", Key: "data-dir", Kind: String, Default: ".", check: nonEmpty,
 			Doc: "Directory for data files and, by default, diagnostic bundles"},
 
