@@ -50,7 +50,9 @@ func withDebugCommand(v string) serverOpt {
 func startServer(t testing.TB, opts ...serverOpt) *testServer {
 	t.Helper()
 	ts := &testServer{t: t}
-	nc := netloop.Config{Bind: "127.0.0.1", Port: 0, EventLoops: 2, Version: "test"}
+	// LoopSpin: svc-loop-spin-us's default, so the tests run with the
+	// loops' spin on, as the server does.
+	nc := netloop.Config{Bind: "127.0.0.1", Port: 0, EventLoops: 2, Version: "test", LoopSpin: 50 * time.Microsecond}
 	sc := shard.Config{Shards: 4, Strategy: shard.RunToCompletion}
 	for _, o := range opts {
 		o(&nc, &sc)

@@ -38,6 +38,7 @@ type Config struct {
 	Bind        string        // listen address; default 127.0.0.1
 	Port        int           // TCP port; 0 picks a free one (see Server.Addr)
 	EventLoops  int           // default: DefaultEventLoops(runtime.GOMAXPROCS(0))
+	LoopSpin    time.Duration // svc-loop-spin-us: a loop's longest spin before it sleeps; 0 = none
 	MaxClients  int           // default 10000, as Redis
 	RequirePass string        // empty: no AUTH needed
 	IdleTimeout time.Duration // close clients idle this long; 0 = never (Redis' timeout 0)
@@ -325,6 +326,7 @@ func (s *Server) Start() error {
 			gnet.WithReadBufferCap(64<<10),
 			gnet.WithLogger(logging.NewGnetAdapter(s.log)),
 			gnet.WithTicker(true),
+			gnet.WithLoopSpin(s.cfg.LoopSpin), // bounded by the loop's busy time (third_party/gnet, patch 4)
 		)
 	}()
 	select {

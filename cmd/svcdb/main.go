@@ -334,6 +334,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		Bind:             reg.String("bind"),
 		Port:             int(reg.Int("port")),
 		EventLoops:       int(reg.Int("event-loops")), // 0: netloop.DefaultEventLoops(GOMAXPROCS)
+		LoopSpin:         time.Duration(reg.Int("svc-loop-spin-us")) * time.Microsecond,
 		QueryBufferLimit: int(reg.Size("client-query-buffer-limit")),
 		ProtoLimits:      resp.Limits{MaxBulkLen: reg.Size("proto-max-bulk-len")},
 		Params:           reg,

@@ -33,6 +33,7 @@ databases = 16
 requirepass = "file-pass-123"
 protected-mode = false
 enable-debug-command = "local"
+loop-spin-us = 0
 data-dir = "/tmp/svcdb-data"
 
 [memory]
@@ -151,7 +152,7 @@ var everyKeyGet = map[string]string{
 	"aclfile": "/tmp/users.acl", "acllog-max-len": "5", "acl-pubsub-default": "allchannels",
 	"bind": "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
-	"protected-mode": "no", "enable-debug-command": "local", "http-protect-metrics": "yes",
+	"protected-mode": "no", "enable-debug-command": "local", "svc-loop-spin-us": "0", "http-protect-metrics": "yes",
 	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu", "maxmemory-clients": "0", "svc-huge-pages": "no",
 	"slowlog-log-slower-than": "-1", "slowlog-max-len": "5", "slowlog-max-arg-len": "64",
 	"hotshards-enabled": "no", "hotshards-hot-threshold-percent": "200", "hotshards-warm-threshold-percent": "75",
@@ -266,7 +267,7 @@ func TestBadInput(t *testing.T) {
 		noValidate bool
 	}{
 		{"unknown key", "[server]\nport = 6379\nprot = 6380\n",
-			`svcdb.toml:3:1: [server] prot: unknown key (did you mean "port"?); allowed bind, port, shards, event-loops, maxclients, timeout, tcp-keepalive, databases, requirepass, protected-mode, enable-debug-command, data-dir`, false},
+			`svcdb.toml:3:1: [server] prot: unknown key (did you mean "port"?); allowed bind, port, shards, event-loops, maxclients, timeout, tcp-keepalive, databases, requirepass, protected-mode, enable-debug-command, loop-spin-us, data-dir`, false},
 		{"unknown table", "[sever]\nport = 1\n",
 			`svcdb.toml:1:2: [sever]: unknown table (did you mean "server"?); allowed server, memory, slowlog, hotshards, status, debug-bundle, http, logging, logging.rotation, tracing, redis, persistence, acl`, false},
 		{"unknown sub-table", "[logging.rotate]\nmax-files = 1\n",

@@ -66,6 +66,10 @@ func defs() []*Param {
 		// then stall the server with DEBUG SLEEP.
 		{Name: "enable-debug-command", Table: "server", Key: "enable-debug-command", Kind: Enum, Default: "no", Enum: []string{"no", "yes", "local"},
 			Doc: "Who may run DEBUG SLEEP and the other state-changing DEBUG subcommands: no one, every client, or local (loopback) clients; DEBUG HOTSHARDS, BUNDLE and HELP are always available"},
+		// 50: measured on 2 CPUs against main (docs/performance.md, "An
+		// adaptive spin before the loop sleeps").
+		{Name: "svc-loop-spin-us", Table: "server", Key: "loop-spin-us", Kind: Int, Default: "50", Min: 0, Max: 1000, HasRange: true, Unit: "microseconds",
+			Doc: "Longest an event loop keeps polling (epoll_wait with a zero timeout) after a turn that handled events, before it sleeps, so that a client's next request finds it awake; 0 = never. Adaptive: spins spend a credit the loop earns at a quarter of its busy time at most (capped at this value), earned more slowly while spins find nothing (down to a 32nd, then none for up to 64 turns), so spinning never costs more than a quarter of the loop's useful work. Read at start"},
 		{Name: "data-dir", Aliases: []string{"dir"}, Table: "server", Key: "data-dir", Kind: String, Default: ".", check: nonEmpty,
 			Doc: "Directory for data files and, by default, diagnostic bundles"},
 

@@ -330,12 +330,15 @@ func yieldBeforeWait(loops int) bool { return loops >= runtime.GOMAXPROCS(0) }
 // wireYield sets the yield of each of els' pollers, for loops loops in all,
 // and with it whether they read and write their sockets without the
 // scheduler's hooks (third svcdb patch, raw_io_unix.go): only where they
-// yield, no P being spare.
+// yield, no P being spare. It also hands them the engine's LoopSpin
+// (fourth svcdb patch, pkg/netpoll/spin.go), in either case: a spin is
+// bounded by a fraction of the loop's own busy time.
 func wireYield(els loadBalancer, loops int) {
 	yield := yieldBeforeWait(loops)
 	els.iterate(func(_ int, el *eventloop) bool {
 		el.poller.SetYield(yield)
 		el.rawIO = yield
+		el.poller.SetSpin(el.engine.opts.LoopSpin)
 		return true
 	})
 }

@@ -157,6 +157,12 @@ type Options struct {
 	// 1MB is used. The value of EdgeTriggeredIOChunk must be a power of 2,
 	// otherwise, it will be rounded up to the nearest power of 2.
 	EdgeTriggeredIOChunk int
+
+	// LoopSpin is the longest a server's event loop polls with a zero
+	// timeout after a turn that handled events, before it blocks; 0 (the
+	// default) never. svcdb patch: see pkg/netpoll/spin.go for the bound
+	// on its cost (Linux, epoll without poll_opt only).
+	LoopSpin time.Duration
 }
 
 // WithOptions sets up all options.
@@ -322,5 +328,12 @@ func WithEdgeTriggeredIO(et bool) Option {
 func WithEdgeTriggeredIOChunk(chunk int) Option {
 	return func(opts *Options) {
 		opts.EdgeTriggeredIOChunk = chunk
+	}
+}
+
+// WithLoopSpin sets LoopSpin (svcdb patch).
+func WithLoopSpin(longest time.Duration) Option {
+	return func(opts *Options) {
+		opts.LoopSpin = longest
 	}
 }

@@ -44,6 +44,7 @@ type Poller struct {
 	turnEnd                     func()               // svcdb patch: called at the end of each turn (SetTurnEnd)
 	noYield                     bool                 // svcdb patch: block at once, Gosched only every yieldEvery (SetYield)
 	lastYield                   time.Time            // svcdb patch: when Polling last called Gosched, if noYield
+	spin                        spinner              // svcdb patch: the spin before a blocking wait (SetSpin)
 }
 
 // OpenPoller instantiates a poller.
@@ -139,7 +140,9 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 		if !p.noYield { // svcdb patch (SetYield): else the next wait blocks at once
 			msec = 0
 		}
+		p.begin() // svcdb patch (SetSpin)
 
+	turn: // svcdb patch (SetSpin): where a spin that found events goes
 		for i := 0; i < n; i++ {
 			ev := &el.events[i]
 			if fd := int(ev.Fd); fd == p.efd { // poller is awakened to run tasks in queues.
@@ -190,6 +193,15 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 
 		if p.turnEnd != nil { // svcdb patch: the end of a turn (SetTurnEnd)
 			p.turnEnd()
+		}
+
+		if p.spin.max > 0 { // svcdb patch (SetSpin): poll a while before blocking
+			if n = p.spinPoll(el.events); n > 0 {
+				if p.yieldDue() { // as at the top of the loop, which this skips
+					runtime.Gosched()
+				}
+				goto turn
+			}
 		}
 
 		if n == el.size {

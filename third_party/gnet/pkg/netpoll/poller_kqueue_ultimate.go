@@ -42,6 +42,7 @@ type Poller struct {
 	turnEnd                     func()               // svcdb patch: called at the end of each turn (SetTurnEnd)
 	noYield                     bool                 // svcdb patch: block at once, Gosched only every yieldEvery (SetYield)
 	lastYield                   time.Time            // svcdb patch: when Polling last called Gosched, if noYield
+	spin                        spinner              // svcdb patch: SetSpin's setting, not used by this poller
 }
 
 // OpenPoller instantiates a poller.
