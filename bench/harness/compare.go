@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -484,6 +485,7 @@ func (r *runner) redisBenchmarkWith(ctx context.Context, s *proc.Server, work be
 
 func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (Sample, error) {
 	lc.Addr = s.Addr
+	defer clientThreads(lc.Threads)()
 	l, err := loadgen.Dial(ctx, lc)
 	if err != nil {
 		return Sample{}, err
@@ -531,6 +533,18 @@ func (r *runner) load(ctx context.Context, s *proc.Server, lc loadgen.Config) (S
 		ClientCPU:   (selfAfter - selfBefore).Seconds(),
 		OthersCPU:   others.Seconds(),
 	}, nil
+}
+
+// clientThreads makes the in-process load generator run on threads Go
+// threads at once (runtime.GOMAXPROCS), as memtier_benchmark's -t runs
+// that many threads, each an event loop: without it Go's scheduler spreads
+// the client's connections over every CPU, and in defaults mode (no
+// taskset) the client then takes the servers' CPU as well as its own, which
+// no memtier run does. Pinned, the client's one CPU already limits it. The
+// returned function gives the runtime back its default.
+func clientThreads(threads int) (restore func()) {
+	runtime.GOMAXPROCS(max(threads, 1))
+	return runtime.SetDefaultGOMAXPROCS
 }
 
 // selfCPU returns this process's user+system CPU time.

@@ -17,7 +17,9 @@
 // Pipelining keeps up to Pipeline requests in flight per connection and tops
 // the window up after every read, as memtier does (redis-benchmark instead
 // waits for the whole batch). Threads only multiplies connections: the Go
-// scheduler spreads the Threads × Clients goroutines over GOMAXPROCS threads.
+// scheduler spreads the Threads × Clients goroutines over GOMAXPROCS threads,
+// which svcbench sets to Threads while a load runs, as memtier runs -t
+// threads (harness.clientThreads).
 //
 // It must never: be imported by the server (nothing under bench/ may be),
 // define command-line flags or package-level knobs (cmd/svcbench owns the

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,6 +192,11 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		qs = append(qs, q)
 	}
 	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+	if os.Getenv("GOMAXPROCS") == "" {
+		// As memtier_benchmark's -t: the client runs on that many
+		// threads, not on every CPU (harness.clientThreads).
+		runtime.GOMAXPROCS(max(cfg.Threads, 1))
+	}
 	res, err := loadgen.RunOnce(ctx, cfg)
 	if res != nil {
 		if jsonOut {
