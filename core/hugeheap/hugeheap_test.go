@@ -113,8 +113,14 @@ func TestPassPutsHeapOnHugePages(t *testing.T) {
 	if n2, err := c.Pass(); err != nil || n2 > 4 {
 		t.Errorf("second pass collapsed %d blocks (%v), want only what the heap grew by", n2, err)
 	}
-	runtime.KeepAlive(blocks)
+	heldBlocks = append(heldBlocks, blocks...)
 }
+
+// heldBlocks keeps every run's blocks of TestPassPutsHeapOnHugePages alive
+// to the end of the process, so that a later run (go test -count=N) gets
+// fresh heap from the OS to collapse rather than the blocks an earlier run
+// already put on huge pages and the collector freed.
+var heldBlocks [][]byte
 
 func TestPassSkipsReleasedPages(t *testing.T) {
 	if runtime.GOOS != "linux" {
