@@ -85,17 +85,7 @@ func sideBySide(vs []Variant) (header []string, rows [][]string, pass, total int
 	index := map[string]int{}
 	for vi, v := range vs {
 		for _, row := range v.Report.Rows() {
-			ri, ok := index[row.Case.Name]
-			if !ok {
-				ri = len(rows)
-				index[row.Case.Name] = ri
-				r := make([]string, 1+4*len(vs))
-				for i := range r {
-					r[i] = "-"
-				}
-				r[0] = row.Case.Name
-				rows = append(rows, r)
-			}
+			ri := rowOf(index, &rows, row.Case.Name, 1+4*len(vs))
 			cells := row.cells()
 			// cells: name, svcdb ops, redis ops, ratio, spread, others, bar, ... cpu ratio last.
 			rows[ri][1+4*vi] = cells[3]
@@ -113,6 +103,23 @@ func sideBySide(vs []Variant) (header []string, rows [][]string, pass, total int
 	return header, rows, pass, total
 }
 
+// rowOf returns the index in rows of the case named name, appending a row
+// of width cells ("-" but the name) the first time a mode reports it, so a
+// case missing from some modes keeps its place.
+func rowOf(index map[string]int, rows *[][]string, name string, width int) int {
+	if ri, ok := index[name]; ok {
+		return ri
+	}
+	r := make([]string, width)
+	for i := range r {
+		r[i] = "-"
+	}
+	r[0] = name
+	index[name] = len(*rows)
+	*rows = append(*rows, r)
+	return len(*rows) - 1
+}
+
 // sideBySideTail is the load generator cases' tail in each mode: the p99
 // and p99.9 ratios of the medians with the range of their per-round pairs
 // (Row.P99Pairs); no rows when no variant ran the load generator.
@@ -128,17 +135,7 @@ func sideBySideTail(vs []Variant) (header []string, rows [][]string) {
 			if !ok {
 				continue
 			}
-			ri, seen := index[row.Case.Name]
-			if !seen {
-				ri = len(rows)
-				index[row.Case.Name] = ri
-				r := make([]string, 1+4*len(vs))
-				for i := range r {
-					r[i] = "-"
-				}
-				r[0] = row.Case.Name
-				rows = append(rows, r)
-			}
+			ri := rowOf(index, &rows, row.Case.Name, 1+4*len(vs))
 			// tailCells: name, p50 x3, p99 svcdb, redis, ratio, pairs, p99.9 svcdb, redis, ratio, pairs.
 			copy(rows[ri][1+4*vi:], []string{cells[6], cells[7], cells[10], cells[11]})
 		}
