@@ -355,21 +355,7 @@ type runner struct {
 	total       int
 }
 
-// roundOrder is the order of the two servers' runs in round (from 1):
-// svcdb first in odd rounds, redis first in even ones (ABBA). The machine
-// drifts: over a few seconds both servers' rates move by 10-30% together
-// (docs/performance.md, "A verdict that one noisy round cannot flip"); with
-// svcdb always first, a drift over a case's rounds favoured one server in
-// every pair, alternating cancels a steady drift in pairs of rounds.
-func roundOrder(round int) [2]string {
-	if round%2 == 0 {
-		return [2]string{SideRedis, SideSvcDB}
-	}
-	return [2]string{SideSvcDB, SideRedis}
-}
-
-// rounds runs one case Rounds times on each server, alternating which
-// goes first (roundOrder).
+// rounds runs one case Rounds times on each server, svcdb first, alternating.
 func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, *proc.Server) (Sample, error)) error {
 	return r.roundsOf(ctx, c, r.cfg.Rounds, run)
 }
@@ -377,7 +363,7 @@ func (r *runner) rounds(ctx context.Context, c *Case, run func(context.Context, 
 // roundsOf is rounds with n rounds.
 func (r *runner) roundsOf(ctx context.Context, c *Case, n int, run func(context.Context, *proc.Server) (Sample, error)) error {
 	for round := 1; round <= n; round++ {
-		for i, side := range roundOrder(round) {
+		for _, side := range []string{SideSvcDB, SideRedis} {
 			if err := ctx.Err(); err != nil {
 				return context.Cause(ctx)
 			}
@@ -399,7 +385,7 @@ func (r *runner) roundsOf(ctx context.Context, c *Case, n int, run func(context.
 				c.Failure = side + ": " + be.msg
 				fmt.Fprintf(r.progress, "[fail]  %s on %s, round %d: %s\n", c.Name, side, round, be.msg)
 				r.done += 2*(n-round) + 1
-				if i == 0 { // the round's other run will not happen either
+				if side == SideSvcDB {
 					r.done++
 				}
 				return nil

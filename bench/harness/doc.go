@@ -14,9 +14,9 @@
 //     EVALSHA cases (Scripts, SCRIPT LOAD first) and the command cases
 //     (Commands: bitmaps, HyperLogLog, geo, with their setup sent first);
 //   - for each of those and each workload of our own load generator
-//     (bench/loadgen), run every round against both servers, svcdb first
-//     in odd rounds and redis-server first in even ones (ABBA), so drift
-//     (thermal, noisy neighbours) hits both alike;
+//     (bench/loadgen), run every round against svcdb and then
+//     redis-server, alternating, so drift (thermal, noisy neighbours) hits
+//     both alike;
 //   - in a comparison's load generator workloads, draw keys from the key
 //     space redis-benchmark gets (LoadKeyRange: -r N is keys 1..N, no -r
 //     is one key) unless a workload names its own range;
