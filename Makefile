@@ -129,7 +129,8 @@ fuzz-long:
 ## side, interleaved, medians and ratios: redis-benchmark's full default suite
 ## (the 20 tests of a plain redis-benchmark run) at -P 1 and -P 16, -c 50
 ## -r 100000, and memtier's default workload (SET:GET 1:10, 32-byte values,
-## 50 connections) at pipeline 1 and 16 (5 rounds each, --load-rounds, with a
+## 50 connections; its keys those of the mode's -r, 1..N, or key 1 alone
+## without -r) at pipeline 1 and 16 (5 rounds each, --load-rounds, with a
 ## tail table of p50, p99 and p99.9 and each ratio's per-round range), and EVALSHA of a one-GET script and
 ## an INCR+EXPIRE script at pipeline 1 and 16 (ratios shown, not held to the
 ## bar; --scripts=false leaves them out), and SETBIT, BITCOUNT, PFADD,

@@ -78,6 +78,12 @@ type Case struct {
 	Failure string   `json:"failure,omitempty"`
 	SvcDB   []Sample `json:"svcdb"`
 	Redis   []Sample `json:"redis"`
+	// SvcDBKeys and RedisKeys are the keys a load generator workload added
+	// to each server over its rounds (DBSIZE after the last less before the
+	// first; meaningless when either read failed): its key range as the
+	// servers saw it, 1 for one key.
+	SvcDBKeys int64 `json:"svcdb_keys,omitempty"`
+	RedisKeys int64 `json:"redis_keys,omitempty"`
 }
 
 // Report is the outcome of Run.
@@ -218,15 +224,25 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			return rep, err
 		}
 		defer restore()
+		if keyMin, keyMax := LoadKeyRange(cfg.KeySpace); cfg.loadsFollowKeySpace() {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the load generator's keys: %s (as redis-benchmark's %s), unless its workload names a range",
+				keyRangeLabel(keyMin, keyMax), Mode{KeySpace: cfg.KeySpace}.keysLabel()))
+		}
 		for i := range cfg.Loads {
 			lc := cfg.Loads[i]
+			if !cfg.loadKeysGiven(i) {
+				lc.KeyMin, lc.KeyMax = LoadKeyRange(cfg.KeySpace)
+			}
 			c := &Case{Name: loadName(&lc), Tool: "loadgen", Detail: lc.String()}
 			rep.Cases = append(rep.Cases, c)
+			before := r.dbsizes(ctx)
 			if err := r.roundsOf(ctx, c, cfg.loadRounds(), func(ctx context.Context, s *proc.Server) (Sample, error) {
 				return r.load(ctx, s, lc)
 			}); err != nil {
 				return rep, err
 			}
+			after := r.dbsizes(ctx)
+			c.SvcDBKeys, c.RedisKeys = after[0]-before[0], after[1]-before[1]
 		}
 	}
 	return rep, nil
@@ -285,9 +301,34 @@ func benchCPUs(serverCPUs, clientCPUs string) ([]int, error) {
 	return all, nil
 }
 
-// loadName is a short label for a workload in the table.
+// loadName is a short label for a workload in the table. It leaves out
+// the key range, which the report's notes give (the side-by-side table
+// joins a workload's rows across modes by this name, each mode's column
+// saying its keys).
 func loadName(c *loadgen.Config) string {
 	return fmt.Sprintf("loadgen %v %c:%c -P %d", c.Ratio, c.SetPattern, c.GetPattern, c.Pipeline)
+}
+
+// keyRangeLabel describes a load generator key range: "keys 1..100000",
+// "key 1 alone".
+func keyRangeLabel(keyMin, keyMax uint64) string {
+	if keyMin == keyMax {
+		return fmt.Sprintf("key %d alone", keyMin)
+	}
+	return fmt.Sprintf("keys %d..%d", keyMin, keyMax)
+}
+
+// dbsizes returns the two servers' DBSIZE (svcdb, redis), -1 for one that
+// did not answer: what a workload added to each server is the difference
+// across its runs (Case.SvcDBKeys).
+func (r *runner) dbsizes(ctx context.Context) [2]int64 {
+	out := [2]int64{-1, -1}
+	for i, side := range []string{SideSvcDB, SideRedis} {
+		if n, err := dbsize(ctx, r.servers[side].Addr); err == nil {
+			out[i] = n
+		}
+	}
+	return out
 }
 
 type runner struct {

@@ -37,8 +37,7 @@ func tinyConfig(t *testing.T) (harness.Config, *bytes.Buffer) {
 	c.Requests = 2000
 	c.TargetTime = 200 * time.Millisecond
 	c.Clients = 10
-	lc := loadgen.DefaultConfig()
-	lc.KeyMin, lc.KeyMax = 0, 999
+	lc := loadgen.DefaultConfig() // keys: the key space's (LoadKeyRange)
 	lc.Clients, lc.Threads = 4, 2
 	lc.TestTime = 300 * time.Millisecond
 	c.Loads = []loadgen.Config{lc}
@@ -93,6 +92,11 @@ func TestCompareRedisWithItself(t *testing.T) {
 			t.Errorf("%s (%s): p99.9 %v / %v, ratio %v", r.Case.Name, r.Case.Tool, r.SvcDB.P999Ms, r.Redis.P999Ms, r.P999Ratio)
 		}
 	}
+	// The workload's keys follow the key space (-r 100000: keys 1..100000),
+	// and the servers saw more than one key.
+	if c := rows[4].Case; !strings.Contains(c.Detail, "R:R 1..100000,") || c.SvcDBKeys < 2 || c.SvcDBKeys > 100000 || c.RedisKeys < 2 || c.RedisKeys > 100000 {
+		t.Errorf("%s: detail %q, keys added %d / %d; want keys 1..100000, more than one", c.Name, c.Detail, c.SvcDBKeys, c.RedisKeys)
+	}
 	if rep.Machine.RedisVersion == "" || strings.HasPrefix(rep.Machine.RedisVersion, "unknown") || rep.Machine.CPUModel == "" {
 		t.Errorf("machine description incomplete: %+v", rep.Machine)
 	}
@@ -112,6 +116,46 @@ func TestCompareRedisWithItself(t *testing.T) {
 		t.Errorf("markdown lacks the MSET -P 16 row:\n%s", md.String())
 	}
 	t.Logf("\n%s", table.String())
+}
+
+// TestLoadKeysFollowKeySpace: with no -r (one key per test) a workload
+// that names no key range writes one key on each server, and one that names
+// its range keeps it: the load generator's rows measure the key space their
+// mode says.
+func TestLoadKeysFollowKeySpace(t *testing.T) {
+	cfg, progress := tinyConfig(t)
+	cfg.Tests = nil
+	cfg.KeySpace = 0
+	cfg.LoadRounds = 1
+	given := cfg.Loads[0]
+	given.KeyMin, given.KeyMax = 1000, 1049
+	cfg.Loads = append(cfg.Loads, given)
+	cfg.LoadKeysGiven = []bool{false, true}
+	rep, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress)
+	}
+	checkGone(t, progress.String())
+	if len(rep.Cases) != 2 {
+		t.Fatalf("%d cases; want 2", len(rep.Cases))
+	}
+	one, fixed := rep.Cases[0], rep.Cases[1]
+	if one.SvcDBKeys != 1 || one.RedisKeys != 1 || !strings.Contains(one.Detail, "R:R 1..1,") {
+		t.Errorf("one key: DBSIZE grew by %d / %d, detail %q; want 1 key (1..1)", one.SvcDBKeys, one.RedisKeys, one.Detail)
+	}
+	if fixed.SvcDBKeys < 2 || fixed.SvcDBKeys > 50 || fixed.RedisKeys < 2 || fixed.RedisKeys > 50 || !strings.Contains(fixed.Detail, "R:R 1000..1049,") {
+		t.Errorf("given range: DBSIZE grew by %d / %d, detail %q; want 2..50 keys of 1000..1049", fixed.SvcDBKeys, fixed.RedisKeys, fixed.Detail)
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "key 1 alone (as redis-benchmark's no -r)") }) {
+		t.Errorf("notes %q lack the load generator's keys", rep.Notes)
+	}
+	var sbs bytes.Buffer
+	if err := harness.WriteSideBySide(&sbs, []harness.Variant{{Mode: harness.Mode{KeySpace: 0}, Report: rep}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "defaults, one key: R:R 1..1 and R:R 1000..1049"; !strings.Contains(sbs.String(), want) {
+		t.Errorf("side by side lacks %q:\n%s", want, sbs.String())
+	}
 }
 
 // cancelOnWrite cancels when the progress output contains trigger: the

@@ -117,8 +117,15 @@ type Config struct {
 	Commands []CommandCase
 
 	// Loads are the load generator workloads (Addr is filled in per server).
-	// Empty means no load generator runs.
+	// Empty means no load generator runs. Their key range follows KeySpace
+	// as redis-benchmark's keys do (LoadKeyRange: -r N is keys 1..N, 0 is
+	// key 1 alone), except for the workloads LoadKeysGiven marks.
 	Loads []loadgen.Config
+	// LoadKeysGiven marks, by index into Loads, the workloads whose key range
+	// was given explicitly (svcbench compare's --load with --key-minimum or
+	// --key-maximum): they keep KeyMin..KeyMax whatever KeySpace is. Missing
+	// entries are false.
+	LoadKeysGiven []bool
 	// LoadRounds is the number of runs per workload and server; 0 means
 	// Rounds. Default 5: a workload's p99 and p99.9 move with single
 	// stalls of either server or of the client (docs/performance.md,
@@ -136,7 +143,8 @@ type Config struct {
 }
 
 // DefaultLoad is the memtier-like default workload of a comparison:
-// memtier_benchmark's defaults (1:10 SET:GET, random keys over 0..10M,
+// memtier_benchmark's defaults (1:10 SET:GET, random keys over 0..10M, which
+// a comparison replaces by its KeySpace's range, LoadKeyRange,
 // 32-byte values, 50 clients per thread, pipeline 1) scaled to a 2-CPU
 // machine, where the client gets one CPU: 1 thread instead of memtier's 4
 // (memtier sizes threads to the client's cores), so 50 connections, as
@@ -148,6 +156,29 @@ func DefaultLoad() loadgen.Config {
 	c.Threads = 1
 	c.TestTime = 3 * time.Second
 	return c
+}
+
+// LoadKeyRange is the load generator's key range for redis-benchmark's -r
+// keySpace: keys 1..keySpace, as many keys as -r N gives redis-benchmark;
+// 0 (no -r: one key per test) is key 1 alone.
+func LoadKeyRange(keySpace int) (keyMin, keyMax uint64) {
+	return 1, uint64(max(keySpace, 1))
+}
+
+// loadKeysGiven reports whether Loads[i]'s key range was given explicitly.
+func (c *Config) loadKeysGiven(i int) bool {
+	return i < len(c.LoadKeysGiven) && c.LoadKeysGiven[i]
+}
+
+// loadsFollowKeySpace reports whether any of Loads takes its key range
+// from KeySpace.
+func (c *Config) loadsFollowKeySpace() bool {
+	for i := range c.Loads {
+		if !c.loadKeysGiven(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultLoads are the load generator workloads of a comparison:

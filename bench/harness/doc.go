@@ -17,6 +17,9 @@
 //     (bench/loadgen), run every round against svcdb and then
 //     redis-server, alternating, so drift (thermal, noisy neighbours) hits
 //     both alike;
+//   - in a comparison's load generator workloads, draw keys from the key
+//     space redis-benchmark gets (LoadKeyRange: -r N is keys 1..N, no -r
+//     is one key) unless a workload names its own range;
 //   - size redis-benchmark's -n per case (per suite group) from an
 //     unrecorded calibration run on each server (which also warms both up),
 //     so every run (every suite test) lasts about TargetTime

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,6 +30,14 @@ func (m Mode) Label() string {
 		return where + ", one key"
 	}
 	return where + ", -r " + strconv.Itoa(m.KeySpace)
+}
+
+// keysLabel names the keys of m's redis-benchmark runs: "-r 100000", "no -r".
+func (m Mode) keysLabel() string {
+	if m.KeySpace == 0 {
+		return "no -r"
+	}
+	return "-r " + strconv.Itoa(m.KeySpace)
 }
 
 // ParseModes reads a list of modes ("pinned", "defaults") and of key spaces
@@ -159,6 +168,9 @@ func WriteSideBySide(w io.Writer, vs []Variant) error {
 		return err
 	}
 	ew.printf("\nbar, all modes: %d of %d cases pass\n", pass, total)
+	if n := loadKeysNote(vs); n != "" {
+		ew.printf("%s\n", n)
+	}
 	if th, tr := sideBySideTail(vs); len(tr) > 0 && ew.err == nil {
 		ew.printf("\nthe load generator's tail, svcdb/redis in each mode (lower is better; pairs: the range of one round's ratio)\n\n")
 		if err := writeTable(w, th, tr); err != nil {
@@ -179,6 +191,9 @@ func WriteSideBySideMarkdown(w io.Writer, vs []Variant) error {
 		ew.printf("| %s |\n", strings.Join(r, " | "))
 	}
 	ew.printf("\nBar, all modes: %d of %d cases pass.\n\n", pass, total)
+	if n := loadKeysNote(vs); n != "" {
+		ew.printf("%s.\n\n", n)
+	}
 	if th, tr := sideBySideTail(vs); len(tr) > 0 {
 		ew.printf("The load generator's tail: svcdb/redis ratios of the medians' p99 and p99.9 in each mode, lower is better; `pairs`: the smallest and largest ratio of one round's svcdb run to the same round's redis run.\n\n")
 		ew.printf("| %s |\n|---%s|\n", strings.Join(th, " | "), strings.Repeat("|--:", len(th)-1))
@@ -188,4 +203,33 @@ func WriteSideBySideMarkdown(w io.Writer, vs []Variant) error {
 		ew.printf("\n")
 	}
 	return ew.err
+}
+
+// loadKeysNote says which keys the load generator rows hit in each mode
+// (the rows' names leave the range out so that one row holds every mode),
+// "" when no variant ran the load generator: each mode's distinct key
+// ranges from its cases' Detail ("R:R 1..100000"). A --load naming its own
+// range keeps it in every mode.
+func loadKeysNote(vs []Variant) string {
+	var parts []string
+	for _, v := range vs {
+		var ranges []string
+		for _, c := range v.Report.Cases {
+			if c.Tool != "loadgen" {
+				continue
+			}
+			_, keys, _ := strings.Cut(c.Detail, "keys ")
+			keys, _, _ = strings.Cut(keys, ",")
+			if !slices.Contains(ranges, keys) {
+				ranges = append(ranges, keys)
+			}
+		}
+		if len(ranges) > 0 {
+			parts = append(parts, v.Mode.Label()+": "+strings.Join(ranges, " and "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "load generator keys (pattern, range) per mode: " + strings.Join(parts, "; ")
 }

@@ -336,7 +336,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxOthers := 100 * cfg.MaxOthers
 	fs.Float64Var(&maxOthers, "max-others", maxOthers, "a run during which other processes took more than this `percent` of a CPU on the benchmark's CPUs is left out of the medians when both servers have quieter runs, and runs wait for quiet CPUs (see --quiet-budget); 0: neither")
 	fs.DurationVar(&cfg.QuietBudget, "quiet-budget", cfg.QuietBudget, "most time the whole comparison waits for quiet CPUs before its runs")
-	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults scaled to one client CPU (-c 50 -t 1) for 3 s, at --pipeline 1 and 16)")
+	fs.Var(&loads, "load", "a load generator workload as `ARGS` in svcbench load's flags, e.g. \"--ratio 1:1 --pipeline 16 --test-time 3\" (repeatable; \"none\" for none; default: memtier's defaults scaled to one client CPU (-c 50 -t 1) for 3 s, at --pipeline 1 and 16); its keys follow the key space, -r N as keys 1..N and 0 as key 1 alone, unless it gives --key-minimum or --key-maximum")
 	fs.IntVar(&cfg.LoadRounds, "load-rounds", cfg.LoadRounds, "runs per --load workload and server (0: --rounds); its p99 and p99.9 are medians of these, with the range of the per-round ratios")
 	fs.StringVar(&markdownFile, "markdown", "", "also write the report as Markdown to `FILE` (for docs/performance.md)")
 	fs.StringVar(&jsonFile, "json", "", "also write every run as JSON to `FILE`")
@@ -370,7 +370,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.Commands = slices.Clone(harness.DefaultCommands)
 	}
 	cfg.MaxOthers = maxOthers / 100
-	if cfg.Loads, err = parseLoads(loads); err != nil {
+	if cfg.Loads, cfg.LoadKeysGiven, err = parseLoadsKeys(loads); err != nil {
 		return err
 	}
 	if err := servers.check(); err != nil {
@@ -668,17 +668,28 @@ func parseInts(s string) ([]int, error) {
 // parseLoads turns each --load value into a workload, starting from the
 // compare command's default workload.
 func parseLoads(loads []string) ([]loadgen.Config, error) {
+	out, _, err := parseLoadsKeys(loads)
+	return out, err
+}
+
+// parseLoadsKeys is parseLoads that also says, per workload, whether its
+// key range was given (--key-minimum or --key-maximum): compare's key space
+// sets the others' (harness.Config.LoadKeysGiven).
+func parseLoadsKeys(loads []string) ([]loadgen.Config, []bool, error) {
 	if len(loads) == 0 {
-		return harness.DefaultLoads(), nil
+		return harness.DefaultLoads(), nil, nil
 	}
-	var out []loadgen.Config
+	var (
+		out   []loadgen.Config
+		given []bool
+	)
 	for _, l := range loads {
 		if strings.TrimSpace(l) == "none" {
 			continue
 		}
 		args, err := proc.SplitArgs(l)
 		if err != nil {
-			return nil, fmt.Errorf("--load %q: %w", l, err)
+			return nil, nil, fmt.Errorf("--load %q: %w", l, err)
 		}
 		c := harness.DefaultLoad()
 		fs := flag.NewFlagSet("--load", flag.ContinueOnError)
@@ -686,18 +697,19 @@ func parseLoads(loads []string) ([]loadgen.Config, error) {
 		fs.SetOutput(&sb)
 		loadFlags(fs, &c, false, nil, nil)
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("--load %q: %v", l, strings.TrimSpace(firstLine(sb.String(), err)))
+			return nil, nil, fmt.Errorf("--load %q: %v", l, strings.TrimSpace(firstLine(sb.String(), err)))
 		}
 		if fs.NArg() > 0 {
-			return nil, fmt.Errorf("--load %q: unexpected arguments %q", l, fs.Args())
+			return nil, nil, fmt.Errorf("--load %q: unexpected arguments %q", l, fs.Args())
 		}
 		// A workload given with --requests and no --test-time is request-bound.
 		if requestsSet(fs) && !flagSet(fs, "test-time") {
 			c.TestTime = 0
 		}
 		out = append(out, c)
+		given = append(given, flagSet(fs, "key-minimum") || flagSet(fs, "key-maximum"))
 	}
-	return out, nil
+	return out, given, nil
 }
 
 func firstLine(s string, err error) string {

@@ -43,6 +43,12 @@ func TestParseLoads(t *testing.T) {
 	if b.Requests != 500 || b.TestTime != 0 || b.KeyPrefix != "k " {
 		t.Errorf("second workload parsed as %+v", b)
 	}
+	// Only a workload naming its key range keeps it; the others take
+	// compare's key space.
+	_, given, err := parseLoadsKeys([]string{"--pipeline 16", "--key-maximum 99", "--key-minimum 5 --key-maximum 9"})
+	if err != nil || !slices.Equal(given, []bool{false, true, true}) {
+		t.Errorf("key ranges given: %v, %v; want [false true true]", given, err)
+	}
 	for _, bad := range []string{"--ratio 0:0", "--pipeline x", "--nope", "'unterminated", "extra-arg"} {
 		if _, err := parseLoads([]string{bad}); err == nil {
 			t.Errorf("--load %q: want an error", bad)
