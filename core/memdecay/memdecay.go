@@ -45,10 +45,20 @@ import (
 type Config struct {
 	// Tick is how often the runtime's figures are read.
 	Tick time.Duration
-	// QuietFor and QuietRate: the burst is over once the heap has
-	// allocated less than QuietRate bytes per second for QuietFor.
-	QuietFor  time.Duration
-	QuietRate int64
+	// QuietFor, QuietRate, QuietDivisor and RateWindow: the burst is over
+	// once the heap has allocated, for QuietFor, less than QuietRate bytes
+	// per second and less than its recent rate (the average over about
+	// RateWindow) divided by QuietDivisor. The second test keeps a steady
+	// write load under QuietRate from reading as quiet: its rate is its
+	// recent rate, so it never falls to a fraction of it (at memtier's 1:10
+	// load at pipeline 1, 1 MiB/s, the first test alone forced a
+	// collection and a scavenge every MinInterval for the whole load:
+	// docs/performance.md, "What puts svcdb's p99.9 above Redis' at
+	// pipeline 1").
+	QuietFor     time.Duration
+	QuietRate    int64
+	QuietDivisor int64
+	RateWindow   time.Duration
 	// MinBurst and BurstDivisor: a release needs at least MinBurst bytes,
 	// and at least the heap's objects / BurstDivisor, allocated since the
 	// previous one (or since Run started).
@@ -73,7 +83,8 @@ type Config struct {
 }
 
 // Default is the configuration cmd/svcdb runs: a tenth of a second between
-// readings, 300 ms of under 2 MiB/s to call a burst over, a burst of at
+// readings, 300 ms of under 2 MiB/s and under an eighth of the rate of the
+// last 2 s or so to call a burst over, a burst of at
 // least 8 MiB and a sixteenth of the heap, at most one release per 10 s
 // and at most 5% of the wall time spent releasing, and up to 30 s of
 // waiting for Busy.
@@ -82,6 +93,8 @@ func Default() Config {
 		Tick:         100 * time.Millisecond,
 		QuietFor:     300 * time.Millisecond,
 		QuietRate:    2 << 20,
+		QuietDivisor: 8,
+		RateWindow:   2 * time.Second,
 		MinBurst:     8 << 20,
 		BurstDivisor: 16,
 		MinInterval:  10 * time.Second,
@@ -216,7 +229,8 @@ type policy struct {
 	cfg             Config
 	prev            sample
 	prevAt          time.Time
-	busyAt          time.Time // the last tick the heap allocated at QuietRate or more
+	busyAt          time.Time // the last tick the heap allocated too fast to be quiet
+	rate            float64   // bytes/s, averaged over about RateWindow (an exponential moving average)
 	allocsAtRelease int64     // the allocation counter after the last release (or at start)
 	notBefore       time.Time // no release before this
 }
@@ -231,7 +245,13 @@ func (p *policy) due(s sample, now time.Time, busy bool) bool {
 	if dt <= 0 {
 		return false
 	}
-	if float64(s.allocs-p.prev.allocs) >= float64(p.cfg.QuietRate)*dt.Seconds() {
+	rate := float64(s.allocs-p.prev.allocs) / dt.Seconds()
+	if p.cfg.RateWindow > 0 {
+		p.rate += (rate - p.rate) * min(dt.Seconds()/p.cfg.RateWindow.Seconds(), 1)
+	}
+	// Not quiet: at QuietRate or more, or allocating at all while not below
+	// a QuietDivisor-th of the recent rate (a steady load: rate ≈ p.rate).
+	if rate >= float64(p.cfg.QuietRate) || (rate > 0 && rate*float64(max(p.cfg.QuietDivisor, 1)) >= p.rate) {
 		p.busyAt = now
 	}
 	p.prev, p.prevAt = s, now

@@ -86,6 +86,26 @@ func TestPolicyWaitsWhileTheHeapAllocates(t *testing.T) {
 	}
 }
 
+// TestPolicyWaitsWhileASlowLoadAllocates: a steady write load under
+// QuietRate (memtier's 1:10 at pipeline 1 allocates about 1 MiB/s) is not a
+// burst that ended: no release however long it runs. A burst followed by
+// such a trickle still gets its release once the burst is over.
+func TestPolicyWaitsWhileASlowLoadAllocates(t *testing.T) {
+	cfg := Default()
+	start := time.Unix(1000, 0)
+	got := drive(newPolicy(cfg, sample{}, start), start, cfg.Tick, heap(8*mib, repeat(600, mib/10)...))
+	if len(got) != 0 {
+		t.Fatalf("released at ticks %v during a steady 1 MiB/s load", got)
+	}
+	// 2 s at 100 MiB a tick, then the trickle: released once the burst
+	// is over, and not again within the 10 s after it.
+	ticks := append(repeat(20, 100*mib), repeat(100, mib/10)...)
+	got = drive(newPolicy(cfg, sample{}, start), start, cfg.Tick, heap(1000*mib, ticks...))
+	if len(got) != 1 || got[0] != 23 {
+		t.Fatalf("releases at ticks %v, want [23]: 300 ms after the burst", got)
+	}
+}
+
 func TestPolicyNeedsABurstOfTheHeapsSize(t *testing.T) {
 	cfg := Default()
 	start := time.Unix(1000, 0)
