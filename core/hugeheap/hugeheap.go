@@ -100,7 +100,7 @@ type Collapser struct {
 	// MaxBusy; read it atomically.
 	Skipped atomic.Int64
 
-	lastCPU, lastWall time.Duration // processCPU and monoNow at the previous pass
+	lastCPU, lastWall time.Duration // processCPU and monoNow at the previous sample (busy)
 
 	windows map[uintptr]struct{}
 	done    map[uintptr]struct{} // blocks collapsed, or refused for good, since the last rescan
