@@ -39,7 +39,16 @@
 // collapses blocks one at a time (a copy of 2 MiB each, during which a
 // fault on that block waits); it runs in a background goroutine every
 // second. Blocks found collapsed are not read again until the full rescan
-// (every RescanEvery passes). It imports nothing of ours.
+// (every RescanEvery passes). A collapse cannot be made cheap for the
+// data path by priority: the kernel copies the block without yielding its
+// CPU (6.8-7.0 ms on this KVM guest, the collapsing thread at SCHED_IDLE
+// notwithstanding) while holding the address space's lock, so a server
+// pinned to one CPU stalls its event loop for every collapse, and a
+// faulting or mmapping loop on another CPU waits for the lock. So a
+// Collapser with MaxBusy collapses only after a second in which the process
+// used less CPU than that: a busy server's new blocks wait for a quiet
+// second (docs/performance.md, "memtier's p99.9 at pipeline 16 on a
+// filled keyspace"). It imports nothing of ours.
 package hugeheap
 
 import (
@@ -76,6 +85,22 @@ type Collapser struct {
 	// RescanEvery is how many passes apart every block is read again,
 	// collapsed ones included (0: never after the first).
 	RescanEvery int
+
+	// MaxBusy is the most CPU (CPU-seconds a second, over the process'
+	// threads but the collapsing one) the process may have used since the
+	// previous pass for this pass to collapse anything, and since the
+	// previous collapse for the pass to go on; 0: no limit. A collapse is
+	// kernel work that does not yield: it holds the CPU it runs on for its
+	// whole copy (6.8-7.0 ms each on this KVM guest, SCHED_IDLE or not)
+	// and the address space's lock, so on a busy server every collapse is
+	// a stall of the event loop's thread. A pass over the limit skips the
+	// heap (Skipped counts it) and the blocks wait for a quieter second.
+	MaxBusy float64
+	// Skipped is the number of passes that found the process busier than
+	// MaxBusy; read it atomically.
+	Skipped atomic.Int64
+
+	lastCPU, lastWall time.Duration // processCPU and monoNow at the previous sample (busy)
 
 	windows map[uintptr]struct{}
 	done    map[uintptr]struct{} // blocks collapsed, or refused for good, since the last rescan
@@ -119,6 +144,10 @@ func (c *Collapser) Pass() (int, error) {
 	if c.RescanEvery > 0 && c.passes%c.RescanEvery == 0 {
 		clear(c.done)
 	}
+	if c.busy() {
+		c.Skipped.Add(1)
+		return 0, nil
+	}
 	p := new([64]byte)
 	probe.Store(p)
 	c.windows[uintptr(unsafe.Pointer(p))>>windowShift] = struct{}{}
@@ -139,6 +168,14 @@ func (c *Collapser) Pass() (int, error) {
 			if !full {
 				continue
 			}
+			if n > 0 && c.busy() {
+				// The process got busy during this pass (a load began
+				// while a quiet second's blocks were being collapsed):
+				// the rest wait for the next quiet pass.
+				c.Skipped.Add(1)
+				c.Collapsed.Add(int64(n))
+				return n, nil
+			}
 			switch err := madvise(span{b, b + hugeSize}, unix.MADV_COLLAPSE); err {
 			case nil:
 				c.done[b] = struct{}{}
@@ -157,6 +194,40 @@ func (c *Collapser) Pass() (int, error) {
 	}
 	c.Collapsed.Add(int64(n))
 	return n, nil
+}
+
+// processCPU and monoNow are the CPU time of the process' other threads
+// than the caller's and a monotonic clock: variables for tests.
+var (
+	processCPU = func() time.Duration {
+		var self, thread unix.Rusage
+		if unix.Getrusage(unix.RUSAGE_SELF, &self) != nil || unix.Getrusage(unix.RUSAGE_THREAD, &thread) != nil {
+			return 0
+		}
+		// The process but this thread: Run's passes run locked to one
+		// thread, whose own collapses must not read as the server's work.
+		return time.Duration(self.Utime.Nano() + self.Stime.Nano() - thread.Utime.Nano() - thread.Stime.Nano())
+	}
+	start   = time.Now()
+	monoNow = func() time.Duration { return time.Since(start) }
+)
+
+// busy reports whether the process (but the collapsing thread) used more
+// than MaxBusy CPUs since the previous sample (never at the first, nor
+// with MaxBusy 0), and takes a sample. Pass samples at its start and
+// before each collapse after the first: a load that begins while a quiet
+// second's blocks are being collapsed stops the pass (pinned to one CPU,
+// the loop runs between two collapses for as long as it has work, so the
+// others' share of that interval is high exactly when it is busy).
+func (c *Collapser) busy() bool {
+	if c.MaxBusy <= 0 {
+		return false
+	}
+	cpu, wall := processCPU(), monoNow()
+	first := c.lastWall == 0
+	dc, dw := cpu-c.lastCPU, wall-c.lastWall
+	c.lastCPU, c.lastWall = cpu, wall
+	return !first && dw > 0 && float64(dc) > c.MaxBusy*float64(dw)
 }
 
 // heapMappings reads /proc/self/maps and returns the anonymous read-write

@@ -207,3 +207,118 @@ func TestRunCollapsesOnAnIdleThread(t *testing.T) {
 	<-exited
 	waitFor(0)
 }
+
+// TestPassWaitsWhileTheProcessIsBusy: a Collapser with MaxBusy collapses
+// nothing after an interval in which the process used more CPU than that
+// (counted in Skipped), and collapses again after a quiet one; the first
+// pass, with no interval behind it, is never skipped, nor is any pass
+// without MaxBusy.
+func TestPassWaitsWhileTheProcessIsBusy(t *testing.T) {
+	oldCPU, oldNow := processCPU, monoNow
+	defer func() { processCPU, monoNow = oldCPU, oldNow }()
+	var cpu, wall time.Duration
+	processCPU = func() time.Duration { return cpu }
+	monoNow = func() time.Duration { return wall }
+	advance := func(w, c time.Duration) { wall += w; cpu += c }
+
+	c := &Collapser{MaxBusy: 0.25}
+	defer c.Close()
+	wall = time.Hour
+	for i, s := range []struct {
+		wall, cpu time.Duration
+		skipped   int64
+	}{
+		{0, 0, 0},                                           // the first pass
+		{time.Second, 900 * time.Millisecond, 1},            // a busy second: skipped
+		{time.Second, 2 * time.Second, 2},                   // two busy CPUs
+		{time.Second, 100 * time.Millisecond, 2},            // a quiet second: collapses
+		{time.Second, 250 * time.Millisecond, 2},            // at the limit: collapses
+		{500 * time.Millisecond, 200 * time.Millisecond, 3}, // the rate counts, not the total
+	} {
+		advance(s.wall, s.cpu)
+		if _, err := c.Pass(); err != nil {
+			t.Skipf("pass %d: %v (no /proc here)", i, err)
+		}
+		if got := c.Skipped.Load(); got != s.skipped {
+			t.Fatalf("pass %d (%v of CPU in %v): Skipped = %d, want %d", i, s.cpu, s.wall, got, s.skipped)
+		}
+	}
+	free := &Collapser{}
+	defer free.Close()
+	for range 3 {
+		advance(time.Second, 2*time.Second)
+		if _, err := free.Pass(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := free.Skipped.Load(); n != 0 {
+		t.Errorf("MaxBusy 0: %d passes skipped", n)
+	}
+}
+
+// TestBusyPassLeavesBlocksForAQuietOne: where the kernel gives huge
+// pages, a busy pass leaves fully resident blocks as they are and the next
+// quiet pass collapses them.
+func TestBusyPassLeavesBlocksForAQuietOne(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if m := thpMode(t); m != "madvise" && m != "always" {
+		t.Skipf("THP mode %q", m)
+	}
+	oldCPU, oldNow := processCPU, monoNow
+	defer func() { processCPU, monoNow = oldCPU, oldNow }()
+	var cpu, wall time.Duration = 0, time.Hour
+	processCPU = func() time.Duration { return cpu }
+	monoNow = func() time.Duration { return wall }
+
+	c := &Collapser{MaxBusy: 0.25}
+	defer c.Close()
+	if _, err := c.Pass(); err != nil { // the first pass: the heap as it is
+		t.Fatal(err)
+	}
+	blocks := make([][]byte, 32)
+	for i := range blocks {
+		blocks[i] = make([]byte, 1<<20)
+		for j := 0; j < len(blocks[i]); j += 4096 {
+			blocks[i][j] = 1
+		}
+	}
+	wall, cpu = wall+time.Second, cpu+time.Second
+	if n, err := c.Pass(); err != nil || n != 0 || c.Skipped.Load() != 1 {
+		t.Fatalf("busy pass: collapsed %d (%v), skipped %d; want 0 and 1", n, err, c.Skipped.Load())
+	}
+	wall, cpu = wall+time.Second, cpu+10*time.Millisecond
+	n, err := c.Pass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 4 {
+		t.Errorf("quiet pass after the busy one collapsed %d blocks, want at least 4 of the 32 MiB", n)
+	}
+	heldBlocks = append(heldBlocks, blocks...)
+
+	// A load that begins during a quiet second's pass: after the first
+	// collapse the others use a whole CPU, and the pass stops.
+	more := make([][]byte, 32)
+	for i := range more {
+		more[i] = make([]byte, 1<<20)
+		for j := 0; j < len(more[i]); j += 4096 {
+			more[i][j] = 1
+		}
+	}
+	wall, cpu = wall+time.Second, cpu+10*time.Millisecond
+	calls := 0
+	processCPU = func() time.Duration {
+		if calls++; calls > 1 { // the pass' first sample is the quiet second's
+			cpu += 10 * time.Millisecond
+			wall += 10 * time.Millisecond
+		}
+		return cpu
+	}
+	skipped := c.Skipped.Load()
+	if n, err := c.Pass(); err != nil || n != 1 || c.Skipped.Load() != skipped+1 {
+		t.Errorf("pass into which a load came: collapsed %d (%v), skipped %d more; want 1 and 1", n, err, c.Skipped.Load()-skipped)
+	}
+	heldBlocks = append(heldBlocks, more...)
+}
