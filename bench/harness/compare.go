@@ -233,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			if !cfg.loadKeysGiven(i) {
 				lc.KeyMin, lc.KeyMax = LoadKeyRange(cfg.KeySpace)
 			}
-			c := &Case{Name: loadName(&lc), Tool: "loadgen", Detail: lc.String()}
+			c := &Case{Name: loadCaseName(&lc, cfg.loadKeysGiven(i)), Tool: "loadgen", Detail: lc.String()}
 			rep.Cases = append(rep.Cases, c)
 			before := r.dbsizes(ctx)
 			if err := r.roundsOf(ctx, c, cfg.loadRounds(), func(ctx context.Context, s *proc.Server) (Sample, error) {
@@ -307,6 +307,17 @@ func benchCPUs(serverCPUs, clientCPUs string) ([]int, error) {
 // saying its keys).
 func loadName(c *loadgen.Config) string {
 	return fmt.Sprintf("loadgen %v %c:%c -P %d", c.Ratio, c.SetPattern, c.GetPattern, c.Pipeline)
+}
+
+// loadCaseName is a comparison's row name for workload c: loadName, and
+// the key range when the workload gave its own (--load "... --key-maximum
+// 10000000"), so that it does not share a row with the same workload on
+// the key space's keys.
+func loadCaseName(c *loadgen.Config, keysGiven bool) string {
+	if !keysGiven {
+		return loadName(c)
+	}
+	return loadName(c) + ", " + keyRangeLabel(c.KeyMin, c.KeyMax)
 }
 
 // keyRangeLabel describes a load generator key range: "keys 1..100000",

@@ -146,6 +146,11 @@ func TestLoadKeysFollowKeySpace(t *testing.T) {
 	if fixed.SvcDBKeys < 2 || fixed.SvcDBKeys > 50 || fixed.RedisKeys < 2 || fixed.RedisKeys > 50 || !strings.Contains(fixed.Detail, "R:R 1000..1049,") {
 		t.Errorf("given range: DBSIZE grew by %d / %d, detail %q; want 2..50 keys of 1000..1049", fixed.SvcDBKeys, fixed.RedisKeys, fixed.Detail)
 	}
+	// A workload naming its range has its own row; one on the key space's
+	// keys shares its row across modes.
+	if strings.Contains(one.Name, "key") || !strings.HasSuffix(fixed.Name, ", keys 1000..1049") {
+		t.Errorf("row names %q and %q; want the key range in the second only", one.Name, fixed.Name)
+	}
 	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "key 1 alone (as redis-benchmark's no -r)") }) {
 		t.Errorf("notes %q lack the load generator's keys", rep.Notes)
 	}
