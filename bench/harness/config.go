@@ -83,9 +83,9 @@ type Config struct {
 	// SuiteTestTime sizes the suite's runs: an unrecorded calibration run
 	// of each group on each server measures the baseline's rates, and the
 	// group's -n becomes its median rate × SuiteTestTime, so a test of
-	// median cost lasts about this long, and its fastest test at least a
-	// fifth of it. Both servers always get the same -n. Default 1 s; 0 uses
-	// RequestsFor(p) × the group's Share.
+	// median cost lasts about this long, and its fastest test at least
+	// half of it (suiteShortest). Both servers always get the same -n.
+	// Default 1 s; 0 uses RequestsFor(p) × the group's Share.
 	SuiteTestTime time.Duration
 
 	// MinRatio is the bar for redis-benchmark cases (the suite's and

@@ -27,6 +27,24 @@ type SuiteTest struct {
 	Select string `json:"select"`
 	// Command is the command it sends, as INFO commandstats names it.
 	Command string `json:"command"`
+	// Row, when set, is the test's CSV row in its group's run where that
+	// differs from Name: the LPUSH that LRANGE needs is measured on its
+	// own by -t lpush, whose row is "LPUSH".
+	Row string `json:"row,omitempty"`
+	// Prep marks a test that redis-benchmark runs only to prepare the
+	// group's other tests (the LPUSH before the LRANGE tests): it runs,
+	// and its failure takes the group with it, but it has no case and its
+	// rate does not size the group. The case of that name is measured by
+	// a run of its own (a group whose test names it in Row).
+	Prep bool `json:"prep,omitempty"`
+}
+
+// row is t's name in its group's CSV output.
+func (t SuiteTest) row() string {
+	if t.Row != "" {
+		return t.Row
+	}
+	return t.Name
 }
 
 // SuiteGroup is a part of the default suite run by one redis-benchmark
@@ -42,38 +60,50 @@ type SuiteGroup struct {
 }
 
 // DefaultSuite is redis-benchmark 7.0's default suite, in its order, in
-// three groups: the single-key commands; the LRANGE tests (with the LPUSH
-// that fills their list), whose replies of 100 to 600 elements make them 5
-// to 40 times slower per request; and MSET, which writes 10 keys per
-// request. One -n for the whole suite would give PING a few milliseconds at
-// the -n that gives LRANGE_600 a second. Run one after the other, the three
-// send exactly what the plain run sends, in the same order.
+// four groups: the single-key commands; the LPUSH that fills LRANGE's list;
+// the LRANGE tests, whose replies of 100 to 600 elements make them 5 to 70
+// times slower per request; and MSET, which writes 10 keys per request. One
+// -n for the whole suite would give PING a few milliseconds at the -n that
+// gives LRANGE_600 a second.
+//
+// redis-benchmark runs its LPUSH (needed to benchmark LRANGE) before any
+// LRANGE test, with their -n: at -P 16 it pushes 20 to 70 times faster
+// than LRANGE_600 replies, so an -n that gives LRANGE_600 a few seconds
+// gave it 0.1 s, start-up and one spell of the host's. It is therefore
+// measured by a run of its own, -t lpush, which sends the same command
+// (LPUSH mylist with the same 3-byte value) to the same list, sized to last
+// SuiteTestTime like any test; the lrange group still runs it first (Prep)
+// and does not record it. Run one after the other, the groups send what
+// the plain run sends, in its order, with the LPUSH sent twice.
 var DefaultSuite = []SuiteGroup{
 	{Name: "main", Share: 1, Tests: []SuiteTest{
-		{"PING_INLINE", "PING_INLINE", "ping_inline", "ping"},
-		{"PING_MBULK", "PING_MBULK", "ping_mbulk", "ping"},
-		{"SET", "SET", "set", "set"},
-		{"GET", "GET", "get", "get"},
-		{"INCR", "INCR", "incr", "incr"},
-		{"LPUSH", "LPUSH", "lpush", "lpush"},
-		{"RPUSH", "RPUSH", "rpush", "rpush"},
-		{"LPOP", "LPOP", "lpop", "lpop"},
-		{"RPOP", "RPOP", "rpop", "rpop"},
-		{"SADD", "SADD", "sadd", "sadd"},
-		{"HSET", "HSET", "hset", "hset"},
-		{"SPOP", "SPOP", "spop", "spop"},
-		{"ZADD", "ZADD", "zadd", "zadd"},
-		{"ZPOPMIN", "ZPOPMIN", "zpopmin", "zpopmin"},
+		{Name: "PING_INLINE", Label: "PING_INLINE", Select: "ping_inline", Command: "ping"},
+		{Name: "PING_MBULK", Label: "PING_MBULK", Select: "ping_mbulk", Command: "ping"},
+		{Name: "SET", Label: "SET", Select: "set", Command: "set"},
+		{Name: "GET", Label: "GET", Select: "get", Command: "get"},
+		{Name: "INCR", Label: "INCR", Select: "incr", Command: "incr"},
+		{Name: "LPUSH", Label: "LPUSH", Select: "lpush", Command: "lpush"},
+		{Name: "RPUSH", Label: "RPUSH", Select: "rpush", Command: "rpush"},
+		{Name: "LPOP", Label: "LPOP", Select: "lpop", Command: "lpop"},
+		{Name: "RPOP", Label: "RPOP", Select: "rpop", Command: "rpop"},
+		{Name: "SADD", Label: "SADD", Select: "sadd", Command: "sadd"},
+		{Name: "HSET", Label: "HSET", Select: "hset", Command: "hset"},
+		{Name: "SPOP", Label: "SPOP", Select: "spop", Command: "spop"},
+		{Name: "ZADD", Label: "ZADD", Select: "zadd", Command: "zadd"},
+		{Name: "ZPOPMIN", Label: "ZPOPMIN", Select: "zpopmin", Command: "zpopmin"},
+	}},
+	{Name: "lrange-lpush", Share: 1, Tests: []SuiteTest{
+		{Name: "LPUSH (needed to benchmark LRANGE)", Label: "LPUSH (for LRANGE)", Select: "lpush", Command: "lpush", Row: "LPUSH"},
 	}},
 	{Name: "lrange", Share: 0.2, Tests: []SuiteTest{
-		{"LPUSH (needed to benchmark LRANGE)", "LPUSH (for LRANGE)", "", "lpush"},
-		{"LRANGE_100 (first 100 elements)", "LRANGE_100", "lrange_100", "lrange"},
-		{"LRANGE_300 (first 300 elements)", "LRANGE_300", "lrange_300", "lrange"},
-		{"LRANGE_500 (first 500 elements)", "LRANGE_500", "lrange_500", "lrange"},
-		{"LRANGE_600 (first 600 elements)", "LRANGE_600", "lrange_600", "lrange"},
+		{Name: "LPUSH (needed to benchmark LRANGE)", Label: "LPUSH (for LRANGE)", Command: "lpush", Prep: true},
+		{Name: "LRANGE_100 (first 100 elements)", Label: "LRANGE_100", Select: "lrange_100", Command: "lrange"},
+		{Name: "LRANGE_300 (first 300 elements)", Label: "LRANGE_300", Select: "lrange_300", Command: "lrange"},
+		{Name: "LRANGE_500 (first 500 elements)", Label: "LRANGE_500", Select: "lrange_500", Command: "lrange"},
+		{Name: "LRANGE_600 (first 600 elements)", Label: "LRANGE_600", Select: "lrange_600", Command: "lrange"},
 	}},
 	{Name: "mset", Share: 0.2, Tests: []SuiteTest{
-		{"MSET (10 keys)", "MSET", "mset", "mset"},
+		{Name: "MSET (10 keys)", Label: "MSET", Select: "mset", Command: "mset"},
 	}},
 }
 
@@ -121,10 +151,14 @@ func (st *suiteState) selects() string {
 func (st *suiteState) drop(name, side, msg string) []string {
 	var dropped []string
 	fail := func(t SuiteTest, why string) {
-		if c := st.cases[t.Name]; c.Failure == "" {
+		c := st.cases[t.Name]
+		if t.Prep || c == nil { // no case: measured elsewhere
+			return
+		}
+		if c.Failure == "" {
 			c.Failure = why
 		}
-		dropped = append(dropped, st.cases[t.Name].Name)
+		dropped = append(dropped, c.Name)
 	}
 	i := slices.IndexFunc(st.live, func(t SuiteTest) bool { return t.Name == name })
 	if i < 0 {
@@ -135,7 +169,7 @@ func (st *suiteState) drop(name, side, msg string) []string {
 	st.live = slices.Delete(st.live, i, i+1)
 	if t.Select == "" {
 		for _, o := range st.live {
-			fail(o, fmt.Sprintf("not run: %s, which redis-benchmark runs first, failed on %s", t.Label, side))
+			fail(o, fmt.Sprintf("not run: %s, which redis-benchmark runs first, failed on %s: %s", t.Label, side, msg))
 		}
 		st.live = nil
 	}
@@ -155,6 +189,11 @@ type suiteFail struct{ test, msg string }
 // enough LPUSHes for LRANGE_600 to find 600 elements.
 func (r *runner) suiteFloor() int { return max(r.cfg.Clients*10, 1000) }
 
+// suiteShortest is how much shorter than SuiteTestTime a group's fastest
+// test may run: at most half, so every row is a run of at least half a
+// second at the default 1 s.
+const suiteShortest = 2
+
 // runSuite runs every group of the default suite at pipeline p: cases in
 // the suite's order, then each group's calibration and rounds.
 func (r *runner) runSuite(ctx context.Context, rep *Report, p int) error {
@@ -162,6 +201,9 @@ func (r *runner) runSuite(ctx context.Context, rep *Report, p int) error {
 	for _, g := range r.cfg.Suite {
 		st := &suiteState{group: g, p: p, live: slices.Clone(g.Tests), cases: map[string]*Case{}}
 		for _, t := range g.Tests {
+			if t.Prep {
+				continue
+			}
 			c := &Case{Name: fmt.Sprintf("%s -P %d", t.Label, p), Tool: "redis-benchmark", Gated: true, Suite: g.Name}
 			rep.Cases = append(rep.Cases, c)
 			st.cases[t.Name] = c
@@ -191,18 +233,13 @@ func (r *runner) suiteGroup(ctx context.Context, st *suiteState) error {
 				return err
 			}
 			if side == SideRedis { // the baseline's rates size the runs
-				rates = rates[:0]
-				for _, t := range st.live {
-					if s, ok := samples[t.Name]; ok {
-						rates = append(rates, s.OpsPerSec)
-					}
-				}
+				rates = suiteRates(st.live, samples)
 			}
 		}
 		if len(st.live) > 0 && len(rates) > 0 {
 			st.n = suiteRequests(rates, r.cfg.SuiteTestTime, floor)
-			fmt.Fprintf(r.progress, "[cal]   %-28s redis %.0f to %.0f ops/s (median %.0f) over %d requests per test: -n %d for about %v per test\n",
-				label, slices.Min(rates), slices.Max(rates), Median(ratesSamples(rates)).OpsPerSec, ncal, st.n, r.cfg.SuiteTestTime)
+			fmt.Fprintf(r.progress, "[cal]   %-28s redis %.0f to %.0f ops/s (median %.0f) over %d requests per test: -n %d for about %v per test, %.2f s for the fastest\n",
+				label, slices.Min(rates), slices.Max(rates), Median(ratesSamples(rates)).OpsPerSec, ncal, st.n, r.cfg.SuiteTestTime, float64(st.n)/slices.Max(rates))
 		}
 	}
 	for round := 1; round <= r.cfg.Rounds; round++ {
@@ -218,8 +255,8 @@ func (r *runner) suiteGroup(ctx context.Context, st *suiteState) error {
 			r.done++
 			detail := "redis-benchmark " + strings.Join(benchArgs(0, r.cfg.Clients, st.n, r.cfg.KeySpace, st.selects(), st.p)[4:], " ")
 			for _, t := range st.live {
-				s, ok := samples[t.Name]
-				if !ok {
+				s, ok := samples[t.row()]
+				if !ok || t.Prep {
 					continue
 				}
 				c := st.cases[t.Name]
@@ -239,13 +276,25 @@ func (r *runner) suiteGroup(ctx context.Context, st *suiteState) error {
 }
 
 // suiteRequests returns a suite group's -n from the baseline's rates of its
-// tests: enough for a test at the median rate to last d, and for the
-// fastest to last d/5 (the LPUSH that LRANGE needs runs 20 to 50 times
-// faster than LRANGE_600: sized by the median alone, it would last a few
-// milliseconds at -P 16, too short to compare), and at least floor.
+// recorded tests: enough for a test at the median rate to last d, and for
+// the fastest to last d/suiteShortest (LRANGE_100 replies 7 to 10 times
+// faster than LRANGE_600: sized by the median alone it lasted 0.2 s at
+// -P 16), and at least floor.
 func suiteRequests(rates []float64, d time.Duration, floor int) int {
 	med := Median(ratesSamples(rates)).OpsPerSec
-	return max(twoDigits(med*d.Seconds()), twoDigits(slices.Max(rates)*d.Seconds()/5), floor)
+	return max(twoDigits(med*d.Seconds()), twoDigits(slices.Max(rates)*d.Seconds()/suiteShortest), floor)
+}
+
+// suiteRates returns the rates that size a group: those of its live tests
+// in samples (by CSV row), its preparation aside.
+func suiteRates(live []SuiteTest, samples map[string]Sample) []float64 {
+	var rates []float64
+	for _, t := range live {
+		if s, ok := samples[t.row()]; ok && !t.Prep {
+			rates = append(rates, s.OpsPerSec)
+		}
+	}
+	return rates
 }
 
 func ratesSamples(rates []float64) []Sample {
@@ -327,6 +376,7 @@ func (r *runner) suiteAttempt(ctx context.Context, st *suiteState, side string, 
 	for _, row := range rows {
 		got[row.Name] = row
 	}
+	missing := func(t SuiteTest) bool { _, ok := got[t.row()]; return !ok }
 	if runErr != nil {
 		msg := benchFailure(res.Stderr)
 		if timedOut {
@@ -335,7 +385,7 @@ func (r *runner) suiteAttempt(ctx context.Context, st *suiteState, side string, 
 			msg = runErr.Error()
 		}
 		for _, t := range st.live {
-			if _, ok := got[t.Name]; !ok {
+			if missing(t) {
 				return nil, []suiteFail{{t.Name, msg}}, nil
 			}
 		}
@@ -343,7 +393,7 @@ func (r *runner) suiteAttempt(ctx context.Context, st *suiteState, side string, 
 	}
 	var fails []suiteFail
 	for _, t := range st.live {
-		if _, ok := got[t.Name]; !ok {
+		if missing(t) {
 			fails = append(fails, suiteFail{t.Name, "no row in redis-benchmark's output"})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,7 +36,9 @@ func TestParseDefaultSuiteCSV(t *testing.T) {
 	var want []string
 	for _, g := range DefaultSuite {
 		for _, st := range g.Tests {
-			want = append(want, st.Name)
+			if !st.Prep { // its row is read from a run of its own
+				want = append(want, st.Name)
+			}
 		}
 	}
 	var got []string
@@ -63,6 +66,84 @@ func TestParseDefaultSuiteCSV(t *testing.T) {
 	if len(Tests) != 19 || Tests[0] != "ping_inline" || Tests[18] != "mset" {
 		t.Errorf("Tests = %q", Tests)
 	}
+}
+
+// The LPUSH that LRANGE needs is a case of its own group, read from the
+// row of -t lpush; the lrange group runs it first without recording it.
+func TestSuiteLPushForLRange(t *testing.T) {
+	own, lr := suiteGroupNamed(t, "lrange-lpush"), suiteGroupNamed(t, "lrange")
+	if len(own.Tests) != 1 || suiteSelects([]SuiteGroup{own}) == nil || own.Tests[0].row() != "LPUSH" {
+		t.Fatalf("lrange-lpush group %+v; want -t lpush alone, read from its LPUSH row", own)
+	}
+	prep := lr.Tests[0]
+	if !prep.Prep || prep.Select != "" || prep.Name != own.Tests[0].Name || prep.Label != own.Tests[0].Label || prep.row() != prep.Name {
+		t.Errorf("lrange's first test %+v; want the unrecorded prep of the case %q", prep, own.Tests[0].Name)
+	}
+	// The prep's rate does not size the group; a test's rate is read from
+	// its row.
+	samples := map[string]Sample{
+		"LPUSH (needed to benchmark LRANGE)": {OpsPerSec: 1.6e6},
+		"LRANGE_100 (first 100 elements)":    {OpsPerSec: 230e3},
+		"LRANGE_600 (first 600 elements)":    {OpsPerSec: 24e3},
+		"LPUSH":                              {OpsPerSec: 1.5e6},
+	}
+	if got := suiteRates(lr.Tests, samples); !slices.Equal(got, []float64{230e3, 24e3}) {
+		t.Errorf("lrange rates %v; want LRANGE_100's and LRANGE_600's", got)
+	}
+	if got := suiteRates(own.Tests, samples); !slices.Equal(got, []float64{1.5e6}) {
+		t.Errorf("lrange-lpush rates %v; want the LPUSH row's", got)
+	}
+}
+
+// TestLPushForLRangeOnTheWire runs the lrange-lpush group's -t and the
+// lrange group's against a redis-server: both push the same value onto
+// the same list.
+func TestLPushForLRangeOnTheWire(t *testing.T) {
+	rb := benchtest.NeedTool(t, "redis-benchmark")
+	s := benchtest.StartRedis(t)
+	run := func(g SuiteGroup) string {
+		out, err := exec.Command(rb, benchArgs(s.Port, 5, 1000, 100000, strings.Join(suiteSelects([]SuiteGroup{g}), ","), 1)...).Output()
+		if err != nil {
+			t.Fatalf("redis-benchmark -t %s: %v\n%s", suiteSelects([]SuiteGroup{g}), err, out)
+		}
+		rows, err := parseBenchRows(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range rows {
+			names = append(names, r.Name)
+		}
+		var want []string
+		for _, st := range g.Tests {
+			want = append(want, st.row())
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("rows %q; want %q", names, want)
+		}
+		return benchtest.Command(t, s.Addr, "LINDEX", "mylist", "0")
+	}
+	own := run(suiteGroupNamed(t, "lrange-lpush"))
+	if n := benchtest.Command(t, s.Addr, "LLEN", "mylist"); n != "1000" {
+		t.Errorf("after -t lpush -n 1000: LLEN mylist %s", n)
+	}
+	prep := run(suiteGroupNamed(t, "lrange"))
+	if n := benchtest.Command(t, s.Addr, "LLEN", "mylist"); n != "2000" || own != prep || len(own) != 3 {
+		t.Errorf("after both: LLEN mylist %s, values %q and %q; want 2000, one 3-byte value", n, own, prep)
+	}
+	info := benchtest.Command(t, s.Addr, "INFO", "commandstats")
+	if !strings.Contains(info, "cmdstat_lpush:calls=2000,") {
+		t.Errorf("commandstats:\n%s\nwant 2000 LPUSH calls", info)
+	}
+}
+
+func suiteGroupNamed(t *testing.T, name string) SuiteGroup {
+	t.Helper()
+	i := slices.IndexFunc(DefaultSuite, func(g SuiteGroup) bool { return g.Name == name })
+	if i < 0 {
+		t.Fatalf("no suite group %q", name)
+	}
+	return DefaultSuite[i]
 }
 
 func TestParseBenchRowsEdges(t *testing.T) {
@@ -122,7 +203,9 @@ func suiteStateFor(groups []SuiteGroup, gi int) *suiteState {
 	g := groups[gi]
 	st := &suiteState{group: g, p: 1, live: slices.Clone(g.Tests), cases: map[string]*Case{}}
 	for _, t := range g.Tests {
-		st.cases[t.Name] = &Case{Name: t.Label + " -P 1", Gated: true}
+		if !t.Prep {
+			st.cases[t.Name] = &Case{Name: t.Label + " -P 1", Gated: true}
+		}
 	}
 	return st
 }
@@ -140,30 +223,31 @@ func TestSuiteDrop(t *testing.T) {
 		t.Errorf("failure %q", f)
 	}
 
-	// The LPUSH that LRANGE needs takes the whole group with it.
-	st = suiteStateFor(DefaultSuite, 1)
+	// The LPUSH that LRANGE needs takes the whole group with it; it has
+	// no case of its own there (its own group measures it).
+	lr := slices.IndexFunc(DefaultSuite, func(g SuiteGroup) bool { return g.Name == "lrange" })
+	st = suiteStateFor(DefaultSuite, lr)
 	if st.selects() != "lrange_100,lrange_300,lrange_500,lrange_600" {
 		t.Errorf("-t %s", st.selects())
 	}
 	d := st.drop("LPUSH (needed to benchmark LRANGE)", SideSvcDB, "Error from server: WRONGTYPE x")
-	if len(d) != 5 || len(st.live) != 0 {
-		t.Errorf("dropped %q, %d live; want all 5, none", d, len(st.live))
+	if len(d) != 4 || len(st.live) != 0 || len(st.cases) != 4 {
+		t.Errorf("dropped %q, %d live, %d cases; want the 4 LRANGE tests, none, 4", d, len(st.live), len(st.cases))
 	}
-	if f := st.cases["LRANGE_600 (first 600 elements)"].Failure; !strings.Contains(f, "not run: LPUSH (for LRANGE)") || !strings.Contains(f, "svcdb") {
+	if f := st.cases["LRANGE_600 (first 600 elements)"].Failure; f != "not run: LPUSH (for LRANGE), which redis-benchmark runs first, failed on svcdb: Error from server: WRONGTYPE x" {
 		t.Errorf("LRANGE_600 failure %q", f)
 	}
 
 	// Once every LRANGE test has failed, the LPUSH has nothing to run with.
-	st = suiteStateFor(DefaultSuite, 1)
+	st = suiteStateFor(DefaultSuite, lr)
 	for _, n := range []string{"LRANGE_100 (first 100 elements)", "LRANGE_300 (first 300 elements)", "LRANGE_500 (first 500 elements)"} {
 		st.drop(n, SideRedis, "boom")
 	}
 	if len(st.live) != 2 {
 		t.Fatalf("%d live; want LPUSH and LRANGE_600", len(st.live))
 	}
-	st.drop("LRANGE_600 (first 600 elements)", SideRedis, "boom")
-	if len(st.live) != 0 || !strings.HasPrefix(st.cases["LPUSH (needed to benchmark LRANGE)"].Failure, "not measured") {
-		t.Errorf("%d live, LPUSH failure %q", len(st.live), st.cases["LPUSH (needed to benchmark LRANGE)"].Failure)
+	if d := st.drop("LRANGE_600 (first 600 elements)", SideRedis, "boom"); len(st.live) != 0 || !slices.Equal(d, []string{"LRANGE_600 -P 1"}) {
+		t.Errorf("%d live, dropped %q", len(st.live), d)
 	}
 	// Dropping an unknown or already dropped test is a no-op.
 	if d := st.drop("LRANGE_600 (first 600 elements)", SideRedis, "again"); d != nil {
@@ -190,14 +274,14 @@ func TestSilentErrors(t *testing.T) {
 		t.Error("a server without counts must give unknown deltas")
 	}
 
-	lr := DefaultSuite[1].Tests
+	lr := suiteGroupNamed(t, "lrange").Tests
 	fails := silentErrors(lr, d)
 	// Only the test that sends LPUSH fails: the LRANGE tests send LRANGE.
 	if len(fails) != 1 || fails[0].test != "LPUSH (needed to benchmark LRANGE)" || !strings.Contains(fails[0].msg, "40 error replies to LPUSH") {
 		t.Errorf("fails = %+v", fails)
 	}
 	// Errors no command of the run explains fail every test of the run.
-	fails = silentErrors(DefaultSuite[2].Tests, errorCounts{Known: true, Total: 3})
+	fails = silentErrors(suiteGroupNamed(t, "mset").Tests, errorCounts{Known: true, Total: 3})
 	if len(fails) != 1 || !strings.Contains(fails[0].msg, "3 error replies during the run") {
 		t.Errorf("unattributed: %+v", fails)
 	}
@@ -372,20 +456,37 @@ func TestBarVerdicts(t *testing.T) {
 }
 
 func TestSuiteRequests(t *testing.T) {
-	// The single-key group at -P 16: the median rate decides.
-	if n := suiteRequests([]float64{1.3e6, 1.5e6, 0.95e6, 1.0e6, 0.47e6}, time.Second, 1000); n != 1_000_000 {
-		t.Errorf("main: -n %d; want 1000000", n)
-	}
-	// LRANGE at -P 16: LPUSH at 1.3M/s must last 0.2 s.
-	if n := suiteRequests([]float64{1.3e6, 229e3, 67e3, 39e3, 28e3}, time.Second, 1000); n != 260_000 {
-		t.Errorf("lrange -P 16: -n %d; want 260000", n)
-	}
-	// LRANGE at -P 1: the median (LRANGE_300) decides.
-	if n := suiteRequests([]float64{95e3, 72e3, 42e3, 28e3, 24e3}, time.Second, 1000); n != 42_000 {
-		t.Errorf("lrange -P 1: -n %d; want 42000", n)
-	}
-	if n := suiteRequests([]float64{100}, time.Second, 1000); n != 1000 {
-		t.Errorf("slow: -n %d; want the floor", n)
+	for _, c := range []struct {
+		name  string
+		rates []float64
+		d     time.Duration
+		want  int
+	}{
+		// The single-key group at -P 16: the median rate decides.
+		{"main -P 16", []float64{1.3e6, 1.5e6, 0.95e6, 1.0e6, 0.47e6}, time.Second, 1_000_000},
+		// The LRANGE tests at -P 16 (Redis, defaults mode): LRANGE_100 at
+		// 229k/s must last half of d; by the median (53k) it would last
+		// 0.23 s.
+		{"lrange -P 16", []float64{229e3, 67e3, 39e3, 28e3}, time.Second, 110_000},
+		{"lrange -P 16, 2.5 s", []float64{229e3, 67e3, 39e3, 28e3}, 2500 * time.Millisecond, 290_000},
+		// At -P 1 the median (LRANGE_300 and _500) decides.
+		{"lrange -P 1", []float64{72e3, 42e3, 28e3, 24e3}, time.Second, 36_000},
+		// The LPUSH for LRANGE alone, and MSET alone: their rate.
+		{"lrange-lpush -P 16", []float64{1.6e6}, time.Second, 1_600_000},
+		{"mset -P 16", []float64{231e3}, time.Second, 230_000},
+		{"slow", []float64{100}, time.Second, 1000},
+	} {
+		n := suiteRequests(c.rates, c.d, 1000)
+		if n != c.want {
+			t.Errorf("%s: -n %d; want %d", c.name, n, c.want)
+		}
+		// Every test lasts at least about d/suiteShortest (twoDigits
+		// rounds by up to 5%), unless the floor makes it longer.
+		for _, r := range c.rates {
+			if got := float64(n) / r; got < 0.95*c.d.Seconds()/suiteShortest {
+				t.Errorf("%s: a test at %.0f/s lasts %.2f s at -n %d", c.name, r, got, n)
+			}
+		}
 	}
 }
 
@@ -394,7 +495,7 @@ func TestSuiteRequests(t *testing.T) {
 func TestCheckLRange(t *testing.T) {
 	s := benchtest.StartRedis(t)
 	ctx := context.Background()
-	lr := DefaultSuite[1].Tests
+	lr := suiteGroupNamed(t, "lrange").Tests
 	fails := checkLRange(ctx, s.Addr, lr)
 	if len(fails) != 4 || !strings.Contains(fails[0].msg, "LRANGE mylist 0 99 after the run answered 0 elements") {
 		t.Fatalf("empty list: %+v; want the 4 LRANGE tests to fail", fails)

@@ -331,7 +331,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	)
 	servers := addServerFlags(fs, &cfg.SvcDB, &cfg.Redis, " (e.g. \"--shards 4 --event-loops 1\")")
 	bench := addBenchFlags(fs, &cfg.Bench, "suite")
-	fs.DurationVar(&cfg.SuiteTestTime, "suite-test-time", cfg.SuiteTestTime, "size each suite group's -n from a calibration run so a test of the group's median rate lasts about this long; 0: --requests × the group's share (main 1, lrange 0.2, mset 0.2)")
+	fs.DurationVar(&cfg.SuiteTestTime, "suite-test-time", cfg.SuiteTestTime, "size each suite group's -n from a calibration run so a test of the group's median rate lasts about this long and its fastest at least half of it; 0: --requests × the group's share (main 1, lrange-lpush 1, lrange 0.2, mset 0.2)")
 	fs.Float64Var(&cfg.MinRatio, "min-ratio", cfg.MinRatio, "the bar: each redis-benchmark case's svcdb/redis ops/s ratio must be at least this, and no case may fail (exit status 3 otherwise); 0 checks failures only")
 	maxOthers := 100 * cfg.MaxOthers
 	fs.Float64Var(&maxOthers, "max-others", maxOthers, "a run during which other processes took more than this `percent` of a CPU on the benchmark's CPUs is left out of the medians when both servers have quieter runs, and runs wait for quiet CPUs (see --quiet-budget); 0: neither")
