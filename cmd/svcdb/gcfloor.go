@@ -6,7 +6,7 @@ import (
 )
 
 // startGCFloor runs core/gcfloor, the floor under the collector's heap
-// goal (svc-gc-heap-floor, applied now and on every CONFIG SET), over the
+// goal (svc-gc-heap-floor, off by default; applied now and on every CONFIG SET), over the
 // GOGC percent the process started with (the environment's, or 100). The
 // returned func stops it and restores that percent.
 func startGCFloor(reg *config.Registry) (stop func()) {

@@ -12,8 +12,9 @@ import (
 // TestGCHeapFloorSetting: a server started with svc-gc-heap-floor 128mb
 // reports it in CONFIG GET, and INFO svc shows the collector's goal at the
 // floor (a GOGC percent over 100 on its small heap); CONFIG SET 0 gives
-// the runtime's own pacing back (gc_gogc 100, a goal under the floor). With
-// GOGC=off in the environment the collector stays off whatever the floor.
+// the runtime's own pacing back (gc_gogc 100, a goal under the floor). It
+// is off by default. With GOGC=off in the environment the collector stays
+// off whatever the floor.
 func TestGCHeapFloorSetting(t *testing.T) {
 	bin := buildBinary(t)
 	ctx := context.Background()
@@ -48,6 +49,16 @@ func TestGCHeapFloorSetting(t *testing.T) {
 		}
 		if err := c.ConfigSet(ctx, "svc-gc-heap-floor", "-1").Err(); err == nil {
 			t.Error("CONFIG SET svc-gc-heap-floor -1 accepted")
+		}
+	})
+	t.Run("default off", func(t *testing.T) {
+		_, addr, _, _ := startProcessEnv(t, bin, []string{"GOGC="})
+		c := client(t, addr)
+		if got := c.ConfigGet(ctx, "svc-gc-heap-floor").Val()["svc-gc-heap-floor"]; got != "0" {
+			t.Errorf("CONFIG GET svc-gc-heap-floor = %q, want 0 (off by default)", got)
+		}
+		if p := info(c, "gc_gogc"); p != 100 {
+			t.Errorf("no floor: gc_gogc %d, want 100", p)
 		}
 	})
 	t.Run("GOGC=off", func(t *testing.T) {
