@@ -224,6 +224,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	procs := spareP()                   // before the loops and the shards size themselves
+	defer startGCFloor(reg)()           // before the keyspace grows: the first goal is the floor
 	defer startHugePages(reg, logger)() // before the keyspace: its heap is advised as it grows
 	table := command.New()
 	users, err := buildACL(reg, table) // checked above; files may have changed since

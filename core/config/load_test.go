@@ -40,6 +40,7 @@ data-dir = "/tmp/svcdb-data"
 maxmemory = "100mb"
 maxmemory-policy = "ALLKEYS-LFU"
 huge-pages = false
+gc-heap-floor = "32mb"
 maxmemory-clients = 0
 
 [slowlog]
@@ -153,7 +154,7 @@ var everyKeyGet = map[string]string{
 	"bind": "0.0.0.0", "port": "7001", "shards": "8", "event-loops": "3", "maxclients": "123",
 	"timeout": "120", "tcp-keepalive": "60", "databases": "16", "requirepass": Redacted, "data-dir": "/tmp/svcdb-data",
 	"protected-mode": "no", "enable-debug-command": "local", "svc-loop-spin-us": "0", "http-protect-metrics": "yes",
-	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu", "maxmemory-clients": "0", "svc-huge-pages": "no",
+	"maxmemory": "104857600", "maxmemory-policy": "allkeys-lfu", "maxmemory-clients": "0", "svc-huge-pages": "no", "svc-gc-heap-floor": "33554432",
 	"slowlog-log-slower-than": "-1", "slowlog-max-len": "5", "slowlog-max-arg-len": "64",
 	"hotshards-enabled": "no", "hotshards-hot-threshold-percent": "200", "hotshards-warm-threshold-percent": "75",
 	"hotshards-default-period-secs": "30",
